@@ -1,0 +1,409 @@
+#!/usr/bin/env bash
+# Record the test fixtures with real Nsight Systems: one run directory (manifest.yaml + trace)
+# per scenario under tests/fixtures/, and the example run directory under examples/.
+#
+#   scripts/make-fixtures.sh [--list] [SCENARIO...]      (default: every scenario)
+#
+# Each scenario runs the NVTX harness (tests/harness/harness.c) under `nsys profile` in a
+# neutral temporary folder, in PID and mount namespaces of its own (unshare), with a minimal
+# environment: nsys stores in the trace the environment of the profiled process and of every
+# ancestor up to PID 1, the list of processes it can see, its working folder and its own
+# install folder. It converts the .qdstrm with QdstrmImporter and checks the result before
+# keeping it:
+#   - no path of this machine (repository, /root, /work, $HOME) and no variable of the invoking
+#     environment in the SQLite export or in the report itself;
+#   - `nsys stats` gives the push/pop ranges the scenario is about (and, where there is GPU
+#     work, the GPU projection), and no timing warning the scenario is not about (first
+#     iteration slow, high variance, slow iterations as CONTRACT.md defines them); a recording
+#     whose timing came out noisy (the machine is shared) is made again, up to $ATTEMPTS times.
+#
+# Environment:
+#   NSYS_VERSION     version recording the scenarios that do not pin one (default 2024.2)
+#   NSYS_ROOT        folder holding <version>/prefix as scripts/install-nsys.sh makes it
+#                    (default REPO/.nsys, where a missing version is installed)
+#   FIXTURES_DIR     output folder of the fixtures (default REPO/tests/fixtures)
+#   EXAMPLES_DIR     output folder of the examples (default REPO/examples)
+#   FIXTURE_CSV_DIR  where the CSVs nsys printed are kept for inspection
+#                    (default /tmp/fixture-csvs; never committed)
+#   ATTEMPTS         recordings per scenario before giving up on noisy timing (default 12)
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+default_version=${NSYS_VERSION:-2024.2}
+nsys_root=${NSYS_ROOT:-$repo/.nsys}
+fixtures_dir=${FIXTURES_DIR:-$repo/tests/fixtures}
+examples_dir=${EXAMPLES_DIR:-$repo/examples}
+csv_dir=${FIXTURE_CSV_DIR:-/tmp/fixture-csvs}
+attempts=${ATTEMPTS:-12}
+tool=(python3 "$repo/tests/harness/fixtures.py")
+
+SCENARIOS=(
+  clean clean-2023.4 clean-2022.4
+  missing-iterations unclosed-last
+  capture-missing capture-multiple iterations-outside-capture
+  duplicate-unexpected worker-thread no-capture-worker
+  named-domain hostile-names no-nvtx capture-null custom-pattern slow-iterations
+  gpu-projection gpu-projection-2023.4 gpu-projection-2022.4 gpu-iteration-without-work
+  gpu-outside-capture gpu-outside-capture-2023.4
+  example-smoke-tensor
+)
+
+say() { echo "make-fixtures: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+# ------------------------------------------------------------------------------------------------
+# Scenarios. Each sets:
+#   version     nsys version recording it
+#   dest        run directory written
+#   capture     --nvtx-capture value, or empty to record the whole run (no capture options)
+#   harness     arguments of the harness
+#   m_*         manifest: capture range (a name or null), iterations, warmup, pattern, data source,
+#               run id, whether to record trace_sha256
+#   expect      arguments of `fixtures.py check-pushpop` (what the push/pop report must show)
+#   gpu         empty, or the `fixtures.py add-gpu-work --mode` giving the trace synthetic CUDA
+#               work (the run directory then holds trace.sqlite)
+#   gpu_expect  arguments of `fixtures.py check-gpu`
+# ------------------------------------------------------------------------------------------------
+scenario() {
+  local name=$1
+  version=$default_version
+  dest=$fixtures_dir/$name
+  capture='profile-target@*'
+  harness=()
+  m_capture=profile-target m_iterations=5 m_warmup=1 m_pattern='' m_source=dummy m_sha=0
+  m_run_id=$name m_profile=smoke-tensor
+  expect=()
+  gpu='' gpu_skip='' gpu_expect=()
+  local plain=(--work plain --expect-unattributed 0)
+
+  case $name in
+    clean)
+      m_warmup=2
+      harness=(--warmup 2 --iterations 5)
+      expect=(--expect-found 5 --expect-complete 5 --expect-measured 0,1,2,3,4 "${plain[@]}") ;;
+    clean-2023.4|clean-2022.4)
+      version=${name#clean-}
+      m_warmup=2
+      [ "$version" = 2023.4 ] && { m_source=coco; m_sha=1; }
+      harness=(--warmup 2 --iterations 5)
+      expect=(--expect-found 5 --expect-complete 5 --expect-measured 0,1,2,3,4 "${plain[@]}") ;;
+    missing-iterations)
+      harness=(--warmup 1 --iterations 5 --skip-from 3)
+      expect=(--expect-found 3 --expect-complete 3 --expect-measured 0,1,2 "${plain[@]}"
+              --expect-warnings missing_iterations) ;;
+    unclosed-last)
+      harness=(--warmup 1 --iterations 5 --unclosed-last)
+      expect=(--expect-found 5 --expect-complete 4 --expect-measured 0,1,2,3,4
+              --expect-unattributed 0 --expect-warnings missing_iterations) ;;
+    capture-missing)
+      capture=''
+      harness=(--warmup 1 --iterations 5 --capture measure)
+      expect=(--expect-found 5 --expect-complete 5 --expect-measured 0,1,2,3,4 --work plain
+              --expect-unattributed 7 --expect-warnings capture_range_missing) ;;
+    capture-multiple)
+      capture='' m_iterations=3 m_warmup=0
+      harness=(--warmup 0 --iterations 3 --capture-twice)
+      expect=(--expect-found 6 --expect-complete 6 --expect-measured 0,1,2,0,1,2 "${plain[@]}"
+              --expect-warnings capture_range_multiple,duplicate_iterations) ;;
+    iterations-outside-capture)
+      capture='' m_warmup=0
+      harness=(--warmup 0 --iterations 5 --outside-iterations 2)
+      expect=(--expect-found 5 --expect-complete 5 --expect-measured 0,1,2,3,4 --work plain
+              --expect-unattributed 12 --expect-warnings capture_range_exceeded) ;;
+    duplicate-unexpected)
+      m_iterations=4
+      harness=(--warmup 1 --indexes 0,1,1,2,3,7)
+      expect=(--expect-found 6 --expect-complete 6 --expect-measured 0,1,1,2,3,7 "${plain[@]}"
+              --expect-warnings duplicate_iterations,unexpected_iterations) ;;
+    worker-thread)
+      harness=(--warmup 1 --iterations 5 --worker-thread 3)
+      expect=(--expect-found 5 --expect-complete 5 --expect-measured 0,1,2,3,4 --work plain
+              --expect-unattributed 18 --expect-warnings capture_range_exceeded) ;;
+    no-capture-worker)
+      capture='' m_capture=null m_warmup=0
+      harness=(--warmup 0 --no-capture-range --iterations 2 --worker-thread 5)
+      expect=(--expect-found 5 --expect-complete 5 --expect-measured 0,1,2,3,4 --work plain
+              --expect-unattributed 12 --expect-warnings capture_range_exceeded) ;;
+    named-domain)
+      m_pattern='^harness:iteration (\d+)$'
+      harness=(--warmup 1 --iterations 5 --domain harness)
+      expect=(--expect-found 5 --expect-complete 5 --expect-measured 0,1,2,3,4 "${plain[@]}"
+              --name-prefix harness:) ;;
+    hostile-names)
+      m_iterations=3
+      harness=(--warmup 1 --iterations 3 --hostile-names)
+      expect=(--expect-found 3 --expect-complete 3 --expect-measured 0,1,2 --work hostile
+              --expect-unattributed 0) ;;
+    no-nvtx)
+      capture=''
+      harness=(--warmup 1 --iterations 5 --no-nvtx)
+      expect=(--expect-empty) ;;
+    capture-null)
+      capture='' m_capture=null m_warmup=0
+      harness=(--warmup 0 --no-capture-range --iterations 5)
+      expect=(--expect-found 5 --expect-complete 5 --expect-measured 0,1,2,3,4 "${plain[@]}") ;;
+    custom-pattern)
+      m_pattern='^step\[(\d+)\]$'
+      harness=(--warmup 1 --iterations 5 --iteration-format 'step[%d]')
+      expect=(--expect-found 5 --expect-complete 5 --expect-measured 0,1,2,3,4 "${plain[@]}") ;;
+    slow-iterations)
+      m_iterations=8
+      harness=(--warmup 1 --iterations 8 --slow 0,5)
+      expect=(--expect-found 8 --expect-complete 8 "${plain[@]}" --expect-slow 0,5
+              --expect-warnings first_iteration_slow,high_variance,slow_iterations) ;;
+    gpu-projection|gpu-projection-2023.4|gpu-projection-2022.4)
+      [ "$name" = gpu-projection-2023.4 ] && { version=2023.4; m_source=coco; }
+      [ "$name" = gpu-projection-2022.4 ] && version=2022.4
+      harness=(--warmup 1 --iterations 5 --gpu-markers)
+      expect=(--expect-found 5 --expect-complete 5 --expect-measured 0,1,2,3,4 "${plain[@]}")
+      gpu=all
+      gpu_expect=(--expect-name profile-target=1 --expect-name inference=5
+                  --expect-name preprocessing=5 --expect-name resize=5)
+      for i in 0 1 2 3 4; do gpu_expect+=(--expect-name "iteration $i=1"); done
+      if [ "$version" = 2023.4 ]; then
+        gpu_expect+=(--expect-rows 22 --expect-root 1)   # the synthetic root row: the loader's copy
+      else
+        gpu_expect+=(--expect-rows 21 --expect-root 0)
+      fi ;;
+    gpu-iteration-without-work)
+      harness=(--warmup 1 --iterations 5 --gpu-markers)
+      expect=(--expect-found 5 --expect-complete 5 --expect-measured 0,1,2,3,4 "${plain[@]}")
+      gpu=skip-iteration gpu_skip=2
+      gpu_expect=(--expect-rows 17 --expect-root 0 --expect-name "iteration 2=0"
+                  --expect-name inference=4) ;;
+    gpu-outside-capture|gpu-outside-capture-2023.4)
+      harness=(--warmup 1 --iterations 5 --gpu-markers)
+      expect=(--expect-found 5 --expect-complete 5 --expect-measured 0,1,2,3,4 "${plain[@]}")
+      gpu=outside-only
+      if [ "$name" = gpu-outside-capture-2023.4 ]; then
+        version=2023.4
+        gpu_expect=(--expect-rows 1 --expect-root 1)
+      else
+        # 2024.2 filters out the root row: a 0-byte CSV, and nsys prints neither PROCESSED nor SKIPPED
+        gpu_expect=(--expect-rows 0)
+      fi ;;
+    example-smoke-tensor)
+      version=2024.2
+      m_run_id=20261129T120000Z m_iterations=8 m_warmup=1
+      dest=$examples_dir/smoke-tensor/runs/$m_run_id
+      harness=(--warmup 1 --iterations 8)
+      expect=(--expect-found 8 --expect-complete 8 "${plain[@]}") ;;
+    *)
+      die "unknown scenario '$name' (see --list)" ;;
+  esac
+}
+
+# ------------------------------------------------------------------------------------------------
+# Recording
+# ------------------------------------------------------------------------------------------------
+
+work=$(mktemp -d /tmp/nsys-gate-fixtures.XXXXXX)
+keep_work=0
+cleanup() {
+  if [ "$keep_work" = 1 ]; then say "work folder kept for inspection: $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+# nsys records its own install folder in the trace: run it from a hard-linked (else copied)
+# tree inside the neutral folder, never from the repository.
+prepare_nsys() {
+  local v=$1 prefix=$work/nsight-systems-$1
+  if [ ! -d "$prefix" ]; then
+    if [ ! -x "$nsys_root/$v/prefix/usr/bin/nsys" ]; then
+      [ "$nsys_root" = "$repo/.nsys" ] || die "no Nsight Systems $v in $nsys_root"
+      say "installing Nsight Systems $v"
+      "$repo/scripts/install-nsys.sh" "$v" >/dev/null
+    fi
+    cp -al "$nsys_root/$v/prefix" "$prefix" 2>/dev/null || {
+      rm -rf "$prefix"
+      cp -a "$nsys_root/$v/prefix" "$prefix"
+    }
+    gcc -O2 -std=c11 -Wall -Wextra -Werror \
+      -I "$prefix/usr/lib/x86_64-linux-gnu/nsight-systems/target-linux-x64/nvtx/include" \
+      -o "$work/harness-$v" "$repo/tests/harness/harness.c" -ldl -pthread
+  fi
+  echo "$prefix"
+}
+
+# Which `unshare` options give a PID namespace here (root, or an unprivileged user namespace).
+unshare_opts=()
+find_unshare() {
+  if unshare --pid --fork --mount-proc true 2>/dev/null; then
+    unshare_opts=(--pid --fork --mount-proc)
+  elif unshare --user --map-root-user --pid --fork --mount-proc true 2>/dev/null; then
+    unshare_opts=(--user --map-root-user --pid --fork --mount-proc)
+  else
+    die "cannot create a PID namespace with unshare(1); it is needed to keep this machine's processes out of the traces"
+  fi
+  # the mount point of the private session folder (nsys creates it world-writable too)
+  [ -d /tmp/nvidia ] || { mkdir -p /tmp/nvidia && chmod 1777 /tmp/nvidia; }
+}
+
+# in_sandbox PREFIX DIR COMMAND...: run COMMAND in DIR with a minimal environment, in PID and
+# mount namespaces of its own. nsys records the environment of the profiled process, of its
+# own processes and of their ancestors up to PID 1, and the list of every process it can see:
+# in the namespace that is nsys itself and the harness. nsys's session state (/tmp/nvidia,
+# /dev/shm) is private too: PIDs repeat from one namespace to the next, and nsys 2022.4 refuses
+# to start ("Agent launcher failed.") next to the state a previous namespace left for its PID.
+in_sandbox() {
+  local prefix=$1 dir=$2
+  shift 2
+  (cd "$dir" && unshare "${unshare_opts[@]}" /bin/sh -c \
+    'mount -t tmpfs -o mode=1777 nsys-session /tmp/nvidia &&
+     mount -t tmpfs -o mode=1777 nsys-shm /dev/shm && exec "$@"' sh \
+    env -i PATH=/usr/bin:/bin HOME="$dir" LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu" \
+    NSYS_NVTX_PROFILER_REGISTER_ONLY=0 "$@")
+}
+
+# record_once NAME PREFIX RUN: one recording into RUN/ (trace.nsys-rep, stats/, logs); returns
+# 3 when it is worth recording again. (Called as `record_once || rc=$?`, so `set -e` does not
+# apply inside: every step that can fail says so itself.)
+record_once() {
+  local name=$1 prefix=$2 run=$3 reports
+  rm -rf "$run"
+  mkdir -p "$run/stats"
+  cp "$work/harness-$version" "$run/harness"
+  local nsys=(in_sandbox "$prefix" "$run" "$prefix/usr/bin/nsys")
+  local opts=(--trace=nvtx --sample=none --cpuctxsw=none)
+  [ -n "$capture" ] && opts+=(--capture-range=nvtx --nvtx-capture="$capture" --capture-range-end=stop)
+
+  "${nsys[@]}" profile "${opts[@]}" -o trace ./harness "${harness[@]}" \
+    >"$run/profile.log" 2>&1 || { cat "$run/profile.log" >&2; die "$name: nsys profile failed"; }
+  if [ ! -f "$run/trace.nsys-rep" ]; then
+    # the importer now and then fails on a sound .qdstrm (InvalidArgumentException); record again
+    in_sandbox "$prefix" "$run" "$prefix/usr/lib/nsight-systems/host-linux-x64/QdstrmImporter" \
+      -i trace.qdstrm >"$run/import.log" 2>&1 || {
+        tail -n 3 "$run/import.log" >&2
+        say "$name: QdstrmImporter failed"
+        return 3
+      }
+  fi
+  [ -f "$run/trace.nsys-rep" ] || die "$name: no trace.nsys-rep (see $run)"
+  rm -f "$run/trace.qdstrm"
+
+  if [ "$version" = 2022.4 ]; then reports=nvtxpptrace,nvtxgpuproj; else reports=nvtx_pushpop_trace,nvtx_gpu_proj_trace; fi
+  if [ -z "$gpu" ]; then
+    "${nsys[@]}" stats --report "$reports" --format csv --timeunit nsec \
+      --output stats/nsys --sqlite stats/trace.sqlite --force-export=true --force-overwrite=true \
+      trace.nsys-rep >"$run/stats.log" 2>&1 || { cat "$run/stats.log" >&2; die "$name: nsys stats failed"; }
+  else
+    { "${nsys[@]}" export --type sqlite --force-overwrite=true -o trace.sqlite trace.nsys-rep &&
+      "${nsys[@]}" export --type sqlite --lazy=false --force-overwrite=true -o stats/schema.sqlite \
+        trace.nsys-rep; } >"$run/export.log" 2>&1 || { cat "$run/export.log" >&2; die "$name: nsys export failed"; }
+    local mode=(--mode "$gpu")
+    [ -n "$gpu_skip" ] && mode+=(--skip-iteration "$gpu_skip")
+    [ -n "$m_pattern" ] && mode+=(--pattern "$m_pattern")
+    "${tool[@]}" add-gpu-work --sqlite "$run/trace.sqlite" --schema-from "$run/stats/schema.sqlite" \
+      "${mode[@]}" || die "$name: could not add the synthetic GPU work"
+    rm -f "$run/stats/schema.sqlite"
+    "${nsys[@]}" stats --report "$reports" --format csv --timeunit nsec \
+      --output stats/nsys --force-overwrite=true trace.sqlite \
+      >"$run/stats.log" 2>&1 || { cat "$run/stats.log" >&2; die "$name: nsys stats failed"; }
+  fi
+}
+
+# check NAME RUN PREFIX: 0 keep, 3 record again (noisy timing), anything else: fail
+check() {
+  local name=$1 run=$2 prefix=$3 pushpop gpucsv sqlite
+  if [ "$version" = 2022.4 ]; then
+    pushpop=$run/stats/nsys_nvtxpptrace.csv gpucsv=$run/stats/nsys_nvtxgpuproj.csv
+  else
+    pushpop=$run/stats/nsys_nvtx_pushpop_trace.csv gpucsv=$run/stats/nsys_nvtx_gpu_proj_trace.csv
+  fi
+  if [ -n "$gpu" ]; then sqlite=$run/trace.sqlite; else sqlite=$run/stats/trace.sqlite; fi
+
+  "${tool[@]}" check-private --sqlite "$sqlite" --rep "$run/trace.nsys-rep" \
+    --repo "$repo" --neutral "$work" || return 1
+
+  local pattern=()
+  [ -n "$m_pattern" ] && pattern=(--pattern "$m_pattern")
+  local rc=0
+  "${tool[@]}" check-pushpop --csv "$pushpop" --capture-range "$m_capture" \
+    --iterations "$m_iterations" "${pattern[@]}" "${expect[@]}" \
+    --summary-out "$run/pushpop-summary.json" || rc=$?
+  [ "$rc" = 0 ] || return "$rc"
+
+  if [ -n "$gpu" ]; then
+    "${tool[@]}" check-gpu --csv "$gpucsv" "${gpu_expect[@]}" || return 1
+  else
+    # a CPU-only trace: nsys skips the projection and leaves a 0-byte CSV
+    local why='does not contain CUDA API data'
+    [ "$name" = no-nvtx ] && why='does not contain NV Tools Extension (NVTX) data'
+    if [ -s "$gpucsv" ] || ! grep -q "SKIPPED: .*$why" "$run/stats.log"; then
+      say "$name: expected the GPU projection to be skipped ($why)"
+      return 1
+    fi
+  fi
+  if [ "$name" = no-nvtx ] && ! grep -q 'SKIPPED: .*does not contain NV Tools Extension (NVTX) data' "$run/stats.log"; then
+    say "$name: expected the push/pop report to be skipped for lack of NVTX data"
+    return 1
+  fi
+  return 0
+}
+
+make_one() {
+  local name=$1
+  scenario "$name"
+  local prefix run=$work/run-$name attempt=1 rc
+  prefix=$(prepare_nsys "$version")
+  say "$name: recording with nsys $version"
+  while :; do
+    rc=0
+    record_once "$name" "$prefix" "$run" || rc=$?
+    [ "$rc" = 0 ] && { check "$name" "$run" "$prefix" || rc=$?; }
+    [ "$rc" = 0 ] && break
+    if [ "$rc" = 3 ] && [ "$attempt" -lt "$attempts" ]; then
+      attempt=$((attempt + 1))
+      say "$name: timing too noisy (or import failed), recording again (attempt $attempt of $attempts)"
+      sleep 1
+      continue
+    fi
+    keep_work=1
+    die "$name: the recording is not what the scenario needs (see $run)"
+  done
+
+  # keep it
+  local trace_file=trace.nsys-rep
+  [ -n "$gpu" ] && trace_file=trace.sqlite
+  rm -rf "$dest"
+  mkdir -p "$dest"
+  cp "$run/$trace_file" "$dest/$trace_file"
+  local manifest=(--out "$dest/manifest.yaml" --profile "$m_profile" --run-id "$m_run_id"
+                  --run-dir-name "$(basename "$dest")" --trace-file "$trace_file"
+                  --capture-range "$m_capture" --iterations "$m_iterations" --warmup "$m_warmup"
+                  --data-source "$m_source")
+  [ -n "$m_pattern" ] && manifest+=(--iteration-pattern "$m_pattern")
+  [ "$m_sha" = 1 ] && manifest+=(--trace-sha256 "$dest/$trace_file")
+  "${tool[@]}" manifest "${manifest[@]}" >/dev/null
+
+  # what nsys printed, for people to look at (not committed)
+  mkdir -p "$csv_dir/$name"
+  rm -f "$csv_dir/$name"/*
+  cp "$run"/stats/*.csv "$run/stats.log" "$run/pushpop-summary.json" "$csv_dir/$name/" 2>/dev/null || true
+  echo "$version" > "$csv_dir/$name/nsys-version"
+  say "$name: kept $(du -h "$dest/$trace_file" | cut -f1) $dest/$trace_file (nsys $version, attempt $attempt)"
+}
+
+main() {
+  local selected=()
+  for arg in "$@"; do
+    case $arg in
+      --list) printf '%s\n' "${SCENARIOS[@]}"; exit 0 ;;
+      -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+      -*) die "unknown option '$arg'" ;;
+      *) selected+=("$arg") ;;
+    esac
+  done
+  [ "${#selected[@]}" -gt 0 ] || selected=("${SCENARIOS[@]}")
+  for name in "${selected[@]}"; do scenario "$name"; done   # fail early on a typo
+
+  command -v gcc >/dev/null || die "gcc is needed to build the harness"
+  python3 -c 'import yaml' 2>/dev/null || die "PyYAML is needed (pip install pyyaml)"
+  find_unshare
+
+  local started=$SECONDS
+  for name in "${selected[@]}"; do make_one "$name"; done
+  say "recorded ${#selected[@]} scenario(s) in $((SECONDS - started)) s; CSVs in $csv_dir"
+}
+
+main "$@"

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: installs the pinned Nsight Systems versions the tests
+# use (2024.2, 2023.4 and 2022.4, into .nsys/), checks formatting and lints, then runs every
+# test. With CI set, a test that cannot find nsys fails instead of skipping.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+for version in 2024.2 2023.4 2022.4; do
+  scripts/install-nsys.sh "$version" >/dev/null
+done
+
+cargo fmt --all -- --check
+cargo clippy --locked --all-targets -- -D warnings
+cargo test --locked --all-targets

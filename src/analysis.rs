@@ -1,0 +1,891 @@
+//! From report rows to the numbers of `analysis.json`.
+//!
+//! Pure: takes the manifest's settings and the rows of the two nsys reports, returns the
+//! iterations, statistics, range tables and warnings. Every rule here is the contract's
+//! (section 3, "Reading the reports"); the comments say which one a piece of code implements.
+//!
+//! Nothing here recurses over the range tree: ranges nest as deep as a program pushes them
+//! (10,000 levels is a test case), so walks use explicit stacks.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+
+use crate::artifact::{
+    FirstIteration, GpuProjectedRange, HostRange, Iteration, IterationGpu, IterationHost,
+    IterationSummary, Warning,
+};
+use crate::reports::{GpuProjRow, Interner, NameId, PushPopRow, RangeStyle};
+use crate::stats::Sample;
+
+const NONE: u32 = u32::MAX;
+
+/// The manifest settings the analysis needs.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub capture_range: Option<String>,
+    /// Full-match regex with exactly one capture group for the index.
+    pub iteration_pattern: Regex,
+    pub expected_iterations: u64,
+}
+
+/// The rows of both reports, and where they came from (for error messages).
+pub struct Reports<'a> {
+    pub names: &'a Interner,
+    pub pushpop: &'a [PushPopRow],
+    pub pushpop_path: &'a Path,
+    /// `None` when nsys produced no GPU projection.
+    pub gpu: Option<&'a [GpuProjRow]>,
+    pub gpu_path: &'a Path,
+}
+
+/// Everything the analysis found; the caller adds provenance, run settings and the gate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Findings {
+    pub warnings: Vec<Warning>,
+    pub iteration_summary: IterationSummary,
+    pub iterations: Vec<Iteration>,
+    pub host_ranges: Vec<HostRange>,
+    pub gpu_projected_ranges: Vec<GpuProjectedRange>,
+}
+
+/// Rows that are individually valid but do not fit together.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}:{line}: column `{column}`: {message}", path.display())]
+pub struct DataError {
+    pub path: PathBuf,
+    pub line: u32,
+    pub column: &'static str,
+    pub message: String,
+}
+
+/// Compiles the manifest's pattern so that it must match a whole name, as `re.fullmatch` does.
+pub fn full_match_regex(pattern: &str) -> Result<Regex, regex::Error> {
+    Regex::new(&format!("^(?:{pattern})$"))
+}
+
+/// Thresholds of the non-gating advisory warnings.
+pub const FIRST_ITERATION_SLOW_RATIO: f64 = 1.5;
+pub const HIGH_VARIANCE_CV: f64 = 0.10;
+pub const SLOW_ITERATION_MADS: f64 = 5.0;
+
+/// The push/pop ranges as a tree: parent index and children lists (CSR) over row indexes.
+struct Tree {
+    parent: Vec<u32>,
+    child_offsets: Vec<u32>,
+    children: Vec<u32>,
+}
+
+impl Tree {
+    fn build(rows: &[PushPopRow], path: &Path) -> Result<Tree, DataError> {
+        let n = rows.len();
+        let mut by_id: HashMap<u64, u32> = HashMap::with_capacity(n);
+        for (i, r) in rows.iter().enumerate() {
+            if let Some(first) = by_id.insert(r.range_id, i as u32) {
+                return Err(DataError {
+                    path: path.to_owned(),
+                    line: r.line,
+                    column: "RangeId",
+                    message: format!(
+                        "range id {} appears twice (first at line {})",
+                        r.range_id, rows[first as usize].line
+                    ),
+                });
+            }
+        }
+        let mut parent = Vec::with_capacity(n);
+        for r in rows {
+            let p = match r.parent_id {
+                None => NONE,
+                Some(pid) => *by_id.get(&pid).ok_or_else(|| DataError {
+                    path: path.to_owned(),
+                    line: r.line,
+                    column: "ParentId",
+                    message: format!(
+                        "parent range {pid} of range {} is not in the report",
+                        r.range_id
+                    ),
+                })?,
+            };
+            parent.push(p);
+        }
+        let mut child_offsets = vec![0u32; n + 1];
+        for &p in &parent {
+            if p != NONE {
+                child_offsets[p as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            child_offsets[i + 1] += child_offsets[i];
+        }
+        let mut fill = child_offsets.clone();
+        let mut children = vec![0u32; child_offsets[n] as usize];
+        for (i, &p) in parent.iter().enumerate() {
+            if p != NONE {
+                children[fill[p as usize] as usize] = i as u32;
+                fill[p as usize] += 1;
+            }
+        }
+        Ok(Tree {
+            parent,
+            child_offsets,
+            children,
+        })
+    }
+
+    fn children(&self, i: u32) -> &[u32] {
+        let (a, b) = (
+            self.child_offsets[i as usize] as usize,
+            self.child_offsets[i as usize + 1] as usize,
+        );
+        &self.children[a..b]
+    }
+
+    fn roots(&self) -> impl Iterator<Item = u32> + '_ {
+        self.parent
+            .iter()
+            .enumerate()
+            .filter(|(_, &p)| p == NONE)
+            .map(|(i, _)| i as u32)
+    }
+}
+
+/// One measured iteration while the analysis works on it.
+struct Measured {
+    row: u32,
+    index: u64,
+    complete: bool,
+    duplicate: bool,
+}
+
+/// Per-name cache of "does this name match the iteration pattern, and with which index".
+struct IterationMatcher<'a> {
+    regex: &'a Regex,
+    names: &'a Interner,
+    cache: Vec<Option<Option<u64>>>,
+}
+
+impl<'a> IterationMatcher<'a> {
+    fn new(regex: &'a Regex, names: &'a Interner) -> Self {
+        IterationMatcher {
+            regex,
+            names,
+            cache: vec![None; names.len()],
+        }
+    }
+
+    fn index(&mut self, name: NameId) -> Option<u64> {
+        let slot = name.0 as usize;
+        if slot >= self.cache.len() {
+            self.cache.resize(slot + 1, None);
+        }
+        if let Some(cached) = self.cache[slot] {
+            return cached;
+        }
+        let found = self
+            .regex
+            .captures(self.names.resolve(name))
+            .and_then(|c| c.get(1))
+            .and_then(|m| m.as_str().parse::<u64>().ok());
+        self.cache[slot] = Some(found);
+        found
+    }
+}
+
+fn is_capture_name(name: &str, capture: &str) -> bool {
+    name == capture
+        || name
+            .split_once(':')
+            .is_some_and(|(_, rest)| rest == capture)
+}
+
+pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, DataError> {
+    let rows = reports.pushpop;
+    let names = reports.names;
+    let tree = Tree::build(rows, reports.pushpop_path)?;
+    let mut warnings = Vec::new();
+    let mut matcher = IterationMatcher::new(&settings.iteration_pattern, names);
+
+    // Capture range: a top-level range named `capture_range`, or `DOMAIN:capture_range`.
+    let mut captures: Vec<u32> = Vec::new();
+    if let Some(cap) = &settings.capture_range {
+        captures = tree
+            .roots()
+            .filter(|&i| is_capture_name(names.resolve(rows[i as usize].name), cap))
+            .collect();
+        captures.sort_by_key(|&i| (rows[i as usize].start_ns, i));
+        match captures.len() {
+            0 => warnings.push(Warning::new(
+                "capture_range_missing",
+                format!(
+                    "no top-level range named `{cap}` in the push/pop report; iterations were read from the whole trace"
+                ),
+            )),
+            1 => {}
+            n => warnings.push(
+                Warning::new(
+                    "capture_range_multiple",
+                    format!("{n} top-level ranges named `{cap}`; the iterations of each are counted"),
+                )
+                .with_count(n as u64),
+            ),
+        }
+    }
+
+    // Measured iterations: the direct children of the capture range(s) that match the
+    // pattern; with no capture range, the outermost matching ranges of the busiest thread.
+    let mut measured: Vec<(u32, u64, i64)> = Vec::new(); // (row, index, end of its capture)
+    if !captures.is_empty() {
+        for &c in &captures {
+            for &child in tree.children(c) {
+                if let Some(index) = matcher.index(rows[child as usize].name) {
+                    measured.push((child, index, rows[c as usize].end_ns));
+                }
+            }
+        }
+    } else {
+        let outermost = outermost_matches(&tree, rows, &mut matcher);
+        let mut per_thread: BTreeMap<(u64, u64), Vec<u32>> = BTreeMap::new();
+        for i in outermost {
+            let r = &rows[i as usize];
+            per_thread.entry((r.pid, r.tid)).or_default().push(i);
+        }
+        let busiest = per_thread.into_iter().max_by(|(ta, a), (tb, b)| {
+            let first = |v: &Vec<u32>| v.iter().map(|&i| rows[i as usize].start_ns).min();
+            a.len()
+                .cmp(&b.len())
+                .then_with(|| first(b).cmp(&first(a)))
+                .then_with(|| tb.cmp(ta))
+        });
+        if let Some((_, chosen)) = busiest {
+            let latest_end = rows.iter().map(|r| r.end_ns).max().unwrap_or(0);
+            for i in chosen {
+                let index = matcher.index(rows[i as usize].name).unwrap_or(0);
+                measured.push((i, index, latest_end));
+            }
+        }
+    }
+
+    // Ranges matching the pattern that are not measured iterations.
+    let measured_rows: std::collections::HashSet<u32> = measured.iter().map(|m| m.0).collect();
+    let reachable = reachable_from_roots(&tree);
+    let elsewhere = (0..rows.len() as u32)
+        .filter(|&i| reachable[i as usize] && !measured_rows.contains(&i))
+        .filter(|&i| !captures.contains(&i))
+        .filter(|&i| matcher.index(rows[i as usize].name).is_some())
+        .count() as u64;
+    if elsewhere > 0 {
+        warnings.push(
+            Warning::new(
+                "capture_range_exceeded",
+                format!(
+                    "{elsewhere} {} matching the iteration pattern {} outside the measured iterations",
+                    plural(elsewhere, "range", "ranges"),
+                    if elsewhere == 1 { "is" } else { "are" }
+                ),
+            )
+            .with_count(elsewhere),
+        );
+    }
+
+    // Completeness: nsys ends a never-popped range at the end of the capture. With no
+    // capture range that end is the latest in the report, and the pass also did different
+    // work (child names) than most passes.
+    let usual_children = most_common_child_set(&tree, rows, measured.iter().map(|m| m.0));
+    let mut iterations: Vec<Measured> = measured
+        .iter()
+        .map(|&(row, index, capture_end)| {
+            let r = &rows[row as usize];
+            let ends_with_capture = r.end_ns == capture_end;
+            let complete = if captures.is_empty() {
+                !(ends_with_capture
+                    && usual_children
+                        .as_ref()
+                        .is_some_and(|usual| &child_set(&tree, rows, row) != usual))
+            } else {
+                !ends_with_capture
+            };
+            Measured {
+                row,
+                index,
+                complete,
+                duplicate: false,
+            }
+        })
+        .collect();
+    iterations.sort_by_key(|m| (m.index, rows[m.row as usize].start_ns, m.row));
+    for pair in 1..iterations.len() {
+        if iterations[pair].index == iterations[pair - 1].index {
+            iterations[pair].duplicate = true;
+        }
+    }
+
+    // Index checks.
+    let expected = settings.expected_iterations;
+    let complete_indexes: std::collections::BTreeSet<u64> = iterations
+        .iter()
+        .filter(|m| m.complete)
+        .map(|m| m.index)
+        .collect();
+    let missing_count = expected.saturating_sub(
+        complete_indexes
+            .iter()
+            .take_while(|&&i| i < expected)
+            .count() as u64,
+    );
+    if missing_count > 0 {
+        let missing: Vec<u64> = (0..expected)
+            .filter(|i| !complete_indexes.contains(i))
+            .take(MAX_LISTED)
+            .collect();
+        let incomplete: Vec<u64> = iterations
+            .iter()
+            .filter(|m| !m.complete && m.index < expected)
+            .map(|m| m.index)
+            .collect();
+        let mut message = format!(
+            "expected {}, missing {}",
+            describe_expected(expected),
+            list_indexes(&missing, missing_count)
+        );
+        if !incomplete.is_empty() {
+            message.push_str(&format!(
+                " (incomplete: {})",
+                list_indexes(&incomplete, incomplete.len() as u64)
+            ));
+        }
+        warnings.push(
+            Warning::new("missing_iterations", message)
+                .with_iterations(missing)
+                .with_count(missing_count),
+        );
+    }
+    let mut unexpected: Vec<u64> = iterations
+        .iter()
+        .filter(|m| m.index >= expected)
+        .map(|m| m.index)
+        .collect();
+    unexpected.dedup();
+    if !unexpected.is_empty() {
+        warnings.push(
+            Warning::new(
+                "unexpected_iterations",
+                format!(
+                    "found {} beyond the expected {}",
+                    list_named_indexes(&unexpected),
+                    describe_expected(expected)
+                ),
+            )
+            .with_count(unexpected.len() as u64)
+            .with_iterations(unexpected),
+        );
+    }
+    let mut duplicated: Vec<u64> = iterations
+        .iter()
+        .filter(|m| m.duplicate)
+        .map(|m| m.index)
+        .collect();
+    duplicated.dedup();
+    if !duplicated.is_empty() {
+        warnings.push(
+            Warning::new(
+                "duplicate_iterations",
+                format!(
+                    "{} seen more than once; later passes are left out of the statistics",
+                    list_named_indexes(&duplicated)
+                ),
+            )
+            .with_count(duplicated.len() as u64)
+            .with_iterations(duplicated),
+        );
+    }
+
+    // GPU projection: each report row joined to its push/pop range on RangeId, PID and TID.
+    let gpu = match reports.gpu {
+        Some(gpu_rows) => Some(GpuIndex::build(gpu_rows, rows, reports.gpu_path)?),
+        None => None,
+    };
+
+    // The statistics set: complete measured iterations, the first pass of each index.
+    let counted: Vec<&Measured> = iterations
+        .iter()
+        .filter(|m| m.complete && !m.duplicate)
+        .collect();
+    let host_inclusive = Sample::new(
+        counted
+            .iter()
+            .map(|m| duration(&rows[m.row as usize]))
+            .collect(),
+    );
+    let host_exclusive = Sample::new(
+        counted
+            .iter()
+            .map(|m| rows[m.row as usize].dur_non_child_ns)
+            .collect(),
+    );
+    let gpu_projected = gpu.as_ref().map(|g| {
+        Sample::new(
+            counted
+                .iter()
+                .filter_map(|m| g.projection(m.row).map(|p| p.projected_ns))
+                .collect(),
+        )
+    });
+
+    // Advisory warnings on the host-inclusive iteration times.
+    let first_iteration = counted
+        .iter()
+        .min_by_key(|m| (rows[m.row as usize].start_ns, m.row))
+        .map(|m| {
+            let ns = duration(&rows[m.row as usize]);
+            let median = host_inclusive.median();
+            FirstIteration {
+                index: m.index,
+                host_inclusive_ns: ns,
+                ratio_to_median: if median > 0.0 {
+                    ns as f64 / median
+                } else {
+                    1.0
+                },
+            }
+        });
+    if let Some(first) = &first_iteration {
+        if counted.len() >= 2 && first.ratio_to_median > FIRST_ITERATION_SLOW_RATIO {
+            warnings.push(
+                Warning::new(
+                    "first_iteration_slow",
+                    format!(
+                        "first measured iteration {} took {:.2}x the median host inclusive time",
+                        first.index, first.ratio_to_median
+                    ),
+                )
+                .with_iterations(vec![first.index]),
+            );
+        }
+    }
+    if host_inclusive.len() >= 2 && host_inclusive.cv() > HIGH_VARIANCE_CV {
+        warnings.push(Warning::new(
+            "high_variance",
+            format!(
+                "host inclusive iteration times vary widely: cv {:.3} over {} iterations (threshold {HIGH_VARIANCE_CV})",
+                host_inclusive.cv(),
+                host_inclusive.len()
+            ),
+        ));
+    }
+    if host_inclusive.len() >= 3 {
+        let limit = host_inclusive.median() + SLOW_ITERATION_MADS * host_inclusive.mad();
+        let slow: Vec<u64> = counted
+            .iter()
+            .filter(|m| duration(&rows[m.row as usize]) as f64 > limit)
+            .map(|m| m.index)
+            .collect();
+        if !slow.is_empty() {
+            warnings.push(
+                Warning::new(
+                    "slow_iterations",
+                    format!(
+                        "{} took longer than the median + 5 x MAD of host inclusive time ({:.0} ns)",
+                        list_named_indexes(&slow),
+                        limit
+                    ),
+                )
+                .with_count(slow.len() as u64)
+                .with_iterations(slow),
+            );
+        }
+    }
+
+    // GPU warnings.
+    if let Some(g) = &gpu {
+        if g.outside_ops > 0 {
+            warnings.push(
+                Warning::new(
+                    "gpu_ops_outside_ranges",
+                    format!(
+                        "{} GPU {} launched outside every NVTX range",
+                        g.outside_ops,
+                        plural(g.outside_ops, "operation was", "operations were")
+                    ),
+                )
+                .with_count(g.outside_ops),
+            );
+        }
+        let idle: Vec<&str> = captures
+            .iter()
+            .filter(|&&c| g.projection(c).is_none())
+            .map(|&c| names.resolve(rows[c as usize].name))
+            .collect();
+        if !idle.is_empty() {
+            warnings.push(Warning::new(
+                "capture_range_without_gpu_work",
+                "the GPU projection exists but the capture range launched no GPU work".to_owned(),
+            ));
+        }
+        let without: Vec<u64> = counted
+            .iter()
+            .filter(|m| g.projection(m.row).is_none())
+            .map(|m| m.index)
+            .collect();
+        if !without.is_empty() {
+            warnings.push(
+                Warning::new(
+                    "iterations_without_gpu_projection",
+                    format!("{} launched no GPU work", list_named_indexes(&without)),
+                )
+                .with_count(without.len() as u64)
+                .with_iterations(without),
+            );
+        }
+    }
+
+    // Range tables over the statistics set, by scoped name.
+    let (host_ranges, gpu_projected_ranges) =
+        range_tables(&tree, rows, names, &counted, gpu.as_ref());
+
+    // Ranges that are not a capture range, not a measured iteration and not below one.
+    let mut attributed = vec![false; rows.len()];
+    for &c in &captures {
+        attributed[c as usize] = true;
+    }
+    let mut stack: Vec<u32> = iterations.iter().map(|m| m.row).collect();
+    while let Some(i) = stack.pop() {
+        if !attributed[i as usize] {
+            attributed[i as usize] = true;
+            stack.extend_from_slice(tree.children(i));
+        }
+    }
+    let unattributed_ranges = attributed.iter().filter(|&&a| !a).count() as u64;
+
+    let iteration_list = iterations
+        .iter()
+        .map(|m| {
+            let r = &rows[m.row as usize];
+            Iteration {
+                index: m.index,
+                range_id: r.range_id,
+                pid: r.pid,
+                tid: r.tid,
+                complete: m.complete,
+                duplicate: m.duplicate,
+                host: IterationHost {
+                    start_ns: r.start_ns,
+                    end_ns: r.end_ns,
+                    inclusive_ns: duration(r),
+                    exclusive_ns: r.dur_non_child_ns,
+                    child_total_ns: r.dur_child_ns,
+                },
+                gpu_projection: gpu.as_ref().and_then(|g| g.projection(m.row)),
+            }
+        })
+        .collect();
+
+    Ok(Findings {
+        warnings,
+        iteration_summary: IterationSummary {
+            expected,
+            found: iterations.len() as u64,
+            complete: iterations.iter().filter(|m| m.complete).count() as u64,
+            unattributed_ranges,
+            host_inclusive: host_inclusive.iteration_stats(),
+            host_exclusive: host_exclusive.iteration_stats(),
+            gpu_projected: gpu_projected.and_then(|s| s.iteration_stats()),
+            first_iteration,
+        },
+        iterations: iteration_list,
+        host_ranges,
+        gpu_projected_ranges,
+    })
+}
+
+/// At most this many indexes are listed in a warning; `count` has the full number.
+const MAX_LISTED: usize = 10_000;
+
+fn duration(r: &PushPopRow) -> i64 {
+    r.end_ns.saturating_sub(r.start_ns)
+}
+
+fn plural<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 {
+        one
+    } else {
+        many
+    }
+}
+
+fn describe_expected(expected: u64) -> String {
+    match expected {
+        0 => "no iterations".to_owned(),
+        1 => "iteration 0".to_owned(),
+        n => format!("iterations 0-{}", n - 1),
+    }
+}
+
+fn list_named_indexes(indexes: &[u64]) -> String {
+    format!(
+        "{} {}",
+        plural(indexes.len() as u64, "iteration", "iterations"),
+        list_indexes(indexes, indexes.len() as u64)
+    )
+}
+
+/// `1, 2, 5-9` (runs of four or more collapse), and how many more when the list was cut.
+fn list_indexes(indexes: &[u64], total: u64) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < indexes.len() {
+        let mut j = i;
+        while j + 1 < indexes.len() && indexes[j + 1] == indexes[j] + 1 {
+            j += 1;
+        }
+        if j - i >= 3 {
+            parts.push(format!("{}-{}", indexes[i], indexes[j]));
+        } else {
+            parts.extend(indexes[i..=j].iter().map(u64::to_string));
+        }
+        i = j + 1;
+    }
+    let mut out = parts.join(", ");
+    if total > indexes.len() as u64 {
+        out.push_str(&format!(" and {} more", total - indexes.len() as u64));
+    }
+    out
+}
+
+fn reachable_from_roots(tree: &Tree) -> Vec<bool> {
+    let mut seen = vec![false; tree.parent.len()];
+    let mut stack: Vec<u32> = tree.roots().collect();
+    while let Some(i) = stack.pop() {
+        if !seen[i as usize] {
+            seen[i as usize] = true;
+            stack.extend_from_slice(tree.children(i));
+        }
+    }
+    seen
+}
+
+/// Matching ranges with no matching ancestor.
+fn outermost_matches(
+    tree: &Tree,
+    rows: &[PushPopRow],
+    matcher: &mut IterationMatcher<'_>,
+) -> Vec<u32> {
+    let mut found = Vec::new();
+    let mut stack: Vec<u32> = tree.roots().collect();
+    while let Some(i) = stack.pop() {
+        if matcher.index(rows[i as usize].name).is_some() {
+            found.push(i);
+        } else {
+            stack.extend_from_slice(tree.children(i));
+        }
+    }
+    found.sort_unstable();
+    found
+}
+
+fn child_set(tree: &Tree, rows: &[PushPopRow], i: u32) -> Vec<NameId> {
+    let mut set: Vec<NameId> = tree
+        .children(i)
+        .iter()
+        .map(|&c| rows[c as usize].name)
+        .collect();
+    set.sort_unstable();
+    set.dedup();
+    set
+}
+
+/// The set of direct-child names most iterations have (ties: the earliest seen).
+fn most_common_child_set(
+    tree: &Tree,
+    rows: &[PushPopRow],
+    iterations: impl Iterator<Item = u32>,
+) -> Option<Vec<NameId>> {
+    let mut counts: Vec<(Vec<NameId>, usize)> = Vec::new();
+    for i in iterations {
+        let set = child_set(tree, rows, i);
+        match counts.iter_mut().find(|(s, _)| *s == set) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((set, 1)),
+        }
+    }
+    let best = counts.iter().map(|(_, n)| *n).max()?;
+    counts.into_iter().find(|(_, n)| *n == best).map(|(s, _)| s)
+}
+
+/// GPU projection rows by push/pop row.
+struct GpuIndex {
+    by_row: HashMap<u32, IterationGpu>,
+    outside_ops: u64,
+}
+
+impl GpuIndex {
+    fn build(gpu: &[GpuProjRow], rows: &[PushPopRow], path: &Path) -> Result<GpuIndex, DataError> {
+        let mut by_range: HashMap<u64, u32> = HashMap::with_capacity(rows.len());
+        for (i, r) in rows.iter().enumerate() {
+            by_range.insert(r.range_id, i as u32);
+        }
+        let mut by_row = HashMap::new();
+        let mut outside_ops = 0u64;
+        for g in gpu {
+            if g.name.is_none() {
+                // nsys's synthetic root: the operations launched outside every range.
+                outside_ops = outside_ops.saturating_add(g.num_gpu_ops);
+                continue;
+            }
+            if g.style != Some(RangeStyle::PushPop) {
+                continue;
+            }
+            let Some(range_id) = g.range_id else { continue };
+            let Some(&row) = by_range.get(&range_id) else {
+                continue;
+            };
+            let r = &rows[row as usize];
+            if r.pid != g.pid || r.tid != g.tid {
+                continue;
+            }
+            if let Some(orig) = g.orig_start_ns {
+                if orig != r.start_ns {
+                    return Err(DataError {
+                        path: path.to_owned(),
+                        line: g.line,
+                        column: "Orig Start (ns)",
+                        message: format!(
+                            "range {range_id} starts at {orig} here but at {} in the push/pop report (line {}): the two reports are not from the same export",
+                            r.start_ns, r.line
+                        ),
+                    });
+                }
+            }
+            let (Some(start), Some(projected)) = (g.projected_start_ns, g.projected_duration_ns)
+            else {
+                continue;
+            };
+            if g.num_gpu_ops == 0 {
+                continue;
+            }
+            by_row.insert(
+                row,
+                IterationGpu {
+                    start_ns: start,
+                    end_ns: start.saturating_add(projected),
+                    projected_ns: projected,
+                    gpu_operation_count: g.num_gpu_ops,
+                },
+            );
+        }
+        Ok(GpuIndex {
+            by_row,
+            outside_ops,
+        })
+    }
+
+    fn projection(&self, row: u32) -> Option<IterationGpu> {
+        self.by_row.get(&row).cloned()
+    }
+}
+
+#[derive(Default)]
+struct RangeAccumulator {
+    inclusive: Vec<i64>,
+    exclusive: Vec<i64>,
+    child_total: i128,
+    projected: Vec<i64>,
+    projected_host_total: i128,
+    gpu_ops: u64,
+}
+
+fn range_tables(
+    tree: &Tree,
+    rows: &[PushPopRow],
+    names: &Interner,
+    counted: &[&Measured],
+    gpu: Option<&GpuIndex>,
+) -> (Vec<HostRange>, Vec<GpuProjectedRange>) {
+    // Scoped names are interned as (parent path, name) pairs, so a path costs one lookup.
+    let mut path_ids: HashMap<(u32, NameId), u32> = HashMap::new();
+    let mut paths: Vec<(u32, NameId)> = Vec::new();
+    let mut acc: Vec<RangeAccumulator> = Vec::new();
+    let mut stack: Vec<(u32, u32)> = Vec::new();
+    for m in counted {
+        stack.extend(tree.children(m.row).iter().map(|&c| (c, NONE)));
+        while let Some((i, parent_path)) = stack.pop() {
+            let r = &rows[i as usize];
+            let key = (parent_path, r.name);
+            let id = *path_ids.entry(key).or_insert_with(|| {
+                paths.push(key);
+                acc.push(RangeAccumulator::default());
+                (paths.len() - 1) as u32
+            });
+            let a = &mut acc[id as usize];
+            a.inclusive.push(duration(r));
+            a.exclusive.push(r.dur_non_child_ns);
+            a.child_total += i128::from(r.dur_child_ns);
+            if let Some(p) = gpu.and_then(|g| g.projection(i)) {
+                a.projected.push(p.projected_ns);
+                a.projected_host_total += i128::from(duration(r));
+                a.gpu_ops = a.gpu_ops.saturating_add(p.gpu_operation_count);
+            }
+            stack.extend(tree.children(i).iter().map(|&c| (c, id)));
+        }
+    }
+
+    let path_of = |mut id: u32| -> Vec<String> {
+        let mut out = Vec::new();
+        while id != NONE {
+            let (parent, name) = paths[id as usize];
+            out.push(names.resolve(name).to_owned());
+            id = parent;
+        }
+        out.reverse();
+        out
+    };
+    let clamp = |v: i128| i64::try_from(v).unwrap_or(i64::MAX);
+    let mut host = Vec::with_capacity(acc.len());
+    let mut gpu_ranges = Vec::new();
+    for (id, a) in acc.into_iter().enumerate() {
+        let path = path_of(id as u32);
+        let name = path.join(".");
+        if !a.projected.is_empty() {
+            gpu_ranges.push(GpuProjectedRange {
+                name: name.clone(),
+                path: path.clone(),
+                style: "PushPop".to_owned(),
+                instances: a.projected.len() as u64,
+                projected: Sample::new(a.projected).range_stats(),
+                host_total_ns: clamp(a.projected_host_total),
+                gpu_operation_count: a.gpu_ops,
+            });
+        }
+        host.push(HostRange {
+            name,
+            path,
+            instances: a.inclusive.len() as u64,
+            inclusive: Sample::new(a.inclusive).range_stats(),
+            exclusive: Sample::new(a.exclusive).range_stats(),
+            child_total_ns: clamp(a.child_total),
+        });
+    }
+    host.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.path.cmp(&b.path)));
+    gpu_ranges.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.path.cmp(&b.path)));
+    (host, gpu_ranges)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_collapse_long_runs_only() {
+        assert_eq!(list_indexes(&[17, 18, 19], 3), "17, 18, 19");
+        assert_eq!(list_indexes(&[1, 3, 4, 5, 6, 9], 6), "1, 3-6, 9");
+        assert_eq!(list_indexes(&[1, 2], 5), "1, 2 and 3 more");
+    }
+
+    #[test]
+    fn capture_names_may_carry_a_domain() {
+        assert!(is_capture_name("profile-target", "profile-target"));
+        assert!(is_capture_name("harness:profile-target", "profile-target"));
+        assert!(!is_capture_name("profile-target-2", "profile-target"));
+    }
+}

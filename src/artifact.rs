@@ -1,0 +1,264 @@
+//! `analysis.json`, schema version 1: the stable artifact every later stage reads.
+//!
+//! The field names, warning codes and their meaning are fixed by the project's contract and
+//! documented for users in `docs/analysis-json.md`; new optional fields may be added within a
+//! schema version, nothing is renamed, removed or retyped. Every list is in a fixed order and
+//! nothing depends on the wall clock, so the same inputs give byte-identical files.
+//!
+//! Times are integer nanoseconds (`_ns`), except means, medians, percentiles and standard
+//! deviations, which are numbers.
+//!
+//! Schema changelog:
+//! - 1: first version.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use crate::stats::{IterationStats, RangeStats};
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    pub schema_version: u32,
+    pub provenance: Provenance,
+    pub run: Run,
+    pub gate: Gate,
+    pub warnings: Vec<Warning>,
+    pub iteration_summary: IterationSummary,
+    pub iterations: Vec<Iteration>,
+    pub host_ranges: Vec<HostRange>,
+    pub gpu_projected_ranges: Vec<GpuProjectedRange>,
+}
+
+/// Where the numbers came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// Absolute path of the run directory.
+    pub run_dir: String,
+    /// Relative to `run_dir`.
+    pub manifest_path: String,
+    pub manifest_sha256: String,
+    /// Relative to `run_dir`.
+    pub trace_path: String,
+    /// Report name -> CSV path relative to `run_dir`.
+    pub reports: BTreeMap<String, String>,
+    /// What nsys did with each report: `written`, or `skipped` with nsys's words.
+    pub report_status: BTreeMap<String, ReportStatus>,
+    /// `nsys --version` of the nsys that produced the CSVs.
+    pub nsys_version: String,
+    /// True when nsys 2022.x's `nvtxpptrace`/`nvtxgpuproj` produced the CSVs.
+    pub legacy_reports: bool,
+    /// True when `--reuse-stats` analysed CSVs left by an earlier run instead of running nsys.
+    pub stats_reused: bool,
+    pub tool_version: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportStatus {
+    /// `written` or `skipped`.
+    pub status: String,
+    /// nsys's own words when it skipped the report.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub message: Option<String>,
+}
+
+impl ReportStatus {
+    pub fn written() -> Self {
+        ReportStatus {
+            status: "written".to_owned(),
+            message: None,
+        }
+    }
+
+    pub fn skipped(message: impl Into<String>) -> Self {
+        ReportStatus {
+            status: "skipped".to_owned(),
+            message: Some(message.into()),
+        }
+    }
+
+    pub fn is_written(&self) -> bool {
+        self.status == "written"
+    }
+}
+
+/// The run settings, from the manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    pub profile_name: String,
+    pub run_id: String,
+    pub target: Option<serde_json::Value>,
+    pub device: Option<String>,
+    pub git_commit: Option<String>,
+    pub command_line: Option<String>,
+    pub capture_range: Option<String>,
+    pub iteration_pattern: String,
+    pub record_count: Option<u64>,
+    pub workload: serde_json::Value,
+    pub cuda: Option<serde_json::Value>,
+    pub data_source: Option<serde_json::Value>,
+    pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+/// Which warning codes fail the job, and whether this run passed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Gate {
+    /// The gating set used for this analysis (sorted).
+    pub gating_codes: Vec<String>,
+    /// `pass` or `fail`.
+    pub result: String,
+    /// Codes of the gating warnings present (sorted, unique).
+    pub failing_codes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Warning {
+    pub code: String,
+    pub gating: bool,
+    pub message: String,
+    /// Iteration indexes the warning is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<Vec<u64>>,
+    /// How many ranges or operations the warning is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+    /// Range names the warning is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranges: Option<Vec<String>>,
+}
+
+impl Warning {
+    /// A warning not (yet) marked gating; [`crate::gate::apply`] decides that.
+    pub fn new(code: &str, message: String) -> Self {
+        Warning {
+            code: code.to_owned(),
+            gating: false,
+            message,
+            iterations: None,
+            count: None,
+            ranges: None,
+        }
+    }
+
+    pub fn with_iterations(mut self, iterations: Vec<u64>) -> Self {
+        self.iterations = Some(iterations);
+        self
+    }
+
+    pub fn with_count(mut self, count: u64) -> Self {
+        self.count = Some(count);
+        self
+    }
+
+    pub fn with_ranges(mut self, ranges: Vec<String>) -> Self {
+        self.ranges = Some(ranges);
+        self
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IterationSummary {
+    pub expected: u64,
+    pub found: u64,
+    pub complete: u64,
+    pub unattributed_ranges: u64,
+    pub host_inclusive: Option<IterationStats>,
+    pub host_exclusive: Option<IterationStats>,
+    pub gpu_projected: Option<IterationStats>,
+    pub first_iteration: Option<FirstIteration>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FirstIteration {
+    pub index: u64,
+    pub host_inclusive_ns: i64,
+    pub ratio_to_median: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Iteration {
+    pub index: u64,
+    pub range_id: u64,
+    pub pid: u64,
+    pub tid: u64,
+    pub complete: bool,
+    /// A later pass with an index seen before: kept here, left out of every statistic.
+    pub duplicate: bool,
+    pub host: IterationHost,
+    pub gpu_projection: Option<IterationGpu>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IterationHost {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub inclusive_ns: i64,
+    pub exclusive_ns: i64,
+    pub child_total_ns: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IterationGpu {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub projected_ns: i64,
+    pub gpu_operation_count: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostRange {
+    pub name: String,
+    pub path: Vec<String>,
+    pub instances: u64,
+    pub inclusive: RangeStats,
+    pub exclusive: RangeStats,
+    pub child_total_ns: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuProjectedRange {
+    pub name: String,
+    pub path: Vec<String>,
+    pub style: String,
+    pub instances: u64,
+    pub projected: RangeStats,
+    /// Host inclusive total of the same instances (a different clock: never add the two).
+    pub host_total_ns: i64,
+    pub gpu_operation_count: u64,
+}
+
+impl Analysis {
+    /// Pretty JSON with a trailing newline.
+    pub fn to_json(&self) -> Vec<u8> {
+        let mut bytes = serde_json::to_vec_pretty(self).expect("analysis serialises");
+        bytes.push(b'\n');
+        bytes
+    }
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same folder, flushed to disk,
+/// then renamed over `path`. A reader sees the old file or the new one, never a partial one,
+/// and a failure leaves the old file as it was.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".nsys-gate-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    tmp.write_all(bytes)
+        .and_then(|()| tmp.as_file().sync_all())
+        .with_context(|| format!("cannot write a temporary file in {}", dir.display()))?;
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .with_context(|| format!("cannot replace {}", path.display()))?;
+    Ok(())
+}

@@ -1,0 +1,662 @@
+//! Running NVIDIA's `nsys`: finding it, asking its version, and the one `nsys stats` call
+//! that turns a trace into the two CSV reports, with what happened classified from the files
+//! it left and the words it printed.
+//!
+//! nsys's exit status does not tell success: it exits 0 after an "incompatible report" error
+//! and after a skipped report, leaving 0-byte CSVs. So every outcome here is decided from the
+//! CSVs' sizes and nsys's own messages (contract section 2).
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::artifact::ReportStatus;
+
+pub const PUSHPOP: &str = "nvtx_pushpop_trace";
+pub const GPU_PROJ: &str = "nvtx_gpu_proj_trace";
+const LEGACY_PUSHPOP: &str = "nvtxpptrace";
+const LEGACY_GPU_PROJ: &str = "nvtxgpuproj";
+
+/// Output prefix under the stats folder: nsys writes `nsys_<report>.csv`.
+pub const OUTPUT_PREFIX: &str = "nsys";
+/// The stamp beside the CSVs: which nsys made them and what it said.
+pub const STAMP_FILE: &str = "nsys-gate-stats.json";
+
+/// Usual install places, searched after `--nsys`, `$NSYS` and `PATH`.
+const USUAL_PLACES: &[&str] = &[
+    "/usr/local/cuda/bin/nsys",
+    "/opt/nvidia/nsight-systems/*/bin/nsys",
+    "/usr/lib/nsight-systems/bin/nsys",
+];
+
+/// Folder (in this repository or one above the working folder) that
+/// `scripts/install-nsys.sh` installs into.
+const PROJECT_INSTALLS: &str = ".nsys";
+const PREFERRED_PROJECT_VERSION: &str = "2024.2";
+
+#[derive(Debug, thiserror::Error)]
+pub enum NsysError {
+    #[error("no nsys executable found; searched:\n{}\n(hint: install NVIDIA Nsight Systems, run `scripts/install-nsys.sh`, or pass `--nsys PATH`)", searched.iter().map(|s| format!("  - {s}")).collect::<Vec<_>>().join("\n"))]
+    NotFound { searched: Vec<String> },
+
+    #[error("{what} `{}` is not an executable file", path.display())]
+    NotExecutable { what: &'static str, path: PathBuf },
+
+    #[error("could not run `{command}`: {source}")]
+    Spawn {
+        command: String,
+        source: std::io::Error,
+    },
+
+    #[error("`{command}` did not report a version ({status}); nsys said:\n{words}")]
+    Version {
+        command: String,
+        status: String,
+        words: String,
+    },
+
+    #[error("nsys {version} has neither `{PUSHPOP}`/`{GPU_PROJ}` nor the legacy `{LEGACY_PUSHPOP}`/`{LEGACY_GPU_PROJ}` reports (tried `{command}`)\n(hint: use Nsight Systems 2022.4 or newer)")]
+    MissingReports { version: String, command: String },
+
+    #[error("the trace was recorded by Nsight Systems {trace_version}, newer than this nsys {nsys_version}; nsys said: {words}\ntried: `{command}`\n(hint: read the trace with Nsight Systems {trace_version} or newer: pass `--nsys PATH`)")]
+    IncompatibleTrace {
+        trace_version: String,
+        nsys_version: String,
+        words: String,
+        command: String,
+    },
+
+    #[error("nsys {version} ran past the {seconds} s timeout and was killed\ntried: `{command}`\n(hint: raise `--nsys-timeout` for large traces)")]
+    Timeout {
+        version: String,
+        seconds: u64,
+        command: String,
+    },
+
+    #[error("nsys {version} failed ({status}) and wrote no `{report}` report\ntried: `{command}`\nnsys said:\n{words}")]
+    Failed {
+        version: String,
+        status: String,
+        report: &'static str,
+        command: String,
+        words: String,
+    },
+
+    #[error("could not prepare {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// An nsys executable and its exact version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Nsys {
+    pub path: PathBuf,
+    /// As `nsys --version` prints it, e.g. `2024.2.3.38-242334140272v0`.
+    pub version: String,
+}
+
+/// Finds nsys: `--nsys`, else `$NSYS`, else `PATH`, else the usual install places, else a
+/// copy installed by `scripts/install-nsys.sh` in the working folder or one above it.
+pub fn locate(explicit: Option<&Path>) -> Result<PathBuf, NsysError> {
+    if let Some(path) = explicit {
+        return check_executable("`--nsys`", path);
+    }
+    if let Some(path) = std::env::var_os("NSYS").filter(|v| !v.is_empty()) {
+        return check_executable("`$NSYS`", Path::new(&path));
+    }
+    let mut searched = vec![
+        "`--nsys` (not given)".to_owned(),
+        "`$NSYS` (not set)".to_owned(),
+    ];
+    let path_var = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path_var) {
+        let candidate = dir.join("nsys");
+        if is_executable(&candidate) {
+            return Ok(candidate);
+        }
+    }
+    searched.push(format!("PATH ({})", path_var.to_string_lossy()));
+    for place in USUAL_PLACES {
+        for candidate in expand_star(place) {
+            if is_executable(&candidate) {
+                return Ok(candidate);
+            }
+        }
+        searched.push((*place).to_owned());
+    }
+    let mut roots: Vec<PathBuf> = Vec::new();
+    if let Ok(cwd) = std::env::current_dir() {
+        roots.extend(cwd.ancestors().map(Path::to_path_buf));
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        roots.extend(exe.ancestors().skip(1).map(Path::to_path_buf));
+    }
+    for root in &roots {
+        if let Some(found) = project_install(&root.join(PROJECT_INSTALLS)) {
+            return Ok(found);
+        }
+    }
+    searched.push(format!(
+        "{PROJECT_INSTALLS}/*/nsys in the working folder, the nsys-gate executable's folder and the folders above them (installed by scripts/install-nsys.sh)"
+    ));
+    Err(NsysError::NotFound { searched })
+}
+
+fn check_executable(what: &'static str, path: &Path) -> Result<PathBuf, NsysError> {
+    if is_executable(path) {
+        Ok(path.to_owned())
+    } else {
+        Err(NsysError::NotExecutable {
+            what,
+            path: path.to_owned(),
+        })
+    }
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// `/opt/x/*/bin/nsys` -> the existing matches, newest name last-sorted first.
+fn expand_star(pattern: &str) -> Vec<PathBuf> {
+    let Some((head, tail)) = pattern.split_once("/*/") else {
+        return vec![PathBuf::from(pattern)];
+    };
+    let mut found: Vec<PathBuf> = std::fs::read_dir(head)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join(tail))
+        .collect();
+    found.sort();
+    found.reverse();
+    found
+}
+
+fn project_install(dir: &Path) -> Option<PathBuf> {
+    let preferred = dir.join(PREFERRED_PROJECT_VERSION).join("nsys");
+    if is_executable(&preferred) {
+        return Some(preferred);
+    }
+    expand_star(&format!("{}/*/nsys", dir.display()))
+        .into_iter()
+        .find(|p| is_executable(p))
+}
+
+/// Runs `nsys --version` and returns the version it prints.
+pub fn identify(path: &Path) -> Result<Nsys, NsysError> {
+    let output = run_captured(
+        path,
+        &["--version".into()],
+        Duration::from_secs(120),
+        &mut |_| {},
+    )?;
+    let words = output.words();
+    let version = words
+        .lines()
+        .find_map(|l| l.split_once("version ").map(|(_, v)| v.trim().to_owned()))
+        .filter(|v| !v.is_empty());
+    match version {
+        Some(version) if output.status.as_ref().is_some_and(ExitStatus::success) => Ok(Nsys {
+            path: path.to_owned(),
+            version,
+        }),
+        _ => Err(NsysError::Version {
+            command: format!("{} --version", path.display()),
+            status: output.describe_status(),
+            words,
+        }),
+    }
+}
+
+/// What one `nsys stats` call produced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatsStamp {
+    pub nsys_version: String,
+    pub legacy_reports: bool,
+    /// `nvtx_pushpop_trace` / `nvtx_gpu_proj_trace` -> written or skipped with nsys's words.
+    pub reports: std::collections::BTreeMap<String, ReportStatus>,
+}
+
+impl StatsStamp {
+    pub fn status(&self, report: &str) -> ReportStatus {
+        self.reports
+            .get(report)
+            .cloned()
+            .unwrap_or_else(|| ReportStatus::skipped("not recorded in the stamp"))
+    }
+}
+
+/// CSV path of a report under the stats folder.
+pub fn csv_path(stats_dir: &Path, report: &str) -> PathBuf {
+    stats_dir.join(format!("{OUTPUT_PREFIX}_{report}.csv"))
+}
+
+/// Runs the one `nsys stats` call for both reports and classifies the outcome.
+/// `progress` is called about once a second with the time spent so far.
+pub fn run_stats(
+    nsys: &Nsys,
+    trace: &Path,
+    stats_dir: &Path,
+    timeout: Duration,
+    progress: &mut dyn FnMut(Duration),
+) -> Result<StatsStamp, NsysError> {
+    let legacy = uses_legacy_reports(nsys)?;
+    let (pushpop_name, gpu_name) = if legacy {
+        (LEGACY_PUSHPOP, LEGACY_GPU_PROJ)
+    } else {
+        (PUSHPOP, GPU_PROJ)
+    };
+    // Nothing stale may be mistaken for this run's output.
+    for name in [PUSHPOP, GPU_PROJ, LEGACY_PUSHPOP, LEGACY_GPU_PROJ] {
+        remove_if_present(&csv_path(stats_dir, name))?;
+    }
+    remove_if_present(&stats_dir.join(STAMP_FILE))?;
+
+    let is_sqlite = trace.extension().is_some_and(|e| e == "sqlite");
+    let mut args: Vec<OsString> = vec![
+        "stats".into(),
+        "--report".into(),
+        format!("{pushpop_name},{gpu_name}").into(),
+        "--format".into(),
+        "csv".into(),
+        "--timeunit".into(),
+        "nsec".into(),
+        "--output".into(),
+        stats_dir.join(OUTPUT_PREFIX).into(),
+    ];
+    if !is_sqlite {
+        // nsys refuses to "force export" a .sqlite input, and needs no export for one.
+        args.extend([
+            "--sqlite".into(),
+            stats_dir.join("trace.sqlite").into(),
+            "--force-export=true".into(),
+        ]);
+    }
+    args.extend(["--force-overwrite=true".into(), trace.into()]);
+    let command = describe_command(&nsys.path, &args);
+
+    let output = run_captured(&nsys.path, &args, timeout, progress)?;
+    if output.timed_out {
+        return Err(NsysError::Timeout {
+            version: nsys.version.clone(),
+            seconds: timeout.as_secs(),
+            command,
+        });
+    }
+    let words = output.words();
+    if let Some((trace_version, nsys_version)) = incompatible_trace(&words) {
+        return Err(NsysError::IncompatibleTrace {
+            trace_version,
+            nsys_version: if nsys_version.is_empty() {
+                nsys.version.clone()
+            } else {
+                nsys_version
+            },
+            words: first_line_with(&words, &["newer than", "Version number is invalid"]),
+            command,
+        });
+    }
+
+    let mut reports = std::collections::BTreeMap::new();
+    for (report, produced) in [(PUSHPOP, pushpop_name), (GPU_PROJ, gpu_name)] {
+        let produced_path = csv_path(stats_dir, produced);
+        let size = std::fs::metadata(&produced_path).map(|m| m.len()).ok();
+        let status = match (size, skipped_message(&words, produced)) {
+            (Some(n), _) if n > 0 => ReportStatus::written(),
+            // Relative to the run directory, so the analysis does not depend on where the
+            // run directory sits.
+            (_, Some(message)) => ReportStatus::skipped(message.replace(
+                &format!("{}/", stats_dir.display()),
+                &format!("{}/", crate::STATS_DIR),
+            )),
+            // nsys 2024.2 writes an empty projection, saying neither PROCESSED nor SKIPPED,
+            // when the trace has CUDA data but no range launched anything: a result, not a
+            // skip. The push/pop report has no such case (no ranges means no NVTX data).
+            (Some(0), None) if report == GPU_PROJ && mentions_report(&words, produced) => {
+                ReportStatus::written()
+            }
+            _ => {
+                return Err(NsysError::Failed {
+                    version: nsys.version.clone(),
+                    status: output.describe_status(),
+                    report,
+                    command,
+                    words: if words.trim().is_empty() {
+                        "(nothing)".to_owned()
+                    } else {
+                        words
+                    },
+                })
+            }
+        };
+        if legacy {
+            // Same output names whichever nsys made them.
+            let wanted = csv_path(stats_dir, report);
+            if produced_path.exists() {
+                std::fs::rename(&produced_path, &wanted).map_err(|source| NsysError::Io {
+                    path: wanted.clone(),
+                    source,
+                })?;
+            }
+        }
+        reports.insert(report.to_owned(), status);
+    }
+    Ok(StatsStamp {
+        nsys_version: nsys.version.clone(),
+        legacy_reports: legacy,
+        reports,
+    })
+}
+
+fn remove_if_present(path: &Path) -> Result<(), NsysError> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(NsysError::Io {
+            path: path.to_owned(),
+            source: e,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Asks `nsys stats --help-reports` which report names this nsys has.
+fn uses_legacy_reports(nsys: &Nsys) -> Result<bool, NsysError> {
+    let args: Vec<OsString> = vec!["stats".into(), "--help-reports".into()];
+    let output = run_captured(&nsys.path, &args, Duration::from_secs(120), &mut |_| {})?;
+    let words = output.words();
+    let has = |name: &str| {
+        words.lines().any(|l| {
+            l.trim_start()
+                .split(|c: char| c.is_whitespace() || c == '[')
+                .next()
+                == Some(name)
+        })
+    };
+    if has(PUSHPOP) && has(GPU_PROJ) {
+        Ok(false)
+    } else if has(LEGACY_PUSHPOP) && has(LEGACY_GPU_PROJ) {
+        Ok(true)
+    } else {
+        Err(NsysError::MissingReports {
+            version: nsys.version.clone(),
+            command: describe_command(&nsys.path, &args),
+        })
+    }
+}
+
+/// `(trace version, nsys version)` when nsys said the trace is from a newer nsys.
+fn incompatible_trace(words: &str) -> Option<(String, String)> {
+    let re = regex::Regex::new(
+        r"Report was created in Nsight Systems version \(([^)]*)\), newer than your current version \(([^)]*)\)",
+    )
+    .expect("valid regex");
+    if let Some(c) = re.captures(words) {
+        return Some((c[1].to_owned(), c[2].to_owned()));
+    }
+    // nsys 2022.4 cannot parse the newer version string and says so instead.
+    let old = regex::Regex::new(r"Version number is invalid: (\S+)").expect("valid regex");
+    old.captures(words)
+        .map(|c| (c[1].replace('@', "."), String::new()))
+}
+
+/// Whether nsys said it processed (or tried) the given report.
+fn mentions_report(words: &str, report: &str) -> bool {
+    words
+        .lines()
+        .any(|line| line.contains("Processing [") && is_report_line(line, report))
+}
+
+fn is_report_line(line: &str, report: &str) -> bool {
+    line.contains(&format!("{report}.py]"))
+        || line.contains(&format!("[{report}]"))
+        || line.contains(&format!("_{report}.csv]"))
+}
+
+/// nsys's words after `SKIPPED:` for the given report, if it skipped it.
+fn skipped_message(words: &str, report: &str) -> Option<String> {
+    // "Processing [db] with [/…/reports/nvtx_gpu_proj_trace.py] to [out.csv]... SKIPPED: …"
+    let mut in_report = false;
+    for line in words.lines() {
+        if line.contains("Processing [") {
+            in_report = is_report_line(line, report);
+        }
+        if in_report {
+            if let Some((_, rest)) = line.split_once("SKIPPED: ") {
+                return Some(rest.trim().to_owned());
+            }
+        }
+    }
+    None
+}
+
+fn first_line_with(words: &str, needles: &[&str]) -> String {
+    words
+        .lines()
+        .find(|l| needles.iter().any(|n| l.contains(n)))
+        .unwrap_or(words)
+        .trim()
+        .to_owned()
+}
+
+fn describe_command(program: &Path, args: &[OsString]) -> String {
+    std::iter::once(program.as_os_str())
+        .chain(args.iter().map(OsString::as_os_str))
+        .map(|a| {
+            let s = a.to_string_lossy();
+            if s.contains(' ') {
+                format!("'{s}'")
+            } else {
+                s.into_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// At most this much of nsys's output is kept in memory (and so in any message); lines that
+/// classify the outcome are kept past it.
+const OUTPUT_CAP: usize = 64 * 1024;
+
+struct Captured {
+    status: Option<ExitStatus>,
+    timed_out: bool,
+    text: String,
+}
+
+impl Captured {
+    fn words(&self) -> String {
+        self.text.clone()
+    }
+
+    fn describe_status(&self) -> String {
+        use std::os::unix::process::ExitStatusExt;
+        match self.status {
+            None => "no exit status".to_owned(),
+            Some(s) => match (s.code(), s.signal()) {
+                (Some(c), _) => format!("exit status {c}"),
+                (None, Some(sig)) => format!("killed by signal {sig}{}", signal_name(sig)),
+                _ => s.to_string(),
+            },
+        }
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGKILL => " (SIGKILL)",
+        libc::SIGSEGV => " (SIGSEGV)",
+        libc::SIGABRT => " (SIGABRT)",
+        libc::SIGTERM => " (SIGTERM)",
+        libc::SIGBUS => " (SIGBUS)",
+        libc::SIGINT => " (SIGINT)",
+        _ => "",
+    }
+}
+
+/// Collects lines from a pipe into a shared, capped buffer.
+fn collect_lines(
+    pipe: impl Read + Send + 'static,
+    sink: Arc<Mutex<String>>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(pipe);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match reader.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            // nsys redraws progress bars with '\r': keep the last state of such a line.
+            let text = String::from_utf8_lossy(&line);
+            let text = text
+                .rsplit('\r')
+                .find(|s| !s.trim().is_empty())
+                .unwrap_or("");
+            let text = text.trim_end_matches('\n');
+            if text.starts_with("Processing [") && text.contains('%') {
+                continue;
+            }
+            let mut buf = sink.lock().unwrap_or_else(|e| e.into_inner());
+            let important = [
+                "SKIPPED",
+                "ERROR",
+                "rror",
+                "Version",
+                "newer than",
+                "Processing [",
+            ]
+            .iter()
+            .any(|n| text.contains(n));
+            if buf.len() < OUTPUT_CAP || (important && buf.len() < 2 * OUTPUT_CAP) {
+                let room = 2 * OUTPUT_CAP - buf.len();
+                let mut cut = text.len().min(room).min(4096);
+                while !text.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                buf.push_str(&text[..cut]);
+                buf.push('\n');
+            }
+        }
+    })
+}
+
+/// Runs a program with both output streams captured, a timeout and a progress callback.
+fn run_captured(
+    program: &Path,
+    args: &[OsString],
+    timeout: Duration,
+    progress: &mut dyn FnMut(Duration),
+) -> Result<Captured, NsysError> {
+    use std::os::unix::process::CommandExt;
+    let mut child: Child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own process group, so a timeout can stop nsys and the helpers it starts.
+        .process_group(0)
+        .spawn()
+        .map_err(|source| NsysError::Spawn {
+            command: describe_command(program, args),
+            source,
+        })?;
+    let sink = Arc::new(Mutex::new(String::new()));
+    let readers = [
+        child.stdout.take().map(|p| collect_lines(p, sink.clone())),
+        child.stderr.take().map(|p| collect_lines(p, sink.clone())),
+    ];
+    let started = Instant::now();
+    let mut last_tick = Duration::ZERO;
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) => {}
+            Err(_) => break None,
+        }
+        let elapsed = started.elapsed();
+        if elapsed >= timeout {
+            timed_out = true;
+            kill_group(&mut child);
+            break child.wait().ok();
+        }
+        if elapsed >= last_tick + Duration::from_secs(1) {
+            last_tick = elapsed;
+            progress(elapsed);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    for reader in readers.into_iter().flatten() {
+        // After a kill, a grandchild may still hold the pipe: do not wait on it forever.
+        if timed_out {
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while !reader.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if !reader.is_finished() {
+                continue;
+            }
+        }
+        let _ = reader.join();
+    }
+    let text = sink.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    Ok(Captured {
+        status,
+        timed_out,
+        text,
+    })
+}
+
+#[allow(unsafe_code)]
+fn kill_group(child: &mut Child) {
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: kill(2) with a negative pid signals the process group we created with
+        // `process_group(0)`; it touches no memory of ours.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    let _ = child.kill();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_incompatible_trace_messages_of_both_generations() {
+        let new = "Exportation error: Report was created in Nsight Systems version (2024.2.3.38-242334140272v0), newer than your current version (2023.4.4.54-234433681190v0).";
+        assert_eq!(
+            incompatible_trace(new),
+            Some((
+                "2024.2.3.38-242334140272v0".into(),
+                "2023.4.4.54-234433681190v0".into()
+            ))
+        );
+        let old = "Exportation error: Version number is invalid: 2024@2@3@38-242334140272v0";
+        assert_eq!(
+            incompatible_trace(old),
+            Some(("2024.2.3.38-242334140272v0".into(), String::new()))
+        );
+        assert_eq!(incompatible_trace("all fine"), None);
+    }
+
+    #[test]
+    fn finds_the_skip_message_of_each_report() {
+        let words = "Processing [s/trace.sqlite] with [/x/reports/nvtx_pushpop_trace.py] to [s/nsys_nvtx_pushpop_trace.csv]... PROCESSED\n\nProcessing [s/trace.sqlite] with [/x/reports/nvtx_gpu_proj_trace.py] to [s/nsys_nvtx_gpu_proj_trace.csv]... SKIPPED: s/trace.sqlite does not contain CUDA API data.\n";
+        assert_eq!(skipped_message(words, PUSHPOP), None);
+        assert_eq!(
+            skipped_message(words, GPU_PROJ).as_deref(),
+            Some("s/trace.sqlite does not contain CUDA API data.")
+        );
+    }
+}

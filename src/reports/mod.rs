@@ -1,0 +1,551 @@
+//! Reading nsys's two CSV reports, `nvtx_pushpop_trace` and `nvtx_gpu_proj_trace` (and
+//! nsys 2022.4's `nvtxpptrace` / `nvtxgpuproj`, which have the same columns), into compact
+//! rows.
+//!
+//! This module owns everything between the report files and typed rows: finding the header
+//! (lines before it are skipped), finding columns by name (unknown ones are ignored),
+//! splitting records, checking each row against what its columns pin down, and interning
+//! names. It does not interpret the ranges (capture range, iterations): that is the
+//! analysis's job.
+//!
+//! nsys's CSV is not RFC 4180: a value holding a comma is wrapped in double quotes, quotes
+//! inside are not doubled, and newlines are written raw, so a name can hold `",` or `"\n`
+//! and no plain CSV reader splits it right. [`scan`] splits each record by trying the
+//! possible ends of its text fields and keeping the first reading that the typed columns
+//! confirm (see there). Names come out exactly as pushed, except that a leading `:` (newer
+//! nsys's mark for the default domain) is dropped; a `DOMAIN:` prefix stays.
+//!
+//! Files are read through a bounded window ([`window`]) and parsed in place: memory does
+//! not grow with the file, except for the rows returned and the distinct names.
+
+mod columns;
+mod gpu_proj;
+mod interner;
+mod pushpop;
+mod render;
+mod scan;
+mod window;
+
+#[cfg(test)]
+mod tests;
+
+use interner::InternError;
+pub use interner::{Interner, NameId};
+pub use render::{
+    render_field, write_gpu_proj_row, write_pushpop_row, GpuProjRecord, PushPopRecord,
+    GPU_PROJ_HEADER, PUSHPOP_HEADER,
+};
+
+use columns::{match_header, ColumnDef, Layout};
+use scan::{Cell, Outcome, Schema, Span, Splitter};
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use window::{count_newlines, FillError, Window};
+
+/// One row of `nvtx_pushpop_trace`: one NVTX push/pop range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushPopRow {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub dur_child_ns: i64,
+    pub dur_non_child_ns: i64,
+    pub name: NameId,
+    pub pid: u64,
+    pub tid: u64,
+    pub lvl: u32,
+    pub range_id: u64,
+    /// `None` for a top-level range (empty, or `None` in nsys 2022.4).
+    pub parent_id: Option<u64>,
+    /// 1-based line where the record starts (saturates at `u32::MAX`).
+    pub line: u32,
+}
+
+/// How an NVTX range was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RangeStyle {
+    PushPop,
+    StartEnd,
+}
+
+impl RangeStyle {
+    /// The word nsys writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RangeStyle::PushPop => "PushPop",
+            RangeStyle::StartEnd => "StartEnd",
+        }
+    }
+}
+
+/// One row of `nvtx_gpu_proj_trace`: the GPU work launched inside one NVTX range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuProjRow {
+    /// `None` for an empty name: nsys 2023.4's synthetic root row, which holds the GPU
+    /// operations launched outside every range (its `range_id` is `None` too).
+    pub name: Option<NameId>,
+    pub projected_start_ns: Option<i64>,
+    pub projected_duration_ns: Option<i64>,
+    pub orig_start_ns: Option<i64>,
+    pub orig_duration_ns: Option<i64>,
+    /// `None` when the field is empty, as on the synthetic root row.
+    pub style: Option<RangeStyle>,
+    pub pid: u64,
+    pub tid: u64,
+    pub num_gpu_ops: u64,
+    pub range_id: Option<u64>,
+    /// 1-based line where the record starts (saturates at `u32::MAX`).
+    pub line: u32,
+}
+
+/// Why a report could not be read. Every variant names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A 0-byte file (what nsys leaves behind for a skipped or failed report).
+    #[error("{}: empty file (0 bytes)", .path.display())]
+    Empty { path: PathBuf },
+    #[error("{}: cannot read: {source}", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    /// No line of the file holds all the required columns; `header` is the line that came
+    /// closest (or the first line).
+    #[error("{}: missing required column `{column}` (header: {header})", .path.display())]
+    MissingColumn {
+        path: PathBuf,
+        column: String,
+        header: String,
+    },
+    /// A name is not valid UTF-8 (names are never read lossily).
+    #[error("{}: file is not UTF-8 at line {line}", .path.display())]
+    NotUtf8 { path: PathBuf, line: u32 },
+    /// A record that does not parse or is inconsistent. `line` is 1-based.
+    #[error("{}:{line}: {}{message}", .path.display(), column_prefix(.column))]
+    Invalid {
+        path: PathBuf,
+        line: u32,
+        column: Option<String>,
+        message: String,
+    },
+}
+
+fn column_prefix(column: &Option<String>) -> String {
+    match column {
+        Some(c) => format!("column `{c}`: "),
+        None => String::new(),
+    }
+}
+
+impl ReportError {
+    /// The file the error is about.
+    pub fn path(&self) -> &Path {
+        match self {
+            ReportError::Empty { path }
+            | ReportError::Io { path, .. }
+            | ReportError::MissingColumn { path, .. }
+            | ReportError::NotUtf8 { path, .. }
+            | ReportError::Invalid { path, .. } => path,
+        }
+    }
+}
+
+/// Reads a `nvtx_pushpop_trace` CSV file (or 2022.4's `nvtxpptrace`).
+pub fn read_pushpop(path: &Path, interner: &mut Interner) -> Result<Vec<PushPopRow>, ReportError> {
+    let (file, limits) = open(path)?;
+    parse_report::<pushpop::PushPopSchema, _>(file, path, interner, limits)
+}
+
+/// Reads a `nvtx_gpu_proj_trace` CSV file (or 2022.4's `nvtxgpuproj`).
+pub fn read_gpu_proj(path: &Path, interner: &mut Interner) -> Result<Vec<GpuProjRow>, ReportError> {
+    let (file, limits) = open(path)?;
+    parse_report::<gpu_proj::GpuProjSchema, _>(file, path, interner, limits)
+}
+
+/// Reads `nvtx_pushpop_trace` CSV from `reader`; `file_label` names it in errors.
+pub fn parse_pushpop<R: Read>(
+    reader: R,
+    file_label: &Path,
+    interner: &mut Interner,
+) -> Result<Vec<PushPopRow>, ReportError> {
+    parse_report::<pushpop::PushPopSchema, R>(reader, file_label, interner, Limits::DEFAULT)
+}
+
+/// Reads `nvtx_gpu_proj_trace` CSV from `reader`; `file_label` names it in errors.
+pub fn parse_gpu_proj<R: Read>(
+    reader: R,
+    file_label: &Path,
+    interner: &mut Interner,
+) -> Result<Vec<GpuProjRow>, ReportError> {
+    parse_report::<gpu_proj::GpuProjSchema, R>(reader, file_label, interner, Limits::DEFAULT)
+}
+
+fn open(path: &Path) -> Result<(File, Limits), ReportError> {
+    let io_error = |source| ReportError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = File::open(path).map_err(io_error)?;
+    let size = file.metadata().map_err(io_error)?.len();
+    Ok((file, Limits::for_file_size(size)))
+}
+
+/// Sizes of the read window.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    pub initial_window: usize,
+    /// The largest record (plus the record after it) that can be read. Bounds memory on a
+    /// file that is not a report (say, a quote that never closes).
+    pub max_window: usize,
+    /// Rows to make room for at once (from the file's size): growing a vector of millions
+    /// of rows by doubling copies it over and over.
+    pub expected_rows: usize,
+    /// Candidate field ends one record may try (see `scan`).
+    pub candidate_budget: u32,
+}
+
+impl Limits {
+    pub(crate) const DEFAULT: Limits = Limits {
+        initial_window: 1 << 20,
+        max_window: 256 << 20,
+        expected_rows: 0,
+        candidate_budget: scan::CANDIDATE_BUDGET,
+    };
+
+    /// For a file of `bytes` bytes: rows are rarely under 64 bytes.
+    pub(crate) fn for_file_size(bytes: u64) -> Limits {
+        let rows = usize::try_from(bytes / 64).unwrap_or(usize::MAX);
+        Limits {
+            // Capped: an estimate, not a promise (the vector still grows past it).
+            expected_rows: rows.min(16 << 20),
+            ..Limits::DEFAULT
+        }
+    }
+}
+
+/// What turning a checked split into a row can still fail on.
+pub(crate) enum Finish {
+    /// The name is not UTF-8; `offset` of the bad byte in the record.
+    NotUtf8 {
+        offset: usize,
+    },
+    TooManyNames,
+}
+
+/// A report: its column table, and how a checked split becomes a row.
+pub(crate) trait Report: Schema + Sized {
+    type Row;
+    const DEFS: &'static [ColumnDef];
+    fn build(layout: Layout) -> Option<Self>;
+    fn layout(&self) -> &Layout;
+    fn finish(
+        &self,
+        pending: Self::Pending,
+        record: &[u8],
+        line: u32,
+        interner: &mut Interner,
+    ) -> Result<Self::Row, Finish>;
+}
+
+impl Report for pushpop::PushPopSchema {
+    type Row = PushPopRow;
+    const DEFS: &'static [ColumnDef] = pushpop::DEFS;
+
+    fn build(layout: Layout) -> Option<Self> {
+        Self::new(layout)
+    }
+
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn finish(
+        &self,
+        p: pushpop::Pending,
+        record: &[u8],
+        line: u32,
+        interner: &mut Interner,
+    ) -> Result<PushPopRow, Finish> {
+        Ok(PushPopRow {
+            start_ns: p.start_ns,
+            end_ns: p.end_ns,
+            dur_child_ns: p.dur_child_ns,
+            dur_non_child_ns: p.dur_non_child_ns,
+            name: intern_name(record, p.name, interner)?,
+            pid: p.pid,
+            tid: p.tid,
+            lvl: p.lvl,
+            range_id: p.range_id,
+            parent_id: p.parent_id,
+            line,
+        })
+    }
+}
+
+impl Report for gpu_proj::GpuProjSchema {
+    type Row = GpuProjRow;
+    const DEFS: &'static [ColumnDef] = gpu_proj::DEFS;
+
+    fn build(layout: Layout) -> Option<Self> {
+        Self::new(layout)
+    }
+
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn finish(
+        &self,
+        p: gpu_proj::Pending,
+        record: &[u8],
+        line: u32,
+        interner: &mut Interner,
+    ) -> Result<GpuProjRow, Finish> {
+        let name = if p.name.start == p.name.end {
+            None
+        } else {
+            Some(intern_name(record, p.name, interner)?)
+        };
+        Ok(GpuProjRow {
+            name,
+            projected_start_ns: p.projected_start_ns,
+            projected_duration_ns: p.projected_duration_ns,
+            orig_start_ns: p.orig_start_ns,
+            orig_duration_ns: p.orig_duration_ns,
+            style: p.style,
+            pid: p.pid,
+            tid: p.tid,
+            num_gpu_ops: p.num_gpu_ops,
+            range_id: p.range_id,
+            line,
+        })
+    }
+}
+
+/// Interns a name as the analysis sees it: exact bytes, UTF-8, one leading `:` dropped.
+#[inline]
+fn intern_name(record: &[u8], span: Span, interner: &mut Interner) -> Result<NameId, Finish> {
+    let bytes = span.of(record);
+    let (skipped, name) = match bytes.strip_prefix(b":") {
+        Some(rest) => (1, rest),
+        None => (0, bytes),
+    };
+    interner.intern_bytes(name).map_err(|e| match e {
+        InternError::NotUtf8(at) => Finish::NotUtf8 {
+            offset: span.start + skipped + at,
+        },
+        InternError::Full => Finish::TooManyNames,
+    })
+}
+
+pub(crate) type Check<P> = Result<P, (Option<usize>, String)>;
+
+#[cold]
+fn nothing(col: usize) -> (Option<usize>, String) {
+    (
+        Some(col),
+        "expected an unsigned integer, found nothing".to_string(),
+    )
+}
+
+#[cold]
+fn too_large(col: usize, v: u64) -> (Option<usize>, String) {
+    (Some(col), format!("{v} is too large (over {})", i64::MAX))
+}
+
+#[inline(always)]
+pub(crate) fn required_u64(cells: &[Cell], col: usize) -> Result<u64, (Option<usize>, String)> {
+    match cells.get(col).and_then(|c| c.as_num()) {
+        Some(v) => Ok(v),
+        None => Err(nothing(col)),
+    }
+}
+
+#[inline(always)]
+pub(crate) fn required_i64(cells: &[Cell], col: usize) -> Result<i64, (Option<usize>, String)> {
+    let v = required_u64(cells, col)?;
+    i64::try_from(v).map_err(|_| too_large(col, v))
+}
+
+#[inline(always)]
+pub(crate) fn optional_i64(
+    cells: &[Cell],
+    col: usize,
+) -> Result<Option<i64>, (Option<usize>, String)> {
+    match cells.get(col).and_then(|c| c.as_num()) {
+        Some(_) => required_i64(cells, col).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The last id of a range stack such as `:1:2:5`.
+#[inline(always)]
+pub(crate) fn last_stack_id(stack: &[u8]) -> Option<u64> {
+    let colon = stack.iter().rposition(|&b| b == b':')?;
+    scan::digits_u64(&stack[colon + 1..])
+}
+
+fn size_text(bytes: usize) -> String {
+    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+fn line_u32(line: u64) -> u32 {
+    u32::try_from(line).unwrap_or(u32::MAX)
+}
+
+/// The longest header text quoted in an error.
+const HEADER_SHOWN: usize = 300;
+
+fn shown_header(line: &[u8]) -> String {
+    let text = String::from_utf8_lossy(line);
+    let mut shown: String = text.chars().take(HEADER_SHOWN).collect();
+    if text.chars().nth(HEADER_SHOWN).is_some() {
+        shown.push('…');
+    }
+    shown
+}
+
+pub(crate) fn parse_report<T: Report, R: Read>(
+    reader: R,
+    label: &Path,
+    interner: &mut Interner,
+    limits: Limits,
+) -> Result<Vec<T::Row>, ReportError> {
+    let path = || label.to_path_buf();
+    let mut w = Window::new(reader, limits.initial_window, limits.max_window);
+    let too_long = |line: u64, what: &str| ReportError::Invalid {
+        path: path(),
+        line: line_u32(line),
+        column: None,
+        message: format!("{what} is longer than {}", size_text(limits.max_window)),
+    };
+    let fill = |w: &mut Window<R>, what: &str| match w.fill() {
+        Ok(()) => Ok(()),
+        Err(FillError::Io(source)) => Err(ReportError::Io {
+            path: path(),
+            source,
+        }),
+        Err(FillError::TooLong) => Err(too_long(w.line(), what)),
+    };
+
+    fill(&mut w, "the first line")?;
+    if w.data().is_empty() && w.eof() {
+        return Err(ReportError::Empty { path: path() });
+    }
+
+    // The header: the first line holding every required column.
+    let mut closest: Option<(usize, &'static str, String)> = None;
+    let found = loop {
+        let data = w.data();
+        let (line, consumed) = match scan::memchr(b'\n', data) {
+            Some(i) => (&data[..i], i + 1),
+            None if w.eof() => (data, data.len()),
+            None => {
+                fill(&mut w, "a line before the header")?;
+                continue;
+            }
+        };
+        if consumed == 0 {
+            break None;
+        }
+        let crlf = line.last() == Some(&b'\r');
+        let line = if crlf { &line[..line.len() - 1] } else { line };
+        let layout = match_header(line, T::DEFS);
+        match layout.first_missing(T::DEFS) {
+            None => {
+                if let Some(schema) = T::build(layout) {
+                    w.consume(consumed);
+                    break Some((schema, crlf));
+                }
+            }
+            Some(missing) => {
+                let known = layout.known();
+                let closer = match &closest {
+                    None => true,
+                    Some((best, _, _)) => known > *best,
+                };
+                if closer {
+                    closest = Some((known, missing, shown_header(line)));
+                }
+            }
+        }
+        w.consume(consumed);
+    };
+    let Some((schema, crlf)) = found else {
+        let (_, column, header) = closest.unwrap_or((0, "Name", String::new()));
+        return Err(ReportError::MissingColumn {
+            path: path(),
+            column: column.to_string(),
+            header,
+        });
+    };
+
+    let mut rows = Vec::with_capacity(limits.expected_rows);
+    let mut splitter = Splitter::new(&schema, crlf, limits.candidate_budget);
+    loop {
+        let data = w.data();
+        // Line ends after the last record (and nothing else) end the file.
+        if data.iter().all(|&b| b == b'\n' || b == b'\r') {
+            if w.eof() {
+                break;
+            }
+            fill(&mut w, "a record")?;
+            continue;
+        }
+        match splitter.next_record(data, w.eof()) {
+            Outcome::Record { pending, len } => {
+                let record = &data[..len.min(data.len())];
+                let line = line_u32(w.line());
+                match schema.finish(pending, record, line, interner) {
+                    Ok(row) => rows.push(row),
+                    Err(Finish::NotUtf8 { offset }) => {
+                        let at = record.get(..offset).unwrap_or(record);
+                        return Err(ReportError::NotUtf8 {
+                            path: path(),
+                            line: line_u32(w.line().saturating_add(count_newlines(at))),
+                        });
+                    }
+                    Err(Finish::TooManyNames) => {
+                        return Err(ReportError::Invalid {
+                            path: path(),
+                            line,
+                            column: None,
+                            message: format!("more than {} distinct names", u32::MAX),
+                        })
+                    }
+                }
+                w.consume(len);
+            }
+            Outcome::NeedMore if w.eof() => {
+                // Cannot happen (candidates ask for more only before the end of the file);
+                // an error rather than a loop if it ever does.
+                return Err(ReportError::Invalid {
+                    path: path(),
+                    line: line_u32(w.line()),
+                    column: None,
+                    message: "record cannot be split (internal: incomplete at end of file)"
+                        .to_string(),
+                });
+            }
+            Outcome::NeedMore => fill(&mut w, "a record (with the record after it)")?,
+            Outcome::Fail(failure) => {
+                let before = data.get(..failure.rec_start).unwrap_or(data);
+                let line = w.line().saturating_add(count_newlines(before));
+                return Err(ReportError::Invalid {
+                    path: path(),
+                    line: line_u32(line),
+                    column: failure
+                        .col
+                        .and_then(|c| schema.layout().names.get(c).cloned()),
+                    message: failure.message,
+                });
+            }
+        }
+    }
+    Ok(rows)
+}

@@ -1,0 +1,216 @@
+//! The `nvtx_pushpop_trace` report (2022.4: `nvtxpptrace`, same columns).
+//!
+//! Its rows pin a name down twice: `Name`, and `NameTree`, which is `Lvl` pairs of dashes
+//! followed by the same name (both empty, or both `None` in 2022.4, for a NULL name).
+//! With `Duration` = `End` - `Start`, `DurChild` + `DurNonChild` = `Duration` and
+//! `RangeStack` ending with `:RangeId`, a wrong split of a name is all but impossible.
+
+use super::columns::{ColumnDef, Layout};
+use super::scan::{Cell, ColType, Schema, Span};
+use super::{last_stack_id, required_i64, required_u64, Check};
+
+const fn def(name: &'static str, timed: bool, required: bool, ty: ColType) -> ColumnDef {
+    ColumnDef {
+        name,
+        timed,
+        required,
+        ty,
+        aliases: &[],
+    }
+}
+
+/// The columns, by name. Required: what a row stores. `Duration`, `RangeStack` and
+/// `NameTree` are only checked (when present); `NumChild` is not used.
+pub(crate) const DEFS: &[ColumnDef] = &[
+    def("Start", true, true, ColType::Unsigned),
+    def("End", true, true, ColType::Unsigned),
+    def("Duration", true, false, ColType::Unsigned),
+    def("DurChild", true, true, ColType::Unsigned),
+    def("DurNonChild", true, true, ColType::Unsigned),
+    def("Name", false, true, ColType::Text),
+    def("PID", false, true, ColType::Unsigned),
+    def("TID", false, true, ColType::Unsigned),
+    def("Lvl", false, true, ColType::Unsigned),
+    def("NumChild", false, false, ColType::Lenient),
+    def("RangeId", false, true, ColType::Unsigned),
+    def("ParentId", false, true, ColType::OptUnsigned),
+    def("RangeStack", false, false, ColType::RangeStack),
+    def("NameTree", false, false, ColType::Text),
+];
+
+// Positions in DEFS.
+const START: usize = 0;
+const END: usize = 1;
+const DURATION: usize = 2;
+const DUR_CHILD: usize = 3;
+const DUR_NON_CHILD: usize = 4;
+const NAME: usize = 5;
+const PID: usize = 6;
+const TID: usize = 7;
+const LVL: usize = 8;
+const RANGE_ID: usize = 10;
+const PARENT_ID: usize = 11;
+const RANGE_STACK: usize = 12;
+const NAME_TREE: usize = 13;
+
+pub(crate) struct PushPopSchema {
+    pub layout: Layout,
+    /// Header column of each entry of DEFS (required ones are present: checked on build).
+    col: [usize; DEFS.len()],
+    present: [bool; DEFS.len()],
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Pending {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub dur_child_ns: i64,
+    pub dur_non_child_ns: i64,
+    pub name: Span,
+    pub pid: u64,
+    pub tid: u64,
+    pub lvl: u32,
+    pub range_id: u64,
+    pub parent_id: Option<u64>,
+}
+
+impl PushPopSchema {
+    /// `None` when a required column is missing.
+    pub(crate) fn new(layout: Layout) -> Option<Self> {
+        let mut col = [0; DEFS.len()];
+        let mut present = [false; DEFS.len()];
+        for (i, def) in DEFS.iter().enumerate() {
+            match layout.index.get(i).copied().flatten() {
+                Some(c) => {
+                    col[i] = c;
+                    present[i] = true;
+                }
+                None if def.required => return None,
+                None => {}
+            }
+        }
+        Some(PushPopSchema {
+            layout,
+            col,
+            present,
+        })
+    }
+
+    fn optional(&self, field: usize) -> Option<usize> {
+        self.present[field].then_some(self.col[field])
+    }
+}
+
+impl Schema for PushPopSchema {
+    type Pending = Pending;
+
+    fn types(&self) -> &[ColType] {
+        &self.layout.types
+    }
+
+    fn check(&self, data: &[u8], spans: &[Span], cells: &[Cell]) -> Check<Pending> {
+        let c = &self.col;
+        let start = required_i64(cells, c[START])?;
+        let end = required_i64(cells, c[END])?;
+        if end < start {
+            return Err((
+                Some(c[END]),
+                format!("`End` ({end}) is before `Start` ({start})"),
+            ));
+        }
+        // Both are non-negative i64: no overflow.
+        let duration = end - start;
+        if let Some(col) = self.optional(DURATION) {
+            let written = required_u64(cells, col)?;
+            if written != duration as u64 {
+                return Err((
+                    Some(col),
+                    format!("`Duration` ({written}) is not `End` - `Start` ({duration})"),
+                ));
+            }
+        }
+        let dur_child = required_i64(cells, c[DUR_CHILD])?;
+        let dur_non_child = required_i64(cells, c[DUR_NON_CHILD])?;
+        if dur_child.checked_add(dur_non_child) != Some(duration) {
+            return Err((
+                Some(c[DUR_NON_CHILD]),
+                format!(
+                    "`DurChild` + `DurNonChild` ({dur_child} + {dur_non_child}) is not `Duration` ({duration})"
+                ),
+            ));
+        }
+        let lvl = required_u64(cells, c[LVL])?;
+        let lvl = u32::try_from(lvl)
+            .map_err(|_| (Some(c[LVL]), format!("`Lvl` ({lvl}) is too large")))?;
+        let range_id = required_u64(cells, c[RANGE_ID])?;
+        let parent_id = cells[c[PARENT_ID]].as_num();
+        if let Some(col) = self.optional(RANGE_STACK) {
+            let stack = spans[col].of(data);
+            if last_stack_id(stack) != Some(range_id) {
+                return Err((
+                    Some(col),
+                    format!(
+                        "`RangeStack` ({}) does not end with `RangeId` ({range_id})",
+                        super::scan::quote(stack)
+                    ),
+                ));
+            }
+        }
+        let name = spans[c[NAME]];
+        if let Some(col) = self.optional(NAME_TREE) {
+            let tree = spans[col].of(data);
+            let name_bytes = name.of(data);
+            if !is_name_tree(tree, lvl, name_bytes) {
+                return Err((
+                    Some(col),
+                    format!(
+                        "`NameTree` is not {} dashes followed by `Name` ({})",
+                        u64::from(lvl) * 2,
+                        super::scan::quote(name_bytes)
+                    ),
+                ));
+            }
+        }
+        Ok(Pending {
+            start_ns: start,
+            end_ns: end,
+            dur_child_ns: dur_child,
+            dur_non_child_ns: dur_non_child,
+            name,
+            pid: required_u64(cells, c[PID])?,
+            tid: required_u64(cells, c[TID])?,
+            lvl,
+            range_id,
+            parent_id,
+        })
+    }
+}
+
+/// `tree` is `2 * lvl` dashes then `name`; or, for a NULL name (empty, or `None` in 2022.4),
+/// the same NULL: SQL's `'--' || NULL` is NULL.
+#[inline]
+fn is_name_tree(tree: &[u8], lvl: u32, name: &[u8]) -> bool {
+    let dashes = (lvl as usize).saturating_mul(2);
+    let shaped = tree.len().checked_sub(name.len()) == Some(dashes)
+        && tree[..dashes].iter().all(|&b| b == b'-')
+        && &tree[dashes..] == name;
+    shaped || ((name.is_empty() || name == b"None") && tree == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_tree_shape() {
+        assert!(is_name_tree(b"----a,b", 2, b"a,b"));
+        assert!(is_name_tree(b"x", 0, b"x"));
+        assert!(!is_name_tree(b"--x", 0, b"x"));
+        assert!(!is_name_tree(b"-+x", 1, b"x"));
+        assert!(!is_name_tree(b"----x", 1, b"x"));
+        assert!(is_name_tree(b"", 3, b""));
+        assert!(is_name_tree(b"None", 3, b"None"));
+        assert!(is_name_tree(b"------", 3, b""));
+        assert!(!is_name_tree(b"", u32::MAX, b"x"));
+    }
+}

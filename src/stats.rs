@@ -1,0 +1,270 @@
+//! Descriptive statistics over integer nanosecond samples.
+//!
+//! The definitions are the contract's: percentiles interpolate linearly between the closest
+//! ranks (numpy's default), `stddev` is the sample standard deviation (n - 1; 0 for one value)
+//! and `cv` is stddev / mean. Everything is computed in a fixed order so that the same samples
+//! always give the same bits, which keeps `analysis.json` byte-identical between runs.
+
+use serde::{Deserialize, Serialize};
+
+/// Statistics of the per-iteration durations (`iteration_summary.host_inclusive` and friends).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IterationStats {
+    pub count: u64,
+    pub total_ns: i64,
+    pub mean_ns: f64,
+    pub median_ns: f64,
+    pub minimum_ns: i64,
+    pub maximum_ns: i64,
+    pub p90_ns: f64,
+    pub p99_ns: f64,
+    pub stddev_ns: f64,
+    pub cv: f64,
+}
+
+/// Statistics of one named range's instances (`host_ranges[].inclusive` and friends).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RangeStats {
+    pub total_ns: i64,
+    pub mean_ns: f64,
+    pub median_ns: f64,
+    pub minimum_ns: i64,
+    pub maximum_ns: i64,
+    pub stddev_ns: f64,
+}
+
+/// Sorted samples with their sum: the one pass every statistic below starts from.
+#[derive(Debug, Clone)]
+pub struct Sample {
+    sorted: Vec<i64>,
+    total: i128,
+}
+
+impl Sample {
+    /// Takes the values in any order; the statistics do not depend on it.
+    pub fn new(mut values: Vec<i64>) -> Self {
+        values.sort_unstable();
+        let total = values.iter().map(|&v| i128::from(v)).sum();
+        Sample {
+            sorted: values,
+            total,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.sorted.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sorted.is_empty()
+    }
+
+    pub fn sorted(&self) -> &[i64] {
+        &self.sorted
+    }
+
+    pub fn total(&self) -> i64 {
+        saturate(self.total)
+    }
+
+    pub fn mean(&self) -> f64 {
+        if self.sorted.is_empty() {
+            return 0.0;
+        }
+        self.total as f64 / self.sorted.len() as f64
+    }
+
+    pub fn median(&self) -> f64 {
+        self.percentile(50.0)
+    }
+
+    /// Linear interpolation between closest ranks, as `numpy.percentile(..., method="linear")`.
+    pub fn percentile(&self, p: f64) -> f64 {
+        percentile_sorted(&self.sorted, p)
+    }
+
+    /// Sample standard deviation (n - 1 in the denominator; 0 for fewer than two values).
+    pub fn stddev(&self) -> f64 {
+        let n = self.sorted.len();
+        if n < 2 {
+            return 0.0;
+        }
+        let mean = self.mean();
+        let sum_sq: f64 = self
+            .sorted
+            .iter()
+            .map(|&v| {
+                let d = v as f64 - mean;
+                d * d
+            })
+            .sum();
+        (sum_sq / (n - 1) as f64).sqrt()
+    }
+
+    /// Coefficient of variation; 0 when the mean is 0.
+    pub fn cv(&self) -> f64 {
+        let mean = self.mean();
+        if mean == 0.0 {
+            0.0
+        } else {
+            self.stddev() / mean
+        }
+    }
+
+    /// Median absolute deviation from the median, unscaled.
+    pub fn mad(&self) -> f64 {
+        let median = self.median();
+        let mut deviations: Vec<f64> = self
+            .sorted
+            .iter()
+            .map(|&v| (v as f64 - median).abs())
+            .collect();
+        deviations.sort_by(f64::total_cmp);
+        percentile_sorted_f64(&deviations, 50.0)
+    }
+
+    pub fn minimum(&self) -> i64 {
+        self.sorted.first().copied().unwrap_or(0)
+    }
+
+    pub fn maximum(&self) -> i64 {
+        self.sorted.last().copied().unwrap_or(0)
+    }
+
+    /// `None` for an empty sample: there is nothing to summarise.
+    pub fn iteration_stats(&self) -> Option<IterationStats> {
+        if self.is_empty() {
+            return None;
+        }
+        Some(IterationStats {
+            count: self.len() as u64,
+            total_ns: self.total(),
+            mean_ns: self.mean(),
+            median_ns: self.median(),
+            minimum_ns: self.minimum(),
+            maximum_ns: self.maximum(),
+            p90_ns: self.percentile(90.0),
+            p99_ns: self.percentile(99.0),
+            stddev_ns: self.stddev(),
+            cv: self.cv(),
+        })
+    }
+
+    pub fn range_stats(&self) -> RangeStats {
+        RangeStats {
+            total_ns: self.total(),
+            mean_ns: self.mean(),
+            median_ns: self.median(),
+            minimum_ns: self.minimum(),
+            maximum_ns: self.maximum(),
+            stddev_ns: self.stddev(),
+        }
+    }
+}
+
+fn saturate(v: i128) -> i64 {
+    i64::try_from(v).unwrap_or(if v < 0 { i64::MIN } else { i64::MAX })
+}
+
+fn percentile_sorted(sorted: &[i64], p: f64) -> f64 {
+    let n = sorted.len();
+    if n == 0 {
+        return 0.0;
+    }
+    let pos = (n - 1) as f64 * p / 100.0;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    let (a, b) = (sorted[lo] as f64, sorted[hi.min(n - 1)] as f64);
+    // numpy's `_lerp`: a + (b - a) * t, switching ends for t >= 0.5 to stay monotonic.
+    let t = pos - lo as f64;
+    lerp(a, b, t)
+}
+
+fn percentile_sorted_f64(sorted: &[f64], p: f64) -> f64 {
+    let n = sorted.len();
+    if n == 0 {
+        return 0.0;
+    }
+    let pos = (n - 1) as f64 * p / 100.0;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    lerp(sorted[lo], sorted[hi.min(n - 1)], pos - lo as f64)
+}
+
+fn lerp(a: f64, b: f64, t: f64) -> f64 {
+    let diff = b - a;
+    if t >= 0.5 {
+        b - diff * (1.0 - t)
+    } else {
+        a + diff * t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn matches_numpy_on_a_small_sample() {
+        // numpy: np.percentile([1,2,3,4,10], [50, 90, 99]) = [3., 7.6, 9.76]
+        // np.std(..., ddof=1) = 3.5355339059327378
+        let s = Sample::new(vec![10, 2, 4, 1, 3]);
+        assert_eq!(s.median(), 3.0);
+        assert!((s.percentile(90.0) - 7.6).abs() < 1e-9);
+        assert!((s.percentile(99.0) - 9.76).abs() < 1e-9);
+        assert!((s.stddev() - 3.535_533_905_932_737_8).abs() < 1e-12);
+        assert_eq!(s.total(), 20);
+        assert_eq!(s.mean(), 4.0);
+        assert!((s.cv() - 3.535_533_905_932_737_8 / 4.0).abs() < 1e-12);
+        // MAD: |x - 3| = [2, 1, 0, 1, 7] -> median 1
+        assert_eq!(s.mad(), 1.0);
+    }
+
+    #[test]
+    fn even_count_median_is_the_midpoint() {
+        let s = Sample::new(vec![1, 2, 3, 100]);
+        assert_eq!(s.median(), 2.5);
+    }
+
+    #[test]
+    fn one_value_has_zero_spread() {
+        let s = Sample::new(vec![42]);
+        let st = s.iteration_stats().unwrap();
+        assert_eq!(st.stddev_ns, 0.0);
+        assert_eq!(st.cv, 0.0);
+        assert_eq!(st.p90_ns, 42.0);
+        assert_eq!(st.median_ns, 42.0);
+    }
+
+    #[test]
+    fn empty_sample_has_no_iteration_stats() {
+        assert!(Sample::new(vec![]).iteration_stats().is_none());
+    }
+
+    proptest! {
+        #[test]
+        fn order_does_not_matter(mut values in prop::collection::vec(0i64..1_000_000_000, 1..200), seed in any::<u64>()) {
+            let a = Sample::new(values.clone()).iteration_stats().unwrap();
+            // A deterministic shuffle driven by the seed.
+            let mut state = seed | 1;
+            for i in (1..values.len()).rev() {
+                state ^= state << 13; state ^= state >> 7; state ^= state << 17;
+                values.swap(i, (state % (i as u64 + 1)) as usize);
+            }
+            let b = Sample::new(values).iteration_stats().unwrap();
+            prop_assert_eq!(a, b);
+        }
+
+        #[test]
+        fn order_statistics_are_ordered(values in prop::collection::vec(0i64..1_000_000_000, 1..200)) {
+            let s = Sample::new(values).iteration_stats().unwrap();
+            prop_assert!(s.minimum_ns as f64 <= s.median_ns);
+            prop_assert!(s.median_ns <= s.p90_ns);
+            prop_assert!(s.p90_ns <= s.p99_ns);
+            prop_assert!(s.p99_ns <= s.maximum_ns as f64);
+            prop_assert!(s.minimum_ns as f64 <= s.mean_ns + 1e-6 && s.mean_ns <= s.maximum_ns as f64 + 1e-6);
+            prop_assert!(s.stddev_ns >= 0.0);
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! Shared helpers: finding the project's real nsys installs, copying fixtures into temporary
+//! run directories, running the built binary, and an independent reading of the CSVs.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_fs::TempDir;
+use serde_json::Value;
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The nsys that `scripts/install-nsys.sh VERSION` installed. Under CI a missing install is a
+/// failure; locally the test is skipped, loudly.
+pub fn nsys(version: &str) -> Option<PathBuf> {
+    let path = repo().join(".nsys").join(version).join("nsys");
+    if path.is_file() {
+        return Some(path);
+    }
+    let hint = format!(
+        "nsys {version} is not installed at {} (run `scripts/install-nsys.sh {version}`)",
+        path.display()
+    );
+    if std::env::var_os("CI").is_some() {
+        panic!("{hint}; CI is set, so this is a failure, not a skip");
+    }
+    eprintln!("SKIPPED: {hint}; set CI=1 to make this a failure");
+    None
+}
+
+/// `let nsys = require_nsys!("2024.2");` returns from the test when it is skipped.
+#[macro_export]
+macro_rules! require_nsys {
+    ($version:expr) => {
+        match $crate::common::nsys($version) {
+            Some(path) => path,
+            None => return,
+        }
+    };
+}
+
+/// A fixture copied to a temporary folder, keeping its directory name (the manifest's
+/// `expected_trace_path` names it).
+pub struct Run {
+    _tmp: TempDir,
+    pub dir: PathBuf,
+}
+
+pub fn fixture(name: &str) -> Run {
+    copy_run(&repo().join("tests/fixtures").join(name))
+}
+
+pub fn copy_run(source: &Path) -> Run {
+    let tmp = TempDir::new().expect("temp dir");
+    let dir = tmp.path().join(source.file_name().expect("fixture name"));
+    copy_dir(source, &dir);
+    Run { _tmp: tmp, dir }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create dir");
+    for entry in std::fs::read_dir(from).expect("read fixture") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+impl Run {
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.join(rel)
+    }
+
+    pub fn analysis(&self) -> Value {
+        read_json(&self.path("analysis.json"))
+    }
+
+    pub fn manifest(&self) -> String {
+        std::fs::read_to_string(self.path("manifest.yaml")).expect("manifest")
+    }
+
+    pub fn set_manifest(&self, text: &str) {
+        std::fs::write(self.path("manifest.yaml"), text).expect("write manifest");
+    }
+
+    /// Replaces one line of the manifest (which must exist) by another.
+    pub fn edit_manifest(&self, from: &str, to: &str) {
+        let text = self.manifest();
+        assert!(text.contains(from), "manifest has no {from:?}:\n{text}");
+        self.set_manifest(&text.replacen(from, to, 1));
+    }
+}
+
+pub fn read_json(path: &Path) -> Value {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    serde_json::from_slice(&bytes).expect("valid JSON")
+}
+
+pub fn bin() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("nsys-gate").expect("binary");
+    // Nothing from the caller's environment decides which nsys runs.
+    cmd.env_remove("NSYS");
+    cmd
+}
+
+/// `nsys-gate analyze --run-dir DIR --nsys NSYS ARGS…`
+pub fn analyze(dir: &Path, nsys: &Path, args: &[&str]) -> Output {
+    bin()
+        .arg("analyze")
+        .arg("--run-dir")
+        .arg(dir)
+        .arg("--nsys")
+        .arg(nsys)
+        .args(args)
+        .output()
+        .expect("run nsys-gate")
+}
+
+#[track_caller]
+pub fn assert_status(out: &Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "exit status\n--- stdout\n{}\n--- stderr\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn codes(analysis: &Value) -> Vec<String> {
+    let mut codes: Vec<String> = analysis["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .map(|w| w["code"].as_str().expect("code").to_owned())
+        .collect();
+    codes.dedup();
+    codes
+}
+
+pub fn warning<'a>(analysis: &'a Value, code: &str) -> &'a Value {
+    analysis["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .find(|w| w["code"] == code)
+        .unwrap_or_else(|| panic!("no {code} warning in {}", analysis["warnings"]))
+}
+
+/// One push/pop row as an ordinary CSV reader sees it: an independent check on the tool's
+/// own reader, usable on fixtures whose names hold no commas, quotes or newlines.
+#[derive(Debug, Clone)]
+pub struct CsvRange {
+    pub start: i64,
+    pub end: i64,
+    pub duration: i64,
+    pub dur_child: i64,
+    pub dur_non_child: i64,
+    pub name: String,
+    pub tid: u64,
+    pub range_id: u64,
+    pub parent_id: Option<u64>,
+}
+
+pub fn plain_pushpop(path: &Path) -> Vec<CsvRange> {
+    let mut reader = csv::Reader::from_path(path).expect("open CSV");
+    let headers = reader.headers().expect("headers").clone();
+    let col = |name: &str| {
+        headers
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("no column {name}"))
+    };
+    let (start, end, dur, child, nonchild, name, tid, id, parent) = (
+        col("Start (ns)"),
+        col("End (ns)"),
+        col("Duration (ns)"),
+        col("DurChild (ns)"),
+        col("DurNonChild (ns)"),
+        col("Name"),
+        col("TID"),
+        col("RangeId"),
+        col("ParentId"),
+    );
+    reader
+        .records()
+        .map(|r| {
+            let r = r.expect("record");
+            CsvRange {
+                start: r[start].parse().unwrap(),
+                end: r[end].parse().unwrap(),
+                duration: r[dur].parse().unwrap(),
+                dur_child: r[child].parse().unwrap(),
+                dur_non_child: r[nonchild].parse().unwrap(),
+                name: r[name].trim_start_matches(':').to_owned(),
+                tid: r[tid].parse().unwrap(),
+                range_id: r[id].parse().unwrap(),
+                parent_id: match &r[parent] {
+                    "" | "None" => None,
+                    p => Some(p.parse().unwrap()),
+                },
+            }
+        })
+        .collect()
+}
+
+/// Scoped name -> (instances, inclusive total, exclusive total) below the given iteration
+/// ranges, computed straight from the rows.
+pub fn scoped_totals(rows: &[CsvRange], iteration_ids: &[u64]) -> HashMap<String, (u64, i64, i64)> {
+    let by_id: HashMap<u64, &CsvRange> = rows.iter().map(|r| (r.range_id, r)).collect();
+    let mut totals: HashMap<String, (u64, i64, i64)> = HashMap::new();
+    for r in rows {
+        // Walk up to an iteration, collecting names.
+        let mut names = vec![r.name.clone()];
+        let mut parent = r.parent_id;
+        let mut under = None;
+        while let Some(p) = parent {
+            if iteration_ids.contains(&p) {
+                under = Some(p);
+                break;
+            }
+            let pr = by_id[&p];
+            names.push(pr.name.clone());
+            parent = pr.parent_id;
+        }
+        if under.is_some() {
+            names.reverse();
+            let e = totals.entry(names.join(".")).or_default();
+            e.0 += 1;
+            e.1 += r.duration;
+            e.2 += r.dur_non_child;
+        }
+    }
+    totals
+}

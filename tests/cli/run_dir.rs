@@ -1,0 +1,196 @@
+//! Bad input in the run directory: exit 2, one clear message naming the key and line or the
+//! path, and nothing written (an existing analysis.json is left untouched).
+
+use std::path::Path;
+
+use crate::common::{self, analyze, assert_status, fixture, stderr, Run};
+use crate::require_nsys;
+
+const PREVIOUS: &str = "{\"previous\": true}\n";
+
+/// Runs analyze on a run directory that already holds an analysis.json, expects exit 2 with
+/// every `needles` in the message, and checks the old analysis.json survived byte for byte.
+#[track_caller]
+fn refused(run: &Run, nsys: &Path, needles: &[&str]) {
+    std::fs::write(run.path("analysis.json"), PREVIOUS).unwrap();
+    let out = analyze(&run.dir, nsys, &[]);
+    assert_status(&out, 2);
+    let err = stderr(&out);
+    for needle in needles {
+        assert!(err.contains(needle), "{needle:?} not in:\n{err}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(run.path("analysis.json")).unwrap(),
+        PREVIOUS
+    );
+    // nsys never ran: the manifest and trace are checked first.
+    assert!(!run.path("stats/nsys-gate-stats.json").exists());
+}
+
+#[test]
+fn missing_required_keys_are_named() {
+    let nsys = require_nsys!("2024.2");
+    for key in ["profile_name", "run_id", "capture_range"] {
+        let run = fixture("clean");
+        let text: String = run
+            .manifest()
+            .lines()
+            .filter(|l| !l.starts_with(&format!("{key}:")))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        run.set_manifest(&text);
+        refused(&run, &nsys, &["manifest.yaml", &format!("`{key}`")]);
+    }
+}
+
+#[test]
+fn wrong_iteration_count_names_key_and_line() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("clean");
+    let text = run.manifest();
+    let line = text
+        .lines()
+        .position(|l| l.trim_start().starts_with("iterations:"))
+        .unwrap()
+        + 1;
+    let replaced: String = text
+        .lines()
+        .map(|l| {
+            if l.trim_start().starts_with("iterations:") {
+                "  iterations: two\n".to_owned()
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    run.set_manifest(&replaced);
+    refused(
+        &run,
+        &nsys,
+        &[
+            &format!("manifest.yaml:{line}"),
+            "`workload.iterations`",
+            "two",
+        ],
+    );
+}
+
+#[test]
+fn a_capture_range_of_the_wrong_type_is_refused() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("clean");
+    run.edit_manifest("capture_range: profile-target", "capture_range: [a, b]");
+    refused(&run, &nsys, &["manifest.yaml:1", "`capture_range`"]);
+}
+
+#[test]
+fn a_trace_that_is_not_in_the_run_directory_is_named() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("clean");
+    std::fs::rename(
+        run.path("trace.nsys-rep"),
+        run.dir.parent().unwrap().join("trace.nsys-rep"),
+    )
+    .unwrap();
+    refused(
+        &run,
+        &nsys,
+        &["trace", "trace.nsys-rep", "not found in the run directory"],
+    );
+}
+
+#[test]
+fn a_trace_symlink_leaving_the_run_directory_is_refused() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("clean");
+    let outside = run.dir.parent().unwrap().join("elsewhere.nsys-rep");
+    std::fs::rename(run.path("trace.nsys-rep"), &outside).unwrap();
+    std::os::unix::fs::symlink(&outside, run.path("trace.nsys-rep")).unwrap();
+    refused(
+        &run,
+        &nsys,
+        &["is a symlink to", "outside the run directory"],
+    );
+}
+
+#[test]
+fn a_trace_symlink_inside_the_run_directory_is_fine() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("clean");
+    std::fs::create_dir(run.path("raw")).unwrap();
+    std::fs::rename(run.path("trace.nsys-rep"), run.path("raw/trace.nsys-rep")).unwrap();
+    std::os::unix::fs::symlink("raw/trace.nsys-rep", run.path("trace.nsys-rep")).unwrap();
+    assert_status(&analyze(&run.dir, &nsys, &[]), 0);
+}
+
+#[test]
+fn a_trace_hash_that_does_not_match_is_refused() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("clean");
+    let mut text = run.manifest();
+    text.push_str(&format!("trace_sha256: {}\n", "0".repeat(64)));
+    run.set_manifest(&text);
+    refused(
+        &run,
+        &nsys,
+        &["`trace_sha256` does not match", &"0".repeat(64)],
+    );
+}
+
+#[test]
+fn a_matching_trace_hash_is_accepted() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("clean");
+    let out = std::process::Command::new("sha256sum")
+        .arg(run.path("trace.nsys-rep"))
+        .output()
+        .unwrap();
+    let hash = String::from_utf8(out.stdout).unwrap();
+    let mut text = run.manifest();
+    text.push_str(&format!(
+        "trace_sha256: {}\n",
+        hash.split_whitespace().next().unwrap()
+    ));
+    run.set_manifest(&text);
+    assert_status(&analyze(&run.dir, &nsys, &[]), 0);
+}
+
+#[test]
+fn a_moved_run_directory_warns_but_works() {
+    let nsys = require_nsys!("2024.2");
+    let source = common::repo().join("tests/fixtures/clean");
+    let tmp = assert_fs::TempDir::new().unwrap();
+    let moved = tmp.path().join("artifact-from-ci");
+    std::fs::create_dir(&moved).unwrap();
+    for f in ["manifest.yaml", "trace.nsys-rep"] {
+        std::fs::copy(source.join(f), moved.join(f)).unwrap();
+    }
+    assert_status(&analyze(&moved, &nsys, &[]), 0);
+    let a = common::read_json(&moved.join("analysis.json"));
+    let w = common::warning(&a, "trace_path_moved");
+    assert_eq!(w["gating"], false);
+    assert!(w["message"].as_str().unwrap().contains("artifact-from-ci"));
+}
+
+#[test]
+fn a_run_directory_without_a_manifest_is_named() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("clean");
+    std::fs::remove_file(run.path("manifest.yaml")).unwrap();
+    let out = analyze(&run.dir, &nsys, &[]);
+    assert_status(&out, 2);
+    assert!(
+        stderr(&out).contains("no manifest.yaml in"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn unknown_gate_codes_are_refused() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("clean");
+    let out = analyze(&run.dir, &nsys, &["--gate-on", "missing_iteration"]);
+    assert_status(&out, 2);
+    assert!(stderr(&out).contains("unknown warning code `missing_iteration`"));
+}

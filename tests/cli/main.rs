@@ -1,6 +1,7 @@
 //! The one integration-test binary: the built `nsys-gate` run on real traces with real nsys.
 
 mod common;
+mod csv_input;
 mod fixtures;
 mod nsys_failures;
 mod output;

@@ -167,28 +167,23 @@ fn saturate(v: i128) -> i64 {
 }
 
 fn percentile_sorted(sorted: &[i64], p: f64) -> f64 {
-    let n = sorted.len();
-    if n == 0 {
-        return 0.0;
-    }
-    let pos = (n - 1) as f64 * p / 100.0;
-    let lo = pos.floor() as usize;
-    let hi = pos.ceil() as usize;
-    let (a, b) = (sorted[lo] as f64, sorted[hi.min(n - 1)] as f64);
-    // numpy's `_lerp`: a + (b - a) * t, switching ends for t >= 0.5 to stay monotonic.
-    let t = pos - lo as f64;
-    lerp(a, b, t)
+    percentile_by(sorted.len(), p, |i| sorted[i] as f64)
 }
 
 fn percentile_sorted_f64(sorted: &[f64], p: f64) -> f64 {
-    let n = sorted.len();
+    percentile_by(sorted.len(), p, |i| sorted[i])
+}
+
+/// Linear interpolation between the closest ranks of `n` sorted values read through `at`.
+fn percentile_by(n: usize, p: f64, at: impl Fn(usize) -> f64) -> f64 {
     if n == 0 {
         return 0.0;
     }
     let pos = (n - 1) as f64 * p / 100.0;
     let lo = pos.floor() as usize;
-    let hi = pos.ceil() as usize;
-    lerp(sorted[lo], sorted[hi.min(n - 1)], pos - lo as f64)
+    let hi = (pos.ceil() as usize).min(n - 1);
+    // numpy's `_lerp`: a + (b - a) * t, switching ends for t >= 0.5 to stay monotonic.
+    lerp(at(lo), at(hi), pos - lo as f64)
 }
 
 fn lerp(a: f64, b: f64, t: f64) -> f64 {

@@ -32,6 +32,27 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
+    /// Each table entry's header column and whether it is present; `None` when a required
+    /// entry is missing.
+    pub(crate) fn resolve<const N: usize>(
+        &self,
+        defs: &[ColumnDef; N],
+    ) -> Option<([usize; N], [bool; N])> {
+        let mut col = [0; N];
+        let mut present = [false; N];
+        for (i, def) in defs.iter().enumerate() {
+            match self.index.get(i).copied().flatten() {
+                Some(c) => {
+                    col[i] = c;
+                    present[i] = true;
+                }
+                None if def.required => return None,
+                None => {}
+            }
+        }
+        Some((col, present))
+    }
+
     /// Number of table entries found in the header.
     pub(crate) fn known(&self) -> usize {
         self.index.iter().filter(|i| i.is_some()).count()

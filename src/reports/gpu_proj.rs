@@ -75,18 +75,8 @@ pub(crate) struct Pending {
 impl GpuProjSchema {
     /// `None` when a required column is missing.
     pub(crate) fn new(layout: Layout) -> Option<Self> {
-        let mut col = [0; DEFS.len()];
-        let mut present = [false; DEFS.len()];
-        for (i, def) in DEFS.iter().enumerate() {
-            match layout.index.get(i).copied().flatten() {
-                Some(c) => {
-                    col[i] = c;
-                    present[i] = true;
-                }
-                None if def.required => return None,
-                None => {}
-            }
-        }
+        let defs: &[ColumnDef; DEFS.len()] = DEFS.try_into().ok()?;
+        let (col, present) = layout.resolve(defs)?;
         Some(GpuProjSchema {
             layout,
             col,

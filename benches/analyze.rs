@@ -4,6 +4,8 @@
 //!     cargo bench --bench analyze                 # 1,000,000 push/pop rows
 //!     cargo bench --bench analyze -- --rows 100000
 //!
+//! Under `cargo test --all-targets` it runs once on 20,000 rows as a smoke test.
+//!
 //! Prints the time of each stage, rows per second and the process's peak memory (VmHWM).
 //! The CSVs are written the way nsys writes them (quoted names with commas, raw quotes).
 
@@ -163,7 +165,10 @@ fn peak_memory_kib() -> Option<u64> {
 }
 
 fn main() {
-    let mut rows = 1_000_000usize;
+    // `cargo bench` passes `--bench`; `cargo test --all-targets` runs this binary without it,
+    // and then a small smoke run checks that the benchmark still works.
+    let benching = std::env::args().any(|a| a == "--bench");
+    let mut rows = if benching { 1_000_000usize } else { 20_000 };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         if arg == "--rows" {

@@ -194,3 +194,50 @@ fn unknown_gate_codes_are_refused() {
     assert_status(&out, 2);
     assert!(stderr(&out).contains("unknown warning code `missing_iteration`"));
 }
+
+#[test]
+fn a_misspelt_key_is_kept_and_warned_about() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("clean");
+    let mut text = run.manifest();
+    text.push_str("iteration_patern: '^step (\\d+)$'\n");
+    run.set_manifest(&text);
+    assert_status(&analyze(&run.dir, &nsys, &[]), 0);
+    let a = run.analysis();
+    let w = common::warning(&a, "manifest_unknown_key");
+    assert_eq!(w["gating"], false);
+    let message = w["message"].as_str().unwrap();
+    assert!(message.contains("`iteration_patern`"), "{message}");
+    assert!(message.contains("`iteration_pattern`"), "{message}");
+    assert_eq!(a["run"]["extra"]["iteration_patern"], "^step (\\d+)$");
+    // The default pattern still applies.
+    assert_eq!(a["run"]["iteration_pattern"], "^iteration (\\d+)$");
+}
+
+#[test]
+fn a_manifest_that_is_not_utf8_is_refused_with_its_line() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("clean");
+    let mut bytes = run.manifest().into_bytes();
+    let at = bytes.windows(7).position(|w| w == b"\ndevice").unwrap() + 9;
+    let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
+    bytes[at] = 0xff;
+    std::fs::write(run.path("manifest.yaml"), &bytes).unwrap();
+    std::fs::write(run.path("analysis.json"), PREVIOUS).unwrap();
+    let out = analyze(&run.dir, &nsys, &[]);
+    assert_status(&out, 2);
+    let err = stderr(&out);
+    assert!(err.contains(&format!("manifest.yaml:{line}:")), "{err}");
+    assert!(err.to_lowercase().contains("not valid utf-8"), "{err}");
+    assert_eq!(std::fs::read_to_string(run.path("analysis.json")).unwrap(), PREVIOUS);
+}
+
+#[test]
+fn yaml_1_1_record_ids_stay_strings() {
+    let nsys = require_nsys!("2023.4");
+    let run = fixture("clean-2023.4");
+    assert_status(&analyze(&run.dir, &nsys, &[]), 0);
+    let a = run.analysis();
+    assert_eq!(a["run"]["record_count"], 3);
+    assert!(run.manifest().contains("- 000000000139"));
+}

@@ -70,8 +70,55 @@ pub const FIRST_ITERATION_SLOW_RATIO: f64 = 1.5;
 pub const HIGH_VARIANCE_CV: f64 = 0.10;
 pub const SLOW_ITERATION_MADS: f64 = 5.0;
 
+/// Range id -> row index. nsys numbers ranges by their NVTX_EVENTS row, so ids are dense
+/// with small gaps: a flat table when they are, a hash map otherwise.
+enum IdIndex {
+    Dense { min: u64, rows: Vec<u32> },
+    Sparse(HashMap<u64, u32>),
+}
+
+impl IdIndex {
+    /// Builds the index; `Err((first, second))` names two rows with the same id.
+    fn build(rows: &[PushPopRow]) -> Result<IdIndex, (usize, usize)> {
+        let min = rows.iter().map(|r| r.range_id).min().unwrap_or(0);
+        let max = rows.iter().map(|r| r.range_id).max().unwrap_or(0);
+        let span = max - min;
+        if span < 4 * rows.len() as u64 + 1024 {
+            let mut table = vec![NONE; span as usize + 1];
+            for (i, r) in rows.iter().enumerate() {
+                let slot = &mut table[(r.range_id - min) as usize];
+                if *slot != NONE {
+                    return Err((*slot as usize, i));
+                }
+                *slot = i as u32;
+            }
+            Ok(IdIndex::Dense { min, rows: table })
+        } else {
+            let mut map = HashMap::with_capacity(rows.len());
+            for (i, r) in rows.iter().enumerate() {
+                if let Some(first) = map.insert(r.range_id, i as u32) {
+                    return Err((first as usize, i));
+                }
+            }
+            Ok(IdIndex::Sparse(map))
+        }
+    }
+
+    fn get(&self, id: u64) -> Option<u32> {
+        match self {
+            IdIndex::Dense { min, rows } => id
+                .checked_sub(*min)
+                .and_then(|k| rows.get(usize::try_from(k).ok()?))
+                .copied()
+                .filter(|&r| r != NONE),
+            IdIndex::Sparse(map) => map.get(&id).copied(),
+        }
+    }
+}
+
 /// The push/pop ranges as a tree: parent index and children lists (CSR) over row indexes.
 struct Tree {
+    by_id: IdIndex,
     parent: Vec<u32>,
     child_offsets: Vec<u32>,
     children: Vec<u32>,
@@ -80,25 +127,20 @@ struct Tree {
 impl Tree {
     fn build(rows: &[PushPopRow], path: &Path) -> Result<Tree, DataError> {
         let n = rows.len();
-        let mut by_id: HashMap<u64, u32> = HashMap::with_capacity(n);
-        for (i, r) in rows.iter().enumerate() {
-            if let Some(first) = by_id.insert(r.range_id, i as u32) {
-                return Err(DataError {
-                    path: path.to_owned(),
-                    line: r.line,
-                    column: "RangeId",
-                    message: format!(
-                        "range id {} appears twice (first at line {})",
-                        r.range_id, rows[first as usize].line
-                    ),
-                });
-            }
-        }
+        let by_id = IdIndex::build(rows).map_err(|(first, second)| DataError {
+            path: path.to_owned(),
+            line: rows[second].line,
+            column: "RangeId",
+            message: format!(
+                "range id {} appears twice (first at line {})",
+                rows[second].range_id, rows[first].line
+            ),
+        })?;
         let mut parent = Vec::with_capacity(n);
         for r in rows {
             let p = match r.parent_id {
                 None => NONE,
-                Some(pid) => *by_id.get(&pid).ok_or_else(|| DataError {
+                Some(pid) => by_id.get(pid).ok_or_else(|| DataError {
                     path: path.to_owned(),
                     line: r.line,
                     column: "ParentId",
@@ -128,6 +170,7 @@ impl Tree {
             }
         }
         Ok(Tree {
+            by_id,
             parent,
             child_offsets,
             children,
@@ -268,10 +311,13 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
     }
 
     // Ranges matching the pattern that are not measured iterations.
-    let measured_rows: std::collections::HashSet<u32> = measured.iter().map(|m| m.0).collect();
+    let mut is_measured = vec![false; rows.len()];
+    for m in &measured {
+        is_measured[m.0 as usize] = true;
+    }
     let reachable = reachable_from_roots(&tree);
     let elsewhere = (0..rows.len() as u32)
-        .filter(|&i| reachable[i as usize] && !measured_rows.contains(&i))
+        .filter(|&i| reachable[i as usize] && !is_measured[i as usize])
         .filter(|&i| !captures.contains(&i))
         .filter(|&i| matcher.index(rows[i as usize].name).is_some())
         .count() as u64;
@@ -403,7 +449,7 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
 
     // GPU projection: each report row joined to its push/pop range on RangeId, PID and TID.
     let gpu = match reports.gpu {
-        Some(gpu_rows) => Some(GpuIndex::build(gpu_rows, rows, reports.gpu_path)?),
+        Some(gpu_rows) => Some(GpuIndex::build(gpu_rows, rows, &tree, reports.gpu_path)?),
         None => None,
     };
 
@@ -715,29 +761,33 @@ fn most_common_child_set(
 
 /// GPU projection rows by push/pop row.
 struct GpuIndex {
-    by_row: HashMap<u32, IterationGpu>,
+    /// Per push/pop row: index into `projections`, or NONE.
+    by_row: Vec<u32>,
+    projections: Vec<IterationGpu>,
     outside_ops: u64,
 }
 
 impl GpuIndex {
-    fn build(gpu: &[GpuProjRow], rows: &[PushPopRow], path: &Path) -> Result<GpuIndex, DataError> {
-        let mut by_range: HashMap<u64, u32> = HashMap::with_capacity(rows.len());
-        for (i, r) in rows.iter().enumerate() {
-            by_range.insert(r.range_id, i as u32);
-        }
-        let mut by_row = HashMap::new();
+    fn build(
+        gpu: &[GpuProjRow],
+        rows: &[PushPopRow],
+        tree: &Tree,
+        path: &Path,
+    ) -> Result<GpuIndex, DataError> {
+        let mut by_row = vec![NONE; rows.len()];
+        let mut projections = Vec::new();
         let mut outside_ops = 0u64;
         for g in gpu {
-            if g.name.is_none() {
-                // nsys's synthetic root: the operations launched outside every range.
+            let Some(range_id) = g.range_id else {
+                // nsys's synthetic root (no range): the operations launched outside every
+                // range.
                 outside_ops = outside_ops.saturating_add(g.num_gpu_ops);
                 continue;
-            }
+            };
             if g.style != Some(RangeStyle::PushPop) {
                 continue;
             }
-            let Some(range_id) = g.range_id else { continue };
-            let Some(&row) = by_range.get(&range_id) else {
+            let Some(row) = tree.by_id.get(range_id) else {
                 continue;
             };
             let r = &rows[row as usize];
@@ -764,24 +814,26 @@ impl GpuIndex {
             if g.num_gpu_ops == 0 {
                 continue;
             }
-            by_row.insert(
-                row,
-                IterationGpu {
-                    start_ns: start,
-                    end_ns: start.saturating_add(projected),
-                    projected_ns: projected,
-                    gpu_operation_count: g.num_gpu_ops,
-                },
-            );
+            by_row[row as usize] = projections.len() as u32;
+            projections.push(IterationGpu {
+                start_ns: start,
+                end_ns: start.saturating_add(projected),
+                projected_ns: projected,
+                gpu_operation_count: g.num_gpu_ops,
+            });
         }
         Ok(GpuIndex {
             by_row,
+            projections,
             outside_ops,
         })
     }
 
     fn projection(&self, row: u32) -> Option<IterationGpu> {
-        self.by_row.get(&row).cloned()
+        match self.by_row[row as usize] {
+            NONE => None,
+            i => Some(self.projections[i as usize].clone()),
+        }
     }
 }
 

@@ -21,6 +21,92 @@ pub enum Command {
     /// gating warning; 2 no analysis (bad arguments, bad manifest, nsys missing or failed,
     /// unreadable reports).
     Analyze(AnalyzeArgs),
+
+    /// Render the analysis.json of run directories as one markdown report.
+    ///
+    /// Writes DIR/report.md (the first run directory's) or --output. Inside GitHub Actions
+    /// (GITHUB_ACTIONS=true) also appends the report to $GITHUB_STEP_SUMMARY, turns warnings
+    /// into annotations and sets the step outputs analysis-paths, report-path, gate and
+    /// warnings.
+    ///
+    /// Exit status over all run directories: 0 no gating warning; 1 a gating warning; 2 a run
+    /// directory without a readable analysis.json, or a broken template.
+    Report(ReportArgs),
+
+    /// Analyse run directories, render one report covering all of them, and gate.
+    ///
+    /// Runs `analyze` on each run directory, renders the report (also for run directories
+    /// that could not be analysed), writes it to the first run directory's report.md (or
+    /// --output), prints it, and in GitHub Actions writes the step summary, annotations and
+    /// step outputs as `report` does. Posting the report as a pull-request comment is not
+    /// implemented yet: `run` always behaves as with --no-post.
+    ///
+    /// Exit status over all run directories: 0 no gating warning; 1 a gating warning in
+    /// any; 2 any could not be analysed (or bad arguments, or a broken template).
+    Run(RunArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Run directory holding analysis.json (repeatable: one report covers all).
+    #[arg(long = "run-dir", value_name = "DIR", required = true)]
+    pub run_dirs: Vec<PathBuf>,
+
+    /// minijinja template to render instead of the built-in one.
+    #[arg(long, value_name = "FILE")]
+    pub template: Option<PathBuf>,
+
+    /// Where to write the report (`-`: standard output) [default: DIR/report.md of the first
+    /// run directory].
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Rows of each range table.
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
+    pub top: u16,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Run directory holding manifest.yaml and the trace (repeatable: one report covers all).
+    #[arg(long = "run-dir", value_name = "DIR", required = true)]
+    pub run_dirs: Vec<PathBuf>,
+
+    /// Do not post the report as a pull-request comment; print it to standard output.
+    #[arg(long)]
+    pub no_post: bool,
+
+    /// minijinja template to render instead of the built-in one.
+    #[arg(long, value_name = "FILE")]
+    pub template: Option<PathBuf>,
+
+    /// Where to write the report [default: DIR/report.md of the first run directory].
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Rows of each range table.
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
+    pub top: u16,
+
+    /// nsys executable [default: $NSYS, then PATH, then the usual install places].
+    #[arg(long, value_name = "PATH")]
+    pub nsys: Option<PathBuf>,
+
+    /// Kill nsys and fail that run directory when `nsys stats` runs longer than this.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
+    pub nsys_timeout: u64,
+
+    /// Analyse the CSVs already under each DIR/stats/ without running nsys.
+    #[arg(long)]
+    pub reuse_stats: bool,
+
+    /// Also fail the job on this warning code (repeatable).
+    #[arg(long, value_name = "CODE")]
+    pub gate_on: Vec<String>,
+
+    /// Do not fail the job on this warning code (repeatable).
+    #[arg(long, value_name = "CODE")]
+    pub no_gate_on: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -9,13 +9,16 @@
 //! 5. [`gate`]: which warnings fail the job, and the exit status;
 //! 6. [`artifact`]: `analysis.json`, written atomically.
 
+pub mod actions;
 pub mod analysis;
 pub mod artifact;
 pub mod cli;
+pub mod commands;
 pub mod gate;
 pub mod manifest;
 pub mod nsys;
 pub mod progress;
+pub mod render;
 pub mod reports;
 pub mod rundir;
 pub mod stats;
@@ -41,6 +44,8 @@ pub const ANALYSIS_FILE: &str = "analysis.json";
 pub fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Analyze(args) => analyze_command(&args),
+        Command::Report(args) => commands::report(&args),
+        Command::Run(args) => commands::run(&args),
     };
     match result {
         Ok(code) => code,

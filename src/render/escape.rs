@@ -94,6 +94,20 @@ pub fn inline(text: &str) -> String {
     out
 }
 
+/// A warning code or other identifier as a code span when it is a plain identifier
+/// (`[A-Za-z0-9_.-]`), else as [`inline`] text.
+pub fn code(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if plain {
+        format!("`{text}`")
+    } else {
+        inline(text)
+    }
+}
+
 /// [`inline`] of at most `max_chars` characters of `text` (counted before escaping); a
 /// shortened text ends with `…`.
 pub fn inline_shortened(text: &str, max_chars: usize) -> String {
@@ -142,12 +156,17 @@ fn is_bidi_control(c: char) -> bool {
 /// Index of the `.` or `)` of a leading ordered-list marker (`12.` / `3)`), if any.
 fn ordered_list_marker(chars: &[char]) -> Option<usize> {
     let start = chars.iter().take_while(|c| **c == ' ').count();
-    let digits = chars[start..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let digits = chars[start..]
+        .iter()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
     if digits == 0 || digits > 9 {
         return None;
     }
     let i = start + digits;
-    matches!(chars.get(i), Some('.' | ')')).then_some(i)
+    let marker = matches!(chars.get(i), Some('.' | ')'));
+    let then_space = matches!(chars.get(i + 1), None | Some(' ' | '\t'));
+    (marker && then_space).then_some(i)
 }
 
 fn preceded_by_ignore_case(chars: &[char], i: usize, word: &str) -> bool {
@@ -178,11 +197,16 @@ mod tests {
         assert_eq!(inline("line\nbreak\r"), "line\u{2424}break\u{240D}");
         assert_eq!(inline("- item"), "\\- item");
         assert_eq!(inline("1. first"), "1\\. first");
+        assert_eq!(inline("12)"), "12\\)");
+        assert_eq!(inline("2024.2.3"), "2024.2.3");
         assert_eq!(inline("  x"), "&#32;&#32;x");
         assert_eq!(inline("a - b"), "a - b");
         assert_eq!(inline("see https://x.y"), "see https:\u{200B}//x.y");
         assert_eq!(inline("www.x.y"), "www\u{200B}.x.y");
-        assert_eq!(inline("**b** _i_ [l](u) ![i](u) ~s~ $m$ \\"), "\\*\\*b\\*\\* \\_i\\_ \\[l\\](u) \\!\\[i\\](u) \\~s\\~ \\$m\\$ \\\\");
+        assert_eq!(
+            inline("**b** _i_ [l](u) ![i](u) ~s~ $m$ \\"),
+            "\\*\\*b\\*\\* \\_i\\_ \\[l\\](u) \\!\\[i\\](u) \\~s\\~ \\$m\\$ \\\\"
+        );
         assert_eq!(inline("a\u{202E}b"), "a\u{FFFD}b");
         assert_eq!(inline("日本語 🎉 e\u{301}"), "日本語 🎉 e\u{301}");
         assert_eq!(inline("\u{1b}[31m"), "\u{241B}\\[31m");
@@ -199,7 +223,10 @@ mod tests {
     #[test]
     fn code_blocks_cannot_be_closed() {
         let block = code_block("line 1\r\n```\n</details>\n\u{1b}[0m\n");
-        assert_eq!(block, "    line 1\n    ```\n    </details>\n    \u{241B}[0m\n");
+        assert_eq!(
+            block,
+            "    line 1\n    ```\n    </details>\n    \u{241B}[0m\n"
+        );
     }
 
     /// Whether the `|` at byte `at` is escaped: an odd number of backslashes before it.
@@ -209,8 +236,14 @@ mod tests {
 
     fn check_inline(text: &str) -> Result<(), TestCaseError> {
         let out = inline(text);
-        prop_assert!(!out.contains('\n') && !out.contains('\r'), "line break in {out:?}");
-        prop_assert!(!out.contains('<') && !out.contains('>'), "raw angle bracket in {out:?}");
+        prop_assert!(
+            !out.contains('\n') && !out.contains('\r'),
+            "line break in {out:?}"
+        );
+        prop_assert!(
+            !out.contains('<') && !out.contains('>'),
+            "raw angle bracket in {out:?}"
+        );
         for (at, _) in out.match_indices('|') {
             prop_assert!(escaped_at(&out, at), "unescaped | in {out:?}");
         }
@@ -223,19 +256,34 @@ mod tests {
             if w[0] == '@' {
                 prop_assert!(!w[1].is_ascii_alphanumeric(), "mention in {out:?}");
             }
-            if w[0] == '#' {
-                prop_assert!(!w[1].is_ascii_digit(), "issue reference in {out:?}");
-            }
+        }
+        for (at, _) in out.match_indices('#') {
+            // `&#32;` is an entity (a leading space), not text with a `#`.
+            let entity = out[..at].ends_with('&');
+            let next = out[at + 1..].chars().next();
+            prop_assert!(
+                entity || !next.is_some_and(|c| c.is_ascii_digit()),
+                "issue reference in {out:?}"
+            );
         }
         prop_assert!(!out.contains("://"), "URL in {out:?}");
         let lower = out.to_ascii_lowercase();
         for (at, _) in lower.match_indices("gh-") {
             let next = lower[at + 3..].chars().next();
-            prop_assert!(!next.is_some_and(|c| c.is_ascii_digit()), "GH- reference in {out:?}");
+            prop_assert!(
+                !next.is_some_and(|c| c.is_ascii_digit()),
+                "GH- reference in {out:?}"
+            );
         }
         // A line that starts with the text starts no block.
         let first = out.chars().next();
-        prop_assert!(!matches!(first, Some('-' | '+' | '=' | '#' | '>' | ' ' | '*' | '`' | '~')), "block start in {out:?}");
+        prop_assert!(
+            !matches!(
+                first,
+                Some('-' | '+' | '=' | '#' | '>' | ' ' | '*' | '`' | '~')
+            ),
+            "block start in {out:?}"
+        );
         Ok(())
     }
 

@@ -28,7 +28,7 @@ pub fn duration(ns: f64) -> String {
                 return format!("{sign}{} {bigger_unit}", significant(v / bigger, 3));
             }
             if x >= 1000.0 {
-                return format!("{sign}{x:.0} {unit}");
+                return format!("{sign}{:.0} {unit}", v / scale);
             }
             return format!("{sign}{} {unit}", significant(v / scale, 3));
         }
@@ -99,7 +99,7 @@ pub fn percent(part: f64, whole: f64) -> String {
     }
     let p = 100.0 * part / whole;
     if p > 0.0 && p < 0.1 {
-        return "< 0.1 %".to_owned();
+        return "under 0.1 %".to_owned();
     }
     format!("{p:.1} %")
 }
@@ -176,7 +176,7 @@ mod tests {
         assert_eq!(ratio(2.3149), "2.31×");
         assert_eq!(percent(1.0, 3.0), "33.3 %");
         assert_eq!(percent(1.0, 0.0), "n/a");
-        assert_eq!(percent(1.0, 100_000.0), "< 0.1 %");
+        assert_eq!(percent(1.0, 100_000.0), "under 0.1 %");
     }
 
     #[test]

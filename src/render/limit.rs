@@ -175,6 +175,10 @@ struct Blocks {
 impl Blocks {
     fn feed(&mut self, line: &str) {
         let trimmed = line.trim_start_matches(' ');
+        if line.len() - trimmed.len() >= 4 {
+            // An indented code line (or a fence's content): neither opens nor closes anything.
+            return;
+        }
         let run = |c: char| trimmed.chars().take_while(|x| *x == c).count();
         if let Some((c, len)) = self.fence {
             if run(c) >= len && trimmed.trim_start_matches(c).trim().is_empty() {
@@ -190,7 +194,9 @@ impl Blocks {
         }
         let lower = trimmed.to_ascii_lowercase();
         self.details += lower.matches("<details").count();
-        self.details = self.details.saturating_sub(lower.matches("</details>").count());
+        self.details = self
+            .details
+            .saturating_sub(lower.matches("</details>").count());
     }
 
     fn closers(&self) -> String {
@@ -229,7 +235,9 @@ mod tests {
         assert_eq!(steps[0], Caps::full(10));
         for w in steps.windows(2) {
             let (a, b) = (w[0], w[1]);
-            assert!(b.top <= a.top && b.iterations <= a.iterations && b.chart_points <= a.chart_points);
+            assert!(
+                b.top <= a.top && b.iterations <= a.iterations && b.chart_points <= a.chart_points
+            );
             assert!(b.message_chars <= a.message_chars && b.name_chars <= a.name_chars);
             assert_ne!(a, b);
         }
@@ -258,6 +266,9 @@ mod tests {
         assert!(out.chars().count() <= 300, "{}", out.chars().count());
         assert!(out.starts_with("<!-- marker -->\n# Title\n"));
         assert!(out.ends_with("```\n\n</details>\n\n*cut*\n"), "{out}");
+        // Indented code is not markup.
+        let text = format!("first\n<details>\n\n    </details>\n{}", "x\n".repeat(100));
+        assert!(cut(&text, Budget::Chars(60), "c").contains("x\n\n</details>\n\nc\n"));
         // Short enough: unchanged.
         assert_eq!(cut("a\nb\n", Budget::Chars(10), "*cut*"), "a\nb\n");
     }

@@ -5,4 +5,5 @@ mod csv_input;
 mod fixtures;
 mod nsys_failures;
 mod output;
+mod report;
 mod run_dir;

@@ -229,7 +229,10 @@ fn a_manifest_that_is_not_utf8_is_refused_with_its_line() {
     let err = stderr(&out);
     assert!(err.contains(&format!("manifest.yaml:{line}:")), "{err}");
     assert!(err.to_lowercase().contains("not valid utf-8"), "{err}");
-    assert_eq!(std::fs::read_to_string(run.path("analysis.json")).unwrap(), PREVIOUS);
+    assert_eq!(
+        std::fs::read_to_string(run.path("analysis.json")).unwrap(),
+        PREVIOUS
+    );
 }
 
 #[test]

@@ -1,0 +1,210 @@
+//! The markdown report: run outcomes in, one markdown document out.
+//!
+//! 1. [`view`] turns the outcomes into a view model: every number formatted, every list sorted
+//!    and cut, every untrusted string escaped ([`escape`]), every judgement (gate, advice,
+//!    call-outs) made;
+//! 2. a minijinja template lays it out: the built-in `templates/report.md.j2` or the user's
+//!    `--template FILE`, with undefined values an error;
+//! 3. [`limit`] keeps the result under GitHub's size limits: tables shrink first, and only
+//!    then is the text cut.
+
+pub mod escape;
+pub mod format;
+pub mod limit;
+pub mod outcome;
+pub mod view;
+
+use std::path::{Path, PathBuf};
+
+use minijinja::{AutoEscape, Environment, UndefinedBehavior};
+
+pub use limit::{Budget, Caps};
+pub use outcome::{overall_status, Failure, FailureCategory, RunOutcome};
+
+/// The built-in template.
+pub const DEFAULT_TEMPLATE: &str = include_str!("../../templates/report.md.j2");
+const DEFAULT_TEMPLATE_NAME: &str = "report.md.j2 (built in)";
+
+/// Range-table rows by default.
+pub const DEFAULT_TOP: usize = 10;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("cannot read the template {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("template {name}{}: {message}", line.map(|l| format!(", line {l}")).unwrap_or_default())]
+    Template {
+        name: String,
+        line: Option<usize>,
+        message: String,
+    },
+}
+
+/// A template's source and the name its errors are reported under.
+#[derive(Debug, Clone)]
+pub struct Template {
+    pub name: String,
+    pub source: String,
+}
+
+impl Template {
+    pub fn builtin() -> Self {
+        Template {
+            name: DEFAULT_TEMPLATE_NAME.to_owned(),
+            source: DEFAULT_TEMPLATE.to_owned(),
+        }
+    }
+
+    pub fn from_file(path: &Path) -> Result<Self, RenderError> {
+        let source = std::fs::read_to_string(path).map_err(|source| RenderError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Ok(Template {
+            name: path.display().to_string(),
+            source,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct RenderOptions {
+    /// Rows of each range table.
+    pub top: usize,
+    pub budget: Budget,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions {
+            top: DEFAULT_TOP,
+            budget: Budget::comment(),
+        }
+    }
+}
+
+/// A compiled template.
+pub struct Renderer<'t> {
+    env: Environment<'t>,
+    name: &'t str,
+}
+
+impl<'t> Renderer<'t> {
+    /// Compiles the template; a syntax error names the template and its line.
+    pub fn new(template: &'t Template) -> Result<Self, RenderError> {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        env.set_keep_trailing_newline(true);
+        env.set_trim_blocks(true);
+        env.set_lstrip_blocks(true);
+        // Everything is escaped for markdown already; HTML escaping would garble it.
+        env.set_auto_escape_callback(|_| AutoEscape::None);
+        env.add_template(&template.name, &template.source)
+            .map_err(|e| template_error(&template.name, &e))?;
+        Ok(Renderer {
+            env,
+            name: &template.name,
+        })
+    }
+
+    /// Renders the report of `outcomes` within `options.budget`: the full report when it
+    /// fits, else the first step of [`Caps::ladder`] that fits, else the smallest step cut.
+    pub fn render(
+        &self,
+        outcomes: &[RunOutcome],
+        options: &RenderOptions,
+    ) -> Result<String, RenderError> {
+        let mut last = String::new();
+        for caps in Caps::ladder(options.top) {
+            let view = view::build(outcomes, &caps, options.top, options.budget);
+            last = self.render_view(&view)?;
+            if options.budget.fits(&last) {
+                return Ok(last);
+            }
+        }
+        Ok(limit::cut(
+            &last,
+            options.budget,
+            &cut_notice(outcomes, options.budget),
+        ))
+    }
+
+    fn render_view(&self, view: &view::ReportView) -> Result<String, RenderError> {
+        let template = self
+            .env
+            .get_template(self.name)
+            .map_err(|e| template_error(self.name, &e))?;
+        template
+            .render(view)
+            .map_err(|e| template_error(self.name, &e))
+    }
+}
+
+/// Renders with the given template (compiling it first).
+pub fn render(
+    outcomes: &[RunOutcome],
+    options: &RenderOptions,
+    template: &Template,
+) -> Result<String, RenderError> {
+    Renderer::new(template)?.render(outcomes, options)
+}
+
+fn template_error(name: &str, e: &minijinja::Error) -> RenderError {
+    let mut message = e.kind().to_string();
+    if let Some(detail) = e.detail() {
+        message.push_str(": ");
+        message.push_str(detail);
+    }
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        message.push_str(&format!(" (caused by: {cause})"));
+        source = cause.source();
+    }
+    RenderError::Template {
+        name: e.name().unwrap_or(name).to_owned(),
+        line: e.line(),
+        message,
+    }
+}
+
+/// The last line of a report that had to be cut: where the full data is.
+fn cut_notice(outcomes: &[RunOutcome], budget: Budget) -> String {
+    const SHOWN: usize = 5;
+    let paths: Vec<String> = outcomes
+        .iter()
+        .filter_map(|o| match o {
+            RunOutcome::Analysed { path, .. } => {
+                Some(escape::inline_shortened(&path.to_string_lossy(), 200))
+            }
+            RunOutcome::Failed(_) => None,
+        })
+        .collect();
+    let mut text = format!(
+        "**This report was cut to fit GitHub's limit of {}.** ",
+        budget.describe()
+    );
+    if paths.is_empty() {
+        text.push_str("No run directory could be analysed.");
+    } else {
+        text.push_str("The full data is in each run's analysis.json: ");
+        text.push_str(
+            &paths
+                .iter()
+                .take(SHOWN)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+        if paths.len() > SHOWN {
+            text.push_str(&format!(" and {} more", paths.len() - SHOWN));
+        }
+        text.push('.');
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests;

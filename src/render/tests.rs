@@ -1,0 +1,422 @@
+//! Tests of the renderer on synthetic analyses: escaping in place, the size limits, the
+//! template errors.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::*;
+use crate::artifact::{
+    Analysis, Gate, GpuProjectedRange, HostRange, Iteration, IterationGpu, IterationHost,
+    IterationSummary, Provenance, ReportStatus, Run, Warning,
+};
+use crate::stats::Sample;
+
+const HOSTILE: &str = "x|y <b>z</b> @octocat @org/team #12 GH-7 o/r#3 https://e.com ```f``` \n- [l](u) **b** $m$ &amp; <!-- c --> \u{202E}";
+
+fn run(profile: &str, text: &str) -> Run {
+    Run {
+        profile_name: profile.to_owned(),
+        run_id: text.to_owned(),
+        target: None,
+        device: Some(text.to_owned()),
+        git_commit: Some(text.to_owned()),
+        command_line: Some(text.to_owned()),
+        capture_range: Some(text.to_owned()),
+        iteration_pattern: format!("^{text} (\\d+)$"),
+        record_count: Some(2),
+        workload: serde_json::json!({"iterations": 5, "warmup": 1}),
+        cuda: Some(serde_json::json!({"synchronize_each_iteration": false, text: text})),
+        data_source: None,
+        extra: BTreeMap::new(),
+    }
+}
+
+/// An analysis with `iterations` iterations and `ranges` ranges named after `name`.
+fn analysis(name: &str, iterations: u64, ranges: usize, gpu: bool) -> Analysis {
+    let durations: Vec<i64> = (0..iterations as i64)
+        .map(|i| 2_500_000 + (i % 7) * 10_000)
+        .collect();
+    let sample = Sample::new(durations.clone());
+    let iteration_list = durations
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| Iteration {
+            index: i as u64,
+            range_id: i as u64 + 2,
+            pid: 1,
+            tid: 1,
+            complete: true,
+            duplicate: false,
+            host: IterationHost {
+                start_ns: i as i64 * 3_000_000,
+                end_ns: i as i64 * 3_000_000 + d,
+                inclusive_ns: d,
+                exclusive_ns: 5_000,
+                child_total_ns: d - 5_000,
+            },
+            gpu_projection: gpu.then_some(IterationGpu {
+                start_ns: 0,
+                end_ns: d / 2,
+                projected_ns: d / 2,
+                gpu_operation_count: 3,
+            }),
+        })
+        .collect();
+    let stats = Sample::new((0..iterations as i64).map(|i| 1000 + i).collect()).range_stats();
+    let host_ranges = (0..ranges)
+        .map(|i| HostRange {
+            name: format!("{name} {i}"),
+            path: vec![format!("{name} {i}")],
+            instances: iterations,
+            inclusive: stats.clone(),
+            exclusive: stats.clone(),
+            child_total_ns: 0,
+        })
+        .collect();
+    let gpu_ranges = if gpu {
+        (0..ranges)
+            .map(|i| GpuProjectedRange {
+                name: format!("{name} {i}"),
+                path: vec![format!("{name} {i}")],
+                style: "PushPop".to_owned(),
+                instances: iterations,
+                projected: stats.clone(),
+                host_total_ns: stats.total_ns,
+                gpu_operation_count: 3,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut warnings = vec![
+        Warning::new("high_variance", format!("cv over 0.10 in {name}")),
+        Warning::new("missing_iterations", format!("missing in {name}"))
+            .with_iterations(vec![5, 6]),
+    ];
+    warnings[1].gating = true;
+    if !gpu {
+        warnings.push(Warning::new(
+            "gpu_projection_unavailable",
+            "nsys skipped it".to_owned(),
+        ));
+    }
+    Analysis {
+        schema_version: 1,
+        provenance: Provenance {
+            run_dir: "/runs/r".to_owned(),
+            manifest_path: "manifest.yaml".to_owned(),
+            manifest_sha256: "0".repeat(64),
+            trace_path: "trace.nsys-rep".to_owned(),
+            reports: BTreeMap::new(),
+            report_status: [(
+                crate::nsys::GPU_PROJ.to_owned(),
+                if gpu {
+                    ReportStatus::written()
+                } else {
+                    ReportStatus::skipped("no CUDA")
+                },
+            )]
+            .into_iter()
+            .collect(),
+            nsys_version: "2024.2.3.38-242334140272v0".to_owned(),
+            legacy_reports: false,
+            stats_reused: false,
+            tool_version: "0.1.0".to_owned(),
+        },
+        run: run(name, name),
+        gate: Gate {
+            gating_codes: vec!["missing_iterations".to_owned()],
+            result: "fail".to_owned(),
+            failing_codes: vec!["missing_iterations".to_owned()],
+        },
+        warnings,
+        iteration_summary: IterationSummary {
+            expected: iterations + 2,
+            found: iterations,
+            complete: iterations,
+            unattributed_ranges: 0,
+            host_inclusive: sample.iteration_stats(),
+            host_exclusive: sample.iteration_stats(),
+            gpu_projected: if gpu {
+                Sample::new(durations.iter().map(|d| d / 2).collect()).iteration_stats()
+            } else {
+                None
+            },
+            first_iteration: None,
+        },
+        iterations: iteration_list,
+        host_ranges,
+        gpu_projected_ranges: gpu_ranges,
+    }
+}
+
+fn outcome(a: Analysis) -> RunOutcome {
+    RunOutcome::Analysed {
+        analysis: Box::new(a),
+        path: PathBuf::from("/runs/r/analysis.json"),
+    }
+}
+
+fn render_default(outcomes: &[RunOutcome], budget: Budget) -> String {
+    render(
+        outcomes,
+        &RenderOptions { top: 10, budget },
+        &Template::builtin(),
+    )
+    .expect("renders")
+}
+
+/// Unescaped `|` in a line.
+fn cells(line: &str) -> usize {
+    let mut n = 0;
+    let mut backslashes = 0;
+    for c in line.chars() {
+        if c == '|' && backslashes % 2 == 0 {
+            n += 1;
+        }
+        backslashes = if c == '\\' { backslashes + 1 } else { 0 };
+    }
+    n
+}
+
+/// What the rendered markdown must never hold, whatever the names.
+fn assert_inert(md: &str) {
+    let mut in_table: Option<usize> = None;
+    let mut in_fence = false;
+    for line in md.lines() {
+        if line.starts_with("```") {
+            assert!(
+                line == "```mermaid" || line == "```",
+                "fence from data: {line:?}"
+            );
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence {
+            assert!(
+                !line.contains(|c: char| c.is_alphabetic()
+                    && !"xychartbetaitlelinebarxisyrdumnsµPeo".contains(c))
+                    || line.contains("title")
+                    || line.contains("axis"),
+                "data in the chart: {line:?}"
+            );
+            continue;
+        }
+        if line.starts_with("    ") {
+            // An indented code block: nothing in it is interpreted.
+            continue;
+        }
+        // Tables keep their shape.
+        if line.starts_with('|') {
+            let n = cells(line);
+            match in_table {
+                None => in_table = Some(n),
+                Some(m) => assert_eq!(n, m, "row with another number of cells: {line:?}"),
+            }
+        } else {
+            in_table = None;
+        }
+        // Only the template's own HTML.
+        let mut rest = line;
+        while let Some(at) = rest.find('<') {
+            let tail = &rest[at..];
+            assert!(
+                [
+                    "<!-- nsys-gate:report -->",
+                    "<details>",
+                    "</details>",
+                    "<summary>",
+                    "</summary>",
+                    "<sub>",
+                    "</sub>"
+                ]
+                .iter()
+                .any(|t| tail.starts_with(t)),
+                "raw HTML from data: {line:?}"
+            );
+            rest = &tail[1..];
+        }
+        let chars: Vec<char> = line.chars().collect();
+        for w in chars.windows(2) {
+            assert!(
+                !(w[0] == '@' && w[1].is_ascii_alphanumeric()),
+                "mention: {line:?}"
+            );
+        }
+        for (at, _) in line.match_indices('#') {
+            let entity = line[..at].ends_with('&');
+            let next = line[at + 1..].chars().next();
+            assert!(
+                entity || !next.is_some_and(|c| c.is_ascii_digit()),
+                "issue link: {line:?}"
+            );
+        }
+        assert!(!line.contains("://"), "URL: {line:?}");
+    }
+    assert!(!in_fence, "unclosed fence");
+    let markup: Vec<&str> = md.lines().filter(|l| !l.starts_with("    ")).collect();
+    assert_eq!(
+        markup.iter().filter(|l| l.contains("<details>")).count(),
+        markup.iter().filter(|l| l.contains("</details>")).count(),
+        "unbalanced <details>"
+    );
+}
+
+#[test]
+fn hostile_text_everywhere_stays_inert() {
+    let mut a = analysis(HOSTILE, 5, 12, true);
+    a.warnings[0].message = HOSTILE.to_owned();
+    a.gate.failing_codes = vec![HOSTILE.to_owned()];
+    let failure = RunOutcome::Failed(Failure {
+        run_dir: PathBuf::from(HOSTILE),
+        category: FailureCategory::Other,
+        error: format!("{HOSTILE}\n```\n</details>\n::error::x"),
+        nsys_version: Some(HOSTILE.to_owned()),
+    });
+    let md = render_default(&[outcome(a), failure], Budget::comment());
+    assert!(md.starts_with(view::MARKER));
+    assert_inert(&md);
+    assert!(md.contains("@\u{200B}octocat"));
+    assert!(md.contains("x\\|y"));
+}
+
+#[test]
+fn wording_keeps_the_timing_semantics() {
+    for gpu in [true, false] {
+        let md = render_default(&[outcome(analysis("r", 20, 12, gpu))], Budget::comment());
+        let lower = md.to_lowercase();
+        assert!(!lower.contains("regression"), "{md}");
+        for (at, _) in lower.match_indices("gpu latency") {
+            assert!(
+                lower[..at].ends_with("is not "),
+                "host time called GPU latency: {md}"
+            );
+        }
+        assert!(md.contains("Resolve this before drawing performance conclusions"));
+        assert!(md.contains("do not add up"));
+        if !gpu {
+            assert!(md.contains("| count | 20 | unavailable |"), "{md}");
+        }
+        // The gate comes first, before any measurement.
+        let gate = md.find("Gate failed").unwrap();
+        assert!(gate < md.find("### Iteration statistics").unwrap());
+        // Measurements before advice.
+        assert!(
+            md.find("### Largest host times").unwrap() < md.find("### What to look at").unwrap()
+        );
+    }
+}
+
+#[test]
+fn thousands_of_long_hostile_names_fit_a_comment() {
+    let name = format!("{HOSTILE}{}", "long name ".repeat(30));
+    let a = analysis(&name, 3000, 5000, true);
+    let md = render_default(&[outcome(a)], Budget::comment());
+    let size = md.chars().count();
+    assert!(size <= limit::COMMENT_CHARS, "{size} characters");
+    assert!(md.starts_with(view::MARKER));
+    assert!(
+        md.contains("This report was shortened to fit GitHub's limit of 65,536 characters"),
+        "{md}"
+    );
+    assert!(md.contains("left out"));
+    assert!(md.contains("/runs/r/analysis.json"));
+    assert_inert(&md);
+}
+
+#[test]
+fn a_summary_may_hold_more_than_a_comment() {
+    let a = analysis("r", 3000, 50, true);
+    let comment = render_default(&[outcome(a.clone())], Budget::comment());
+    let summary = render_default(&[outcome(a)], Budget::Bytes(limit::SUMMARY_BYTES));
+    assert!(summary.len() <= limit::SUMMARY_BYTES);
+    assert!(summary.len() > comment.len());
+    assert!(!summary.contains("shortened"), "the full report fits 1 MiB");
+}
+
+#[test]
+fn hundreds_of_run_directories_are_cut_with_a_notice() {
+    let outcomes: Vec<RunOutcome> = (0..400)
+        .map(|i| {
+            if i % 2 == 0 {
+                outcome(analysis(&format!("run {i}"), 5, 3, false))
+            } else {
+                RunOutcome::Failed(Failure {
+                    run_dir: PathBuf::from(format!("/runs/{i}")),
+                    category: FailureCategory::IncompatibleTrace,
+                    error: "x".repeat(3000),
+                    nsys_version: None,
+                })
+            }
+        })
+        .collect();
+    for budget in [Budget::comment(), Budget::Bytes(100_000)] {
+        let md = render_default(&outcomes, budget);
+        assert!(budget.fits(&md), "{} over {budget:?}", budget.measure(&md));
+        assert!(md.starts_with(view::MARKER));
+        assert!(
+            md.contains("This report was cut to fit GitHub's limit"),
+            "{}",
+            &md[md.len() - 500..]
+        );
+        assert!(md.contains("and 195 more"));
+        assert_inert(&md);
+    }
+}
+
+#[test]
+fn a_custom_template_gets_the_view() {
+    let t = Template {
+        name: "mine.j2".to_owned(),
+        source: "{{ gate.word }}:{% for r in runs %} {{ r.analysed.title }}{% endfor %}.\n"
+            .to_owned(),
+    };
+    let md = render(
+        &[outcome(analysis("p", 5, 1, false))],
+        &RenderOptions::default(),
+        &t,
+    )
+    .unwrap();
+    assert_eq!(md, "failed: p · run p.\n");
+}
+
+#[test]
+fn template_errors_name_the_template_and_the_line() {
+    let syntax = Template {
+        name: "broken.j2".to_owned(),
+        source: "line 1\n{% if %}\n".to_owned(),
+    };
+    let err = Renderer::new(&syntax).err().expect("syntax error");
+    assert!(
+        matches!(err, RenderError::Template { line: Some(2), .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .starts_with("template broken.j2, line 2: syntax error"),
+        "{err}"
+    );
+
+    let undefined = Template {
+        name: "undefined.j2".to_owned(),
+        source: "a\nb\n{{ gate.no_such_field }}\n".to_owned(),
+    };
+    let err = render(
+        &[outcome(analysis("p", 5, 1, false))],
+        &RenderOptions::default(),
+        &undefined,
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("template undefined.j2, line 3: undefined value"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_builtin_template_keeps_its_trailing_newline() {
+    let md = render_default(&[outcome(analysis("p", 5, 1, false))], Budget::comment());
+    assert!(md.ends_with("</sub>\n"), "{md}");
+    assert!(!md.contains("\n\n\n"), "three line breaks in a row:\n{md}");
+}

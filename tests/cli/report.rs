@@ -503,4 +503,24 @@ fn the_example_report_in_docs_is_current() {
         "{} is out of date: rerun this test with NSYS_GATE_UPDATE_DOCS=1",
         doc.display()
     );
+    // The README shows the same report, rendered, between two markers.
+    let (start, end) = (
+        "<!-- example-report:start -->\n",
+        "<!-- example-report:end -->",
+    );
+    let readme_path = common::repo().join("README.md");
+    let readme = std::fs::read_to_string(&readme_path).unwrap();
+    let (a, b) = (
+        readme.find(start).expect("README start marker") + start.len(),
+        readme.find(end).expect("README end marker"),
+    );
+    if std::env::var_os("NSYS_GATE_UPDATE_DOCS").is_some() {
+        let updated = format!("{}{}{}", &readme[..a], report, &readme[b..]);
+        std::fs::write(&readme_path, updated).unwrap();
+    } else {
+        assert!(
+            readme[a..b] == report,
+            "README.md's example report is out of date: rerun this test with NSYS_GATE_UPDATE_DOCS=1"
+        );
+    }
 }

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs the pinned Nsight Systems versions the tests
-# use (2024.2, 2023.4 and 2022.4, into .nsys/), checks formatting and lints, then runs every
-# test. With CI set, a test that cannot find nsys fails instead of skipping.
+# use (2024.2, 2023.4 and 2022.4, into .nsys/) and act (into .tools/), checks formatting and
+# lints, then runs every test. With CI set, a test that cannot find nsys fails instead of skipping.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 for version in 2024.2 2023.4 2022.4; do
   scripts/install-nsys.sh "$version" >/dev/null
 done
+# act runs action.yml end to end in the tests.
+scripts/install-act.sh >/dev/null
 
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -- -D warnings

@@ -3,6 +3,7 @@
 //!
 //!     cargo bench --bench analyze                 # 1,000,000 push/pop rows
 //!     cargo bench --bench analyze -- --rows 100000
+//!     cargo bench --bench analyze -- --keep DIR   # leave the generated CSVs in DIR
 //!
 //! Under `cargo test --all-targets` it runs once on 20,000 rows as a smoke test.
 //!
@@ -169,17 +170,23 @@ fn main() {
     // and then a small smoke run checks that the benchmark still works.
     let benching = std::env::args().any(|a| a == "--bench");
     let mut rows = if benching { 1_000_000usize } else { 20_000 };
+    let mut keep: Option<std::path::PathBuf> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         if arg == "--rows" {
             rows = args.next().and_then(|v| v.parse().ok()).expect("--rows N");
         }
+        if arg == "--keep" {
+            keep = Some(std::path::PathBuf::from(args.next().expect("--keep DIR")));
+        }
     }
-    let dir = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = keep.unwrap_or_else(|| tmp.path().to_owned());
+    std::fs::create_dir_all(&dir).unwrap();
     let t = Instant::now();
-    let written = generate(dir.path(), rows);
-    let pushpop_path = dir.path().join("nsys_nvtx_pushpop_trace.csv");
-    let gpu_path = dir.path().join("nsys_nvtx_gpu_proj_trace.csv");
+    let written = generate(&dir, rows);
+    let pushpop_path = dir.join("nsys_nvtx_pushpop_trace.csv");
+    let gpu_path = dir.join("nsys_nvtx_gpu_proj_trace.csv");
     let size = std::fs::metadata(&pushpop_path).unwrap().len();
     let gpu_size = std::fs::metadata(&gpu_path).unwrap().len();
     println!(

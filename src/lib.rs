@@ -110,6 +110,8 @@ pub fn analyze(
         .unwrap_or_else(|| run.dir.join(ANALYSIS_FILE));
     let stats_dir = run.dir.join(STATS_DIR);
     prepare_outputs(&stats_dir, &output, options.reuse_stats)?;
+    // One analysis of a run directory at a time: a second one is refused, not interleaved.
+    let _lock = lock_run_dir(&run.dir, &stats_dir, options.reuse_stats)?;
 
     // 2. nsys stats (or the CSVs an earlier run left).
     let stamp = if options.reuse_stats {
@@ -290,6 +292,51 @@ fn prepare_outputs(stats_dir: &Path, output: &Path, reuse: bool) -> anyhow::Resu
         ));
     }
     probe_writable(&out_dir)
+}
+
+/// Name of the lock file under `stats/`, held while a run directory is analysed.
+const LOCK_FILE: &str = ".nsys-gate.lock";
+
+fn lock_run_dir(
+    run_dir: &Path,
+    stats_dir: &Path,
+    reuse: bool,
+) -> anyhow::Result<Option<std::fs::File>> {
+    let path = stats_dir.join(LOCK_FILE);
+    let opened = std::fs::create_dir_all(stats_dir).and_then(|()| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+    });
+    let file = match opened {
+        Ok(file) => file,
+        // Reading CSVs another job left in a read-only run directory (output elsewhere):
+        // this run writes nothing there, so there is nothing to guard.
+        Err(e) if reuse && is_read_only(&e) => return Ok(None),
+        Err(e) => {
+            return Err(anyhow!(e).context(format!("cannot open the lock file {}", path.display())))
+        }
+    };
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Err(anyhow!(
+            "another nsys-gate is analysing {} right now (it holds {}); wait for it to finish and run again",
+            run_dir.display(),
+            path.display()
+        )),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(anyhow!(e).context(format!("cannot lock {}", path.display())))
+        }
+    }
+}
+
+fn is_read_only(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+    )
 }
 
 fn probe_writable(dir: &Path) -> anyhow::Result<()> {

@@ -78,7 +78,7 @@ pub enum NsysError {
         command: String,
     },
 
-    #[error("nsys {version} failed ({status}) and wrote no `{report}` report\ntried: `{command}`\nnsys said:\n{words}")]
+    #[error("nsys {version} {status} and wrote no `{report}` report\ntried: `{command}`\nnsys said:\n{words}")]
     Failed {
         version: String,
         status: String,
@@ -212,7 +212,7 @@ pub fn identify(path: &Path) -> Result<Nsys, NsysError> {
         _ => Err(NsysError::Version {
             command: format!("{} --version", path.display()),
             status: output.describe_status(),
-            words,
+            words: output.excerpt(),
         }),
     }
 }
@@ -330,11 +330,7 @@ pub fn run_stats(
                     status: output.describe_status(),
                     report,
                     command,
-                    words: if words.trim().is_empty() {
-                        "(nothing)".to_owned()
-                    } else {
-                        words
-                    },
+                    words: output.excerpt(),
                 })
             }
         };
@@ -461,8 +457,7 @@ fn describe_command(program: &Path, args: &[OsString]) -> String {
         .join(" ")
 }
 
-/// At most this much of nsys's output is kept in memory (and so in any message); lines that
-/// classify the outcome are kept past it.
+/// The first this-many bytes of nsys's output are kept whole.
 const OUTPUT_CAP: usize = 64 * 1024;
 
 struct Captured {
@@ -472,21 +467,76 @@ struct Captured {
 }
 
 impl Captured {
+    /// Everything kept of nsys's output, for classifying it.
     fn words(&self) -> String {
         self.text.clone()
+    }
+
+    /// nsys's words for a message: the lines that say what went wrong and the last lines,
+    /// at most [`MESSAGE_LINES`] lines of at most [`MESSAGE_LINE_CHARS`] characters.
+    fn excerpt(&self) -> String {
+        excerpt(&self.text)
     }
 
     fn describe_status(&self) -> String {
         use std::os::unix::process::ExitStatusExt;
         match self.status {
-            None => "no exit status".to_owned(),
+            None => "ended with no exit status".to_owned(),
             Some(s) => match (s.code(), s.signal()) {
-                (Some(c), _) => format!("exit status {c}"),
-                (None, Some(sig)) => format!("killed by signal {sig}{}", signal_name(sig)),
+                (Some(0), _) => "exited with status 0".to_owned(),
+                (Some(c), _) => format!("failed with exit status {c}"),
+                (None, Some(sig)) => format!("was killed by signal {sig}{}", signal_name(sig)),
                 _ => s.to_string(),
             },
         }
     }
+}
+
+/// At most this many lines of nsys's output go into a message.
+const MESSAGE_LINES: usize = 30;
+const MESSAGE_LINE_CHARS: usize = 300;
+
+fn excerpt(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.is_empty() {
+        return "(nothing)".to_owned();
+    }
+    let important = |l: &str| {
+        ["ERROR", "rror", "SKIPPED", "newer than"]
+            .iter()
+            .any(|n| l.contains(n))
+    };
+    let tail_from = lines.len().saturating_sub(MESSAGE_LINES / 2);
+    let mut keep: Vec<usize> = (0..lines.len())
+        .filter(|&i| important(lines[i]))
+        .take(MESSAGE_LINES / 2)
+        .collect();
+    keep.extend(tail_from..lines.len());
+    keep.sort_unstable();
+    keep.dedup();
+    let mut out = Vec::new();
+    let mut previous: Option<usize> = None;
+    for i in keep {
+        let gap = match previous {
+            Some(p) => i - p - 1,
+            None => i,
+        };
+        if gap > 0 {
+            out.push(format!(
+                "[… {gap} more {} …]",
+                if gap == 1 { "line" } else { "lines" }
+            ));
+        }
+        let line = lines[i];
+        if line.chars().count() > MESSAGE_LINE_CHARS {
+            let cut: String = line.chars().take(MESSAGE_LINE_CHARS).collect();
+            out.push(format!("{cut}…"));
+        } else {
+            out.push(line.to_owned());
+        }
+        previous = Some(i);
+    }
+    out.join("\n")
 }
 
 fn signal_name(sig: i32) -> &'static str {
@@ -501,17 +551,93 @@ fn signal_name(sig: i32) -> &'static str {
     }
 }
 
-/// Collects lines from a pipe into a shared, capped buffer.
+/// What is kept of nsys's output: the first [`OUTPUT_CAP`] bytes, the lines past them that
+/// classify the outcome, and the last [`TAIL_LINES`] lines. Memory stays bounded whatever
+/// nsys prints.
+#[derive(Default)]
+struct Sink {
+    head: String,
+    important: Vec<String>,
+    tail: std::collections::VecDeque<String>,
+    /// Lines past the head that are in neither `important` nor `tail`.
+    dropped: usize,
+}
+
+const TAIL_LINES: usize = 40;
+const IMPORTANT_LINES: usize = 200;
+/// Longest line kept; nsys's own lines are far shorter.
+const LINE_CAP: usize = 4096;
+
+impl Sink {
+    fn push(&mut self, text: &str) {
+        let text = cut_at(text, LINE_CAP);
+        if self.head.len() + text.len() < OUTPUT_CAP && self.tail.is_empty() {
+            self.head.push_str(text);
+            self.head.push('\n');
+            return;
+        }
+        let important = [
+            "SKIPPED",
+            "ERROR",
+            "rror",
+            "Version",
+            "newer than",
+            "Processing [",
+        ]
+        .iter()
+        .any(|n| text.contains(n));
+        if important && self.important.len() < IMPORTANT_LINES {
+            self.important.push(text.to_owned());
+            return;
+        }
+        self.tail.push_back(text.to_owned());
+        if self.tail.len() > TAIL_LINES {
+            self.tail.pop_front();
+            self.dropped += 1;
+        }
+    }
+
+    fn text(&self) -> String {
+        let mut out = self.head.clone();
+        for line in &self.important {
+            out.push_str(line);
+            out.push('\n');
+        }
+        if self.dropped > 0 {
+            out.push_str(&format!("[… {} more lines …]\n", self.dropped));
+        }
+        for line in &self.tail {
+            out.push_str(line);
+            out.push('\n');
+        }
+        out
+    }
+}
+
+fn cut_at(text: &str, max: usize) -> &str {
+    let mut cut = text.len().min(max);
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    &text[..cut]
+}
+
+/// Collects lines from a pipe into the shared sink.
 fn collect_lines(
     pipe: impl Read + Send + 'static,
-    sink: Arc<Mutex<String>>,
+    sink: Arc<Mutex<Sink>>,
 ) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let mut reader = BufReader::new(pipe);
         let mut line = Vec::new();
         loop {
             line.clear();
-            match reader.read_until(b'\n', &mut line) {
+            // A line is read at most LINE_CAP bytes at a time, so one endless line cannot
+            // grow the buffer without bound.
+            match (&mut reader)
+                .take(LINE_CAP as u64)
+                .read_until(b'\n', &mut line)
+            {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             }
@@ -525,26 +651,7 @@ fn collect_lines(
             if text.starts_with("Processing [") && text.contains('%') {
                 continue;
             }
-            let mut buf = sink.lock().unwrap_or_else(|e| e.into_inner());
-            let important = [
-                "SKIPPED",
-                "ERROR",
-                "rror",
-                "Version",
-                "newer than",
-                "Processing [",
-            ]
-            .iter()
-            .any(|n| text.contains(n));
-            if buf.len() < OUTPUT_CAP || (important && buf.len() < 2 * OUTPUT_CAP) {
-                let room = 2 * OUTPUT_CAP - buf.len();
-                let mut cut = text.len().min(room).min(4096);
-                while !text.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                buf.push_str(&text[..cut]);
-                buf.push('\n');
-            }
+            sink.lock().unwrap_or_else(|e| e.into_inner()).push(text);
         }
     })
 }
@@ -569,7 +676,7 @@ fn run_captured(
             command: describe_command(program, args),
             source,
         })?;
-    let sink = Arc::new(Mutex::new(String::new()));
+    let sink = Arc::new(Mutex::new(Sink::default()));
     let readers = [
         child.stdout.take().map(|p| collect_lines(p, sink.clone())),
         child.stderr.take().map(|p| collect_lines(p, sink.clone())),
@@ -608,7 +715,7 @@ fn run_captured(
         }
         let _ = reader.join();
     }
-    let text = sink.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let text = sink.lock().unwrap_or_else(|e| e.into_inner()).text();
     Ok(Captured {
         status,
         timed_out,
@@ -648,6 +755,25 @@ mod tests {
             Some(("2024.2.3.38-242334140272v0".into(), String::new()))
         );
         assert_eq!(incompatible_trace("all fine"), None);
+    }
+
+    #[test]
+    fn a_flood_of_output_is_cut_to_what_matters() {
+        let mut text = String::from("Generating SQLite file\nERROR: the thing that went wrong\n");
+        for i in 0..100_000 {
+            text.push_str(&format!("noise line {i} {}\n", "x".repeat(1000)));
+        }
+        let e = excerpt(&text);
+        assert!(e.contains("ERROR: the thing that went wrong"));
+        assert!(e.contains("noise line 99999"));
+        assert!(e.contains("more lines …]"));
+        assert!(
+            e.lines().count() <= MESSAGE_LINES + 3,
+            "{}",
+            e.lines().count()
+        );
+        assert!(e.len() < 20_000, "{}", e.len());
+        assert_eq!(excerpt(""), "(nothing)");
     }
 
     #[test]

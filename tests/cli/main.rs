@@ -2,6 +2,7 @@
 
 mod common;
 mod csv_input;
+mod faults;
 mod fixtures;
 mod nsys_failures;
 mod output;

@@ -38,12 +38,67 @@ pub enum Command {
     /// Runs `analyze` on each run directory, renders the report (also for run directories
     /// that could not be analysed), writes it to the first run directory's report.md (or
     /// --output), prints it, and in GitHub Actions writes the step summary, annotations and
-    /// step outputs as `report` does. Posting the report as a pull-request comment is not
-    /// implemented yet: `run` always behaves as with --no-post.
+    /// step outputs as `report` does. On a pull request it then posts the report as one
+    /// pull-request comment per key, updated in place (see `post`), unless --no-post.
     ///
     /// Exit status over all run directories: 0 no gating warning; 1 a gating warning in
-    /// any; 2 any could not be analysed (or bad arguments, or a broken template).
+    /// any; 2 any could not be analysed (or bad arguments, or a broken template). A failed
+    /// post is a warning and does not change it, unless --fail-on-post-error (then 2).
     Run(RunArgs),
+
+    /// Post a rendered report as the pull request's comment, updated in place.
+    ///
+    /// The comment of a key (default: the key in the report's first line, `<!-- nsys-gate:KEY
+    /// -->`, which `run` and `report` set to the profile names) is found by that marker and
+    /// its author, updated with PATCH when it differs, created when missing. The token comes
+    /// from $GITHUB_TOKEN (or --token-env), the repository from --repo or
+    /// $GITHUB_REPOSITORY, the API from $GITHUB_API_URL, the pull request from --pr or the
+    /// event at $GITHUB_EVENT_PATH (pull_request, pull_request_target, workflow_run). Without
+    /// a pull request (push, schedule, …) nothing is posted.
+    ///
+    /// Exit status: 0 posted, unchanged or skipped (no pull request); 2 posting failed.
+    Post(PostArgs),
+}
+
+/// Where and as whom the pull-request comment is posted.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Comment options")]
+pub struct CommentArgs {
+    /// Repository OWNER/NAME [default: $GITHUB_REPOSITORY].
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub repo: Option<String>,
+
+    /// Pull-request number [default: from the event at $GITHUB_EVENT_PATH].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub pr: Option<u64>,
+
+    /// One comment per key: the key of this report's comment [default: the report's profile
+    /// names, sorted, joined with `,`].
+    #[arg(long, value_name = "KEY")]
+    pub comment_key: Option<String>,
+
+    /// Environment variable holding the API token.
+    #[arg(long, value_name = "NAME", default_value = "GITHUB_TOKEN")]
+    pub token_env: String,
+
+    /// Login of the comment's author to update (`*`: any author); the workflow token posts
+    /// as github-actions[bot].
+    #[arg(long, value_name = "LOGIN", default_value = "github-actions[bot]")]
+    pub comment_author: String,
+
+    /// Give up posting after this long, waits for rate limits and retries included.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub post_timeout: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct PostArgs {
+    /// The rendered report (report.md) to post.
+    #[arg(long, value_name = "FILE")]
+    pub report: PathBuf,
+
+    #[command(flatten)]
+    pub comment: CommentArgs,
 }
 
 #[derive(Debug, Args)]
@@ -72,9 +127,13 @@ pub struct RunArgs {
     #[arg(long = "run-dir", value_name = "DIR", required = true)]
     pub run_dirs: Vec<PathBuf>,
 
-    /// Do not post the report as a pull-request comment; print it to standard output.
+    /// Do not post the report as a pull-request comment.
     #[arg(long)]
     pub no_post: bool,
+
+    /// Exit with status 2 when posting the comment fails (by default a warning).
+    #[arg(long)]
+    pub fail_on_post_error: bool,
 
     /// minijinja template to render instead of the built-in one.
     #[arg(long, value_name = "FILE")]
@@ -107,6 +166,9 @@ pub struct RunArgs {
     /// Do not fail the job on this warning code (repeatable).
     #[arg(long, value_name = "CODE")]
     pub no_gate_on: Vec<String>,
+
+    #[command(flatten)]
+    pub comment: CommentArgs,
 }
 
 #[derive(Debug, Args)]

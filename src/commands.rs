@@ -1,5 +1,5 @@
-//! The `report` and `run` commands: outcomes in, report file, standard output, GitHub
-//! Actions files and exit status out.
+//! The `report`, `run` and `post` commands: outcomes in, report file, standard output, GitHub
+//! Actions files, the pull-request comment and exit status out.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -9,8 +9,9 @@ use std::time::Duration;
 use anyhow::Context;
 
 use crate::artifact::{self, Analysis};
-use crate::cli::{ReportArgs, RunArgs};
+use crate::cli::{CommentArgs, PostArgs, ReportArgs, RunArgs};
 use crate::gate::{self, GateConfig};
+use crate::github::{self, EventPr, PostError};
 use crate::progress::Progress;
 use crate::render::{
     self, limit, outcome::chain_text, Budget, Failure, FailureCategory, RenderOptions, Renderer,
@@ -41,6 +42,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
             print: to_stdout,
         },
     )
+    .map(|(code, _)| code)
 }
 
 /// `nsys-gate run`: analyses every run directory, then renders, prints and gates.
@@ -49,11 +51,6 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     // A broken template fails before nsys runs.
     let template = load_template(args.template.as_deref())?;
     let renderer = Renderer::new(&template)?;
-    if !args.no_post {
-        eprintln!(
-            "nsys-gate: posting the report as a pull-request comment is not implemented yet; behaving as with --no-post (the report is printed to standard output)"
-        );
-    }
     let mut outcomes = Vec::with_capacity(args.run_dirs.len());
     for dir in &args.run_dirs {
         let options = AnalyzeOptions {
@@ -83,7 +80,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    finish(
+    let (code, report) = finish(
         &renderer,
         &outcomes,
         &Finish {
@@ -93,7 +90,249 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             run_dirs: &args.run_dirs,
             print: true,
         },
+    )?;
+    if args.no_post {
+        return Ok(code);
+    }
+    let key = args
+        .comment
+        .comment_key
+        .clone()
+        .unwrap_or_else(|| render::view::report_key(&outcomes));
+    let top = usize::from(args.top);
+    let shrink = |chars: usize| {
+        let options = RenderOptions {
+            top,
+            budget: Budget::Chars(chars),
+        };
+        let text = renderer
+            .render(&outcomes, &options)
+            .unwrap_or_else(|_| report.clone());
+        cut_report(&with_marker(&text, &key), chars)
+    };
+    let body = cut_report(&with_marker(&report, &key), limit::COMMENT_CHARS);
+    match post_comment(&args.comment, &key, body, &shrink) {
+        Posted::Done | Posted::Skipped => Ok(code),
+        Posted::Failed(err) => {
+            let level = if args.fail_on_post_error {
+                "error"
+            } else {
+                "warning"
+            };
+            eprintln!("{}", post_failure_text(level, &err));
+            if args.fail_on_post_error {
+                Ok(ExitCode::from(gate::exit::ERROR))
+            } else {
+                Ok(code)
+            }
+        }
+    }
+}
+
+/// `nsys-gate post`: posts a rendered report as the pull request's comment.
+pub fn post(args: &PostArgs) -> anyhow::Result<ExitCode> {
+    // The report may come from a fork's artifact: data, read with a size limit.
+    const MAX_REPORT_BYTES: u64 = 16 << 20;
+    let size = std::fs::metadata(&args.report)
+        .with_context(|| format!("cannot read the report {}", args.report.display()))?
+        .len();
+    if size > MAX_REPORT_BYTES {
+        anyhow::bail!(
+            "the report {} is {size} bytes; refusing to read more than {MAX_REPORT_BYTES}",
+            args.report.display()
+        );
+    }
+    let text = std::fs::read_to_string(&args.report)
+        .with_context(|| format!("cannot read the report {}", args.report.display()))?;
+    let key = match &args.comment.comment_key {
+        Some(k) => k.clone(),
+        None => match render::view::key_of_marker(&text) {
+            Some(k) => k.to_owned(),
+            None => {
+                eprintln!(
+                    "nsys-gate: {} does not start with a `<!-- nsys-gate:KEY -->` marker and --comment-key is not given; using the key `{}`",
+                    args.report.display(),
+                    render::view::DEFAULT_KEY
+                );
+                render::view::DEFAULT_KEY.to_owned()
+            }
+        },
+    };
+    let text = with_marker(&text, &key);
+    let body = cut_report(&text, limit::COMMENT_CHARS);
+    let shrink = |chars: usize| cut_report(&text, chars);
+    match post_comment(&args.comment, &key, body, &shrink) {
+        Posted::Done | Posted::Skipped => Ok(ExitCode::SUCCESS),
+        Posted::Failed(err) => {
+            eprintln!("{}", post_failure_text("error", &err));
+            Ok(ExitCode::from(gate::exit::ERROR))
+        }
+    }
+}
+
+/// The report cut to `chars` characters at a line boundary, the first line (the marker) kept;
+/// unchanged when it fits.
+fn cut_report(text: &str, chars: usize) -> String {
+    limit::cut(
+        text,
+        Budget::Chars(chars),
+        &format!(
+            "**This report was cut to fit the server's limit of {} characters.** The full report is in the job's report.md.",
+            limit::thousands(chars)
+        ),
     )
+}
+
+/// `text` with the marker of `key` as its first line (replacing a marker already there).
+pub fn with_marker(text: &str, key: &str) -> String {
+    let marker = render::view::marker(key);
+    if render::view::key_of_marker(text).is_some() {
+        let rest = text.split_once('\n').map_or("", |(_, rest)| rest);
+        format!("{marker}\n{rest}")
+    } else {
+        format!("{marker}\n{text}")
+    }
+}
+
+fn post_failure_text(level: &str, err: &PostError) -> String {
+    let mut text = format!("nsys-gate: {level}: cannot post the pull-request comment: {err}");
+    if err.is_no_access() {
+        text.push_str("\n  hint: ");
+        text.push_str(github::FORK_HINT);
+    }
+    text
+}
+
+enum Posted {
+    Done,
+    Skipped,
+    Failed(PostError),
+}
+
+/// Posts `body` as the comment of `key`: finds the pull request, then creates or updates.
+/// Prints what it did (and the comment's URL) on standard error; in GitHub Actions also sets
+/// the step output `comment-url`.
+fn post_comment(
+    args: &CommentArgs,
+    key: &str,
+    body: String,
+    shrink: &dyn Fn(usize) -> String,
+) -> Posted {
+    let key = render::view::sanitize_key(key);
+    let event = match args.pr {
+        Some(n) => Ok(EventPr::Number(n)),
+        None => github::event::read(
+            env_string("GITHUB_EVENT_NAME").as_deref(),
+            env_path("GITHUB_EVENT_PATH").as_deref(),
+        ),
+    };
+    let event = match event {
+        Ok(EventPr::None { event }) => {
+            eprintln!(
+                "nsys-gate: no pull request to comment on (event: {event}); the report was not posted (pass --pr N to post anyway)"
+            );
+            return Posted::Skipped;
+        }
+        Ok(e) => e,
+        Err(e) => return Posted::Failed(e),
+    };
+    let repo = match args
+        .repo
+        .clone()
+        .or_else(|| env_string("GITHUB_REPOSITORY"))
+    {
+        Some(r) => match github::Repo::parse(&r) {
+            Ok(r) => r,
+            Err(e) => return Posted::Failed(e),
+        },
+        None => {
+            return Posted::Failed(PostError::Config(
+                "no repository: pass --repo OWNER/NAME or set GITHUB_REPOSITORY".into(),
+            ))
+        }
+    };
+    let Some(token) = github::Token::from_env(&args.token_env) else {
+        return Posted::Failed(PostError::Config(format!(
+            "no token in ${}: in a workflow pass it with `env: {}: ${{{{ secrets.GITHUB_TOKEN }}}}` and grant `permissions: pull-requests: write`",
+            args.token_env, args.token_env
+        )));
+    };
+    let budget = Duration::from_secs(args.post_timeout);
+    let config = github::ClientConfig {
+        api_url: env_string("GITHUB_API_URL").unwrap_or_else(|| github::DEFAULT_API_URL.into()),
+        token,
+        max_tries: 3,
+        budget,
+        connect_timeout: (budget / 2).min(Duration::from_secs(10)),
+        request_timeout: (budget / 2).min(Duration::from_secs(30)),
+    };
+    let matcher = github::Matcher {
+        key: key.clone(),
+        author: args.comment_author.clone(),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            return Posted::Failed(PostError::Config(format!(
+                "cannot start the async runtime: {e}"
+            )))
+        }
+    };
+    let result = runtime.block_on(async {
+        let client = github::Client::new(config)?;
+        let pr = match event {
+            EventPr::Number(n) => n,
+            EventPr::HeadSha(sha) => match client.pull_by_head(&repo, &sha).await? {
+                Some(n) => {
+                    eprintln!("nsys-gate: pull request #{n} has head commit {sha}");
+                    n
+                }
+                None => return Ok(None),
+            },
+            EventPr::None { .. } => unreachable!("handled above"),
+        };
+        let outcome = github::upsert(
+            &client,
+            &repo,
+            pr,
+            &matcher,
+            github::Body { text: body, shrink },
+        )
+        .await?;
+        Ok::<_, PostError>(Some((pr, outcome)))
+    });
+    match result {
+        Ok(None) => {
+            eprintln!(
+                "nsys-gate: no open pull request of {repo} has the workflow run's head commit; the report was not posted"
+            );
+            Posted::Skipped
+        }
+        Ok(Some((pr, outcome))) => {
+            let url = outcome.url().unwrap_or("").to_owned();
+            eprintln!(
+                "nsys-gate: comment `{key}` on {repo}#{pr} {}: {}",
+                outcome.verb(),
+                if url.is_empty() {
+                    "(no URL returned)"
+                } else {
+                    &url
+                }
+            );
+            if actions::enabled() {
+                if let Some(path) = env_path("GITHUB_OUTPUT") {
+                    if let Err(e) = actions::write_outputs(&path, &[("comment-url", url)]) {
+                        eprintln!("nsys-gate: warning: {e}");
+                    }
+                }
+            }
+            Posted::Done
+        }
+        Err(e) => Posted::Failed(e),
+    }
 }
 
 fn load_template(path: Option<&Path>) -> anyhow::Result<Template> {
@@ -176,7 +415,12 @@ struct Finish<'a> {
     print: bool,
 }
 
-fn finish(renderer: &Renderer, outcomes: &[RunOutcome], f: &Finish) -> anyhow::Result<ExitCode> {
+/// Writes, prints and gates; returns the exit status and the report.
+fn finish(
+    renderer: &Renderer,
+    outcomes: &[RunOutcome],
+    f: &Finish,
+) -> anyhow::Result<(ExitCode, String)> {
     let status = render::overall_status(outcomes);
     let options = RenderOptions {
         top: f.top,
@@ -223,10 +467,17 @@ fn finish(renderer: &Renderer, outcomes: &[RunOutcome], f: &Finish) -> anyhow::R
                 "nsys-gate: error: {}",
                 chain_text(&err).replace('\n', "\n  ")
             );
-            return Ok(ExitCode::from(gate::exit::ERROR));
+            return Ok((ExitCode::from(gate::exit::ERROR), report));
         }
     }
-    Ok(ExitCode::from(status))
+    Ok((ExitCode::from(status), report))
+}
+
+fn env_string(name: &str) -> Option<String> {
+    std::env::var(name)
+        .ok()
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
 }
 
 fn env_path(name: &str) -> Option<PathBuf> {

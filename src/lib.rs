@@ -15,6 +15,7 @@ pub mod artifact;
 pub mod cli;
 pub mod commands;
 pub mod gate;
+pub mod github;
 pub mod manifest;
 pub mod nsys;
 pub mod progress;
@@ -46,6 +47,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Analyze(args) => analyze_command(&args),
         Command::Report(args) => commands::report(&args),
         Command::Run(args) => commands::run(&args),
+        Command::Post(args) => commands::post(&args),
     };
     match result {
         Ok(code) => code,

@@ -222,7 +222,7 @@ fn assert_inert(md: &str) {
             let tail = &rest[at..];
             assert!(
                 [
-                    "<!-- nsys-gate:report -->",
+                    "<!-- nsys-gate:",
                     "<details>",
                     "</details>",
                     "<summary>",
@@ -274,7 +274,7 @@ fn hostile_text_everywhere_stays_inert() {
         nsys_version: Some(HOSTILE.to_owned()),
     });
     let md = render_default(&[outcome(a), failure], Budget::comment());
-    assert!(md.starts_with(view::MARKER));
+    assert!(md.starts_with(view::MARKER_PREFIX));
     assert_inert(&md);
     assert!(md.contains("@\u{200B}octocat"));
     assert!(md.contains("x\\|y"));
@@ -314,7 +314,7 @@ fn thousands_of_long_hostile_names_fit_a_comment() {
     let md = render_default(&[outcome(a)], Budget::comment());
     let size = md.chars().count();
     assert!(size <= limit::COMMENT_CHARS, "{size} characters");
-    assert!(md.starts_with(view::MARKER));
+    assert!(md.starts_with(view::MARKER_PREFIX));
     assert!(
         md.contains("This report was shortened to fit GitHub's limit of 65,536 characters"),
         "{md}"
@@ -353,7 +353,7 @@ fn hundreds_of_run_directories_are_cut_with_a_notice() {
     for budget in [Budget::comment(), Budget::Bytes(100_000)] {
         let md = render_default(&outcomes, budget);
         assert!(budget.fits(&md), "{} over {budget:?}", budget.measure(&md));
-        assert!(md.starts_with(view::MARKER));
+        assert!(md.starts_with(view::MARKER_PREFIX));
         assert!(
             md.contains("This report was cut to fit GitHub's limit"),
             "{}",
@@ -419,4 +419,26 @@ fn the_builtin_template_keeps_its_trailing_newline() {
     let md = render_default(&[outcome(analysis("p", 5, 1, false))], Budget::comment());
     assert!(md.ends_with("</sub>\n"), "{md}");
     assert!(!md.contains("\n\n\n"), "three line breaks in a row:\n{md}");
+}
+
+#[test]
+fn the_marker_carries_the_profile_names() {
+    use crate::render::view::{key_of_marker, marker, report_key, sanitize_key};
+    let outcomes = [
+        outcome(analysis("h100", 3, 1, false)),
+        outcome(analysis("a100", 3, 1, false)),
+        outcome(analysis("h100", 3, 1, false)),
+    ];
+    assert_eq!(report_key(&outcomes), "a100,h100");
+    let md = render_default(&outcomes, Budget::comment());
+    assert!(md.starts_with("<!-- nsys-gate:a100,h100 -->\n"), "{md}");
+    assert_eq!(key_of_marker(&md), Some("a100,h100"));
+    assert_eq!(marker("smoke-tensor"), "<!-- nsys-gate:smoke-tensor -->");
+    assert_eq!(sanitize_key("a-->b"), "a-_b");
+    assert_eq!(sanitize_key("x---"), "x");
+    assert_eq!(sanitize_key(" @team #12 \n"), "_team _12");
+    assert_eq!(sanitize_key(""), "report");
+    assert_eq!(sanitize_key(&"k".repeat(500)).len(), 200);
+    assert_eq!(key_of_marker("<!-- nsys-gate:k -->\r\nbody"), Some("k"));
+    assert_eq!(key_of_marker("text\n<!-- nsys-gate:k -->"), None);
 }

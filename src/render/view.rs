@@ -17,13 +17,86 @@ use super::outcome::{Failure, RunOutcome};
 use crate::artifact::{Analysis, GpuProjectedRange, HostRange, Iteration, Warning};
 use crate::stats::IterationStats;
 
-/// The hidden first line of every report (the pull-request comment is found by it).
-pub const MARKER: &str = "<!-- nsys-gate:report -->";
+/// The hidden first line of every report, `<!-- nsys-gate:KEY -->`: the pull-request
+/// comment of the key is found by it ([`marker`]).
+pub const MARKER_PREFIX: &str = "<!-- nsys-gate:";
+const MARKER_SUFFIX: &str = " -->";
+/// The key when no profile name is known.
+pub const DEFAULT_KEY: &str = "report";
+/// Characters of a key at most.
+const KEY_CHARS: usize = 200;
+
+/// The marker line (without its line break) of `key`, sanitised.
+pub fn marker(key: &str) -> String {
+    format!("{MARKER_PREFIX}{}{MARKER_SUFFIX}", sanitize_key(key))
+}
+
+/// A key that cannot end or break the HTML comment, mention anyone or link anything: letters,
+/// digits, spaces and `._,+=()-` kept, anything else `_`; no `--`, no blank ends, at most
+/// 200 characters; empty becomes [`DEFAULT_KEY`].
+pub fn sanitize_key(raw: &str) -> String {
+    let mut key: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || " ._,+=()-".contains(c) {
+                c
+            } else if c.is_whitespace() {
+                ' '
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    while key.contains("--") {
+        key = key.replace("--", "-");
+    }
+    let key: String = key.trim().chars().take(KEY_CHARS).collect();
+    let key = key.trim().trim_end_matches('-').to_owned();
+    if key.is_empty() {
+        DEFAULT_KEY.to_owned()
+    } else {
+        key
+    }
+}
+
+/// The key of a body whose first line is a marker.
+pub fn key_of_marker(body: &str) -> Option<&str> {
+    let line = body.lines().next()?;
+    line.strip_prefix(MARKER_PREFIX)?
+        .strip_suffix(MARKER_SUFFIX)
+}
+
+/// The report's key: its profile names, sorted, without repeats, joined with `,`. A run
+/// directory without an analysis counts with its manifest's profile name when the manifest
+/// reads, else with the directory's name.
+pub fn report_key(outcomes: &[RunOutcome]) -> String {
+    let names: BTreeSet<String> = outcomes
+        .iter()
+        .map(|o| match o {
+            RunOutcome::Analysed { analysis, .. } => analysis.run.profile_name.clone(),
+            RunOutcome::Failed(f) => failed_profile_name(&f.run_dir),
+        })
+        .collect();
+    sanitize_key(&names.into_iter().collect::<Vec<_>>().join(","))
+}
+
+fn failed_profile_name(dir: &Path) -> String {
+    let path = dir.join(crate::rundir::MANIFEST_FILE);
+    crate::manifest::read_bytes(&path)
+        .ok()
+        .and_then(|bytes| crate::manifest::parse(&bytes, &path).ok())
+        .map(|m| m.profile_name)
+        .unwrap_or_else(|| {
+            dir.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+}
 
 #[derive(Debug, Serialize)]
 pub struct ReportView {
-    /// An HTML comment for the first line.
-    pub marker: &'static str,
+    /// An HTML comment for the first line: `<!-- nsys-gate:KEY -->`, KEY the profile names.
+    pub marker: String,
     pub tool_version: &'static str,
     pub gate: OverallGate,
     /// One row per run directory when there are several; empty for one.
@@ -221,7 +294,7 @@ pub fn build(outcomes: &[RunOutcome], caps: &Caps, full_top: usize, budget: Budg
         })
         .collect();
     ReportView {
-        marker: MARKER,
+        marker: marker(&report_key(outcomes)),
         tool_version: crate::TOOL_VERSION,
         gate: overall_gate(outcomes, caps),
         overview: if outcomes.len() > 1 {

@@ -387,7 +387,7 @@ pub(crate) fn last_stack_id(stack: &[u8]) -> Option<u64> {
 }
 
 fn size_text(bytes: usize) -> String {
-    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
         format!("{} MiB", bytes >> 20)
     } else {
         format!("{bytes} bytes")

@@ -104,8 +104,18 @@ pub fn read_json(path: &Path) -> Value {
 
 pub fn bin() -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("nsys-gate").expect("binary");
-    // Nothing from the caller's environment decides which nsys runs.
+    // Nothing from the caller's environment decides which nsys runs, and no test reaches a
+    // real GitHub (a CI job's token and pull-request event stay out).
     cmd.env_remove("NSYS");
+    for var in [
+        "GITHUB_TOKEN",
+        "GITHUB_EVENT_NAME",
+        "GITHUB_EVENT_PATH",
+        "GITHUB_API_URL",
+        "GITHUB_REPOSITORY",
+    ] {
+        cmd.env_remove(var);
+    }
     cmd
 }
 

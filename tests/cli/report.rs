@@ -222,7 +222,7 @@ fn a_custom_template_replaces_the_default() {
     let report = report_md(&run);
     assert!(
         report.starts_with(
-            "<!-- nsys-gate:report -->\nGate: passed\nsmoke-tensor · run clean: median "
+            "<!-- nsys-gate:smoke-tensor -->\nGate: passed\nsmoke-tensor · run clean: median "
         ),
         "{report}"
     );
@@ -280,7 +280,7 @@ fn a_broken_template_exits_2_naming_its_line_before_nsys_runs() {
 }
 
 #[test]
-fn run_without_no_post_says_posting_is_not_there_yet_and_prints() {
+fn run_without_a_pull_request_says_so_and_prints() {
     let nsys = require_nsys!("2024.2");
     let run = fixture("clean");
     let out = bin()
@@ -289,11 +289,13 @@ fn run_without_no_post_says_posting_is_not_there_yet_and_prints() {
         .arg("--nsys")
         .arg(&nsys)
         .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_EVENT_NAME")
+        .env_remove("GITHUB_EVENT_PATH")
         .output()
         .unwrap();
     assert_status(&out, 0);
     assert!(
-        stderr(&out).contains("not implemented yet; behaving as with --no-post"),
+        stderr(&out).contains("no pull request to comment on"),
         "{}",
         stderr(&out)
     );

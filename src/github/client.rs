@@ -1,0 +1,690 @@
+//! The HTTP edge: octocrab's generic `build_request`/`execute` over a hyper client built
+//! here, so that nothing retries behind our back (octocrab's retry feature is off) and the
+//! status and headers of every response are readable (`retry-after`, `x-ratelimit-*`,
+//! `link`). Responses are parsed into the few fields needed ([`Comment`]), so Gitea's and
+//! Forgejo's JSON fit too.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use http::header::{HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION, USER_AGENT};
+use http::{Method, Request, Uri};
+use http_body_util::BodyExt;
+use octocrab::{AuthState, Octocrab, OctocrabBuilder};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{Comment, PostError, Repo, Token};
+
+/// Pages of comments read at most (100 comments each).
+const MAX_PAGES: usize = 200;
+/// The wait before retrying a rate limit that names no time.
+const RATE_LIMIT_WAIT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// `GITHUB_API_URL`: `https://api.github.com`, `https://HOST/api/v3`, `https://HOST/api/v1`.
+    pub api_url: String,
+    pub token: Token,
+    /// Tries of one request (1 = no retry).
+    pub max_tries: u32,
+    /// All waiting between tries together stays under this.
+    pub budget: Duration,
+    pub connect_timeout: Duration,
+    /// One request, from sending it to the last byte of the response.
+    pub request_timeout: Duration,
+}
+
+/// The answer to a create.
+#[derive(Debug)]
+pub enum Created {
+    Done(Comment),
+    /// It failed in a way that may or may not have created the comment (5xx, timeout) or
+    /// was refused for a rate limit: list before trying again.
+    Unknown {
+        wait: Duration,
+        reason: String,
+    },
+}
+
+struct Reply {
+    status: u16,
+    headers: HeaderMap,
+    body: Vec<u8>,
+}
+
+/// One try's verdict.
+enum Try {
+    Reply(Reply),
+    /// Worth another try after `wait`.
+    Again {
+        wait: Duration,
+        reason: String,
+    },
+}
+
+pub struct Client {
+    crab: Octocrab,
+    config: ClientConfig,
+    /// The API base without a trailing slash.
+    base: String,
+    authority: String,
+    user_agent: String,
+    started: Instant,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("base", &self.base)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// Builds the client; must run inside a tokio runtime.
+    pub fn new(config: ClientConfig) -> Result<Self, PostError> {
+        let base = config.api_url.trim().trim_end_matches('/').to_owned();
+        let uri: Uri = base
+            .parse()
+            .map_err(|_| PostError::Config(format!("GITHUB_API_URL `{base}` is not a URL")))?;
+        let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority()) else {
+            return Err(PostError::Config(format!(
+                "GITHUB_API_URL `{base}` is not an absolute http(s) URL"
+            )));
+        };
+        let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
+        http.enforce_http(false);
+        http.set_connect_timeout(Some(config.connect_timeout));
+        let executor = hyper_util::rt::TokioExecutor::new();
+        let crab = match scheme {
+            "https" => {
+                let provider = Arc::new(rustls::crypto::ring::default_provider());
+                let https = hyper_rustls::HttpsConnectorBuilder::new()
+                    .with_provider_and_native_roots(provider)
+                    .map_err(|e| {
+                        PostError::Config(format!("cannot load the system's TLS roots: {e}"))
+                    })?
+                    .https_only()
+                    .enable_http1()
+                    .wrap_connector(http);
+                let client = hyper_util::client::legacy::Client::builder(executor).build(https);
+                OctocrabBuilder::new_empty()
+                    .with_service(client)
+                    .with_auth(AuthState::None)
+                    .build()
+            }
+            "http" => {
+                let client = hyper_util::client::legacy::Client::builder(executor).build(http);
+                OctocrabBuilder::new_empty()
+                    .with_service(client)
+                    .with_auth(AuthState::None)
+                    .build()
+            }
+            other => {
+                return Err(PostError::Config(format!(
+                    "GITHUB_API_URL `{base}`: unsupported scheme {other}"
+                )))
+            }
+        }
+        .map_err(|e| PostError::Config(format!("cannot build the HTTP client: {e}")))?;
+        Ok(Client {
+            crab,
+            authority: authority.as_str().to_owned(),
+            base,
+            config,
+            user_agent: format!("nsys-gate/{}", crate::TOOL_VERSION),
+            started: Instant::now(),
+        })
+    }
+
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    /// `/repos/O/R/issues/N/comments` (for messages).
+    pub fn comments_path(&self, repo: &Repo, pr: u64) -> String {
+        format!("/repos/{}/{}/issues/{pr}/comments", repo.owner, repo.name)
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Waits before another try, or refuses when that would pass the budget.
+    pub async fn sleep(&self, wait: Duration, reason: &str) -> Result<(), PostError> {
+        let left = self.config.budget.saturating_sub(self.started.elapsed());
+        if wait > left {
+            return Err(PostError::OutOfTime(format!(
+                "{reason}; waiting {} s more would pass the post time limit of {} s (--post-timeout)",
+                wait.as_secs_f64().ceil(),
+                self.config.budget.as_secs()
+            )));
+        }
+        eprintln!(
+            "nsys-gate: {reason}; trying again in {:.0} s",
+            wait.as_secs_f64().ceil()
+        );
+        tokio::time::sleep(wait).await;
+        Ok(())
+    }
+
+    /// Sends once. `Err` is a transport failure (its text holds no header).
+    async fn send_once(
+        &self,
+        method: &Method,
+        url: &str,
+        body: Option<&Value>,
+    ) -> Result<Reply, String> {
+        let uri: Uri = url.parse().map_err(|_| format!("bad URL {url}"))?;
+        let mut builder = Request::builder()
+            .method(method.clone())
+            .uri(uri.clone())
+            .header(ACCEPT, "application/vnd.github+json")
+            .header(USER_AGENT, self.user_agent.as_str());
+        // The token goes only to the API's own host (a `link` could point elsewhere).
+        if uri.authority().map(|a| a.as_str()) == Some(self.authority.as_str()) {
+            let mut value =
+                HeaderValue::from_str(&format!("Bearer {}", self.config.token.expose()))
+                    .map_err(|_| "the token holds characters not allowed in a header".to_owned())?;
+            value.set_sensitive(true);
+            builder = builder.header(AUTHORIZATION, value);
+        }
+        let request = self
+            .crab
+            .build_request(builder, body)
+            .map_err(|e| format!("cannot build the request: {e}"))?;
+        let exchange = async {
+            let response = self
+                .crab
+                .execute(request)
+                .await
+                .map_err(|e| format!("request failed: {}", error_text(&e)))?;
+            let (parts, body) = response.into_parts();
+            let bytes = body
+                .collect()
+                .await
+                .map_err(|e| format!("reading the response failed: {}", error_text(&e)))?
+                .to_bytes();
+            Ok(Reply {
+                status: parts.status.as_u16(),
+                headers: parts.headers,
+                body: bytes.to_vec(),
+            })
+        };
+        match tokio::time::timeout(self.config.request_timeout, exchange).await {
+            Ok(r) => r,
+            Err(_) => Err(format!(
+                "no response within {} s",
+                self.config.request_timeout.as_secs()
+            )),
+        }
+    }
+
+    /// One try and its verdict: a reply to hand back, or a reason to try again.
+    async fn try_once(&self, method: &Method, url: &str, body: Option<&Value>, tries: u32) -> Try {
+        let backoff = Duration::from_secs(1u64 << tries.saturating_sub(1).min(5));
+        match self.send_once(method, url, body).await {
+            Err(message) => Try::Again {
+                wait: backoff,
+                reason: format!("{method} {}: {message}", self.display_path(url)),
+            },
+            Ok(reply) => match retry_wait(&reply, backoff) {
+                Some(wait) => Try::Again {
+                    wait,
+                    reason: format!(
+                        "{method} {}: HTTP {}: {}",
+                        self.display_path(url),
+                        reply.status,
+                        message_of(&reply.body)
+                    ),
+                },
+                None => Try::Reply(reply),
+            },
+        }
+    }
+
+    /// Sends an idempotent request (GET, PATCH, DELETE), retrying 5xx, timeouts and rate
+    /// limits within the tries and the budget.
+    async fn request(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&Value>,
+    ) -> Result<Reply, PostError> {
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match self.try_once(&method, url, body, tries).await {
+                Try::Reply(r) => return Ok(r),
+                Try::Again { wait, reason } => {
+                    if tries >= self.config.max_tries {
+                        return Err(PostError::GaveUp {
+                            tries,
+                            last: reason,
+                        });
+                    }
+                    self.sleep(wait, &reason).await?;
+                }
+            }
+        }
+    }
+
+    /// The URL without the host, for messages.
+    fn display_path(&self, url: &str) -> String {
+        url.parse::<Uri>()
+            .ok()
+            .and_then(|u| u.path_and_query().map(|p| p.as_str().to_owned()))
+            .unwrap_or_else(|| url.to_owned())
+    }
+
+    fn failure(&self, method: &str, url: &str, reply: &Reply) -> PostError {
+        let message = message_of(&reply.body);
+        let path = self.display_path(url);
+        let method = method.to_owned();
+        // 404 on a read is a wrong repository or number; on a write, as 403, a token that
+        // may not write here.
+        let no_access = reply.status == 403 || (reply.status == 404 && method != "GET");
+        match reply.status {
+            _ if no_access => PostError::NoAccess {
+                method,
+                path,
+                status: reply.status,
+                message,
+            },
+            422 if message.to_ascii_lowercase().contains("too long") => PostError::TooLong {
+                method,
+                path,
+                message,
+            },
+            status => PostError::Status {
+                method,
+                path,
+                status,
+                message,
+            },
+        }
+    }
+
+    fn parse<T: serde::de::DeserializeOwned>(
+        &self,
+        method: &str,
+        url: &str,
+        reply: &Reply,
+    ) -> Result<T, PostError> {
+        serde_json::from_slice(&reply.body).map_err(|e| PostError::Response {
+            method: method.to_owned(),
+            path: self.display_path(url),
+            message: format!("HTTP {}, body not as expected: {e}", reply.status),
+        })
+    }
+
+    /// Every comment of the pull request, following `link: rel="next"` as given; a server
+    /// that sends no `link` (Gitea, Forgejo) returned them all at once.
+    pub async fn list_comments(&self, repo: &Repo, pr: u64) -> Result<Vec<Comment>, PostError> {
+        let mut url = self.url(&format!("{}?per_page=100", self.comments_path(repo, pr)));
+        let mut all = Vec::new();
+        for _ in 0..MAX_PAGES {
+            let reply = self.request(Method::GET, &url, None).await?;
+            if reply.status != 200 {
+                return Err(self.failure("GET", &url, &reply));
+            }
+            let page: Vec<Comment> = self.parse("GET", &url, &reply)?;
+            all.extend(page);
+            match next_link(&reply.headers) {
+                Some(next) => url = next,
+                None => return Ok(all),
+            }
+        }
+        Err(PostError::Response {
+            method: "GET".into(),
+            path: self.display_path(&url),
+            message: format!("more than {MAX_PAGES} pages of comments"),
+        })
+    }
+
+    /// One POST: a create is never sent twice by this function.
+    pub async fn create_comment(
+        &self,
+        repo: &Repo,
+        pr: u64,
+        body: &str,
+    ) -> Result<Created, PostError> {
+        let url = self.url(&self.comments_path(repo, pr));
+        match self
+            .try_once(&Method::POST, &url, Some(&json!({ "body": body })), 1)
+            .await
+        {
+            Try::Again { wait, reason } => Ok(Created::Unknown { wait, reason }),
+            Try::Reply(reply) if reply.status == 201 || reply.status == 200 => {
+                Ok(Created::Done(self.parse("POST", &url, &reply)?))
+            }
+            Try::Reply(reply) => Err(self.failure("POST", &url, &reply)),
+        }
+    }
+
+    pub async fn update_comment(
+        &self,
+        repo: &Repo,
+        id: u64,
+        body: &str,
+    ) -> Result<Comment, PostError> {
+        let url = self.url(&format!(
+            "/repos/{}/{}/issues/comments/{id}",
+            repo.owner, repo.name
+        ));
+        let reply = self
+            .request(Method::PATCH, &url, Some(&json!({ "body": body })))
+            .await?;
+        match reply.status {
+            200 | 201 => self.parse("PATCH", &url, &reply),
+            // Gitea answers 204 for a comment without content.
+            204 => Ok(Comment {
+                id,
+                body: None,
+                user: None,
+                html_url: None,
+            }),
+            _ => Err(self.failure("PATCH", &url, &reply)),
+        }
+    }
+
+    pub async fn delete_comment(&self, repo: &Repo, id: u64) -> Result<(), PostError> {
+        let url = self.url(&format!(
+            "/repos/{}/{}/issues/comments/{id}",
+            repo.owner, repo.name
+        ));
+        let reply = self.request(Method::DELETE, &url, None).await?;
+        match reply.status {
+            // 404: someone else deleted it first.
+            200 | 204 | 404 => Ok(()),
+            _ => Err(self.failure("DELETE", &url, &reply)),
+        }
+    }
+
+    /// The open pull request whose head is `sha` (the lowest number if several).
+    pub async fn pull_by_head(&self, repo: &Repo, sha: &str) -> Result<Option<u64>, PostError> {
+        #[derive(Deserialize)]
+        struct Pull {
+            number: u64,
+            head: Head,
+        }
+        #[derive(Deserialize)]
+        struct Head {
+            #[serde(default)]
+            sha: Option<String>,
+        }
+        let mut url = self.url(&format!(
+            "/repos/{}/{}/pulls?state=open&per_page=100",
+            repo.owner, repo.name
+        ));
+        let mut found: Option<u64> = None;
+        for _ in 0..MAX_PAGES {
+            let reply = self.request(Method::GET, &url, None).await?;
+            if reply.status != 200 {
+                return Err(self.failure("GET", &url, &reply));
+            }
+            let pulls: Vec<Pull> = self.parse("GET", &url, &reply)?;
+            for p in pulls {
+                if p.head
+                    .sha
+                    .as_deref()
+                    .is_some_and(|s| s.eq_ignore_ascii_case(sha))
+                {
+                    found = Some(found.map_or(p.number, |f| f.min(p.number)));
+                }
+            }
+            match next_link(&reply.headers) {
+                Some(next) => url = next,
+                None => break,
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// How long to wait before another try, or `None` when the reply is final: 5xx and 429,
+/// and 403 for a rate limit (`x-ratelimit-remaining: 0` or a message saying so), wait for
+/// `retry-after`, else `x-ratelimit-reset`, else `backoff` (or longer for a rate limit).
+fn retry_wait(reply: &Reply, backoff: Duration) -> Option<Duration> {
+    let header = |name: &str| {
+        reply
+            .headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    let remaining_zero = header("x-ratelimit-remaining") == Some("0");
+    let rate_limited = reply.status == 429
+        || (reply.status == 403
+            && (remaining_zero
+                || message_of(&reply.body)
+                    .to_ascii_lowercase()
+                    .contains("rate limit")));
+    if !rate_limited && reply.status < 500 {
+        return None;
+    }
+    if let Some(secs) = header("retry-after").and_then(|v| v.parse::<u64>().ok()) {
+        return Some(Duration::from_secs(secs));
+    }
+    if remaining_zero {
+        if let Some(reset) = header("x-ratelimit-reset").and_then(|v| v.parse::<u64>().ok()) {
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_secs();
+            return Some(Duration::from_secs(reset.saturating_sub(now).max(1)));
+        }
+    }
+    Some(if rate_limited {
+        backoff.max(RATE_LIMIT_WAIT)
+    } else {
+        backoff
+    })
+}
+
+/// The `rel="next"` URL of a `link` header.
+pub fn next_link(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(http::header::LINK)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .find_map(|part| {
+            let (target, params) = part.split_once(';')?;
+            let target = target.trim().strip_prefix('<')?.strip_suffix('>')?;
+            let is_next = params.split(';').any(|p| {
+                p.trim()
+                    .strip_prefix("rel=")
+                    .map(|r| r.trim_matches('"').split_whitespace().any(|r| r == "next"))
+                    .unwrap_or(false)
+            });
+            is_next.then(|| target.to_owned())
+        })
+}
+
+/// GitHub's `message` (and its `errors[].message`), else the start of the body.
+fn message_of(body: &[u8]) -> String {
+    if let Ok(v) = serde_json::from_slice::<Value>(body) {
+        let mut parts: Vec<String> = Vec::new();
+        if let Some(m) = v.get("message").and_then(Value::as_str) {
+            parts.push(m.to_owned());
+        }
+        if let Some(errors) = v.get("errors").and_then(Value::as_array) {
+            for e in errors {
+                if let Some(m) = e.get("message").and_then(Value::as_str) {
+                    parts.push(m.to_owned());
+                }
+            }
+        }
+        if !parts.is_empty() {
+            return parts.join(": ");
+        }
+    }
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() {
+        "(empty body)".to_owned()
+    } else {
+        text.chars().take(200).collect()
+    }
+}
+
+/// An octocrab error's text with its sources (no headers are in any of them).
+fn error_text(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text.push_str(&format!(": {part}"));
+        }
+        source = s.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(status: u16, headers: &[(&str, &str)], body: &str) -> Reply {
+        let mut map = HeaderMap::new();
+        for (k, v) in headers {
+            map.insert(
+                http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                HeaderValue::from_str(v).unwrap(),
+            );
+        }
+        Reply {
+            status,
+            headers: map,
+            body: body.as_bytes().to_vec(),
+        }
+    }
+
+    #[test]
+    fn links_are_followed_as_given() {
+        let r = reply(
+            200,
+            &[(
+                "link",
+                r#"<https://api.github.com/repositories/1/issues/2/comments?page=3>; rel="next", <https://api.github.com/repositories/1/issues/2/comments?page=9>; rel="last""#,
+            )],
+            "[]",
+        );
+        assert_eq!(
+            next_link(&r.headers).as_deref(),
+            Some("https://api.github.com/repositories/1/issues/2/comments?page=3")
+        );
+        let last = reply(
+            200,
+            &[("link", r#"<https://x/y?page=1>; rel="first""#)],
+            "[]",
+        );
+        assert_eq!(next_link(&last.headers), None);
+        assert_eq!(next_link(&HeaderMap::new()), None);
+    }
+
+    #[test]
+    fn what_is_retried_and_for_how_long() {
+        let b = Duration::from_secs(2);
+        assert_eq!(retry_wait(&reply(200, &[], "[]"), b), None);
+        assert_eq!(retry_wait(&reply(404, &[], "{}"), b), None);
+        assert_eq!(
+            retry_wait(
+                &reply(
+                    403,
+                    &[],
+                    r#"{"message":"Resource not accessible by integration"}"#
+                ),
+                b
+            ),
+            None
+        );
+        assert_eq!(retry_wait(&reply(502, &[], ""), b), Some(b));
+        assert_eq!(
+            retry_wait(&reply(429, &[("retry-after", "7")], ""), b),
+            Some(Duration::from_secs(7))
+        );
+        let secondary = r#"{"message":"You have exceeded a secondary rate limit and have been temporarily blocked from content creation."}"#;
+        assert_eq!(
+            retry_wait(&reply(403, &[("retry-after", "3")], secondary), b),
+            Some(Duration::from_secs(3))
+        );
+        assert_eq!(
+            retry_wait(&reply(403, &[], secondary), b),
+            Some(RATE_LIMIT_WAIT)
+        );
+        let reset = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+            + 30;
+        let w = retry_wait(
+            &reply(
+                403,
+                &[
+                    ("x-ratelimit-remaining", "0"),
+                    ("x-ratelimit-reset", &reset.to_string()),
+                ],
+                r#"{"message":"API rate limit exceeded"}"#,
+            ),
+            b,
+        )
+        .unwrap();
+        assert!(
+            (Duration::from_secs(28)..=Duration::from_secs(30)).contains(&w),
+            "{w:?}"
+        );
+    }
+
+    #[test]
+    fn messages_come_from_the_json() {
+        assert_eq!(
+            message_of(br#"{"message":"Validation Failed","errors":[{"message":"Body is too long (maximum is 65536 characters)"}]}"#),
+            "Validation Failed: Body is too long (maximum is 65536 characters)"
+        );
+        assert_eq!(
+            message_of(b"<html>bad gateway</html>"),
+            "<html>bad gateway</html>"
+        );
+        assert_eq!(message_of(b""), "(empty body)");
+    }
+}
+
+#[cfg(test)]
+mod build_tests {
+    use super::*;
+
+    fn config(url: &str) -> ClientConfig {
+        ClientConfig {
+            api_url: url.into(),
+            token: Token::new("ghs_never_printed".into()),
+            max_tries: 3,
+            budget: Duration::from_secs(60),
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(30),
+        }
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn clients_build_for_github_ghes_and_gitea() {
+        let c = Client::new(config("https://ghe.example.com/api/v3/")).unwrap();
+        assert_eq!(
+            c.url("/repos/o/r"),
+            "https://ghe.example.com/api/v3/repos/o/r"
+        );
+        assert!(!format!("{c:?}").contains("never_printed"));
+        let c = Client::new(config("http://127.0.0.1:3000/api/v1")).unwrap();
+        assert_eq!(
+            c.url("/repos/o/r"),
+            "http://127.0.0.1:3000/api/v1/repos/o/r"
+        );
+        for bad in ["api.github.com", "ftp://x/", "not a url"] {
+            let err = Client::new(config(bad)).unwrap_err();
+            assert!(!format!("{err:?}").contains("never_printed"), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! The pull request of a GitHub Actions event (`GITHUB_EVENT_NAME`, `GITHUB_EVENT_PATH`).
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::PostError;
+
+/// What the event says about the pull request to comment on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventPr {
+    /// `pull_request`, `pull_request_target`, or a `workflow_run` listing its pull request.
+    Number(u64),
+    /// A `workflow_run` of a pull request with an empty `pull_requests` list (as for a
+    /// fork's): the pull request is the open one whose head is this commit.
+    HeadSha(String),
+    /// An event without a pull request (push, schedule, workflow_dispatch, …).
+    None { event: String },
+}
+
+/// Reads the event. Without `GITHUB_EVENT_NAME` there is no pull request.
+pub fn read(event_name: Option<&str>, event_path: Option<&Path>) -> Result<EventPr, PostError> {
+    let Some(name) = event_name.filter(|n| !n.is_empty()) else {
+        return Ok(EventPr::None {
+            event: "none (GITHUB_EVENT_NAME is not set)".into(),
+        });
+    };
+    if !matches!(
+        name,
+        "pull_request" | "pull_request_target" | "workflow_run"
+    ) {
+        return Ok(EventPr::None {
+            event: name.to_owned(),
+        });
+    }
+    let path = event_path.ok_or_else(|| {
+        PostError::Config(format!(
+            "GITHUB_EVENT_NAME is {name} but GITHUB_EVENT_PATH is not set (pass --pr N)"
+        ))
+    })?;
+    let bytes = std::fs::read(path).map_err(|e| {
+        PostError::Config(format!(
+            "cannot read the event file {} (GITHUB_EVENT_PATH): {e}",
+            path.display()
+        ))
+    })?;
+    let event: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        PostError::Config(format!(
+            "the event file {} is not JSON: {e}",
+            path.display()
+        ))
+    })?;
+    parse(name, &event).map_err(|what| {
+        PostError::Config(format!(
+            "the {name} event in {} has no {what} (pass --pr N)",
+            path.display()
+        ))
+    })
+}
+
+/// The pull request of an event payload; `Err` names what is missing.
+pub fn parse(name: &str, event: &Value) -> Result<EventPr, &'static str> {
+    let number = |v: &Value| v.get("number").and_then(Value::as_u64);
+    match name {
+        "pull_request" | "pull_request_target" => event
+            .get("pull_request")
+            .and_then(number)
+            .or_else(|| number(event))
+            .map(EventPr::Number)
+            .ok_or("pull_request.number"),
+        "workflow_run" => {
+            let run = event.get("workflow_run").ok_or("workflow_run")?;
+            let listed = run
+                .get("pull_requests")
+                .and_then(Value::as_array)
+                .and_then(|prs| prs.iter().find_map(number));
+            if let Some(n) = listed {
+                return Ok(EventPr::Number(n));
+            }
+            let triggering = run.get("event").and_then(Value::as_str);
+            if !matches!(
+                triggering,
+                None | Some("pull_request") | Some("pull_request_target")
+            ) {
+                return Ok(EventPr::None {
+                    event: format!("workflow_run of a {} run", triggering.unwrap_or("")),
+                });
+            }
+            run.get("head_sha")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_hexdigit()))
+                .map(|s| EventPr::HeadSha(s.to_owned()))
+                .ok_or("workflow_run.pull_requests or workflow_run.head_sha")
+        }
+        other => Ok(EventPr::None {
+            event: other.to_owned(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn pull_request_events() {
+        let e = json!({"number": 7, "pull_request": {"number": 7}});
+        assert_eq!(parse("pull_request", &e), Ok(EventPr::Number(7)));
+        assert_eq!(
+            parse("pull_request_target", &json!({"number": 9})),
+            Ok(EventPr::Number(9))
+        );
+        assert!(parse("pull_request", &json!({})).is_err());
+    }
+
+    #[test]
+    fn workflow_run_events() {
+        let listed = json!({"workflow_run": {"event": "pull_request", "head_sha": "abc1",
+            "pull_requests": [{"number": 12, "head": {"sha": "abc1"}}]}});
+        assert_eq!(parse("workflow_run", &listed), Ok(EventPr::Number(12)));
+        let fork = json!({"workflow_run": {"event": "pull_request", "head_sha": "abc1", "pull_requests": []}});
+        assert_eq!(
+            parse("workflow_run", &fork),
+            Ok(EventPr::HeadSha("abc1".into()))
+        );
+        let push =
+            json!({"workflow_run": {"event": "push", "head_sha": "abc1", "pull_requests": []}});
+        assert!(matches!(
+            parse("workflow_run", &push),
+            Ok(EventPr::None { .. })
+        ));
+    }
+
+    #[test]
+    fn other_events_have_no_pull_request() {
+        for name in ["push", "schedule", "workflow_dispatch"] {
+            assert_eq!(
+                read(Some(name), None).unwrap(),
+                EventPr::None { event: name.into() }
+            );
+        }
+        assert!(matches!(read(None, None), Ok(EventPr::None { .. })));
+    }
+}

@@ -1,0 +1,541 @@
+//! A local GitHub-like REST server for the `post` tests: issue comments with `Link`
+//! pagination and rate-limit headers as GitHub documents them, a Gitea mode (`/api/v1`, no
+//! `Link`), scripted faults, and a record of every request. Loopback only; it stops when
+//! dropped.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub method: String,
+    /// Path and query, as sent.
+    pub path: String,
+    /// Lower-cased names; repeated headers appear repeatedly.
+    pub headers: Vec<(String, String)>,
+    pub body: Option<Value>,
+    pub at: Instant,
+}
+
+impl Recorded {
+    pub fn header_values(&self, name: &str) -> Vec<&str> {
+        self.headers
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
+
+    /// `METHOD path`.
+    pub fn line(&self) -> String {
+        format!("{} {}", self.method, self.path)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct StoredComment {
+    pub id: u64,
+    pub pr: u64,
+    pub login: String,
+    pub body: String,
+}
+
+/// A scripted answer for the next request matching `method` and `path_contains`.
+#[derive(Debug, Clone)]
+pub struct Fault {
+    pub method: &'static str,
+    pub path_contains: String,
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+    /// Carry the request out before answering with the fault (a 502 after the write).
+    pub apply: bool,
+    /// Wait this long before answering (a timeout).
+    pub delay: Duration,
+}
+
+#[derive(Debug, Default)]
+pub struct State {
+    pub comments: Vec<StoredComment>,
+    pub next_id: u64,
+    pub requests: Vec<Recorded>,
+    pub faults: VecDeque<Fault>,
+    /// Comments per page at most (GitHub: 100).
+    pub page_cap: usize,
+    /// Gitea/Forgejo: everything at once, no `Link`.
+    pub gitea: bool,
+    /// 422 "Body is too long" above this many characters.
+    pub max_body_chars: Option<usize>,
+    /// The login that comments created through the API get.
+    pub login: String,
+    /// Open pull requests: number and head SHA.
+    pub pulls: Vec<(u64, String)>,
+    /// On the next create, first create this login's comment with the same body.
+    pub rival: Option<String>,
+}
+
+pub struct Server {
+    pub port: u16,
+    pub prefix: String,
+    state: Arc<Mutex<State>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Server {
+    /// A GitHub-like server (API base `http://127.0.0.1:PORT`).
+    pub fn github() -> Self {
+        Self::start(false, "", Duration::from_secs(120))
+    }
+
+    /// A GitHub-like server that stays up for `lifetime` at most (for long end-to-end runs).
+    pub fn github_for(lifetime: Duration) -> Self {
+        Self::start(false, "", lifetime)
+    }
+
+    /// A Gitea-like server (API base `http://127.0.0.1:PORT/api/v1`).
+    pub fn gitea() -> Self {
+        Self::start(true, "/api/v1", Duration::from_secs(120))
+    }
+
+    fn start(gitea: bool, prefix: &str, lifetime: Duration) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        listener.set_nonblocking(true).expect("non-blocking");
+        let port = listener.local_addr().unwrap().port();
+        let state = Arc::new(Mutex::new(State {
+            next_id: 1000,
+            page_cap: 100,
+            gitea,
+            login: "github-actions[bot]".into(),
+            ..State::default()
+        }));
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (state, stop, prefix) = (state.clone(), stop.clone(), prefix.to_owned());
+            std::thread::spawn(move || {
+                let deadline = Instant::now() + lifetime;
+                while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                    match listener.accept() {
+                        Ok((stream, _)) => {
+                            let _ = serve(stream, &state, port, &prefix);
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                            std::thread::sleep(Duration::from_millis(2));
+                        }
+                        Err(_) => break,
+                    }
+                }
+            })
+        };
+        Server {
+            port,
+            prefix: prefix.to_owned(),
+            state,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    pub fn api_url(&self) -> String {
+        format!("http://127.0.0.1:{}{}", self.port, self.prefix)
+    }
+
+    pub fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap()
+    }
+
+    /// Adds an existing comment; returns its id.
+    pub fn seed(&self, pr: u64, login: &str, body: &str) -> u64 {
+        let mut s = self.state();
+        s.next_id += 1;
+        let id = s.next_id;
+        s.comments.push(StoredComment {
+            id,
+            pr,
+            login: login.into(),
+            body: body.into(),
+        });
+        id
+    }
+
+    pub fn fault(&self, fault: Fault) {
+        self.state().faults.push_back(fault);
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.state().requests.clone()
+    }
+
+    pub fn comments(&self, pr: u64) -> Vec<StoredComment> {
+        self.state()
+            .comments
+            .iter()
+            .filter(|c| c.pr == pr)
+            .cloned()
+            .collect()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+struct Response {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+fn serve(stream: TcpStream, state: &Mutex<State>, port: u16, prefix: &str) -> std::io::Result<()> {
+    stream.set_nonblocking(false)?;
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or("").to_owned();
+    let path = parts.next().unwrap_or("").to_owned();
+    let mut headers = Vec::new();
+    let mut length = 0usize;
+    loop {
+        let mut h = String::new();
+        reader.read_line(&mut h)?;
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((n, v)) = h.split_once(':') {
+            let (n, v) = (n.trim().to_ascii_lowercase(), v.trim().to_owned());
+            if n == "content-length" {
+                length = v.parse().unwrap_or(0);
+            }
+            headers.push((n, v));
+        }
+    }
+    let mut raw = vec![0; length];
+    reader.read_exact(&mut raw)?;
+    let body: Option<Value> = if raw.is_empty() {
+        None
+    } else {
+        Some(
+            serde_json::from_slice(&raw)
+                .unwrap_or(Value::String(String::from_utf8_lossy(&raw).into_owned())),
+        )
+    };
+    let mut delay = Duration::ZERO;
+    let response = {
+        let mut s = state.lock().unwrap();
+        s.requests.push(Recorded {
+            method: method.clone(),
+            path: path.clone(),
+            headers,
+            body: body.clone(),
+            at: Instant::now(),
+        });
+        let fault = s
+            .faults
+            .iter()
+            .position(|f| f.method == method && path.contains(&f.path_contains))
+            .map(|i| s.faults.remove(i).unwrap());
+        match fault {
+            Some(f) => {
+                delay = f.delay;
+                if f.apply {
+                    route(&mut s, &method, &path, body.as_ref(), port, prefix);
+                }
+                Response {
+                    status: f.status,
+                    headers: f.headers,
+                    body: f.body,
+                }
+            }
+            None => route(&mut s, &method, &path, body.as_ref(), port, prefix),
+        }
+    };
+    std::thread::sleep(delay);
+    let mut out = stream;
+    let reason = match response.status {
+        200 => "OK",
+        201 => "Created",
+        204 => "No Content",
+        403 => "Forbidden",
+        404 => "Not Found",
+        422 => "Unprocessable Entity",
+        429 => "Too Many Requests",
+        502 => "Bad Gateway",
+        _ => "Status",
+    };
+    let mut head = format!("HTTP/1.1 {} {reason}\r\n", response.status);
+    for (n, v) in &response.headers {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    if response.status != 204 {
+        head.push_str("content-type: application/json; charset=utf-8\r\n");
+    }
+    head.push_str(&format!(
+        "content-length: {}\r\nconnection: close\r\n\r\n",
+        response.body.len()
+    ));
+    out.write_all(head.as_bytes())?;
+    out.write_all(response.body.as_bytes())?;
+    out.flush()
+}
+
+fn rate_headers() -> Vec<(String, String)> {
+    let reset = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 3600;
+    vec![
+        ("x-ratelimit-limit".into(), "1000".into()),
+        ("x-ratelimit-remaining".into(), "990".into()),
+        ("x-ratelimit-reset".into(), reset.to_string()),
+        ("x-ratelimit-used".into(), "10".into()),
+        ("x-ratelimit-resource".into(), "core".into()),
+        ("x-github-api-version-selected".into(), "2022-11-28".into()),
+    ]
+}
+
+fn comment_json(s: &State, c: &StoredComment, port: u16) -> Value {
+    let html_url = format!(
+        "https://github.example/octo/gpu/pull/{}#issuecomment-{}",
+        c.pr, c.id
+    );
+    if s.gitea {
+        json!({
+            "id": c.id,
+            "html_url": html_url,
+            "pull_request_url": format!("https://gitea.example/octo/gpu/pulls/{}", c.pr),
+            "issue_url": "",
+            "user": {"id": 7, "login": c.login, "login_name": "", "full_name": "", "email": "bot@noreply", "avatar_url": "", "is_admin": false},
+            "original_author": "",
+            "original_author_id": 0,
+            "body": c.body,
+            "assets": [],
+            "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z"
+        })
+    } else {
+        json!({
+            "id": c.id,
+            "node_id": format!("IC_kwDO{}", c.id),
+            "url": format!("http://127.0.0.1:{port}/repos/octo/gpu/issues/comments/{}", c.id),
+            "html_url": html_url,
+            "body": c.body,
+            "user": {"login": c.login, "id": 41898282, "node_id": "MDM6Qm90NDE4OTgyODI=", "type": "Bot", "site_admin": false},
+            "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z",
+            "issue_url": format!("http://127.0.0.1:{port}/repos/octo/gpu/issues/{}", c.pr),
+            "author_association": "NONE"
+        })
+    }
+}
+
+fn error(status: u16, message: &str) -> Response {
+    Response {
+        status,
+        headers: rate_headers(),
+        body: json!({"message": message, "documentation_url": "https://docs.github.com/rest", "status": status.to_string()}).to_string(),
+    }
+}
+
+fn query(path: &str) -> HashMap<String, String> {
+    path.split_once('?')
+        .map(|(_, q)| {
+            q.split('&')
+                .filter_map(|kv| kv.split_once('='))
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn too_long(s: &State, body: &str) -> Option<Response> {
+    let max = s.max_body_chars?;
+    (body.chars().count() > max).then(|| Response {
+        status: 422,
+        headers: rate_headers(),
+        body: json!({
+            "message": "Validation Failed",
+            "errors": [{"resource": "IssueComment", "code": "unprocessable", "field": "data",
+                        "message": format!("Body is too long (maximum is {max} characters)")}],
+            "documentation_url": "https://docs.github.com/rest/issues/comments#create-an-issue-comment",
+            "status": "422"
+        })
+        .to_string(),
+    })
+}
+
+fn route(
+    s: &mut State,
+    method: &str,
+    full: &str,
+    body: Option<&Value>,
+    port: u16,
+    prefix: &str,
+) -> Response {
+    let Some(rest) = full.strip_prefix(prefix) else {
+        return error(404, "Not Found");
+    };
+    let path = rest.split('?').next().unwrap_or("");
+    let seg: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let text = || {
+        body.and_then(|b| b.get("body"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    match (method, seg.as_slice()) {
+        ("GET", ["repos", "octo", "gpu", "issues", n, "comments"])
+        | ("GET", ["repositories", "42", "issues", n, "comments"]) => {
+            let pr: u64 = n.parse().unwrap_or(0);
+            let all: Vec<Value> = s
+                .comments
+                .iter()
+                .filter(|c| c.pr == pr)
+                .map(|c| comment_json(s, c, port))
+                .collect();
+            if s.gitea {
+                let mut headers = vec![("x-total-count".to_owned(), all.len().to_string())];
+                headers.push((
+                    "access-control-expose-headers".into(),
+                    "X-Total-Count".into(),
+                ));
+                return Response {
+                    status: 200,
+                    headers,
+                    body: Value::Array(all).to_string(),
+                };
+            }
+            let q = query(rest);
+            let per_page = q
+                .get("per_page")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(30usize)
+                .min(100)
+                .min(s.page_cap);
+            let page = q.get("page").and_then(|v| v.parse().ok()).unwrap_or(1usize);
+            let pages = all.len().div_ceil(per_page).max(1);
+            let items: Vec<Value> = all
+                .into_iter()
+                .skip((page - 1) * per_page)
+                .take(per_page)
+                .collect();
+            let mut headers = rate_headers();
+            // As GitHub does: absolute URLs of the `/repositories/ID/…` form.
+            let link_to = |p: usize, rel: &str| {
+                format!(
+                    "<http://127.0.0.1:{port}{prefix}/repositories/42/issues/{pr}/comments?per_page={per_page}&page={p}>; rel=\"{rel}\""
+                )
+            };
+            let mut links = Vec::new();
+            if page > 1 {
+                links.push(link_to(page - 1, "prev"));
+            }
+            if page < pages {
+                links.push(link_to(page + 1, "next"));
+                links.push(link_to(pages, "last"));
+            }
+            if page > 1 {
+                links.push(link_to(1, "first"));
+            }
+            if !links.is_empty() {
+                headers.push(("link".into(), links.join(", ")));
+            }
+            Response {
+                status: 200,
+                headers,
+                body: Value::Array(items).to_string(),
+            }
+        }
+        ("POST", ["repos", "octo", "gpu", "issues", n, "comments"]) => {
+            let pr: u64 = n.parse().unwrap_or(0);
+            let body = text();
+            if let Some(r) = too_long(s, &body) {
+                return r;
+            }
+            if let Some(rival) = s.rival.take() {
+                s.next_id += 1;
+                let id = s.next_id;
+                s.comments.push(StoredComment {
+                    id,
+                    pr,
+                    login: rival,
+                    body: body.clone(),
+                });
+            }
+            s.next_id += 1;
+            let c = StoredComment {
+                id: s.next_id,
+                pr,
+                login: s.login.clone(),
+                body,
+            };
+            s.comments.push(c.clone());
+            Response {
+                status: 201,
+                headers: rate_headers(),
+                body: comment_json(s, &c, port).to_string(),
+            }
+        }
+        ("PATCH", ["repos", "octo", "gpu", "issues", "comments", id]) => {
+            let id: u64 = id.parse().unwrap_or(0);
+            let body = text();
+            if let Some(r) = too_long(s, &body) {
+                return r;
+            }
+            match s.comments.iter_mut().find(|c| c.id == id) {
+                Some(c) => {
+                    c.body = body;
+                    let c = c.clone();
+                    Response {
+                        status: 200,
+                        headers: rate_headers(),
+                        body: comment_json(s, &c, port).to_string(),
+                    }
+                }
+                None => error(404, "Not Found"),
+            }
+        }
+        ("DELETE", ["repos", "octo", "gpu", "issues", "comments", id]) => {
+            let id: u64 = id.parse().unwrap_or(0);
+            let before = s.comments.len();
+            s.comments.retain(|c| c.id != id);
+            if s.comments.len() == before {
+                error(404, "Not Found")
+            } else {
+                Response {
+                    status: 204,
+                    headers: rate_headers(),
+                    body: String::new(),
+                }
+            }
+        }
+        ("GET", ["repos", "octo", "gpu", "pulls"]) => {
+            let pulls: Vec<Value> = s
+                .pulls
+                .iter()
+                .map(|(n, sha)| json!({"number": n, "state": "open", "head": {"sha": sha, "ref": "feature", "repo": {"full_name": "fork/gpu", "fork": true}}, "base": {"sha": "0000", "ref": "main"}}))
+                .collect();
+            Response {
+                status: 200,
+                headers: rate_headers(),
+                body: Value::Array(pulls).to_string(),
+            }
+        }
+        _ => error(404, "Not Found"),
+    }
+}

@@ -1,0 +1,825 @@
+//! `post` (and `run`'s posting) against a local GitHub-like server: the exact requests
+//! (method, path, headers, JSON body), pagination, faults, Gitea, and the token never shown.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+use assert_fs::TempDir;
+use serde_json::{json, Value};
+
+use crate::common::{assert_status, bin, fixture, stderr};
+use crate::github_server::{Fault, Recorded, Server};
+use crate::require_nsys;
+
+const SECRET: &str = "ghs_nsysGateTestSecret_7Qx2Lp9Vw4";
+const BOT: &str = "github-actions[bot]";
+
+/// A report the way `report`/`run` write it: the keyed marker first.
+fn report_text(key: &str, extra: &str) -> String {
+    format!("<!-- nsys-gate:{key} -->\n# ✅ nsys-gate: gate passed\n\n**Gate passed:** 1 run directory.\n{extra}")
+}
+
+struct Case {
+    tmp: TempDir,
+    report: PathBuf,
+}
+
+impl Case {
+    fn new(report: &str) -> Self {
+        let tmp = TempDir::new().unwrap();
+        let path = tmp.path().join("report.md");
+        std::fs::write(&path, report).unwrap();
+        Case { tmp, report: path }
+    }
+
+    fn event(&self, name: &str, payload: Value) -> (String, PathBuf) {
+        let path = self.tmp.path().join(format!("{name}.json"));
+        std::fs::write(&path, payload.to_string()).unwrap();
+        (name.to_owned(), path)
+    }
+
+    fn pr_event(&self, n: u64) -> (String, PathBuf) {
+        self.event(
+            "pull_request",
+            json!({"action": "synchronize", "number": n, "pull_request": {"number": n, "head": {"sha": "abc123", "repo": {"fork": false, "full_name": "octo/gpu"}}}}),
+        )
+    }
+
+    /// `nsys-gate post --report FILE ARGS…` with the server's URL, the secret token and the
+    /// event.
+    fn post(&self, server: &Server, event: Option<(String, PathBuf)>, args: &[&str]) -> Output {
+        let mut cmd = bin();
+        cmd.arg("post").arg("--report").arg(&self.report).args(args);
+        github_env(&mut cmd, server, event);
+        let out = cmd.output().expect("run nsys-gate");
+        assert_no_secret(&out, self.tmp.path());
+        out
+    }
+}
+
+fn github_env(cmd: &mut assert_cmd::Command, server: &Server, event: Option<(String, PathBuf)>) {
+    for var in [
+        "GITHUB_ACTIONS",
+        "GITHUB_OUTPUT",
+        "GITHUB_STEP_SUMMARY",
+        "GITHUB_EVENT_NAME",
+        "GITHUB_EVENT_PATH",
+        "GITHUB_TOKEN",
+        "GITHUB_REPOSITORY",
+        "GITHUB_API_URL",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.env("GITHUB_API_URL", server.api_url())
+        .env("GITHUB_TOKEN", SECRET)
+        .env("GITHUB_REPOSITORY", "octo/gpu")
+        .env("RUST_BACKTRACE", "1")
+        .env("RUST_LOG", "trace");
+    if let Some((name, path)) = event {
+        cmd.env("GITHUB_EVENT_NAME", name)
+            .env("GITHUB_EVENT_PATH", path);
+    }
+}
+
+/// The token is in no output and no file written.
+#[track_caller]
+fn assert_no_secret(out: &Output, dir: &Path) {
+    for (what, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+        assert!(
+            !String::from_utf8_lossy(bytes).contains(SECRET),
+            "the token appears in {what}"
+        );
+    }
+    for entry in walk(dir) {
+        let text = std::fs::read(&entry).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&text).contains(SECRET),
+            "the token appears in {}",
+            entry.display()
+        );
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            files.extend(walk(&p));
+        } else {
+            files.push(p);
+        }
+    }
+    files
+}
+
+/// Every request carries exactly these headers: the token only in `authorization`.
+#[track_caller]
+fn assert_headers(requests: &[Recorded]) {
+    let agent = format!("nsys-gate/{}", env!("CARGO_PKG_VERSION"));
+    for r in requests {
+        assert_eq!(
+            r.header_values("authorization"),
+            [format!("Bearer {SECRET}")],
+            "{}",
+            r.line()
+        );
+        assert_eq!(
+            r.header_values("accept"),
+            ["application/vnd.github+json"],
+            "{}",
+            r.line()
+        );
+        assert_eq!(
+            r.header_values("x-github-api-version"),
+            ["2022-11-28"],
+            "{}",
+            r.line()
+        );
+        assert_eq!(
+            r.header_values("user-agent"),
+            [agent.as_str()],
+            "{}",
+            r.line()
+        );
+        if r.body.is_some() {
+            assert_eq!(
+                r.header_values("content-type"),
+                ["application/json"],
+                "{}",
+                r.line()
+            );
+        }
+        for (name, value) in &r.headers {
+            assert!(name == "authorization" || !value.contains(SECRET), "{name}");
+        }
+    }
+}
+
+fn lines(requests: &[Recorded]) -> Vec<String> {
+    requests.iter().map(Recorded::line).collect()
+}
+
+const LIST7: &str = "GET /repos/octo/gpu/issues/7/comments?per_page=100";
+const CREATE7: &str = "POST /repos/octo/gpu/issues/7/comments";
+
+fn body_of(r: &Recorded) -> &str {
+    r.body
+        .as_ref()
+        .and_then(|b| b["body"].as_str())
+        .expect("JSON body")
+}
+
+#[test]
+fn creates_the_comment() {
+    let server = Server::github();
+    let report = report_text("smoke-tensor", "");
+    let case = Case::new(&report);
+    let out = case.post(&server, Some(case.pr_event(7)), &[]);
+    assert_status(&out, 0);
+    let reqs = server.requests();
+    assert_eq!(lines(&reqs), [LIST7, CREATE7, LIST7]);
+    assert_headers(&reqs);
+    assert_eq!(reqs[1].body, Some(json!({ "body": report })));
+    let comments = server.comments(7);
+    assert_eq!(comments.len(), 1);
+    assert_eq!(comments[0].body, report);
+    let err = stderr(&out);
+    assert!(
+        err.contains("comment `smoke-tensor` on octo/gpu#7 created"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "https://github.example/octo/gpu/pull/7#issuecomment-{}",
+            comments[0].id
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn updates_the_comment_found_on_page_3() {
+    let server = Server::github();
+    server.state().page_cap = 2;
+    let old = report_text("smoke-tensor", "old numbers\n");
+    server.seed(7, "alice", "LGTM");
+    // Our marker, but a person's comment (quoted): not ours.
+    server.seed(7, "alice", &old);
+    // Our bot, another key.
+    server.seed(7, BOT, &report_text("other-profile", ""));
+    server.seed(7, "bob", "<!-- nsys-gate:smoke-tensor -->");
+    let ours = server.seed(7, BOT, &old);
+    server.seed(8, BOT, &old);
+    let new = report_text("smoke-tensor", "new numbers\n");
+    let case = Case::new(&new);
+    let out = case.post(&server, None, &["--pr", "7"]);
+    assert_status(&out, 0);
+    let reqs = server.requests();
+    let port = server.port;
+    assert_eq!(
+        lines(&reqs),
+        [
+            LIST7.to_owned(),
+            "GET /repositories/42/issues/7/comments?per_page=2&page=2".to_owned(),
+            "GET /repositories/42/issues/7/comments?per_page=2&page=3".to_owned(),
+            format!("PATCH /repos/octo/gpu/issues/comments/{ours}"),
+        ],
+        "port {port}"
+    );
+    assert_headers(&reqs);
+    assert_eq!(reqs[3].body, Some(json!({ "body": new })));
+    let bodies: Vec<(String, String)> = server
+        .comments(7)
+        .into_iter()
+        .map(|c| (c.login, c.body))
+        .collect();
+    assert_eq!(bodies.len(), 5);
+    assert_eq!(
+        bodies[1],
+        ("alice".to_owned(), old.clone()),
+        "a person's comment is left alone"
+    );
+    assert_eq!(bodies[4], (BOT.to_owned(), new));
+    assert_eq!(
+        server.comments(8)[0].body,
+        old,
+        "another pull request is left alone"
+    );
+    assert!(stderr(&out).contains("updated"), "{}", stderr(&out));
+}
+
+#[test]
+fn two_keys_make_two_comments() {
+    let server = Server::github();
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    for key in ["a100", "h100"] {
+        let out = case.post(&server, Some(case.pr_event(7)), &["--comment-key", key]);
+        assert_status(&out, 0);
+    }
+    let reqs = server.requests();
+    assert_eq!(lines(&reqs), [LIST7, CREATE7, LIST7, LIST7, CREATE7, LIST7]);
+    assert_eq!(
+        reqs[1].body,
+        Some(json!({ "body": report_text("a100", "") }))
+    );
+    assert_eq!(
+        reqs[4].body,
+        Some(json!({ "body": report_text("h100", "") }))
+    );
+    let comments = server.comments(7);
+    assert_eq!(comments.len(), 2);
+    assert!(comments[0].body.starts_with("<!-- nsys-gate:a100 -->\n"));
+    assert!(comments[1].body.starts_with("<!-- nsys-gate:h100 -->\n"));
+}
+
+#[test]
+fn an_unchanged_body_is_not_sent() {
+    let server = Server::github();
+    let report = report_text("smoke-tensor", "");
+    let id = server.seed(7, BOT, &report);
+    let case = Case::new(&report);
+    let out = case.post(&server, Some(case.pr_event(7)), &[]);
+    assert_status(&out, 0);
+    assert_eq!(lines(&server.requests()), [LIST7]);
+    assert!(stderr(&out).contains("unchanged"), "{}", stderr(&out));
+    assert_eq!(server.comments(7)[0].id, id);
+}
+
+#[test]
+fn duplicates_heal_to_the_oldest() {
+    let server = Server::github();
+    let old = report_text("smoke-tensor", "old\n");
+    let first = server.seed(7, BOT, &old);
+    let second = server.seed(7, BOT, &old);
+    let case = Case::new(&report_text("smoke-tensor", "new\n"));
+    let out = case.post(&server, Some(case.pr_event(7)), &[]);
+    assert_status(&out, 0);
+    assert_eq!(
+        lines(&server.requests()),
+        [
+            LIST7.to_owned(),
+            format!("PATCH /repos/octo/gpu/issues/comments/{first}"),
+            format!("DELETE /repos/octo/gpu/issues/comments/{second}"),
+        ]
+    );
+    assert_eq!(server.comments(7).len(), 1);
+}
+
+#[test]
+fn no_pull_request_posts_nothing() {
+    let server = Server::github();
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    for (name, payload) in [
+        ("push", json!({"ref": "refs/heads/main"})),
+        ("schedule", json!({"schedule": "0 0 * * *"})),
+        ("workflow_dispatch", json!({"inputs": {}})),
+    ] {
+        let out = case.post(&server, Some(case.event(name, payload)), &[]);
+        assert_status(&out, 0);
+        assert!(
+            stderr(&out).contains(&format!("no pull request to comment on (event: {name})")),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn a_fork_token_gets_the_fork_safe_pattern() {
+    let server = Server::github();
+    server.fault(Fault {
+        method: "POST",
+        path_contains: "/issues/7/comments".into(),
+        status: 403,
+        headers: vec![("x-ratelimit-remaining".into(), "999".into())],
+        body: json!({"message": "Resource not accessible by integration", "documentation_url": "https://docs.github.com/rest/issues/comments#create-an-issue-comment", "status": "403"}).to_string(),
+        apply: false,
+        delay: Duration::ZERO,
+    });
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    let out = case.post(&server, Some(case.pr_event(7)), &[]);
+    assert_status(&out, 2);
+    // A 403 that is not a rate limit is not retried.
+    assert_eq!(lines(&server.requests()), [LIST7, CREATE7]);
+    let err = stderr(&out);
+    assert!(err.contains("POST /repos/octo/gpu/issues/7/comments: HTTP 403: Resource not accessible by integration"), "{err}");
+    assert!(
+        err.contains("fork-safe pattern")
+            && err.contains("on: workflow_run")
+            && err.contains("nsys-gate post --report"),
+        "{err}"
+    );
+    assert!(server.comments(7).is_empty());
+}
+
+#[test]
+fn a_502_is_retried_without_a_duplicate() {
+    // The failed create did not happen: list, then create again.
+    let server = Server::github();
+    server.fault(Fault {
+        method: "POST",
+        path_contains: "/comments".into(),
+        status: 502,
+        headers: vec![],
+        body: "<html><body><h1>502 Bad Gateway</h1></body></html>".into(),
+        apply: false,
+        delay: Duration::ZERO,
+    });
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    let out = case.post(&server, Some(case.pr_event(7)), &[]);
+    assert_status(&out, 0);
+    let reqs = server.requests();
+    assert_eq!(lines(&reqs), [LIST7, CREATE7, LIST7, CREATE7, LIST7]);
+    assert_headers(&reqs);
+    assert_eq!(reqs[1].body, reqs[3].body);
+    assert!(reqs[2].at.duration_since(reqs[1].at) >= Duration::from_millis(900));
+    assert_eq!(server.comments(7).len(), 1);
+    assert!(stderr(&out).contains("HTTP 502"), "{}", stderr(&out));
+
+    // The failed create did happen: the list finds it, and nothing is posted twice.
+    let server = Server::github();
+    server.fault(Fault {
+        method: "POST",
+        path_contains: "/comments".into(),
+        status: 502,
+        headers: vec![],
+        body: String::new(),
+        apply: true,
+        delay: Duration::ZERO,
+    });
+    let out = case.post(&server, Some(case.pr_event(7)), &[]);
+    assert_status(&out, 0);
+    assert_eq!(lines(&server.requests()), [LIST7, CREATE7, LIST7, LIST7]);
+    assert_eq!(server.comments(7).len(), 1);
+}
+
+#[test]
+fn a_create_that_times_out_is_listed_before_posting_again() {
+    // The create goes through but the answer comes too late: the list finds it.
+    let server = Server::github();
+    server.fault(Fault {
+        method: "POST",
+        path_contains: "/comments".into(),
+        status: 201,
+        headers: vec![],
+        body: "{}".into(),
+        apply: true,
+        delay: Duration::from_secs(4),
+    });
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    // Requests time out after half the post timeout: 3 s.
+    let out = case.post(&server, Some(case.pr_event(7)), &["--post-timeout", "6"]);
+    assert_status(&out, 0);
+    assert_eq!(lines(&server.requests()), [LIST7, CREATE7, LIST7, LIST7]);
+    assert_eq!(server.comments(7).len(), 1);
+    assert!(
+        stderr(&out).contains("no response within 3 s"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_429_waits_for_retry_after() {
+    let server = Server::github();
+    server.fault(Fault {
+        method: "GET",
+        path_contains: "/comments".into(),
+        status: 429,
+        headers: vec![("retry-after".into(), "2".into())],
+        body: json!({"message": "Too many requests"}).to_string(),
+        apply: false,
+        delay: Duration::ZERO,
+    });
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    let out = case.post(&server, Some(case.pr_event(7)), &[]);
+    assert_status(&out, 0);
+    let reqs = server.requests();
+    assert_eq!(lines(&reqs), [LIST7, LIST7, CREATE7, LIST7]);
+    let waited = reqs[1].at.duration_since(reqs[0].at);
+    assert!(waited >= Duration::from_millis(1900), "{waited:?}");
+    assert!(
+        stderr(&out).contains("trying again in 2 s"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_secondary_rate_limit_on_create_lists_before_posting_again() {
+    let server = Server::github();
+    server.fault(Fault {
+        method: "POST",
+        path_contains: "/comments".into(),
+        status: 403,
+        headers: vec![("retry-after".into(), "1".into())],
+        body: json!({"message": "You have exceeded a secondary rate limit and have been temporarily blocked from content creation. Please retry your request again later.", "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}).to_string(),
+        apply: false,
+        delay: Duration::ZERO,
+    });
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    let out = case.post(&server, Some(case.pr_event(7)), &[]);
+    assert_status(&out, 0);
+    assert_eq!(
+        lines(&server.requests()),
+        [LIST7, CREATE7, LIST7, CREATE7, LIST7]
+    );
+    assert_eq!(server.comments(7).len(), 1);
+}
+
+#[test]
+fn a_wait_beyond_the_post_timeout_gives_up() {
+    let server = Server::github();
+    server.fault(Fault {
+        method: "GET",
+        path_contains: "/comments".into(),
+        status: 429,
+        headers: vec![("retry-after".into(), "3600".into())],
+        body: json!({"message": "Too many requests"}).to_string(),
+        apply: false,
+        delay: Duration::ZERO,
+    });
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    let out = case.post(&server, Some(case.pr_event(7)), &["--post-timeout", "5"]);
+    assert_status(&out, 2);
+    assert_eq!(lines(&server.requests()), [LIST7]);
+    assert!(
+        stderr(&out).contains("post time limit of 5 s"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn server_errors_stop_after_three_tries() {
+    let server = Server::github();
+    for _ in 0..3 {
+        server.fault(Fault {
+            method: "GET",
+            path_contains: "/comments".into(),
+            status: 500,
+            headers: vec![],
+            body: json!({"message": "Server Error"}).to_string(),
+            apply: false,
+            delay: Duration::ZERO,
+        });
+    }
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    let out = case.post(&server, Some(case.pr_event(7)), &[]);
+    assert_status(&out, 2);
+    assert_eq!(lines(&server.requests()), [LIST7, LIST7, LIST7]);
+    let err = stderr(&out);
+    assert!(err.contains("gave up after 3 tries"), "{err}");
+    assert!(!err.contains("hint:"), "{err}");
+}
+
+#[test]
+fn a_body_too_long_is_shrunk_and_sent_again() {
+    let server = Server::github();
+    server.state().max_body_chars = Some(600);
+    let mut extra = String::from("<details>\n\n```\n");
+    for i in 0..100 {
+        extra.push_str(&format!("row {i:03} of a long table\n"));
+    }
+    extra.push_str("```\n\n</details>\n");
+    let report = report_text("smoke-tensor", &extra);
+    let case = Case::new(&report);
+    let out = case.post(&server, Some(case.pr_event(7)), &[]);
+    assert_status(&out, 0);
+    let reqs = server.requests();
+    assert_eq!(lines(&reqs), [LIST7, CREATE7, LIST7, CREATE7, LIST7]);
+    assert_eq!(body_of(&reqs[1]), report);
+    let shrunk = body_of(&reqs[3]);
+    let limit = report.chars().count() / 2;
+    assert!(
+        shrunk.chars().count() <= limit,
+        "{}",
+        shrunk.chars().count()
+    );
+    assert!(shrunk.starts_with("<!-- nsys-gate:smoke-tensor -->\n# ✅ nsys-gate: gate passed\n"));
+    assert!(shrunk.contains("```\n\n</details>\n"), "{shrunk}");
+    assert!(
+        shrunk
+            .trim_end()
+            .ends_with("The full report is in the job's report.md."),
+        "{shrunk}"
+    );
+    assert_eq!(server.comments(7)[0].body, shrunk);
+    assert!(
+        stderr(&out).contains("Body is too long"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_concurrent_create_ends_with_one_comment() {
+    let server = Server::github();
+    // Another job creates the same comment just before ours.
+    server.state().rival = Some(BOT.to_owned());
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    let out = case.post(&server, Some(case.pr_event(7)), &[]);
+    assert_status(&out, 0);
+    let comments = server.comments(7);
+    assert_eq!(comments.len(), 1);
+    let kept = comments[0].id;
+    assert_eq!(
+        lines(&server.requests()),
+        [
+            LIST7.to_owned(),
+            CREATE7.to_owned(),
+            LIST7.to_owned(),
+            format!("DELETE /repos/octo/gpu/issues/comments/{}", kept + 1),
+        ]
+    );
+    assert!(
+        stderr(&out).contains(&format!("issuecomment-{kept}")),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_fork_workflow_run_finds_the_pull_request_by_head_sha() {
+    let server = Server::github();
+    server.state().pulls = vec![(5, "0123abcd".into()), (9, "feedbeef".into())];
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    let event = case.event(
+        "workflow_run",
+        json!({"action": "completed", "workflow_run": {"event": "pull_request", "head_sha": "feedbeef", "pull_requests": [], "head_repository": {"full_name": "fork/gpu"}}}),
+    );
+    let out = case.post(&server, Some(event), &[]);
+    assert_status(&out, 0);
+    assert_eq!(
+        lines(&server.requests()),
+        [
+            "GET /repos/octo/gpu/pulls?state=open&per_page=100",
+            "GET /repos/octo/gpu/issues/9/comments?per_page=100",
+            "POST /repos/octo/gpu/issues/9/comments",
+            "GET /repos/octo/gpu/issues/9/comments?per_page=100",
+        ]
+    );
+    assert!(
+        stderr(&out).contains("pull request #9 has head commit feedbeef"),
+        "{}",
+        stderr(&out)
+    );
+
+    // No open pull request has that head: nothing is posted, and the status is 0.
+    let server = Server::github();
+    let event = case.event(
+        "workflow_run",
+        json!({"workflow_run": {"event": "pull_request", "head_sha": "0badc0de", "pull_requests": []}}),
+    );
+    let out = case.post(&server, Some(event), &[]);
+    assert_status(&out, 0);
+    assert_eq!(
+        lines(&server.requests()),
+        ["GET /repos/octo/gpu/pulls?state=open&per_page=100"]
+    );
+    assert!(
+        stderr(&out)
+            .contains("no open pull request of octo/gpu has the workflow run's head commit"),
+        "{}",
+        stderr(&out)
+    );
+
+    // A listed pull request is taken as it is.
+    let server = Server::github();
+    let event = case.event(
+        "workflow_run",
+        json!({"workflow_run": {"event": "pull_request", "head_sha": "feedbeef", "pull_requests": [{"number": 3, "head": {"sha": "feedbeef"}}]}}),
+    );
+    let out = case.post(&server, Some(event), &[]);
+    assert_status(&out, 0);
+    assert_eq!(
+        server.requests()[0].line(),
+        "GET /repos/octo/gpu/issues/3/comments?per_page=100"
+    );
+}
+
+#[test]
+fn gitea_takes_the_same_paths_without_link_headers() {
+    let server = Server::gitea();
+    server.state().login = "gitea-actions".into();
+    for i in 0..150 {
+        server.seed(7, "someone", &format!("comment {i}"));
+    }
+    let old = report_text("smoke-tensor", "old\n");
+    let ours = server.seed(7, "gitea-actions", &old);
+    let new = report_text("smoke-tensor", "new\n");
+    let case = Case::new(&new);
+    let out = case.post(
+        &server,
+        Some(case.pr_event(7)),
+        &["--comment-author", "gitea-actions"],
+    );
+    assert_status(&out, 0);
+    let reqs = server.requests();
+    assert_eq!(
+        lines(&reqs),
+        [
+            "GET /api/v1/repos/octo/gpu/issues/7/comments?per_page=100".to_owned(),
+            format!("PATCH /api/v1/repos/octo/gpu/issues/comments/{ours}"),
+        ]
+    );
+    assert_headers(&reqs);
+    assert_eq!(reqs[1].body, Some(json!({ "body": new })));
+}
+
+#[test]
+fn the_key_and_the_marker() {
+    let server = Server::github();
+    // No marker in the file: the default key, and the marker put first.
+    let case = Case::new("# A hand-written report\n");
+    let out = case.post(&server, None, &["--pr", "7"]);
+    assert_status(&out, 0);
+    assert_eq!(
+        server.requests()[1].body,
+        Some(json!({"body": "<!-- nsys-gate:report -->\n# A hand-written report\n"}))
+    );
+    // --comment-key replaces the file's marker; a key cannot close the HTML comment.
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    let out = case.post(&server, None, &["--pr", "8", "--comment-key", "a-->b\n<c>"]);
+    assert_status(&out, 0);
+    let body = server.comments(8)[0].body.clone();
+    assert!(
+        body.starts_with("<!-- nsys-gate:a-_b _c_ -->\n# ✅"),
+        "{body}"
+    );
+}
+
+#[test]
+fn configuration_errors_exit_2_and_never_show_the_token() {
+    let server = Server::github();
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    let out = case.post(
+        &server,
+        None,
+        &["--pr", "7", "--token-env", "NSYS_GATE_NO_SUCH_TOKEN"],
+    );
+    assert_status(&out, 2);
+    assert!(
+        stderr(&out).contains("no token in $NSYS_GATE_NO_SUCH_TOKEN"),
+        "{}",
+        stderr(&out)
+    );
+    let out = case.post(&server, None, &["--pr", "7", "--repo", "not-a-repo"]);
+    assert_status(&out, 2);
+    assert!(stderr(&out).contains("OWNER/NAME"), "{}", stderr(&out));
+    let (name, path) = case.event("pull_request", json!({"action": "opened"}));
+    let out = case.post(&server, Some((name, path)), &[]);
+    assert_status(&out, 2);
+    assert!(server.requests().is_empty());
+    // A server that refuses connections: a transport error, no token in it.
+    drop(server);
+    let dead = Server::github();
+    let url = dead.api_url();
+    drop(dead);
+    let mut cmd = bin();
+    cmd.arg("post")
+        .arg("--report")
+        .arg(&case.report)
+        .args(["--pr", "7", "--post-timeout", "3"]);
+    let placeholder = Server::github();
+    github_env(&mut cmd, &placeholder, None);
+    cmd.env("GITHUB_API_URL", &url);
+    let out = cmd.output().unwrap();
+    assert_no_secret(&out, case.tmp.path());
+    assert_status(&out, 2);
+}
+
+#[test]
+fn run_posts_the_report_it_wrote() {
+    let nsys = require_nsys!("2024.2");
+    let server = Server::github();
+    let run = fixture("clean");
+    let tmp = run.dir.parent().unwrap().to_owned();
+    let output = tmp.join("github-output.txt");
+    let mut cmd = bin();
+    cmd.arg("run")
+        .arg("--run-dir")
+        .arg(&run.dir)
+        .arg("--nsys")
+        .arg(&nsys)
+        .args(["--pr", "7"]);
+    github_env(&mut cmd, &server, None);
+    cmd.env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_OUTPUT", &output)
+        .env("GITHUB_STEP_SUMMARY", tmp.join("summary.md"));
+    let out = cmd.output().unwrap();
+    assert_status(&out, 0);
+    assert_no_secret(&out, &tmp);
+    let report = std::fs::read_to_string(run.path("report.md")).unwrap();
+    assert!(
+        report.starts_with("<!-- nsys-gate:smoke-tensor -->\n"),
+        "{report}"
+    );
+    let reqs = server.requests();
+    assert_eq!(lines(&reqs), [LIST7, CREATE7, LIST7]);
+    assert_headers(&reqs);
+    assert_eq!(reqs[1].body, Some(json!({ "body": report })));
+    let outputs = std::fs::read_to_string(&output).unwrap();
+    assert!(outputs.contains("comment-url<<ghadelimiter_"), "{outputs}");
+    assert!(
+        outputs.contains("https://github.example/octo/gpu/pull/7#issuecomment-"),
+        "{outputs}"
+    );
+
+    // A token that cannot write: a warning, and the gate's status.
+    server.fault(Fault {
+        method: "PATCH",
+        path_contains: "/issues/comments/".into(),
+        status: 403,
+        headers: vec![],
+        body: json!({"message": "Resource not accessible by integration"}).to_string(),
+        apply: false,
+        delay: Duration::ZERO,
+    });
+    let run_again = |extra: &[&str]| {
+        let mut cmd = bin();
+        cmd.arg("run")
+            .arg("--run-dir")
+            .arg(&run.dir)
+            .arg("--reuse-stats")
+            .args(["--pr", "7", "--comment-key", "another"])
+            .args(extra);
+        github_env(&mut cmd, &server, None);
+        let out = cmd.output().unwrap();
+        assert_no_secret(&out, &tmp);
+        out
+    };
+    server.seed(7, BOT, "<!-- nsys-gate:another -->\nold");
+    let out = run_again(&[]);
+    assert_status(&out, 0);
+    assert!(
+        stderr(&out).contains("nsys-gate: warning: cannot post the pull-request comment"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("fork-safe pattern"),
+        "{}",
+        stderr(&out)
+    );
+    server.fault(Fault {
+        method: "PATCH",
+        path_contains: "/issues/comments/".into(),
+        status: 403,
+        headers: vec![],
+        body: json!({"message": "Resource not accessible by integration"}).to_string(),
+        apply: false,
+        delay: Duration::ZERO,
+    });
+    let out = run_again(&["--fail-on-post-error"]);
+    assert_status(&out, 2);
+
+    // --no-post: no request.
+    let before = server.requests().len();
+    let out = run_again(&["--no-post"]);
+    assert_status(&out, 0);
+    assert_eq!(server.requests().len(), before);
+}

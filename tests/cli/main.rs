@@ -1,5 +1,6 @@
 //! The one integration-test binary: the built `nsys-gate` run on real traces with real nsys.
 
+mod action;
 mod common;
 mod csv_input;
 mod faults;

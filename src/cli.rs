@@ -147,25 +147,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
     pub top: u16,
 
-    /// nsys executable [default: $NSYS, then PATH, then the usual install places].
-    #[arg(long, value_name = "PATH")]
-    pub nsys: Option<PathBuf>,
-
-    /// Kill nsys and fail that run directory when `nsys stats` runs longer than this.
-    #[arg(long, value_name = "SECONDS", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
-    pub nsys_timeout: u64,
-
-    /// Analyse the CSVs already under each DIR/stats/ without running nsys.
-    #[arg(long)]
-    pub reuse_stats: bool,
-
-    /// Also fail the job on this warning code (repeatable).
-    #[arg(long, value_name = "CODE")]
-    pub gate_on: Vec<String>,
-
-    /// Do not fail the job on this warning code (repeatable).
-    #[arg(long, value_name = "CODE")]
-    pub no_gate_on: Vec<String>,
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
 
     #[command(flatten)]
     pub comment: CommentArgs,
@@ -177,19 +160,26 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "DIR")]
     pub run_dir: PathBuf,
 
-    /// nsys executable [default: $NSYS, then PATH, then the usual install places].
-    #[arg(long, value_name = "PATH")]
-    pub nsys: Option<PathBuf>,
-
-    /// Kill nsys and fail when `nsys stats` runs longer than this.
-    #[arg(long, value_name = "SECONDS", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
-    pub nsys_timeout: u64,
-
     /// Where to write the analysis [default: RUN_DIR/analysis.json].
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Analyse the CSVs already under RUN_DIR/stats/ without running nsys.
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
+}
+
+/// How run directories are analysed: shared by `analyze` and `run`.
+#[derive(Debug, Args)]
+pub struct AnalysisArgs {
+    /// nsys executable [default: $NSYS, then PATH, then the usual install places].
+    #[arg(long, value_name = "PATH")]
+    pub nsys: Option<PathBuf>,
+
+    /// Kill nsys and fail the run directory when `nsys stats` runs longer than this.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
+    pub nsys_timeout: u64,
+
+    /// Analyse the CSVs already under DIR/stats/ without running nsys.
     #[arg(long)]
     pub reuse_stats: bool,
 

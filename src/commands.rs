@@ -47,20 +47,13 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
 
 /// `nsys-gate run`: analyses every run directory, then renders, prints and gates.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let gate = GateConfig::new(&args.gate_on, &args.no_gate_on)?;
+    let gate = GateConfig::new(&args.analysis.gate_on, &args.analysis.no_gate_on)?;
     // A broken template fails before nsys runs.
     let template = load_template(args.template.as_deref())?;
     let renderer = Renderer::new(&template)?;
     let mut outcomes = Vec::with_capacity(args.run_dirs.len());
     for dir in &args.run_dirs {
-        let options = AnalyzeOptions {
-            run_dir: dir.clone(),
-            nsys: args.nsys.clone(),
-            nsys_timeout: Duration::from_secs(args.nsys_timeout),
-            output: None,
-            reuse_stats: args.reuse_stats,
-            gate: gate.clone(),
-        };
+        let options = AnalyzeOptions::new(dir, None, &args.analysis, gate.clone());
         let mut progress = Progress::stderr();
         match crate::analyze(&options, &mut progress) {
             Ok((analysis, path)) => {

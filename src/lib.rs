@@ -31,7 +31,7 @@ use std::time::Duration;
 use anyhow::{anyhow, Context};
 
 use crate::artifact::{Analysis, Provenance, ReportStatus, Run, Warning};
-use crate::cli::{AnalyzeArgs, Cli, Command};
+use crate::cli::{AnalysisArgs, AnalyzeArgs, Cli, Command};
 use crate::gate::GateConfig;
 use crate::nsys::{StatsStamp, GPU_PROJ, PUSHPOP};
 use crate::progress::Progress;
@@ -78,20 +78,28 @@ pub struct AnalyzeOptions {
 }
 
 impl AnalyzeOptions {
-    pub fn from_args(args: &AnalyzeArgs) -> anyhow::Result<Self> {
-        Ok(AnalyzeOptions {
-            run_dir: args.run_dir.clone(),
+    /// Options for one run directory; `gate` comes from [`GateConfig::new`] on the same
+    /// arguments (checked once, before any run directory is analysed).
+    pub fn new(
+        run_dir: &Path,
+        output: Option<PathBuf>,
+        args: &AnalysisArgs,
+        gate: GateConfig,
+    ) -> Self {
+        AnalyzeOptions {
+            run_dir: run_dir.to_owned(),
             nsys: args.nsys.clone(),
             nsys_timeout: Duration::from_secs(args.nsys_timeout),
-            output: args.output.clone(),
+            output,
             reuse_stats: args.reuse_stats,
-            gate: GateConfig::new(&args.gate_on, &args.no_gate_on)?,
-        })
+            gate,
+        }
     }
 }
 
 fn analyze_command(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
-    let options = AnalyzeOptions::from_args(args)?;
+    let gate = GateConfig::new(&args.analysis.gate_on, &args.analysis.no_gate_on)?;
+    let options = AnalyzeOptions::new(&args.run_dir, args.output.clone(), &args.analysis, gate);
     let mut progress = Progress::stderr();
     let (analysis, written) = analyze(&options, &mut progress)?;
     progress.summary(&analysis, &written);

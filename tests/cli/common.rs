@@ -2,6 +2,7 @@
 //! run directories, running the built binary, and an independent reading of the CSVs.
 
 use std::collections::HashMap;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -252,4 +253,33 @@ pub fn scoped_totals(rows: &[CsvRange], iteration_ids: &[u64]) -> HashMap<String
         }
     }
     totals
+}
+
+/// A stand-in nsys that answers `--version` and `--help-reports` like 2024.2 and runs `stats`
+/// as the given shell snippet.
+pub fn fake_nsys(dir: &Path, stats: &str) -> PathBuf {
+    let path = dir.join("nsys");
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\n\
+             case \"$1 $2\" in\n\
+               --version*) echo 'NVIDIA Nsight Systems version 2024.2.3.38-242334140272v0'; exit 0;;\n\
+               'stats --help-reports') echo '  nvtx_gpu_proj_trace -- x'; echo '  nvtx_pushpop_trace -- x'; exit 0;;\n\
+             esac\n\
+             {stats}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// `nsys-gate analyze --reuse-stats --run-dir DIR`, with no nsys involved.
+pub fn reuse_stats(dir: &Path) -> Output {
+    bin()
+        .args(["analyze", "--reuse-stats", "--run-dir"])
+        .arg(dir)
+        .output()
+        .expect("run nsys-gate")
 }

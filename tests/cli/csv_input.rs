@@ -27,11 +27,7 @@ fn run_with_csv(pushpop: &[u8]) -> Run {
 }
 
 fn reuse(run: &Run) -> std::process::Output {
-    common::bin()
-        .args(["analyze", "--reuse-stats", "--run-dir"])
-        .arg(&run.dir)
-        .output()
-        .unwrap()
+    common::reuse_stats(&run.dir)
 }
 
 /// A capture range holding `iteration 0..n` with one `work` child each, as nsys writes it.

@@ -1,33 +1,11 @@
 //! Faults a real nsys cannot be made to produce on demand (a crash, a flood of output) use
 //! small stand-ins, said so at each; everything else uses real nsys.
 
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{analyze, assert_status, fixture, stderr};
+use crate::common::{analyze, assert_status, fake_nsys, fixture, stderr};
 use crate::require_nsys;
-
-/// A stand-in nsys that answers `--version` and `--help-reports` like 2024.2 and runs `stats`
-/// as the given shell snippet.
-fn fake_nsys(dir: &Path, stats: &str) -> PathBuf {
-    let path = dir.join("nsys");
-    std::fs::write(
-        &path,
-        format!(
-            "#!/bin/sh\n\
-             case \"$1 $2\" in\n\
-               --version*) echo 'NVIDIA Nsight Systems version 2024.2.3.38-242334140272v0'; exit 0;;\n\
-               'stats --help-reports') echo '  nvtx_gpu_proj_trace -- x'; echo '  nvtx_pushpop_trace -- x'; exit 0;;\n\
-             esac\n\
-             {stats}\n"
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
-}
 
 #[test]
 fn an_nsys_killed_by_a_signal_is_reported_with_it() {

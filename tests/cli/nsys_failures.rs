@@ -1,7 +1,6 @@
 //! The failure classification table (contract section 2): every row, with real nsys except
 //! the hang, which a real nsys cannot be made to do on demand.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -212,11 +211,7 @@ fn a_renamed_csv_column_names_the_column_file_and_version() {
     let text = std::fs::read_to_string(&csv).unwrap();
     std::fs::write(&csv, text.replacen("RangeId", "RangeID", 1)).unwrap();
     let before = std::fs::read(run.path("analysis.json")).unwrap();
-    let out = common::bin()
-        .args(["analyze", "--reuse-stats", "--run-dir"])
-        .arg(&run.dir)
-        .output()
-        .unwrap();
+    let out = common::reuse_stats(&run.dir);
     assert_status(&out, 2);
     let err = stderr(&out);
     assert!(err.contains("RangeId"), "{err}");
@@ -225,30 +220,14 @@ fn a_renamed_csv_column_names_the_column_file_and_version() {
     assert_eq!(std::fs::read(run.path("analysis.json")).unwrap(), before);
 }
 
-/// A stand-in for nsys that answers `--version` and `--help-reports` like 2024.2 and then
-/// hangs in `stats`, with a child of its own: a real nsys cannot be made to hang on demand.
-fn hanging_nsys(dir: &Path) -> std::path::PathBuf {
-    let path = dir.join("nsys");
-    std::fs::write(
-        &path,
-        "#!/bin/sh\n\
-         case \"$1 $2\" in\n\
-           --version*) echo 'NVIDIA Nsight Systems version 2024.2.3.38-242334140272v0'; exit 0;;\n\
-           'stats --help-reports') echo '  nvtx_gpu_proj_trace -- NVTX GPU Projection Trace'; echo '  nvtx_pushpop_trace -- NVTX Push/Pop Range Trace'; exit 0;;\n\
-         esac\n\
-         sleep 300 &\n\
-         echo $! > \"$(dirname \"$0\")/child.pid\"\n\
-         wait\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
-}
-
 #[test]
 fn a_hanging_nsys_is_killed_after_the_timeout() {
     let tmp = assert_fs::TempDir::new().unwrap();
-    let fake = hanging_nsys(tmp.path());
+    // A real nsys cannot be made to hang on demand. This one hangs with a child of its own.
+    let fake = common::fake_nsys(
+        tmp.path(),
+        "sleep 300 &\necho $! > \"$(dirname \"$0\")/child.pid\"\nwait",
+    );
     let run = fixture("clean");
     let started = Instant::now();
     let out = analyze(&run.dir, &fake, &["--nsys-timeout", "1"]);

@@ -67,11 +67,7 @@ fn reused_stats_give_the_same_analysis_and_say_so() {
 #[test]
 fn reuse_without_earlier_stats_explains_what_to_do() {
     let run = fixture("clean");
-    let out = common::bin()
-        .args(["analyze", "--reuse-stats", "--run-dir"])
-        .arg(&run.dir)
-        .output()
-        .unwrap();
+    let out = common::reuse_stats(&run.dir);
     assert_status(&out, 2);
     let err = stderr(&out);
     assert!(err.contains("--reuse-stats"), "{err}");

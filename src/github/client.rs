@@ -316,7 +316,7 @@ impl Client {
         serde_json::from_slice(&reply.body).map_err(|e| PostError::Response {
             method: method.to_owned(),
             path: self.display_path(url),
-            message: format!("HTTP {}, body not as expected: {e}", reply.status),
+            message: format!("HTTP {}, body is not the JSON expected ({e})", reply.status),
         })
     }
 

@@ -517,6 +517,30 @@ fn server_errors_stop_after_three_tries() {
 }
 
 #[test]
+fn malformed_json_is_a_clear_error_not_a_crash() {
+    // A proxy or a broken server answering 200 with something that is not the JSON asked for.
+    let server = Server::github();
+    server.fault(Fault {
+        method: "GET",
+        path_contains: "/comments".into(),
+        status: 200,
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: "<html>upstream says hello".into(),
+        apply: false,
+        delay: Duration::ZERO,
+    });
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    let out = case.post(&server, Some(case.pr_event(7)), &[]);
+    assert_status(&out, 2);
+    assert_eq!(lines(&server.requests()), [LIST7]);
+    let err = stderr(&out);
+    assert!(err.contains(LIST7), "{err}");
+    assert!(err.to_lowercase().contains("json"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(server.comments(7).is_empty());
+}
+
+#[test]
 fn a_body_too_long_is_shrunk_and_sent_again() {
     let server = Server::github();
     server.state().max_body_chars = Some(600);

@@ -155,34 +155,44 @@ pub fn analyze(
             stamp.nsys_version
         ))
     };
-    let mut names = Interner::new();
-    let pushpop = if pushpop_status.is_written() {
-        reports::read_pushpop(&pushpop_path, &mut names).map_err(with_version)?
-    } else {
-        Vec::new()
-    };
-    let (gpu, gpu_unavailable) = if !pushpop_status.is_written() {
-        (
+    // The two reports are read at once, one per thread: nsys's time dominates big traces,
+    // and what is left is mostly reading. The projection's names are never looked up (rows
+    // join on RangeId), so it interns into a table of its own.
+    let read_gpu = pushpop_status.is_written() && gpu_status.is_written();
+    let (pushpop, gpu_rows, names) = std::thread::scope(|scope| {
+        let gpu = read_gpu.then(|| {
+            scope.spawn(|| {
+                // An empty file is nsys's answer when no range launched GPU work.
+                if std::fs::metadata(&gpu_path).is_ok_and(|m| m.len() == 0) {
+                    Ok(Vec::new())
+                } else {
+                    reports::read_gpu_proj(&gpu_path, &mut Interner::new())
+                }
+            })
+        });
+        let mut names = Interner::new();
+        let pushpop = if pushpop_status.is_written() {
+            reports::read_pushpop(&pushpop_path, &mut names)
+        } else {
+            Ok(Vec::new())
+        };
+        let gpu = gpu.map(|handle| handle.join().expect("the projection reader does not panic"));
+        (pushpop, gpu, names)
+    });
+    let pushpop = pushpop.map_err(with_version)?;
+    let (gpu, gpu_unavailable) = match gpu_rows {
+        Some(rows) => (Some(rows.map_err(with_version)?), None),
+        None if !pushpop_status.is_written() => (
             None,
             Some("the push/pop report was skipped (no NVTX data), so there is no GPU projection either".to_owned()),
-        )
-    } else if gpu_status.is_written() {
-        // An empty file is nsys's answer when no range launched GPU work.
-        let empty = std::fs::metadata(&gpu_path).is_ok_and(|m| m.len() == 0);
-        let rows = if empty {
-            Vec::new()
-        } else {
-            reports::read_gpu_proj(&gpu_path, &mut names).map_err(with_version)?
-        };
-        (Some(rows), None)
-    } else {
-        (
+        ),
+        None => (
             None,
             Some(format!(
                 "nsys skipped the GPU projection: {}",
                 gpu_status.message.as_deref().unwrap_or("no reason given")
             )),
-        )
+        ),
     };
 
     // 4. The analysis.

@@ -32,7 +32,11 @@ struct Node {
 fn iteration_tree(i: u64, clock: &mut i64) -> Node {
     let start = *clock;
     let mut stages = Vec::new();
-    for (stage, blocks) in [("preprocessing", 1), ("inference", 4), ("postprocessing", 1)] {
+    for (stage, blocks) in [
+        ("preprocessing", 1),
+        ("inference", 4),
+        ("postprocessing", 1),
+    ] {
         let stage_start = *clock;
         let mut block_nodes = Vec::new();
         for b in 0..blocks {
@@ -41,7 +45,10 @@ fn iteration_tree(i: u64, clock: &mut i64) -> Node {
             for l in 0..2 {
                 let layer_start = *clock;
                 let mut ops = Vec::new();
-                for (op, sub) in [("self_attention", "query_key_value"), ("mlp, \"gelu\"", "dense_h_to_4h")] {
+                for (op, sub) in [
+                    ("self_attention", "query_key_value"),
+                    ("mlp, \"gelu\"", "dense_h_to_4h"),
+                ] {
                     let op_start = *clock;
                     *clock += 300;
                     let launch_start = *clock;
@@ -210,8 +217,12 @@ impl<W: Write> Writer<W> {
 /// Writes both reports into `dir` with about `target_rows` push/pop rows; returns the number
 /// of push/pop rows and of iterations written.
 pub fn generate(dir: &Path, target_rows: usize) -> io::Result<(usize, u64)> {
-    let pushpop = BufWriter::new(std::fs::File::create(dir.join("nsys_nvtx_pushpop_trace.csv"))?);
-    let gpu = BufWriter::new(std::fs::File::create(dir.join("nsys_nvtx_gpu_proj_trace.csv"))?);
+    let pushpop = BufWriter::new(std::fs::File::create(
+        dir.join("nsys_nvtx_pushpop_trace.csv"),
+    )?);
+    let gpu = BufWriter::new(std::fs::File::create(
+        dir.join("nsys_nvtx_gpu_proj_trace.csv"),
+    )?);
     let mut w = Writer {
         pushpop,
         gpu,

@@ -46,7 +46,10 @@ fn make_run_dir(root: &Path, rows: usize) -> (PathBuf, usize) {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let manifest = std::fs::read_to_string(repo.join("tests/fixtures/clean/manifest.yaml"))
         .unwrap()
-        .replace("  iterations: 5\n", &format!("  iterations: {iterations}\n"));
+        .replace(
+            "  iterations: 5\n",
+            &format!("  iterations: {iterations}\n"),
+        );
     std::fs::write(dir.join("manifest.yaml"), manifest).unwrap();
     std::fs::write(dir.join("trace.nsys-rep"), b"").unwrap();
     std::fs::write(
@@ -124,7 +127,11 @@ fn time_cli(rows: usize) {
             .output()
             .unwrap();
         times.push(started.elapsed().as_secs_f64());
-        assert!(out.status.code() == Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.code() == Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     times.sort_by(f64::total_cmp);
     println!(
@@ -168,7 +175,12 @@ fn main() {
         let line = text
             .lines()
             .find(|l| l.starts_with("result "))
-            .unwrap_or_else(|| panic!("no result for {size}: {}", String::from_utf8_lossy(&out.stderr)))
+            .unwrap_or_else(|| {
+                panic!(
+                    "no result for {size}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            })
             .to_owned();
         let (n, mb, pipeline, render, peak) = (
             field(&line, "rows"),
@@ -186,7 +198,9 @@ fn main() {
         results.push((n, pipeline));
     }
     if let (Some(one), Some(five)) = (
-        results.iter().find(|r| r.0 >= 900_000.0 && r.0 <= 1_100_000.0),
+        results
+            .iter()
+            .find(|r| r.0 >= 900_000.0 && r.0 <= 1_100_000.0),
         results.iter().find(|r| r.0 >= 4_500_000.0),
     ) {
         println!(

@@ -442,3 +442,32 @@ fn the_marker_carries_the_profile_names() {
     assert_eq!(key_of_marker("<!-- nsys-gate:k -->\r\nbody"), Some("k"));
     assert_eq!(key_of_marker("text\n<!-- nsys-gate:k -->"), None);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// The whole report, rendered with arbitrary text as the profile name, range names and
+    /// warning message, stays inert markdown and within the comment limit.
+    #[test]
+    fn arbitrary_names_through_the_whole_report_stay_inert(
+        name in "\\PC{0,40}",
+        hostile in proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::string::string_regex("[|<>@#`\\[\\]()!*_~\\\\\n\r:/.,\" a-zA-Z0-9-]{0,30}").unwrap(),
+                "\\PC{0,30}",
+            ],
+            1..6,
+        ),
+        gpu in proptest::bool::ANY,
+    ) {
+        let mut a = analysis(&name, 5, 3, gpu);
+        for (range, text) in a.host_ranges.iter_mut().zip(hostile.iter().cycle()) {
+            range.name = text.clone();
+            range.path = vec![text.clone()];
+        }
+        a.warnings[0].message = hostile[0].clone();
+        let md = render_default(&[outcome(a)], Budget::comment());
+        assert_inert(&md);
+        proptest::prop_assert!(md.chars().count() <= 65_536);
+    }
+}

@@ -63,6 +63,7 @@ struct options {
     int nvtx;                     /* 0: no NVTX call at all */
     const char *iteration_format; /* printf format of an iteration's name, one %d */
     int gpu_markers;              /* NVTX marks where a real program would launch GPU work */
+    int no_wait;                  /* no timed waits: many ranges fast (large-trace benchmarks) */
 };
 
 static struct options opt = {
@@ -103,6 +104,8 @@ static void usage(FILE *out)
         "  --gpu-markers            NVTX marks (gpu:kernel, gpu:memcpy) where a real program\n"
         "                           would launch GPU work, also between iterations and on a\n"
         "                           loader thread that pushes no range\n"
+        "  --no-wait                no timed waits: pushes ranges as fast as it can (to record\n"
+        "                           traces with a million ranges for benchmarks)\n"
         "  -h, --help               show this help\n",
         out);
 }
@@ -193,6 +196,8 @@ static void parse_args(int argc, char **argv)
             opt.capture = value;
         } else if (strcmp(flag, "--no-capture-range") == 0) {
             opt.capture_range = 0;
+        } else if (strcmp(flag, "--no-wait") == 0) {
+            opt.no_wait = 1;
         } else if (strcmp(flag, "--capture-twice") == 0) {
             opt.capture_twice = 1;
         } else if (strcmp(flag, "--skip-from") == 0) {
@@ -298,6 +303,8 @@ static long long now_ns(void)
  * so that durations stay close to the requested ones. */
 static void work_us(long us)
 {
+    if (opt.no_wait)
+        return;
     long long deadline = now_ns() + us * 1000LL;
     long long sleep_until = deadline - 50000LL;
     if (sleep_until > now_ns()) {

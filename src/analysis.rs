@@ -7,7 +7,9 @@
 //! Nothing here recurses over the range tree: ranges nest as deep as a program pushes them
 //! (10,000 levels is a test case), so walks use explicit stacks.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 
 use regex::Regex;
@@ -74,7 +76,7 @@ pub const SLOW_ITERATION_MADS: f64 = 5.0;
 /// with small gaps: a flat table when they are, a hash map otherwise.
 enum IdIndex {
     Dense { min: u64, rows: Vec<u32> },
-    Sparse(HashMap<u64, u32>),
+    Sparse(FxHashMap<u64, u32>),
 }
 
 impl IdIndex {
@@ -94,7 +96,7 @@ impl IdIndex {
             }
             Ok(IdIndex::Dense { min, rows: table })
         } else {
-            let mut map = HashMap::with_capacity(rows.len());
+            let mut map = FxHashMap::with_capacity_and_hasher(rows.len(), Default::default());
             for (i, r) in rows.iter().enumerate() {
                 if let Some(first) = map.insert(r.range_id, i as u32) {
                     return Err((first as usize, i));
@@ -676,25 +678,34 @@ fn list_named_indexes(indexes: &[u64]) -> String {
     )
 }
 
+/// At most this many entries (single indexes or runs) are written into a message; the
+/// warning's `iterations` and `count` carry the rest.
+const MESSAGE_ENTRIES: usize = 20;
+
 /// `1, 2, 5-9` (runs of four or more collapse), and how many more when the list was cut.
 fn list_indexes(indexes: &[u64], total: u64) -> String {
     let mut parts: Vec<String> = Vec::new();
+    let mut shown = 0u64;
     let mut i = 0;
-    while i < indexes.len() {
+    while i < indexes.len() && parts.len() < MESSAGE_ENTRIES {
         let mut j = i;
         while j + 1 < indexes.len() && indexes[j + 1] == indexes[j] + 1 {
             j += 1;
         }
         if j - i >= 3 {
             parts.push(format!("{}-{}", indexes[i], indexes[j]));
+            shown += (j - i + 1) as u64;
         } else {
-            parts.extend(indexes[i..=j].iter().map(u64::to_string));
+            for index in indexes[i..=j].iter().take(MESSAGE_ENTRIES - parts.len()) {
+                parts.push(index.to_string());
+                shown += 1;
+            }
         }
         i = j + 1;
     }
     let mut out = parts.join(", ");
-    if total > indexes.len() as u64 {
-        out.push_str(&format!(" and {} more", total - indexes.len() as u64));
+    if total > shown {
+        out.push_str(&format!(" and {} more", total - shown));
     }
     out
 }
@@ -855,7 +866,7 @@ fn range_tables(
     gpu: Option<&GpuIndex>,
 ) -> (Vec<HostRange>, Vec<GpuProjectedRange>) {
     // Scoped names are interned as (parent path, name) pairs, so a path costs one lookup.
-    let mut path_ids: HashMap<(u32, NameId), u32> = HashMap::new();
+    let mut path_ids: FxHashMap<(u32, NameId), u32> = FxHashMap::default();
     let mut paths: Vec<(u32, NameId)> = Vec::new();
     let mut acc: Vec<RangeAccumulator> = Vec::new();
     let mut stack: Vec<(u32, u32)> = Vec::new();
@@ -932,6 +943,10 @@ mod tests {
         assert_eq!(list_indexes(&[17, 18, 19], 3), "17, 18, 19");
         assert_eq!(list_indexes(&[1, 3, 4, 5, 6, 9], 6), "1, 3-6, 9");
         assert_eq!(list_indexes(&[1, 2], 5), "1, 2 and 3 more");
+        let many: Vec<u64> = (0..100).map(|i| i * 2).collect();
+        let text = list_indexes(&many, 100);
+        assert!(text.starts_with("0, 2, 4,"), "{text}");
+        assert!(text.ends_with("38 and 80 more"), "{text}");
     }
 
     /// A tree of push/pop rows built from (parent index, name, start, length) tuples, with

@@ -3,8 +3,7 @@
 //! A trace has millions of ranges but only a handful of distinct names, so rows stay small
 //! (all-numeric) and comparing names is comparing integers.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use rustc_hash::FxHashMap;
 
 /// The id of an interned name. Ids are dense (`0..interner.len()`), in order of first
 /// appearance, so ordering by id is ordering by first appearance, not by name.
@@ -15,8 +14,9 @@ pub struct NameId(pub u32);
 #[derive(Debug, Default, Clone)]
 pub struct Interner {
     /// Keyed by bytes, so that the readers can look a name up before checking that it is
-    /// UTF-8 (only a new name needs the check).
-    ids: HashMap<Box<[u8]>, NameId, BuildHasherDefault<FxHasher>>,
+    /// UTF-8 (only a new name needs the check). rustc's Fx hash: much faster than SipHash on
+    /// short keys, and hash flooding is no concern for names from the user's own trace.
+    ids: FxHashMap<Box<[u8]>, NameId>,
     names: Vec<Box<str>>,
 }
 
@@ -84,55 +84,6 @@ impl Interner {
     }
 }
 
-/// The Fx hash (rustc's): much faster than SipHash on short keys. Hash flooding is not a
-/// concern: the keys are range names from the user's own trace.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct FxHasher {
-    hash: u64,
-}
-
-const FX_SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-impl FxHasher {
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(FX_SEED);
-    }
-}
-
-impl Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(word));
-        }
-    }
-
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.hash
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,5 +115,22 @@ mod tests {
             Err(InternError::NotUtf8(2))
         );
         assert_eq!(interner.intern_bytes(b"a"), Ok(a));
+    }
+}
+
+#[cfg(test)]
+mod spread {
+    use std::hash::BuildHasher;
+
+    /// Names that differ only in a trailing number (`iteration 0` .. `iteration 999`) must
+    /// not share the low hash bits the table indexes by: a hand-written Fx hash without a
+    /// final mix did exactly that, and interning went quadratic.
+    #[test]
+    fn numbered_names_spread_over_buckets() {
+        let hasher = rustc_hash::FxBuildHasher;
+        let buckets: std::collections::HashSet<u64> = (0..1000)
+            .map(|i| hasher.hash_one(format!("iteration {i}").as_bytes()) & 1023)
+            .collect();
+        assert!(buckets.len() > 500, "{} distinct buckets", buckets.len());
     }
 }

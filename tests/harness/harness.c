@@ -53,7 +53,8 @@ struct options {
     int skip_from;                /* -1, or stop the measured loop before this index */
     int unclosed_last;            /* exit in the middle of the last measured pass */
     int outside_iterations;       /* extra passes after the capture range, same thread */
-    int indexes[MAX_INDEXES];     /* explicit indexes of the measured passes */
+    int *indexes;                 /* the indexes of the measured passes, in order */
+    int index_storage[MAX_INDEXES]; /* those given with --indexes */
     int index_count;              /* 0: use 0 .. iterations-1 */
     int slow[MAX_INDEXES];        /* indexes whose inference takes 4 times as long */
     int slow_count;
@@ -210,7 +211,8 @@ static void parse_args(int argc, char **argv)
             opt.outside_iterations = parse_count(flag, value);
         } else if (strcmp(flag, "--indexes") == 0) {
             NEEDS_VALUE();
-            opt.index_count = parse_list(flag, value, opt.indexes);
+            opt.index_count = parse_list(flag, value, opt.index_storage);
+            opt.indexes = opt.index_storage;
         } else if (strcmp(flag, "--slow") == 0) {
             NEEDS_VALUE();
             opt.slow_count = parse_list(flag, value, opt.slow);
@@ -237,8 +239,9 @@ static void parse_args(int argc, char **argv)
 #undef NEEDS_VALUE
     }
     if (opt.index_count == 0) {
-        if (opt.iterations > MAX_INDEXES)
-            die("--iterations is limited to %s", "256");
+        opt.indexes = malloc((size_t)(opt.iterations > 0 ? opt.iterations : 1) * sizeof(int));
+        if (opt.indexes == NULL)
+            die("out of memory for %s", "--iterations");
         for (int i = 0; i < opt.iterations; i++)
             opt.indexes[i] = i;
         opt.index_count = opt.iterations;

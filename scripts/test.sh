@@ -13,4 +13,6 @@ scripts/install-act.sh >/dev/null
 
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -- -D warnings
-cargo test --locked --all-targets
+# The benchmark's smoke run first, so that the test runner's summary closes the output.
+cargo test --locked --benches
+cargo test --locked --lib --bins --tests

@@ -61,6 +61,38 @@ pub struct Fault {
     pub delay: Duration,
 }
 
+impl Fault {
+    /// Answer the next `method` request whose path contains `path_contains` with `status`
+    /// and `body`, without carrying it out and without delay.
+    pub fn new(method: &'static str, path_contains: &str, status: u16, body: String) -> Self {
+        Fault {
+            method,
+            path_contains: path_contains.to_owned(),
+            status,
+            headers: Vec::new(),
+            body,
+            apply: false,
+            delay: Duration::ZERO,
+        }
+    }
+
+    pub fn headers(mut self, headers: Vec<(String, String)>) -> Self {
+        self.headers = headers;
+        self
+    }
+
+    /// Carry the request out before answering with the fault.
+    pub fn applied(mut self) -> Self {
+        self.apply = true;
+        self
+    }
+
+    pub fn delayed(mut self, delay: Duration) -> Self {
+        self.delay = delay;
+        self
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct State {
     pub comments: Vec<StoredComment>,

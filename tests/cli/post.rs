@@ -330,15 +330,7 @@ fn no_pull_request_posts_nothing() {
 #[test]
 fn a_fork_token_gets_the_fork_safe_pattern() {
     let server = Server::github();
-    server.fault(Fault {
-        method: "POST",
-        path_contains: "/issues/7/comments".into(),
-        status: 403,
-        headers: vec![("x-ratelimit-remaining".into(), "999".into())],
-        body: json!({"message": "Resource not accessible by integration", "documentation_url": "https://docs.github.com/rest/issues/comments#create-an-issue-comment", "status": "403"}).to_string(),
-        apply: false,
-        delay: Duration::ZERO,
-    });
+    server.fault(Fault::new("POST", "/issues/7/comments", 403, json!({"message": "Resource not accessible by integration", "documentation_url": "https://docs.github.com/rest/issues/comments#create-an-issue-comment", "status": "403"}).to_string()).headers(vec![("x-ratelimit-remaining".into(), "999".into())]));
     let case = Case::new(&report_text("smoke-tensor", ""));
     let out = case.post(&server, Some(case.pr_event(7)), &[]);
     assert_status(&out, 2);
@@ -359,15 +351,12 @@ fn a_fork_token_gets_the_fork_safe_pattern() {
 fn a_502_is_retried_without_a_duplicate() {
     // The failed create did not happen: list, then create again.
     let server = Server::github();
-    server.fault(Fault {
-        method: "POST",
-        path_contains: "/comments".into(),
-        status: 502,
-        headers: vec![],
-        body: "<html><body><h1>502 Bad Gateway</h1></body></html>".into(),
-        apply: false,
-        delay: Duration::ZERO,
-    });
+    server.fault(Fault::new(
+        "POST",
+        "/comments",
+        502,
+        "<html><body><h1>502 Bad Gateway</h1></body></html>".into(),
+    ));
     let case = Case::new(&report_text("smoke-tensor", ""));
     let out = case.post(&server, Some(case.pr_event(7)), &[]);
     assert_status(&out, 0);
@@ -381,15 +370,7 @@ fn a_502_is_retried_without_a_duplicate() {
 
     // The failed create did happen: the list finds it, and nothing is posted twice.
     let server = Server::github();
-    server.fault(Fault {
-        method: "POST",
-        path_contains: "/comments".into(),
-        status: 502,
-        headers: vec![],
-        body: String::new(),
-        apply: true,
-        delay: Duration::ZERO,
-    });
+    server.fault(Fault::new("POST", "/comments", 502, String::new()).applied());
     let out = case.post(&server, Some(case.pr_event(7)), &[]);
     assert_status(&out, 0);
     assert_eq!(lines(&server.requests()), [LIST7, CREATE7, LIST7, LIST7]);
@@ -400,15 +381,11 @@ fn a_502_is_retried_without_a_duplicate() {
 fn a_create_that_times_out_is_listed_before_posting_again() {
     // The create goes through but the answer comes too late: the list finds it.
     let server = Server::github();
-    server.fault(Fault {
-        method: "POST",
-        path_contains: "/comments".into(),
-        status: 201,
-        headers: vec![],
-        body: "{}".into(),
-        apply: true,
-        delay: Duration::from_secs(4),
-    });
+    server.fault(
+        Fault::new("POST", "/comments", 201, "{}".into())
+            .applied()
+            .delayed(Duration::from_secs(4)),
+    );
     let case = Case::new(&report_text("smoke-tensor", ""));
     // Requests time out after half the post timeout: 3 s.
     let out = case.post(&server, Some(case.pr_event(7)), &["--post-timeout", "6"]);
@@ -425,15 +402,15 @@ fn a_create_that_times_out_is_listed_before_posting_again() {
 #[test]
 fn a_429_waits_for_retry_after() {
     let server = Server::github();
-    server.fault(Fault {
-        method: "GET",
-        path_contains: "/comments".into(),
-        status: 429,
-        headers: vec![("retry-after".into(), "2".into())],
-        body: json!({"message": "Too many requests"}).to_string(),
-        apply: false,
-        delay: Duration::ZERO,
-    });
+    server.fault(
+        Fault::new(
+            "GET",
+            "/comments",
+            429,
+            json!({"message": "Too many requests"}).to_string(),
+        )
+        .headers(vec![("retry-after".into(), "2".into())]),
+    );
     let case = Case::new(&report_text("smoke-tensor", ""));
     let out = case.post(&server, Some(case.pr_event(7)), &[]);
     assert_status(&out, 0);
@@ -451,15 +428,7 @@ fn a_429_waits_for_retry_after() {
 #[test]
 fn a_secondary_rate_limit_on_create_lists_before_posting_again() {
     let server = Server::github();
-    server.fault(Fault {
-        method: "POST",
-        path_contains: "/comments".into(),
-        status: 403,
-        headers: vec![("retry-after".into(), "1".into())],
-        body: json!({"message": "You have exceeded a secondary rate limit and have been temporarily blocked from content creation. Please retry your request again later.", "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}).to_string(),
-        apply: false,
-        delay: Duration::ZERO,
-    });
+    server.fault(Fault::new("POST", "/comments", 403, json!({"message": "You have exceeded a secondary rate limit and have been temporarily blocked from content creation. Please retry your request again later.", "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}).to_string()).headers(vec![("retry-after".into(), "1".into())]));
     let case = Case::new(&report_text("smoke-tensor", ""));
     let out = case.post(&server, Some(case.pr_event(7)), &[]);
     assert_status(&out, 0);
@@ -473,15 +442,15 @@ fn a_secondary_rate_limit_on_create_lists_before_posting_again() {
 #[test]
 fn a_wait_beyond_the_post_timeout_gives_up() {
     let server = Server::github();
-    server.fault(Fault {
-        method: "GET",
-        path_contains: "/comments".into(),
-        status: 429,
-        headers: vec![("retry-after".into(), "3600".into())],
-        body: json!({"message": "Too many requests"}).to_string(),
-        apply: false,
-        delay: Duration::ZERO,
-    });
+    server.fault(
+        Fault::new(
+            "GET",
+            "/comments",
+            429,
+            json!({"message": "Too many requests"}).to_string(),
+        )
+        .headers(vec![("retry-after".into(), "3600".into())]),
+    );
     let case = Case::new(&report_text("smoke-tensor", ""));
     let out = case.post(&server, Some(case.pr_event(7)), &["--post-timeout", "5"]);
     assert_status(&out, 2);
@@ -497,15 +466,12 @@ fn a_wait_beyond_the_post_timeout_gives_up() {
 fn server_errors_stop_after_three_tries() {
     let server = Server::github();
     for _ in 0..3 {
-        server.fault(Fault {
-            method: "GET",
-            path_contains: "/comments".into(),
-            status: 500,
-            headers: vec![],
-            body: json!({"message": "Server Error"}).to_string(),
-            apply: false,
-            delay: Duration::ZERO,
-        });
+        server.fault(Fault::new(
+            "GET",
+            "/comments",
+            500,
+            json!({"message": "Server Error"}).to_string(),
+        ));
     }
     let case = Case::new(&report_text("smoke-tensor", ""));
     let out = case.post(&server, Some(case.pr_event(7)), &[]);
@@ -520,15 +486,10 @@ fn server_errors_stop_after_three_tries() {
 fn malformed_json_is_a_clear_error_not_a_crash() {
     // A proxy or a broken server answering 200 with something that is not the JSON asked for.
     let server = Server::github();
-    server.fault(Fault {
-        method: "GET",
-        path_contains: "/comments".into(),
-        status: 200,
-        headers: vec![("content-type".into(), "application/json".into())],
-        body: "<html>upstream says hello".into(),
-        apply: false,
-        delay: Duration::ZERO,
-    });
+    server.fault(
+        Fault::new("GET", "/comments", 200, "<html>upstream says hello".into())
+            .headers(vec![("content-type".into(), "application/json".into())]),
+    );
     let case = Case::new(&report_text("smoke-tensor", ""));
     let out = case.post(&server, Some(case.pr_event(7)), &[]);
     assert_status(&out, 2);
@@ -794,15 +755,12 @@ fn run_posts_the_report_it_wrote() {
     );
 
     // A token that cannot write: a warning, and the gate's status.
-    server.fault(Fault {
-        method: "PATCH",
-        path_contains: "/issues/comments/".into(),
-        status: 403,
-        headers: vec![],
-        body: json!({"message": "Resource not accessible by integration"}).to_string(),
-        apply: false,
-        delay: Duration::ZERO,
-    });
+    server.fault(Fault::new(
+        "PATCH",
+        "/issues/comments/",
+        403,
+        json!({"message": "Resource not accessible by integration"}).to_string(),
+    ));
     let run_again = |extra: &[&str]| {
         let mut cmd = bin();
         cmd.arg("run")
@@ -829,15 +787,12 @@ fn run_posts_the_report_it_wrote() {
         "{}",
         stderr(&out)
     );
-    server.fault(Fault {
-        method: "PATCH",
-        path_contains: "/issues/comments/".into(),
-        status: 403,
-        headers: vec![],
-        body: json!({"message": "Resource not accessible by integration"}).to_string(),
-        apply: false,
-        delay: Duration::ZERO,
-    });
+    server.fault(Fault::new(
+        "PATCH",
+        "/issues/comments/",
+        403,
+        json!({"message": "Resource not accessible by integration"}).to_string(),
+    ));
     let out = run_again(&["--fail-on-post-error"]);
     assert_status(&out, 2);
 

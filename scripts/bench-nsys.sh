@@ -2,13 +2,19 @@
 # Measures what a full `nsys-gate analyze` costs over the bare `nsys stats` call it makes, on a
 # real trace with about a million NVTX ranges recorded from the test harness.
 #
-#   scripts/bench-nsys.sh [ITERATIONS]     (default 166667 passes: about 1,000,000 ranges)
+#   scripts/bench-nsys.sh [--keep DIR] [ITERATIONS]   (default 166667 passes: about 1,000,000 ranges)
+#
+# Then times `nsys-gate analyze --reuse-stats` on the CSVs nsys wrote (best and median of 5, peak
+# memory per push/pop row): the analysis alone, on reports as nsys really writes them.
 #
 # Needs nsys 2024.2 (scripts/install-nsys.sh) and gcc; builds nsys-gate in release mode.
-# Takes a few minutes: nsys itself needs about a minute per million ranges. Nothing is kept.
+# Takes a few minutes: nsys itself needs about a minute per million ranges. Nothing is kept
+# unless --keep DIR is given (the run directory is then left in DIR/big).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 repo=$(pwd)
+keep=""
+if [ "${1:-}" = "--keep" ]; then keep=$(realpath -m "$2"); shift 2; fi
 iterations=${1:-166667}
 
 nsys=$(scripts/install-nsys.sh 2024.2)
@@ -17,8 +23,11 @@ nvtx="$prefix/usr/lib/x86_64-linux-gnu/nsight-systems/target-linux-x64/nvtx/incl
 cargo build --release --locked --quiet
 gate="$repo/target/release/nsys-gate"
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+if [ -n "$keep" ]; then
+  mkdir -p "$keep"; work=$(mktemp -d -p "$keep")
+else
+  work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+fi
 gcc -O2 -std=c11 -I "$nvtx" -o "$work/harness" tests/harness/harness.c -ldl -pthread
 
 echo "bench-nsys: recording $iterations passes with nsys 2024.2 (no waits)" >&2
@@ -57,8 +66,21 @@ for attempt in 1 2; do
   echo "bench-nsys: attempt $attempt: nsys-gate analyze $t s" >&2
   if [ -z "$best_gate" ] || lt "$t" "$best_gate"; then best_gate=$t; fi
 done
+reuse=()
+for attempt in 1 2 3 4 5; do
+  /usr/bin/time -f "%e %M" -o "$work/time" "$gate" analyze --reuse-stats --run-dir "$run" --nsys "$nsys" >/dev/null 2>&1 || true
+  reuse+=("$(cat "$work/time")")
+done
 ranges=$(($(wc -l < "$run/stats/nsys_nvtx_pushpop_trace.csv") - 1))
+pushpop_mb=$(awk -v b="$(stat -c %s "$run/stats/nsys_nvtx_pushpop_trace.csv")" 'BEGIN { printf "%.1f", b / 1e6 }')
+proj_mb=$(awk -v b="$(stat -c %s "$run/stats/nsys_nvtx_gpu_proj_trace.csv")" 'BEGIN { printf "%.1f", b / 1e6 }')
 echo "ranges in the push/pop report: $ranges"
 echo "bare nsys stats (best of 2):   $best_stats s"
 echo "nsys-gate analyze (best of 2): $best_gate s"
 awk -v g="$best_gate" -v s="$best_stats" 'BEGIN { printf "overhead: %.1f %%\n", (g - s) * 100 / s }'
+echo "CSVs: push/pop $pushpop_mb MB, projection $proj_mb MB"
+printf '%s\n' "${reuse[@]}" | sort -n | awk -v n="$ranges" '
+  { t[NR] = $1; if ($2 > m) m = $2 }
+  END { printf "nsys-gate analyze --reuse-stats: best %.2f s, median %.2f s (of %d); peak %.1f MiB, %.0f bytes per push/pop row\n",
+               t[1], t[int((NR + 1) / 2)], NR, m / 1024, m * 1024 / n }'
+if [ -n "$keep" ]; then ln -sfn "$run" "$keep/big"; echo "kept: $keep/big"; fi

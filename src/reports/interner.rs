@@ -74,6 +74,11 @@ impl Interner {
         &self.names[id.0 as usize]
     }
 
+    /// The names, by id.
+    pub fn names(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
+        self.names.iter().map(|n| &**n)
+    }
+
     /// Number of distinct names.
     pub fn len(&self) -> usize {
         self.names.len()

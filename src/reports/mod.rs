@@ -21,6 +21,7 @@
 mod columns;
 mod gpu_proj;
 mod interner;
+mod parts;
 mod pushpop;
 mod render;
 mod scan;
@@ -151,16 +152,33 @@ impl ReportError {
     }
 }
 
-/// Reads a `nvtx_pushpop_trace` CSV file (or 2022.4's `nvtxpptrace`).
+/// Reads a `nvtx_pushpop_trace` CSV file (or 2022.4's `nvtxpptrace`). A large file is read
+/// in parts, one per core.
 pub fn read_pushpop(path: &Path, interner: &mut Interner) -> Result<Vec<PushPopRow>, ReportError> {
-    let (file, limits) = open(path)?;
-    parse_report::<pushpop::PushPopSchema, _>(file, path, interner, limits)
+    read_file::<pushpop::PushPopSchema>(path, interner)
 }
 
-/// Reads a `nvtx_gpu_proj_trace` CSV file (or 2022.4's `nvtxgpuproj`).
+/// Reads a `nvtx_gpu_proj_trace` CSV file (or 2022.4's `nvtxgpuproj`). A large file is read
+/// in parts, one per core.
 pub fn read_gpu_proj(path: &Path, interner: &mut Interner) -> Result<Vec<GpuProjRow>, ReportError> {
-    let (file, limits) = open(path)?;
-    parse_report::<gpu_proj::GpuProjSchema, _>(file, path, interner, limits)
+    read_file::<gpu_proj::GpuProjSchema>(path, interner)
+}
+
+fn read_file<T>(path: &Path, interner: &mut Interner) -> Result<Vec<T::Row>, ReportError>
+where
+    T: Report + Sync,
+    T::Row: Send,
+{
+    let (file, size, limits) = open(path)?;
+    parts::read_in_parts::<T, _>(
+        &file,
+        size,
+        path,
+        interner,
+        limits,
+        parts::default_parts(),
+        parts::MIN_PART,
+    )
 }
 
 /// Reads `nvtx_pushpop_trace` CSV from `reader`; `file_label` names it in errors.
@@ -181,14 +199,14 @@ pub fn parse_gpu_proj<R: Read>(
     parse_report::<gpu_proj::GpuProjSchema, R>(reader, file_label, interner, Limits::DEFAULT)
 }
 
-fn open(path: &Path) -> Result<(File, Limits), ReportError> {
+fn open(path: &Path) -> Result<(File, u64, Limits), ReportError> {
     let io_error = |source| ReportError::Io {
         path: path.to_path_buf(),
         source,
     };
     let file = File::open(path).map_err(io_error)?;
     let size = file.metadata().map_err(io_error)?.len();
-    Ok((file, Limits::for_file_size(size)))
+    Ok((file, size, Limits::for_file_size(size)))
 }
 
 /// Sizes of the read window.
@@ -246,6 +264,8 @@ pub(crate) trait Report: Schema + Sized {
         line: u32,
         interner: &mut Interner,
     ) -> Result<Self::Row, Finish>;
+    /// A row read by a part of the file, placed in the whole file (see [`parts`]).
+    fn relocate(row: &mut Self::Row, lines: u64, ids: &[NameId]);
 }
 
 impl Report for pushpop::PushPopSchema {
@@ -280,6 +300,11 @@ impl Report for pushpop::PushPopSchema {
             parent_id: p.parent_id,
             line,
         })
+    }
+
+    fn relocate(row: &mut PushPopRow, lines: u64, ids: &[NameId]) {
+        row.line = parts::relocated_line(row.line, lines);
+        row.name = parts::relocated_name(row.name, ids);
     }
 }
 
@@ -320,6 +345,11 @@ impl Report for gpu_proj::GpuProjSchema {
             range_id: p.range_id,
             line,
         })
+    }
+
+    fn relocate(row: &mut GpuProjRow, lines: u64, ids: &[NameId]) {
+        row.line = parts::relocated_line(row.line, lines);
+        row.name = row.name.map(|n| parts::relocated_name(n, ids));
     }
 }
 
@@ -416,29 +446,61 @@ pub(crate) fn parse_report<T: Report, R: Read>(
     interner: &mut Interner,
     limits: Limits,
 ) -> Result<Vec<T::Row>, ReportError> {
-    let path = || label.to_path_buf();
     let mut w = Window::new(reader, limits.initial_window, limits.max_window);
-    let too_long = |line: u64, what: &str| ReportError::Invalid {
-        path: path(),
-        line: line_u32(line),
-        column: None,
-        message: format!("{what} is longer than {}", size_text(limits.max_window)),
+    let (schema, crlf) = read_header::<T, R>(&mut w, label, limits)?;
+    let mut rows = Vec::with_capacity(limits.expected_rows);
+    let body = Body {
+        schema: &schema,
+        crlf,
+        label,
+        limits,
     };
-    let fill = |w: &mut Window<R>, what: &str| match w.fill() {
+    read_records(&mut w, &body, interner, u64::MAX, &mut rows)?;
+    Ok(rows)
+}
+
+/// What reading records needs besides the data: the header's schema and how to name the file.
+pub(crate) struct Body<'a, T> {
+    pub schema: &'a T,
+    pub crlf: bool,
+    pub label: &'a Path,
+    pub limits: Limits,
+}
+
+fn fill<R: Read>(
+    w: &mut Window<R>,
+    label: &Path,
+    limits: Limits,
+    what: &str,
+) -> Result<(), ReportError> {
+    match w.fill() {
         Ok(()) => Ok(()),
         Err(FillError::Io(source)) => Err(ReportError::Io {
-            path: path(),
+            path: label.to_path_buf(),
             source,
         }),
-        Err(FillError::TooLong) => Err(too_long(w.line(), what)),
-    };
+        Err(FillError::TooLong) => Err(ReportError::Invalid {
+            path: label.to_path_buf(),
+            line: line_u32(w.line()),
+            column: None,
+            message: format!("{what} is longer than {}", size_text(limits.max_window)),
+        }),
+    }
+}
 
-    fill(&mut w, "the first line")?;
+/// Reads up to and including the header (the first line holding every required column):
+/// the report's schema, and whether the header ended with `\r\n`.
+pub(crate) fn read_header<T: Report, R: Read>(
+    w: &mut Window<R>,
+    label: &Path,
+    limits: Limits,
+) -> Result<(T, bool), ReportError> {
+    let path = || label.to_path_buf();
+    fill(w, label, limits, "the first line")?;
     if w.data().is_empty() && w.eof() {
         return Err(ReportError::Empty { path: path() });
     }
 
-    // The header: the first line holding every required column.
     let mut closest: Option<(usize, &'static str, String)> = None;
     let found = loop {
         let data = w.data();
@@ -446,7 +508,7 @@ pub(crate) fn parse_report<T: Report, R: Read>(
             Some(i) => (&data[..i], i + 1),
             None if w.eof() => (data, data.len()),
             None => {
-                fill(&mut w, "a line before the header")?;
+                fill(w, label, limits, "a line before the header")?;
                 continue;
             }
         };
@@ -476,25 +538,36 @@ pub(crate) fn parse_report<T: Report, R: Read>(
         }
         w.consume(consumed);
     };
-    let Some((schema, crlf)) = found else {
+    found.ok_or_else(|| {
         let (_, column, header) = closest.unwrap_or((0, "Name", String::new()));
-        return Err(ReportError::MissingColumn {
+        ReportError::MissingColumn {
             path: path(),
             column: column.to_string(),
             header,
-        });
-    };
+        }
+    })
+}
 
-    let mut rows = Vec::with_capacity(limits.expected_rows);
-    let mut splitter = Splitter::new(&schema, crlf, limits.candidate_budget);
-    loop {
+/// Reads records into `rows` until the end of the file, or until the window's offset reaches
+/// `stop` (always at a record boundary: the record that crosses `stop` is read whole).
+pub(crate) fn read_records<T: Report, R: Read>(
+    w: &mut Window<R>,
+    body: &Body<'_, T>,
+    interner: &mut Interner,
+    stop: u64,
+    rows: &mut Vec<T::Row>,
+) -> Result<(), ReportError> {
+    let path = || body.label.to_path_buf();
+    let schema = body.schema;
+    let mut splitter = Splitter::new(schema, body.crlf, body.limits.candidate_budget);
+    while w.offset() < stop {
         let data = w.data();
         // Line ends after the last record (and nothing else) end the file.
         if data.iter().all(|&b| b == b'\n' || b == b'\r') {
             if w.eof() {
                 break;
             }
-            fill(&mut w, "a record")?;
+            fill(w, body.label, body.limits, "a record")?;
             continue;
         }
         match splitter.next_record(data, w.eof()) {
@@ -510,14 +583,7 @@ pub(crate) fn parse_report<T: Report, R: Read>(
                             line: line_u32(w.line().saturating_add(count_newlines(at))),
                         });
                     }
-                    Err(Finish::TooManyNames) => {
-                        return Err(ReportError::Invalid {
-                            path: path(),
-                            line,
-                            column: None,
-                            message: format!("more than {} distinct names", u32::MAX),
-                        })
-                    }
+                    Err(Finish::TooManyNames) => return Err(too_many_names(body.label, line)),
                 }
                 w.consume(len);
             }
@@ -532,7 +598,12 @@ pub(crate) fn parse_report<T: Report, R: Read>(
                         .to_string(),
                 });
             }
-            Outcome::NeedMore => fill(&mut w, "a record (with the record after it)")?,
+            Outcome::NeedMore => fill(
+                w,
+                body.label,
+                body.limits,
+                "a record (with the record after it)",
+            )?,
             Outcome::Fail(failure) => {
                 let before = data.get(..failure.rec_start).unwrap_or(data);
                 let line = w.line().saturating_add(count_newlines(before));
@@ -547,5 +618,14 @@ pub(crate) fn parse_report<T: Report, R: Read>(
             }
         }
     }
-    Ok(rows)
+    Ok(())
+}
+
+fn too_many_names(label: &Path, line: u32) -> ReportError {
+    ReportError::Invalid {
+        path: label.to_path_buf(),
+        line,
+        column: None,
+        message: format!("more than {} distinct names", u32::MAX),
+    }
 }

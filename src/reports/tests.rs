@@ -1039,3 +1039,168 @@ fn real_2023_4_gpu_projection_with_its_root_row() {
     let (rows, _) = gpu_proj(without_root.as_bytes()).unwrap();
     assert_eq!(rows.len(), 8);
 }
+
+// ---- reading in parts ----
+
+/// A small window, so that parts refill too (other tests try every window size).
+const PART_LIMITS: Limits = Limits {
+    initial_window: 256,
+    ..Limits::DEFAULT
+};
+
+/// What one pass over `input` reads: rows, names (and their ids), line numbers or the error.
+fn one_pass<T: Report>(input: &[u8], label: &str) -> String
+where
+    T::Row: std::fmt::Debug,
+{
+    let mut names = Interner::new();
+    let got = parse_report::<T, _>(input, Path::new(label), &mut names, PART_LIMITS);
+    summarize(&got.map(|r| (r, names)))
+}
+
+/// What reading `input` in parts starting at `cuts` reads.
+fn in_parts<T>(input: &[u8], label: &str, cuts: &[u64]) -> String
+where
+    T: Report + Sync,
+    T::Row: Send + std::fmt::Debug,
+{
+    let mut names = Interner::new();
+    let got = parts::read_with_cuts::<T>(input, Path::new(label), &mut names, PART_LIMITS, cuts);
+    summarize(&got.map(|r| (r, names)))
+}
+
+fn line_starts(input: &[u8]) -> Vec<u64> {
+    (1..=input.len())
+        .filter(|&i| input[i - 1] == b'\n')
+        .map(|i| i as u64)
+        .collect()
+}
+
+#[test]
+fn a_cut_at_any_byte_reads_as_one_pass() {
+    let real = REAL_2024_2_TRICKY.as_bytes();
+    let whole = one_pass::<pushpop::PushPopSchema>(real, LABEL);
+    for cut in 0..=real.len() as u64 {
+        let got = in_parts::<pushpop::PushPopSchema>(real, LABEL, &[cut]);
+        assert_eq!(got, whole, "cut at {cut}");
+    }
+    // Around each line start (a cut is always made just after a line end).
+    for input in [file_of(TRICKY, "\n"), file_of(TRICKY, "\r\n")] {
+        let whole = one_pass::<pushpop::PushPopSchema>(&input, LABEL);
+        for start in line_starts(&input) {
+            for cut in [start - 1, start, start + 1] {
+                let got = in_parts::<pushpop::PushPopSchema>(&input, LABEL, &[cut]);
+                assert_eq!(got, whole, "cut at {cut}");
+            }
+        }
+    }
+    let gpu = REAL_2023_4_GPU.as_bytes();
+    let whole = one_pass::<gpu_proj::GpuProjSchema>(gpu, GPU_LABEL);
+    for cut in 0..=gpu.len() as u64 {
+        let got = in_parts::<gpu_proj::GpuProjSchema>(gpu, GPU_LABEL, &[cut]);
+        assert_eq!(got, whole, "cut at {cut}");
+    }
+}
+
+#[test]
+fn any_two_cuts_at_line_starts_read_as_one_pass() {
+    // Line starts inside names (the cuts that must be dropped) as well as record starts.
+    let input = REAL_2024_2_TRICKY.as_bytes();
+    let starts = line_starts(input);
+    let whole = one_pass::<pushpop::PushPopSchema>(input, LABEL);
+    for (i, &a) in starts.iter().enumerate() {
+        for &b in &starts[i + 1..] {
+            let got = in_parts::<pushpop::PushPopSchema>(input, LABEL, &[a, b]);
+            assert_eq!(got, whole, "cuts at {a} and {b}");
+        }
+    }
+}
+
+#[test]
+fn an_error_in_a_later_part_keeps_its_line() {
+    let mut input = REAL_2024_2_TRICKY.as_bytes().to_vec();
+    // Break `Duration` on the record of range 21 (line 34 of the file).
+    let at = input
+        .windows(8)
+        .position(|w| w == b",165149,")
+        .expect("range 21's duration");
+    input[at + 1] = b'x';
+    let starts = line_starts(&input);
+    let whole = one_pass::<pushpop::PushPopSchema>(&input, LABEL);
+    for &cut in &starts {
+        let got = in_parts::<pushpop::PushPopSchema>(&input, LABEL, &[cut]);
+        assert_eq!(got, whole, "cut at {cut}");
+    }
+    let mut names = Interner::new();
+    let err = parts::read_with_cuts::<pushpop::PushPopSchema>(
+        &input,
+        Path::new(LABEL),
+        &mut names,
+        Limits::DEFAULT,
+        &[starts[30]],
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains(&format!("{LABEL}:34:")), "{err}");
+}
+
+#[test]
+fn a_large_file_is_cut_at_line_starts_near_equal_shares() {
+    let input = file_of(&["a"; 1000], "\n");
+    let body = (PUSHPOP_HEADER.len() + 1) as u64;
+    let cuts = parts::cut_points(&input[..], body, input.len() as u64, 4, 1000);
+    assert_eq!(cuts.len(), 3);
+    let share = (input.len() as u64 - body) / 4;
+    for (k, &c) in cuts.iter().enumerate() {
+        assert_eq!(input[c as usize - 1], b'\n');
+        let target = body + share * (k as u64 + 1);
+        assert!(c > target && c - target < 200, "cut {c} for {target}");
+    }
+    // Too small for the minimum part: not cut.
+    assert!(parts::cut_points(&input[..], body, input.len() as u64, 4, 1 << 20).is_empty());
+    // Read from a file, in parts.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pushpop.csv");
+    std::fs::write(&path, &input).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    let mut names = Interner::new();
+    let rows = parts::read_in_parts::<pushpop::PushPopSchema, _>(
+        &file,
+        input.len() as u64,
+        &path,
+        &mut names,
+        Limits::DEFAULT,
+        4,
+        1000,
+    )
+    .unwrap();
+    assert_eq!(rows.len(), 1001);
+    assert_eq!(names.len(), 2);
+    assert!(rows.iter().enumerate().all(|(i, r)| r.line == i as u32 + 2));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
+    ))]
+
+    #[test]
+    fn generated_files_read_in_parts_as_in_one_pass(
+        rows in prop::collection::vec(gen_row(), 0..12),
+        crlf in any::<bool>(),
+        cuts in prop::collection::vec(0u64..4000, 0..4),
+        damage in prop::option::of((0usize..4000, any::<u8>())),
+    ) {
+        let eol = if crlf { "\r\n" } else { "\n" };
+        let mut input = render_pushpop(&rows, eol);
+        if let Some((at, byte)) = damage {
+            let at = at % (input.len() + 1);
+            input.insert(at, byte);
+        }
+        let cuts: Vec<u64> = cuts.iter().map(|c| c % (input.len() as u64 + 1)).collect();
+        prop_assert_eq!(
+            in_parts::<pushpop::PushPopSchema>(&input, LABEL, &cuts),
+            one_pass::<pushpop::PushPopSchema>(&input, LABEL),
+            "cuts {:?}", cuts
+        );
+    }
+}

@@ -21,6 +21,8 @@ pub(crate) struct Window<R> {
     /// 1-based line number of `buf[start]` (u64: names with many newlines can push a file
     /// past `u32::MAX` lines; rows saturate when converting).
     line: u64,
+    /// Bytes consumed so far, plus where the reader started in its file.
+    offset: u64,
     max_len: usize,
 }
 
@@ -34,8 +36,16 @@ impl<R: Read> Window<R> {
             end: 0,
             eof: false,
             line: 1,
+            offset: 0,
             max_len,
         }
+    }
+
+    /// For a reader that starts at `offset` in its file, on line `line` (1-based).
+    pub(crate) fn starting_at(mut self, offset: u64, line: u64) -> Self {
+        self.offset = offset;
+        self.line = line;
+        self
     }
 
     /// The data read and not yet consumed.
@@ -52,6 +62,11 @@ impl<R: Read> Window<R> {
         self.line
     }
 
+    /// Offset in the file of `data()[0]`.
+    pub(crate) fn offset(&self) -> u64 {
+        self.offset
+    }
+
     /// Drops the first `n` bytes of `data()`, counting the lines they end.
     pub(crate) fn consume(&mut self, n: usize) {
         let n = n.min(self.end - self.start);
@@ -59,6 +74,7 @@ impl<R: Read> Window<R> {
             .line
             .saturating_add(count_newlines(&self.buf[self.start..self.start + n]));
         self.start += n;
+        self.offset += n as u64;
     }
 
     /// Reads more after the current data (moving it to the front, and doubling the window

@@ -291,7 +291,7 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
         }
     } else {
         let outermost = outermost_matches(&tree, rows, &mut matcher);
-        let mut per_thread: BTreeMap<(u64, u64), Vec<u32>> = BTreeMap::new();
+        let mut per_thread: BTreeMap<(u32, u32), Vec<u32>> = BTreeMap::new();
         for i in outermost {
             let r = &rows[i as usize];
             per_thread.entry((r.pid, r.tid)).or_default().push(i);
@@ -469,7 +469,7 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
     let host_exclusive = Sample::new(
         counted
             .iter()
-            .map(|m| rows[m.row as usize].dur_non_child_ns)
+            .map(|m| rows[m.row as usize].dur_non_child_ns())
             .collect(),
     );
     let gpu_projected = gpu.as_ref().map(|g| {
@@ -613,15 +613,15 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
             Iteration {
                 index: m.index,
                 range_id: r.range_id,
-                pid: r.pid,
-                tid: r.tid,
+                pid: u64::from(r.pid),
+                tid: u64::from(r.tid),
                 complete: m.complete,
                 duplicate: m.duplicate,
                 host: IterationHost {
                     start_ns: r.start_ns,
                     end_ns: r.end_ns,
                     inclusive_ns: duration(r),
-                    exclusive_ns: r.dur_non_child_ns,
+                    exclusive_ns: r.dur_non_child_ns(),
                     child_total_ns: r.dur_child_ns,
                 },
                 gpu_projection: gpu.as_ref().and_then(|g| g.projection(m.row)),
@@ -882,7 +882,7 @@ fn range_tables(
             });
             let a = &mut acc[id as usize];
             a.inclusive.push(duration(r));
-            a.exclusive.push(r.dur_non_child_ns);
+            a.exclusive.push(r.dur_non_child_ns());
             a.child_total += i128::from(r.dur_child_ns);
             if let Some(p) = gpu.and_then(|g| g.projection(i)) {
                 a.projected.push(p.projected_ns);
@@ -962,11 +962,9 @@ mod tests {
                 start_ns: start,
                 end_ns: start + len,
                 dur_child_ns: 0,
-                dur_non_child_ns: len,
                 name: names.intern(name),
                 pid: 1,
                 tid: 1,
-                lvl: 0,
                 range_id: i as u64 + 1,
                 parent_id: parent.map(|p| p as u64 + 1),
                 line: i as u32 + 2,
@@ -976,7 +974,6 @@ mod tests {
             if let Some(p) = spec[i].0 {
                 let d = rows[i].end_ns - rows[i].start_ns;
                 rows[p].dur_child_ns += d;
-                rows[p].dur_non_child_ns -= d;
             }
         }
         rows
@@ -1115,7 +1112,7 @@ mod tests {
         #[test]
         fn arbitrary_rows_never_panic(
             spec in proptest::collection::vec(
-                (proptest::option::of(0usize..40), 0usize..6, -5i64..1000, 0i64..500, 1u64..3),
+                (proptest::option::of(0usize..40), 0usize..6, -5i64..1000, 0i64..500, 1u32..3),
                 0..40,
             ),
             expected in 1u64..6,
@@ -1130,11 +1127,9 @@ mod tests {
                     start_ns: start,
                     end_ns: start + len,
                     dur_child_ns: len / 2,
-                    dur_non_child_ns: len - len / 2,
                     name: names.intern(labels[name]),
                     pid: 1,
                     tid,
-                    lvl: 0,
                     range_id: i as u64 + 1,
                     parent_id: parent.filter(|&p| p < spec.len()).map(|p| p as u64 + 1),
                     line: i as u32 + 2,

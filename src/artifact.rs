@@ -235,27 +235,50 @@ pub struct GpuProjectedRange {
 impl Analysis {
     /// Pretty JSON with a trailing newline.
     pub fn to_json(&self) -> Vec<u8> {
-        let mut bytes = serde_json::to_vec_pretty(self).expect("analysis serialises");
-        bytes.push(b'\n');
+        let mut bytes = Vec::new();
+        self.write_json(&mut bytes)
+            .expect("writing to memory cannot fail");
         bytes
+    }
+
+    /// [`Analysis::to_json`], written as it is made (a large analysis is tens of MB).
+    pub fn write_json<W: Write>(&self, mut out: W) -> std::io::Result<()> {
+        serde_json::to_writer_pretty(&mut out, self).map_err(std::io::Error::from)?;
+        out.write_all(b"\n")
     }
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file in the same folder, flushed to disk,
-/// then renamed over `path`. A reader sees the old file or the new one, never a partial one,
-/// and a failure leaves the old file as it was.
+/// Writes `bytes` to `path` atomically: see [`write_atomically_with`].
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    write_atomically_with(path, |out| out.write_all(bytes))
+}
+
+/// Writes what `write` makes to `path` atomically: a temporary file in the same folder
+/// (through a buffer), flushed to disk, then renamed over `path`. A reader sees the old file
+/// or the new one, never a partial one, and a failure leaves the old file as it was.
+pub fn write_atomically_with(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<tempfile::NamedTempFile>) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::Builder::new()
+    let tmp = tempfile::Builder::new()
         .prefix(".nsys-gate-")
         .suffix(".tmp")
         .tempfile_in(dir)
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-    tmp.write_all(bytes)
-        .and_then(|()| tmp.as_file().sync_all())
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, tmp);
+    write(&mut out)
+        .and_then(|()| out.flush())
+        .with_context(|| format!("cannot write a temporary file in {}", dir.display()))?;
+    let tmp = out
+        .into_inner()
+        .map_err(|e| e.into_error())
+        .with_context(|| format!("cannot write a temporary file in {}", dir.display()))?;
+    tmp.as_file()
+        .sync_all()
         .with_context(|| format!("cannot write a temporary file in {}", dir.display()))?;
     tmp.persist(path)
         .map_err(|e| e.error)

@@ -289,7 +289,7 @@ pub fn analyze(
         host_ranges: findings.host_ranges,
         gpu_projected_ranges: findings.gpu_projected_ranges,
     };
-    artifact::write_atomically(&output, &analysis.to_json())?;
+    artifact::write_atomically_with(&output, |out| analysis.write_json(out))?;
     Ok((analysis, output))
 }
 

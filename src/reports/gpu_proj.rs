@@ -11,7 +11,7 @@
 
 use super::columns::{ColumnDef, Layout};
 use super::scan::{Cell, ColType, Schema, Span};
-use super::{last_stack_id, optional_i64, required_u64, Check, RangeStyle};
+use super::{last_stack_id, optional_i64, required_id, required_u64, Check, RangeStyle};
 
 const fn def(name: &'static str, timed: bool, required: bool, ty: ColType) -> ColumnDef {
     ColumnDef {
@@ -64,10 +64,9 @@ pub(crate) struct Pending {
     pub projected_start_ns: Option<i64>,
     pub projected_duration_ns: Option<i64>,
     pub orig_start_ns: Option<i64>,
-    pub orig_duration_ns: Option<i64>,
     pub style: Option<RangeStyle>,
-    pub pid: u64,
-    pub tid: u64,
+    pub pid: u32,
+    pub tid: u32,
     pub num_gpu_ops: u64,
     pub range_id: Option<u64>,
 }
@@ -111,15 +110,16 @@ impl Schema for GpuProjSchema {
             }
         }
         let style = cells[c[STYLE]].as_style();
+        // Checked (a number or nothing, within range), not kept.
+        optional_i64(cells, c[ORIG_DURATION])?;
         Ok(Pending {
             name: spans[c[NAME]],
             projected_start_ns: optional_i64(cells, c[PROJECTED_START])?,
             projected_duration_ns: optional_i64(cells, c[PROJECTED_DURATION])?,
             orig_start_ns: optional_i64(cells, c[ORIG_START])?,
-            orig_duration_ns: optional_i64(cells, c[ORIG_DURATION])?,
             style,
-            pid: required_u64(cells, c[PID])?,
-            tid: required_u64(cells, c[TID])?,
+            pid: required_id(cells, c[PID])?,
+            tid: required_id(cells, c[TID])?,
             num_gpu_ops: required_u64(cells, c[NUM_GPU_OPS])?,
             range_id,
         })

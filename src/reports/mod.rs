@@ -44,22 +44,36 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use window::{count_newlines, FillError, Window};
 
-/// One row of `nvtx_pushpop_trace`: one NVTX push/pop range.
+/// One row of `nvtx_pushpop_trace`: one NVTX push/pop range, in 64 bytes (a trace has
+/// millions). `Duration`, `DurNonChild` and `Lvl` are checked while reading and not kept:
+/// `DurNonChild` is `End - Start - DurChild` (see [`PushPopRow::dur_non_child_ns`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PushPopRow {
     pub start_ns: i64,
     pub end_ns: i64,
     pub dur_child_ns: i64,
-    pub dur_non_child_ns: i64,
-    pub name: NameId,
-    pub pid: u64,
-    pub tid: u64,
-    pub lvl: u32,
     pub range_id: u64,
     /// `None` for a top-level range (empty, or `None` in nsys 2022.4).
     pub parent_id: Option<u64>,
+    pub name: NameId,
+    /// nsys writes 24-bit process and thread ids.
+    pub pid: u32,
+    pub tid: u32,
     /// 1-based line where the record starts (saturates at `u32::MAX`).
     pub line: u32,
+}
+
+impl PushPopRow {
+    /// `End - Start`.
+    pub fn duration_ns(&self) -> i64 {
+        self.end_ns.saturating_sub(self.start_ns)
+    }
+
+    /// The time not spent in child ranges (nsys's `DurNonChild`, checked to be
+    /// `End - Start - DurChild` while reading).
+    pub fn dur_non_child_ns(&self) -> i64 {
+        self.duration_ns().saturating_sub(self.dur_child_ns)
+    }
 }
 
 /// How an NVTX range was made.
@@ -79,24 +93,25 @@ impl RangeStyle {
     }
 }
 
-/// One row of `nvtx_gpu_proj_trace`: the GPU work launched inside one NVTX range.
+/// One row of `nvtx_gpu_proj_trace`: the GPU work launched inside one NVTX range, with
+/// what the join to the push/pop report needs (`Orig Duration` is checked, not kept).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GpuProjRow {
-    /// `None` for an empty name: nsys 2023.4's synthetic root row, which holds the GPU
-    /// operations launched outside every range (its `range_id` is `None` too).
-    pub name: Option<NameId>,
     pub projected_start_ns: Option<i64>,
     pub projected_duration_ns: Option<i64>,
     pub orig_start_ns: Option<i64>,
-    pub orig_duration_ns: Option<i64>,
-    /// `None` when the field is empty, as on the synthetic root row.
-    pub style: Option<RangeStyle>,
-    pub pid: u64,
-    pub tid: u64,
-    pub num_gpu_ops: u64,
     pub range_id: Option<u64>,
+    pub num_gpu_ops: u64,
+    /// `None` for an empty name: nsys 2023.4's synthetic root row, which holds the GPU
+    /// operations launched outside every range (its `range_id` is `None` too).
+    pub name: Option<NameId>,
+    /// nsys writes 24-bit process and thread ids.
+    pub pid: u32,
+    pub tid: u32,
     /// 1-based line where the record starts (saturates at `u32::MAX`).
     pub line: u32,
+    /// `None` when the field is empty, as on the synthetic root row.
+    pub style: Option<RangeStyle>,
 }
 
 /// Why a report could not be read. Every variant names the file.
@@ -291,11 +306,9 @@ impl Report for pushpop::PushPopSchema {
             start_ns: p.start_ns,
             end_ns: p.end_ns,
             dur_child_ns: p.dur_child_ns,
-            dur_non_child_ns: p.dur_non_child_ns,
             name: intern_name(record, p.name, interner)?,
             pid: p.pid,
             tid: p.tid,
-            lvl: p.lvl,
             range_id: p.range_id,
             parent_id: p.parent_id,
             line,
@@ -337,7 +350,6 @@ impl Report for gpu_proj::GpuProjSchema {
             projected_start_ns: p.projected_start_ns,
             projected_duration_ns: p.projected_duration_ns,
             orig_start_ns: p.orig_start_ns,
-            orig_duration_ns: p.orig_duration_ns,
             style: p.style,
             pid: p.pid,
             tid: p.tid,
@@ -390,6 +402,24 @@ pub(crate) fn required_u64(cells: &[Cell], col: usize) -> Result<u64, (Option<us
         Some(v) => Ok(v),
         None => Err(nothing(col)),
     }
+}
+
+/// A process or thread id: nsys derives them from 24-bit fields.
+#[inline(always)]
+pub(crate) fn required_id(cells: &[Cell], col: usize) -> Result<u32, (Option<usize>, String)> {
+    let v = required_u64(cells, col)?;
+    u32::try_from(v).map_err(|_| id_too_large(col, v))
+}
+
+#[cold]
+fn id_too_large(col: usize, v: u64) -> (Option<usize>, String) {
+    (
+        Some(col),
+        format!(
+            "{v} is too large for a process or thread id (over {})",
+            u32::MAX
+        ),
+    )
 }
 
 #[inline(always)]

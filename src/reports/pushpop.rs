@@ -7,7 +7,7 @@
 
 use super::columns::{ColumnDef, Layout};
 use super::scan::{Cell, ColType, Schema, Span};
-use super::{last_stack_id, required_i64, required_u64, Check};
+use super::{last_stack_id, required_i64, required_id, required_u64, Check};
 
 const fn def(name: &'static str, timed: bool, required: bool, ty: ColType) -> ColumnDef {
     ColumnDef {
@@ -65,11 +65,9 @@ pub(crate) struct Pending {
     pub start_ns: i64,
     pub end_ns: i64,
     pub dur_child_ns: i64,
-    pub dur_non_child_ns: i64,
     pub name: Span,
-    pub pid: u64,
-    pub tid: u64,
-    pub lvl: u32,
+    pub pid: u32,
+    pub tid: u32,
     pub range_id: u64,
     pub parent_id: Option<u64>,
 }
@@ -165,11 +163,9 @@ impl Schema for PushPopSchema {
             start_ns: start,
             end_ns: end,
             dur_child_ns: dur_child,
-            dur_non_child_ns: dur_non_child,
             name,
-            pid: required_u64(cells, c[PID])?,
-            tid: required_u64(cells, c[TID])?,
-            lvl,
+            pid: required_id(cells, c[PID])?,
+            tid: required_id(cells, c[TID])?,
             range_id,
             parent_id,
         })

@@ -204,37 +204,28 @@ struct Measured {
     duplicate: bool,
 }
 
-/// Per-name cache of "does this name match the iteration pattern, and with which index".
-struct IterationMatcher<'a> {
-    regex: &'a Regex,
-    names: &'a Interner,
-    cache: Vec<Option<Option<u64>>>,
-}
+/// Per name: does it match the iteration pattern, and with which index.
+struct IterationIndexes(Vec<Option<u64>>);
 
-impl<'a> IterationMatcher<'a> {
-    fn new(regex: &'a Regex, names: &'a Interner) -> Self {
-        IterationMatcher {
-            regex,
-            names,
-            cache: vec![None; names.len()],
-        }
+impl IterationIndexes {
+    /// Runs the pattern on every distinct name once (a trace can hold one name per pass).
+    fn new(regex: &Regex, names: &Interner) -> Self {
+        let mut slots = regex.capture_locations();
+        IterationIndexes(
+            names
+                .names()
+                .map(|text| {
+                    regex
+                        .captures_read(&mut slots, text)
+                        .and_then(|_| slots.get(1))
+                        .and_then(|(a, b)| text[a..b].parse::<u64>().ok())
+                })
+                .collect(),
+        )
     }
 
-    fn index(&mut self, name: NameId) -> Option<u64> {
-        let slot = name.0 as usize;
-        if slot >= self.cache.len() {
-            self.cache.resize(slot + 1, None);
-        }
-        if let Some(cached) = self.cache[slot] {
-            return cached;
-        }
-        let found = self
-            .regex
-            .captures(self.names.resolve(name))
-            .and_then(|c| c.get(1))
-            .and_then(|m| m.as_str().parse::<u64>().ok());
-        self.cache[slot] = Some(found);
-        found
+    fn index(&self, name: NameId) -> Option<u64> {
+        self.0.get(name.0 as usize).copied().flatten()
     }
 }
 
@@ -248,9 +239,17 @@ fn is_capture_name(name: &str, capture: &str) -> bool {
 pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, DataError> {
     let rows = reports.pushpop;
     let names = reports.names;
-    let tree = Tree::build(rows, reports.pushpop_path)?;
+    // The pattern runs over the names while the tree is built.
+    let (tree, matcher) = std::thread::scope(|scope| {
+        let matcher = scope.spawn(|| IterationIndexes::new(&settings.iteration_pattern, names));
+        let tree = Tree::build(rows, reports.pushpop_path);
+        (
+            tree,
+            matcher.join().expect("the name matcher does not panic"),
+        )
+    });
+    let tree = tree?;
     let mut warnings = Vec::new();
-    let mut matcher = IterationMatcher::new(&settings.iteration_pattern, names);
 
     // Capture range: a top-level range named `capture_range`, or `DOMAIN:capture_range`.
     let mut captures: Vec<u32> = Vec::new();
@@ -290,7 +289,7 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
             }
         }
     } else {
-        let outermost = outermost_matches(&tree, rows, &mut matcher);
+        let outermost = outermost_matches(&tree, rows, &matcher);
         let mut per_thread: BTreeMap<(u32, u32), Vec<u32>> = BTreeMap::new();
         for i in outermost {
             let r = &rows[i as usize];
@@ -340,7 +339,11 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
     // Completeness: nsys ends a never-popped range at the end of the capture. With no
     // capture range that end is the latest in the report, and the pass also did different
     // work (child names) than most passes.
-    let usual_children = most_common_child_set(&tree, rows, measured.iter().map(|m| m.0));
+    let usual_children = if captures.is_empty() {
+        most_common_child_set(&tree, rows, measured.iter().map(|m| m.0))
+    } else {
+        None
+    };
     let mut iterations: Vec<Measured> = measured
         .iter()
         .map(|&(row, index, capture_end)| {
@@ -460,60 +463,63 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
         .iter()
         .filter(|m| m.complete && !m.duplicate)
         .collect();
-    let host_inclusive = Sample::new(
-        counted
-            .iter()
-            .map(|m| duration(&rows[m.row as usize]))
-            .collect(),
-    );
-    let host_exclusive = Sample::new(
-        counted
-            .iter()
-            .map(|m| rows[m.row as usize].dur_non_child_ns())
-            .collect(),
-    );
-    let gpu_projected = gpu.as_ref().map(|g| {
-        Sample::new(
+    // The range tables take a walk of their own: on a second thread, beside the rest.
+    std::thread::scope(|scope| {
+        let tables = scope.spawn(|| range_tables(&tree, rows, names, &counted, gpu.as_ref()));
+        let host_inclusive = Sample::new(
             counted
                 .iter()
-                .filter_map(|m| g.projection(m.row).map(|p| p.projected_ns))
+                .map(|m| duration(&rows[m.row as usize]))
                 .collect(),
-        )
-    });
-
-    // Advisory warnings on the host-inclusive iteration times.
-    let first_iteration = counted
-        .iter()
-        .min_by_key(|m| (rows[m.row as usize].start_ns, m.row))
-        .map(|m| {
-            let ns = duration(&rows[m.row as usize]);
-            let median = host_inclusive.median();
-            FirstIteration {
-                index: m.index,
-                host_inclusive_ns: ns,
-                ratio_to_median: if median > 0.0 {
-                    ns as f64 / median
-                } else {
-                    1.0
-                },
-            }
+        );
+        let host_exclusive = Sample::new(
+            counted
+                .iter()
+                .map(|m| rows[m.row as usize].dur_non_child_ns())
+                .collect(),
+        );
+        let gpu_projected = gpu.as_ref().map(|g| {
+            Sample::new(
+                counted
+                    .iter()
+                    .filter_map(|m| g.projection(m.row).map(|p| p.projected_ns))
+                    .collect(),
+            )
         });
-    if let Some(first) = &first_iteration {
-        if counted.len() >= 2 && first.ratio_to_median > FIRST_ITERATION_SLOW_RATIO {
-            warnings.push(
-                Warning::new(
-                    "first_iteration_slow",
-                    format!(
+
+        // Advisory warnings on the host-inclusive iteration times.
+        let first_iteration = counted
+            .iter()
+            .min_by_key(|m| (rows[m.row as usize].start_ns, m.row))
+            .map(|m| {
+                let ns = duration(&rows[m.row as usize]);
+                let median = host_inclusive.median();
+                FirstIteration {
+                    index: m.index,
+                    host_inclusive_ns: ns,
+                    ratio_to_median: if median > 0.0 {
+                        ns as f64 / median
+                    } else {
+                        1.0
+                    },
+                }
+            });
+        if let Some(first) = &first_iteration {
+            if counted.len() >= 2 && first.ratio_to_median > FIRST_ITERATION_SLOW_RATIO {
+                warnings.push(
+                    Warning::new(
+                        "first_iteration_slow",
+                        format!(
                         "first measured iteration {} took {:.2}x the median host inclusive time",
                         first.index, first.ratio_to_median
                     ),
-                )
-                .with_iterations(vec![first.index]),
-            );
+                    )
+                    .with_iterations(vec![first.index]),
+                );
+            }
         }
-    }
-    if host_inclusive.len() >= 2 && host_inclusive.cv() > HIGH_VARIANCE_CV {
-        warnings.push(Warning::new(
+        if host_inclusive.len() >= 2 && host_inclusive.cv() > HIGH_VARIANCE_CV {
+            warnings.push(Warning::new(
             "high_variance",
             format!(
                 "host inclusive iteration times vary widely: cv {:.3} over {} iterations (threshold {HIGH_VARIANCE_CV})",
@@ -521,16 +527,16 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
                 host_inclusive.len()
             ),
         ));
-    }
-    if host_inclusive.len() >= 3 {
-        let limit = host_inclusive.median() + SLOW_ITERATION_MADS * host_inclusive.mad();
-        let slow: Vec<u64> = counted
-            .iter()
-            .filter(|m| duration(&rows[m.row as usize]) as f64 > limit)
-            .map(|m| m.index)
-            .collect();
-        if !slow.is_empty() {
-            warnings.push(
+        }
+        if host_inclusive.len() >= 3 {
+            let limit = host_inclusive.median() + SLOW_ITERATION_MADS * host_inclusive.mad();
+            let slow: Vec<u64> = counted
+                .iter()
+                .filter(|m| duration(&rows[m.row as usize]) as f64 > limit)
+                .map(|m| m.index)
+                .collect();
+            if !slow.is_empty() {
+                warnings.push(
                 Warning::new(
                     "slow_iterations",
                     format!(
@@ -542,108 +548,109 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
                 .with_count(slow.len() as u64)
                 .with_iterations(slow),
             );
-        }
-    }
-
-    // GPU warnings.
-    if let Some(g) = &gpu {
-        if g.outside_ops > 0 {
-            warnings.push(
-                Warning::new(
-                    "gpu_ops_outside_ranges",
-                    format!(
-                        "{} GPU {} launched outside every NVTX range",
-                        g.outside_ops,
-                        plural(g.outside_ops, "operation was", "operations were")
-                    ),
-                )
-                .with_count(g.outside_ops),
-            );
-        }
-        let idle: Vec<&str> = captures
-            .iter()
-            .filter(|&&c| g.projection(c).is_none())
-            .map(|&c| names.resolve(rows[c as usize].name))
-            .collect();
-        if !idle.is_empty() {
-            warnings.push(Warning::new(
-                "capture_range_without_gpu_work",
-                "the GPU projection exists but the capture range launched no GPU work".to_owned(),
-            ));
-        }
-        let without: Vec<u64> = counted
-            .iter()
-            .filter(|m| g.projection(m.row).is_none())
-            .map(|m| m.index)
-            .collect();
-        if !without.is_empty() {
-            warnings.push(
-                Warning::new(
-                    "iterations_without_gpu_projection",
-                    format!("{} launched no GPU work", list_named_indexes(&without)),
-                )
-                .with_count(without.len() as u64)
-                .with_iterations(without),
-            );
-        }
-    }
-
-    // Range tables over the statistics set, by scoped name.
-    let (host_ranges, gpu_projected_ranges) =
-        range_tables(&tree, rows, names, &counted, gpu.as_ref());
-
-    // Ranges that are not a capture range, not a measured iteration and not below one.
-    let mut attributed = vec![false; rows.len()];
-    for &c in &captures {
-        attributed[c as usize] = true;
-    }
-    let mut stack: Vec<u32> = iterations.iter().map(|m| m.row).collect();
-    while let Some(i) = stack.pop() {
-        if !attributed[i as usize] {
-            attributed[i as usize] = true;
-            stack.extend_from_slice(tree.children(i));
-        }
-    }
-    let unattributed_ranges = attributed.iter().filter(|&&a| !a).count() as u64;
-
-    let iteration_list = iterations
-        .iter()
-        .map(|m| {
-            let r = &rows[m.row as usize];
-            Iteration {
-                index: m.index,
-                range_id: r.range_id,
-                pid: u64::from(r.pid),
-                tid: u64::from(r.tid),
-                complete: m.complete,
-                duplicate: m.duplicate,
-                host: IterationHost {
-                    start_ns: r.start_ns,
-                    end_ns: r.end_ns,
-                    inclusive_ns: duration(r),
-                    exclusive_ns: r.dur_non_child_ns(),
-                    child_total_ns: r.dur_child_ns,
-                },
-                gpu_projection: gpu.as_ref().and_then(|g| g.projection(m.row)),
             }
-        })
-        .collect();
+        }
 
-    Ok(Findings {
-        warnings,
-        iteration_summary: IterationSummary {
-            expected,
-            found: iterations.len() as u64,
-            complete: iterations.iter().filter(|m| m.complete).count() as u64,
-            unattributed_ranges,
-            host_inclusive: host_inclusive.iteration_stats(),
-            host_exclusive: host_exclusive.iteration_stats(),
-            gpu_projected: gpu_projected.and_then(|s| s.iteration_stats()),
-            first_iteration,
-        },
-        iterations: iteration_list,
-        host_ranges,
-        gpu_projected_ranges,
+        // GPU warnings.
+        if let Some(g) = &gpu {
+            if g.outside_ops > 0 {
+                warnings.push(
+                    Warning::new(
+                        "gpu_ops_outside_ranges",
+                        format!(
+                            "{} GPU {} launched outside every NVTX range",
+                            g.outside_ops,
+                            plural(g.outside_ops, "operation was", "operations were")
+                        ),
+                    )
+                    .with_count(g.outside_ops),
+                );
+            }
+            let idle: Vec<&str> = captures
+                .iter()
+                .filter(|&&c| g.projection(c).is_none())
+                .map(|&c| names.resolve(rows[c as usize].name))
+                .collect();
+            if !idle.is_empty() {
+                warnings.push(Warning::new(
+                    "capture_range_without_gpu_work",
+                    "the GPU projection exists but the capture range launched no GPU work"
+                        .to_owned(),
+                ));
+            }
+            let without: Vec<u64> = counted
+                .iter()
+                .filter(|m| g.projection(m.row).is_none())
+                .map(|m| m.index)
+                .collect();
+            if !without.is_empty() {
+                warnings.push(
+                    Warning::new(
+                        "iterations_without_gpu_projection",
+                        format!("{} launched no GPU work", list_named_indexes(&without)),
+                    )
+                    .with_count(without.len() as u64)
+                    .with_iterations(without),
+                );
+            }
+        }
+
+        // Ranges that are not a capture range, not a measured iteration and not below one.
+        let mut attributed = vec![false; rows.len()];
+        for &c in &captures {
+            attributed[c as usize] = true;
+        }
+        let mut stack: Vec<u32> = iterations.iter().map(|m| m.row).collect();
+        while let Some(i) = stack.pop() {
+            if !attributed[i as usize] {
+                attributed[i as usize] = true;
+                stack.extend_from_slice(tree.children(i));
+            }
+        }
+        let unattributed_ranges = attributed.iter().filter(|&&a| !a).count() as u64;
+
+        let iteration_list = iterations
+            .iter()
+            .map(|m| {
+                let r = &rows[m.row as usize];
+                Iteration {
+                    index: m.index,
+                    range_id: r.range_id,
+                    pid: u64::from(r.pid),
+                    tid: u64::from(r.tid),
+                    complete: m.complete,
+                    duplicate: m.duplicate,
+                    host: IterationHost {
+                        start_ns: r.start_ns,
+                        end_ns: r.end_ns,
+                        inclusive_ns: duration(r),
+                        exclusive_ns: r.dur_non_child_ns(),
+                        child_total_ns: r.dur_child_ns,
+                    },
+                    gpu_projection: gpu.as_ref().and_then(|g| g.projection(m.row)),
+                }
+            })
+            .collect();
+
+        // Range tables over the statistics set, by scoped name.
+        let (host_ranges, gpu_projected_ranges) =
+            tables.join().expect("the range tables do not panic");
+        Ok(Findings {
+            warnings,
+            iteration_summary: IterationSummary {
+                expected,
+                found: iterations.len() as u64,
+                complete: iterations.iter().filter(|m| m.complete).count() as u64,
+                unattributed_ranges,
+                host_inclusive: host_inclusive.iteration_stats(),
+                host_exclusive: host_exclusive.iteration_stats(),
+                gpu_projected: gpu_projected.and_then(|s| s.iteration_stats()),
+                first_iteration,
+            },
+            iterations: iteration_list,
+            host_ranges,
+            gpu_projected_ranges,
+        })
     })
 }
 
@@ -723,11 +730,7 @@ fn reachable_from_roots(tree: &Tree) -> Vec<bool> {
 }
 
 /// Matching ranges with no matching ancestor.
-fn outermost_matches(
-    tree: &Tree,
-    rows: &[PushPopRow],
-    matcher: &mut IterationMatcher<'_>,
-) -> Vec<u32> {
+fn outermost_matches(tree: &Tree, rows: &[PushPopRow], matcher: &IterationIndexes) -> Vec<u32> {
     let mut found = Vec::new();
     let mut stack: Vec<u32> = tree.roots().collect();
     while let Some(i) = stack.pop() {
@@ -742,14 +745,17 @@ fn outermost_matches(
 }
 
 fn child_set(tree: &Tree, rows: &[PushPopRow], i: u32) -> Vec<NameId> {
-    let mut set: Vec<NameId> = tree
-        .children(i)
-        .iter()
-        .map(|&c| rows[c as usize].name)
-        .collect();
+    let mut set = Vec::new();
+    child_set_into(tree, rows, i, &mut set);
+    set
+}
+
+/// The distinct names of the direct children of `i`, sorted, into `set`.
+fn child_set_into(tree: &Tree, rows: &[PushPopRow], i: u32, set: &mut Vec<NameId>) {
+    set.clear();
+    set.extend(tree.children(i).iter().map(|&c| rows[c as usize].name));
     set.sort_unstable();
     set.dedup();
-    set
 }
 
 /// The set of direct-child names most iterations have (ties: the earliest seen).
@@ -758,16 +764,23 @@ fn most_common_child_set(
     rows: &[PushPopRow],
     iterations: impl Iterator<Item = u32>,
 ) -> Option<Vec<NameId>> {
-    let mut counts: Vec<(Vec<NameId>, usize)> = Vec::new();
+    // Set -> (count, order first seen). Hashed: every pass may have a set of its own.
+    let mut counts: FxHashMap<Vec<NameId>, (usize, usize)> = FxHashMap::default();
+    let mut set = Vec::new();
     for i in iterations {
-        let set = child_set(tree, rows, i);
-        match counts.iter_mut().find(|(s, _)| *s == set) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((set, 1)),
+        child_set_into(tree, rows, i, &mut set);
+        let seen = counts.len();
+        match counts.get_mut(&set) {
+            Some((n, _)) => *n += 1,
+            None => {
+                counts.insert(set.clone(), (1, seen));
+            }
         }
     }
-    let best = counts.iter().map(|(_, n)| *n).max()?;
-    counts.into_iter().find(|(_, n)| *n == best).map(|(s, _)| s)
+    counts
+        .into_iter()
+        .max_by(|(_, (na, fa)), (_, (nb, fb))| na.cmp(nb).then(fb.cmp(fa)))
+        .map(|(set, _)| set)
 }
 
 /// GPU projection rows by push/pop row.

@@ -3,7 +3,10 @@
 //! A trace has millions of ranges but only a handful of distinct names, so rows stay small
 //! (all-numeric) and comparing names is comparing integers.
 
-use rustc_hash::FxHashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use rustc_hash::FxBuildHasher;
 
 /// The id of an interned name. Ids are dense (`0..interner.len()`), in order of first
 /// appearance, so ordering by id is ordering by first appearance, not by name.
@@ -11,13 +14,18 @@ use rustc_hash::FxHashMap;
 pub struct NameId(pub u32);
 
 /// Maps names to [`NameId`]s and back.
-#[derive(Debug, Default, Clone)]
+///
+/// Names are stored once, one after another in a single buffer (a trace can have hundreds
+/// of thousands of distinct names, such as `iteration 123456`: no allocation each), and the
+/// table holds ids, hashed and compared by the bytes they point to. rustc's Fx hash: much
+/// faster than SipHash on short keys, and hash flooding is no concern for names from the
+/// user's own trace.
+#[derive(Default, Clone)]
 pub struct Interner {
-    /// Keyed by bytes, so that the readers can look a name up before checking that it is
-    /// UTF-8 (only a new name needs the check). rustc's Fx hash: much faster than SipHash on
-    /// short keys, and hash flooding is no concern for names from the user's own trace.
-    ids: FxHashMap<Box<[u8]>, NameId>,
-    names: Vec<Box<str>>,
+    text: String,
+    /// Where each name ends in `text` (it starts where the one before it ends).
+    ends: Vec<usize>,
+    table: HashTable<u32>,
 }
 
 /// Why [`Interner::intern_bytes`] failed.
@@ -27,6 +35,10 @@ pub(crate) enum InternError {
     NotUtf8(usize),
     /// More than `u32::MAX` distinct names.
     Full,
+}
+
+fn hash(name: &[u8]) -> u64 {
+    FxBuildHasher.hash_one(name)
 }
 
 impl Interner {
@@ -51,19 +63,39 @@ impl Interner {
 
     /// Interns a name given as bytes, checking that it is UTF-8 only when it is new.
     pub(crate) fn intern_bytes(&mut self, name: &[u8]) -> Result<NameId, InternError> {
-        if let Some(&id) = self.ids.get(name) {
-            return Ok(id);
+        let h = hash(name);
+        let (text, ends) = (&self.text, &self.ends);
+        if let Some(&id) = self.table.find(h, |&id| bytes_of(text, ends, id) == name) {
+            return Ok(NameId(id));
         }
-        let text = std::str::from_utf8(name).map_err(|e| InternError::NotUtf8(e.valid_up_to()))?;
-        let id = NameId(u32::try_from(self.names.len()).map_err(|_| InternError::Full)?);
-        self.names.push(text.into());
-        self.ids.insert(name.into(), id);
-        Ok(id)
+        let name = std::str::from_utf8(name).map_err(|e| InternError::NotUtf8(e.valid_up_to()))?;
+        let id = u32::try_from(self.ends.len()).map_err(|_| InternError::Full)?;
+        self.text.push_str(name);
+        self.ends.push(self.text.len());
+        let (text, ends) = (&self.text, &self.ends);
+        self.table
+            .insert_unique(h, id, |&id| hash(bytes_of(text, ends, id)));
+        Ok(NameId(id))
+    }
+
+    /// Makes room for the names of `other`, to be interned next.
+    pub(crate) fn reserve_for(&mut self, other: &Interner) {
+        let names = other.len();
+        self.text.reserve(other.text.len());
+        self.ends.reserve(names);
+        let (text, ends) = (&self.text, &self.ends);
+        self.table
+            .reserve(names, |&id| hash(bytes_of(text, ends, id)));
     }
 
     /// The id of `name` if it was interned.
     pub fn get(&self, name: &str) -> Option<NameId> {
-        self.ids.get(name.as_bytes()).copied()
+        let (text, ends) = (&self.text, &self.ends);
+        self.table
+            .find(hash(name.as_bytes()), |&id| {
+                bytes_of(text, ends, id) == name.as_bytes()
+            })
+            .map(|&id| NameId(id))
     }
 
     /// The name of `id`.
@@ -71,22 +103,41 @@ impl Interner {
     /// # Panics
     /// When `id` did not come from this interner.
     pub fn resolve(&self, id: NameId) -> &str {
-        &self.names[id.0 as usize]
+        let (start, end) = span(&self.ends, id.0);
+        &self.text[start..end]
     }
 
     /// The names, by id.
     pub fn names(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
-        self.names.iter().map(|n| &**n)
+        (0..self.ends.len()).map(|i| self.resolve(NameId(i as u32)))
     }
 
     /// Number of distinct names.
     pub fn len(&self) -> usize {
-        self.names.len()
+        self.ends.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
+        self.ends.is_empty()
     }
+}
+
+impl std::fmt::Debug for Interner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+/// Where name `id` is in the text.
+fn span(ends: &[usize], id: u32) -> (usize, usize) {
+    let i = id as usize;
+    let start = if i == 0 { 0 } else { ends[i - 1] };
+    (start, ends[i])
+}
+
+fn bytes_of<'a>(text: &'a str, ends: &[usize], id: u32) -> &'a [u8] {
+    let (start, end) = span(ends, id);
+    &text.as_bytes()[start..end]
 }
 
 #[cfg(test)]

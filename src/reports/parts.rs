@@ -171,6 +171,7 @@ where
         let before = line - 1;
         let part_rows = part.result.map_err(|e| e.lines_shifted(before))?;
         let mut ids = Vec::with_capacity(part.names.len());
+        interner.reserve_for(&part.names);
         for name in part.names.names() {
             ids.push(
                 interner

@@ -37,6 +37,46 @@ fn two_runs_give_the_same_bytes() {
 }
 
 #[test]
+fn analysis_json_has_a_line_per_member_and_per_entry() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("gpu-projection");
+    assert!(matches!(
+        analyze(&run.dir, &nsys, &[]).status.code(),
+        Some(0 | 1)
+    ));
+    let text = std::fs::read_to_string(run.path("analysis.json")).unwrap();
+    // Every line is a top-level member, a member of one of them, or an entry of one of them.
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.first(), Some(&"{"));
+    assert_eq!(lines.get(1), Some(&"  \"schema_version\": 1,"));
+    assert_eq!(lines.last(), Some(&"}"));
+    for line in &lines[1..lines.len() - 1] {
+        let depth = line.len() - line.trim_start().len();
+        assert!(depth == 2 || depth == 4, "{line:?}");
+    }
+    let entries = |list: &str| -> Vec<serde_json::Value> {
+        let start = lines
+            .iter()
+            .position(|l| *l == format!("  \"{list}\": ["))
+            .unwrap_or_else(|| panic!("no {list} list in\n{text}"));
+        lines[start + 1..]
+            .iter()
+            .take_while(|l| l.starts_with("    {"))
+            .map(|l| serde_json::from_str(l.trim_end_matches(',')).expect("an entry per line"))
+            .collect()
+    };
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for list in ["iterations", "host_ranges", "gpu_projected_ranges"] {
+        let got = entries(list);
+        assert!(!got.is_empty(), "{list}");
+        assert_eq!(&serde_json::Value::Array(got), &value[list], "{list}");
+    }
+    // Nothing is lost: it reads back as the analysis it was written from.
+    let analysis: nsys_gate::artifact::Analysis = serde_json::from_str(&text).unwrap();
+    assert_eq!(String::from_utf8(analysis.to_json()).unwrap(), text);
+}
+
+#[test]
 fn reused_stats_give_the_same_analysis_and_say_so() {
     let nsys = require_nsys!("2024.2");
     let run = fixture("clean");

@@ -784,24 +784,23 @@ fn most_common_child_set(
 }
 
 /// GPU projection rows by push/pop row.
-struct GpuIndex {
-    /// Per push/pop row: index into `projections`, or NONE.
+struct GpuIndex<'a> {
+    /// Per push/pop row: the index of its projection row in `gpu`, or NONE.
     by_row: Vec<u32>,
-    projections: Vec<IterationGpu>,
+    gpu: &'a [GpuProjRow],
     outside_ops: u64,
 }
 
-impl GpuIndex {
+impl<'a> GpuIndex<'a> {
     fn build(
-        gpu: &[GpuProjRow],
+        gpu: &'a [GpuProjRow],
         rows: &[PushPopRow],
         tree: &Tree,
         path: &Path,
-    ) -> Result<GpuIndex, DataError> {
+    ) -> Result<GpuIndex<'a>, DataError> {
         let mut by_row = vec![NONE; rows.len()];
-        let mut projections = Vec::new();
         let mut outside_ops = 0u64;
-        for g in gpu {
+        for (k, g) in gpu.iter().enumerate() {
             let Some(range_id) = g.range_id else {
                 // nsys's synthetic root (no range): the operations launched outside every
                 // range.
@@ -831,24 +830,13 @@ impl GpuIndex {
                     });
                 }
             }
-            let (Some(start), Some(projected)) = (g.projected_start_ns, g.projected_duration_ns)
-            else {
-                continue;
-            };
-            if g.num_gpu_ops == 0 {
-                continue;
+            if projection_of(g).is_some() {
+                by_row[row as usize] = k as u32;
             }
-            by_row[row as usize] = projections.len() as u32;
-            projections.push(IterationGpu {
-                start_ns: start,
-                end_ns: start.saturating_add(projected),
-                projected_ns: projected,
-                gpu_operation_count: g.num_gpu_ops,
-            });
         }
         Ok(GpuIndex {
             by_row,
-            projections,
+            gpu,
             outside_ops,
         })
     }
@@ -856,9 +844,22 @@ impl GpuIndex {
     fn projection(&self, row: u32) -> Option<IterationGpu> {
         match self.by_row[row as usize] {
             NONE => None,
-            i => Some(self.projections[i as usize].clone()),
+            k => projection_of(&self.gpu[k as usize]),
         }
     }
+}
+
+/// What a projection row says about its range: `None` when it launched nothing.
+fn projection_of(g: &GpuProjRow) -> Option<IterationGpu> {
+    let (Some(start), Some(projected)) = (g.projected_start_ns, g.projected_duration_ns) else {
+        return None;
+    };
+    (g.num_gpu_ops > 0).then(|| IterationGpu {
+        start_ns: start,
+        end_ns: start.saturating_add(projected),
+        projected_ns: projected,
+        gpu_operation_count: g.num_gpu_ops,
+    })
 }
 
 #[derive(Default)]

@@ -5,7 +5,8 @@
 #   scripts/bench-nsys.sh [--keep DIR] [ITERATIONS]   (default 166667 passes: about 1,000,000 ranges)
 #
 # Then times `nsys-gate analyze --reuse-stats` on the CSVs nsys wrote (best and median of 5, peak
-# memory per push/pop row): the analysis alone, on reports as nsys really writes them.
+# memory per push/pop row): the analysis alone, on reports as nsys really writes them, each run
+# writing a new analysis.json (replacing an old one adds the file system's work of freeing it).
 #
 # Needs nsys 2024.2 (scripts/install-nsys.sh) and gcc; builds nsys-gate in release mode.
 # Takes a few minutes: nsys itself needs about a minute per million ranges. Nothing is kept
@@ -68,6 +69,7 @@ for attempt in 1 2; do
 done
 reuse=()
 for attempt in 1 2 3 4 5; do
+  rm -f "$run/analysis.json"
   /usr/bin/time -f "%e %M" -o "$work/time" "$gate" analyze --reuse-stats --run-dir "$run" --nsys "$nsys" >/dev/null 2>&1 || true
   reuse+=("$(cat "$work/time")")
 done

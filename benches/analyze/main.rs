@@ -6,7 +6,9 @@
 //!     cargo bench --bench analyze -- --rows 1000000      # one size
 //!     cargo bench --bench analyze -- --keep DIR          # leave the generated run directory
 //!
-//! Each size runs in a process of its own, so that its peak memory (VmHWM) is its own. The
+//! The run directories are generated first; then three rounds over the sizes each run the
+//! pipeline once per size in a process of its own (so that its peak memory, VmHWM, is its
+//! own), and each size's best round is reported. The
 //! 1M-row size is also timed through the release binary (`analyze --reuse-stats`), the way a
 //! second CI job would run it. Under `cargo test --all-targets` this runs once on 20,000 rows
 //! as a smoke test.
@@ -23,6 +25,9 @@ use nsys_gate::render::{RenderOptions, Renderer, RunOutcome, Template};
 use nsys_gate::AnalyzeOptions;
 
 const SIZES: &[usize] = &[100_000, 1_000_000, 5_000_000];
+
+/// Rounds over the sizes; each size's best round is reported.
+const ROUNDS: usize = 3;
 
 fn peak_memory_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -62,18 +67,15 @@ fn make_run_dir(root: &Path, rows: usize) -> (PathBuf, usize) {
     (dir, written)
 }
 
-/// One size, in this process: prints one `result` line.
-fn measure(rows: usize, keep: Option<&Path>) {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = keep.unwrap_or(tmp.path());
-    let (dir, written) = make_run_dir(root, rows);
+/// One pipeline run on the run directory `dir` (`written` push/pop rows), in this process:
+/// prints one `result` line.
+fn measure(dir: &Path, written: usize) {
     let csv_bytes = std::fs::metadata(dir.join("stats/nsys_nvtx_pushpop_trace.csv"))
         .unwrap()
         .len();
     let base = peak_memory_kib();
-
     let options = AnalyzeOptions {
-        run_dir: dir.clone(),
+        run_dir: dir.to_path_buf(),
         nsys: None,
         nsys_timeout: Duration::from_secs(1),
         output: None,
@@ -83,6 +85,7 @@ fn measure(rows: usize, keep: Option<&Path>) {
     let started = Instant::now();
     let (analysis, path) = nsys_gate::analyze(&options, &mut Progress::quiet()).unwrap();
     let pipeline = started.elapsed();
+    let peak = peak_memory_kib();
     let started = Instant::now();
     let template = Template::builtin();
     let report = Renderer::new(&template)
@@ -96,7 +99,6 @@ fn measure(rows: usize, keep: Option<&Path>) {
         )
         .unwrap();
     let render = started.elapsed();
-    let peak = peak_memory_kib();
     assert!(report.len() <= 65_536 * 4);
     println!(
         "result rows={written} csv_mb={:.1} pipeline_s={:.3} render_s={:.3} peak_kib={peak} base_kib={base}",
@@ -106,6 +108,26 @@ fn measure(rows: usize, keep: Option<&Path>) {
     );
 }
 
+/// Runs [`measure`] in a process of its own, so that its peak memory is its own.
+fn measure_in_child(dir: &Path, written: usize) -> String {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--child", "--written", &written.to_string(), "--dir"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find(|l| l.starts_with("result "))
+        .unwrap_or_else(|| {
+            panic!(
+                "no result for {}: {}",
+                dir.display(),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+        .to_owned()
+}
+
 fn field(line: &str, key: &str) -> f64 {
     line.split_whitespace()
         .find_map(|kv| kv.strip_prefix(&format!("{key}=")))
@@ -113,17 +135,15 @@ fn field(line: &str, key: &str) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
-/// Times the release binary on a 1M-row run directory, as a CI job would run it.
-fn time_cli(rows: usize) {
-    let tmp = tempfile::tempdir().unwrap();
-    let (dir, written) = make_run_dir(tmp.path(), rows);
+/// Times the release binary on the 1M-row run directory, as a CI job would run it.
+fn time_cli(dir: &Path, written: usize) {
     let bin = env!("CARGO_BIN_EXE_nsys-gate");
     let mut times = Vec::new();
     for _ in 0..3 {
         let started = Instant::now();
         let out = Command::new(bin)
             .args(["analyze", "--reuse-stats", "--run-dir"])
-            .arg(&dir)
+            .arg(dir)
             .output()
             .unwrap();
         times.push(started.elapsed().as_secs_f64());
@@ -153,41 +173,55 @@ fn main() {
     // `cargo bench` passes `--bench`; `cargo test --all-targets` runs this binary without it.
     let benching = args.iter().any(|a| a == "--bench");
 
-    if args.iter().any(|a| a == "--child") || !benching {
-        measure(rows.unwrap_or(20_000), keep.as_deref());
+    if args.iter().any(|a| a == "--child") {
+        let dir = PathBuf::from(value("--dir").expect("--dir DIR"));
+        measure(
+            &dir,
+            value("--written").and_then(|v| v.parse().ok()).unwrap_or(0),
+        );
+        return;
+    }
+    if !benching {
+        let tmp = tempfile::tempdir().unwrap();
+        let (dir, written) = make_run_dir(tmp.path(), rows.unwrap_or(20_000));
+        measure(&dir, written);
         return;
     }
 
     let sizes: Vec<usize> = rows.map(|r| vec![r]).unwrap_or_else(|| SIZES.to_vec());
+    let tmp = tempfile::tempdir().unwrap();
+    let root = keep.unwrap_or_else(|| tmp.path().to_path_buf());
+    eprintln!("generating {sizes:?} push/pop rows in {}", root.display());
+    let dirs: Vec<(PathBuf, usize)> = sizes
+        .iter()
+        .map(|&size| make_run_dir(&root.join(size.to_string()), size))
+        .collect();
+    // Rounds over the sizes, so that each size is measured at about the same times as the
+    // others (the load of a shared machine drifts); each size's best time is kept, and the
+    // rest of its first round (the peak memory is the same in every round).
+    let mut first: Vec<String> = Vec::new();
+    let mut best = vec![f64::INFINITY; dirs.len()];
+    for round in 1..=ROUNDS {
+        eprintln!("round {round} of {ROUNDS}");
+        for (k, (dir, written)) in dirs.iter().enumerate() {
+            let line = measure_in_child(dir, *written);
+            best[k] = best[k].min(field(&line, "pipeline_s"));
+            if round == 1 {
+                first.push(line);
+            }
+        }
+    }
     println!(
         "{:>10} {:>9} {:>12} {:>14} {:>10} {:>14} {:>12}",
         "rows", "CSV MB", "pipeline s", "rows/s", "render s", "peak MiB", "bytes/row"
     );
     let mut results = Vec::new();
-    for &size in &sizes {
-        let mut cmd = Command::new(std::env::current_exe().unwrap());
-        cmd.args(["--child", "--rows", &size.to_string()]);
-        if let Some(k) = &keep {
-            cmd.arg("--keep").arg(k.join(size.to_string()));
-        }
-        let out = cmd.output().unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        let line = text
-            .lines()
-            .find(|l| l.starts_with("result "))
-            .unwrap_or_else(|| {
-                panic!(
-                    "no result for {size}: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                )
-            })
-            .to_owned();
-        let (n, mb, pipeline, render, peak) = (
-            field(&line, "rows"),
-            field(&line, "csv_mb"),
-            field(&line, "pipeline_s"),
-            field(&line, "render_s"),
-            field(&line, "peak_kib"),
+    for (line, pipeline) in first.iter().zip(best) {
+        let (n, mb, render, peak) = (
+            field(line, "rows"),
+            field(line, "csv_mb"),
+            field(line, "render_s"),
+            field(line, "peak_kib"),
         );
         println!(
             "{n:>10} {mb:>9.1} {pipeline:>12.3} {:>14.0} {render:>10.3} {:>14.1} {:>12.0}",
@@ -209,7 +243,7 @@ fn main() {
             five.0 / one.0
         );
     }
-    if sizes.contains(&1_000_000) {
-        time_cli(1_000_000);
+    if let Some((dir, written)) = dirs.iter().find(|(_, w)| (900_000..=1_100_000).contains(w)) {
+        time_cli(dir, *written);
     }
 }

@@ -433,6 +433,10 @@ fn errors_carry_the_exact_line_and_column() {
             "column `PID`: expected an unsigned integer, found \"-7\"",
         ),
         (
+            "1,2,1,0,1,a,7,4294967296,0,0,1,,:1,a",
+            "column `TID`: 4294967296 is too large for a process or thread id (over 4294967295)",
+        ),
+        (
             "-1,2,3,0,3,a,7,8,0,0,1,,:1,a",
             "column `Start (ns)`: expected an unsigned integer, found \"-1\"",
         ),

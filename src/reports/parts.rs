@@ -57,6 +57,11 @@ impl<S: Source + ?Sized> Read for At<'_, S> {
     }
 }
 
+/// A read window over `src` from `pos` on, which is on line `line` of the file.
+fn window<S: Source + ?Sized>(src: &S, pos: u64, line: u64, limits: Limits) -> Window<At<'_, S>> {
+    Window::new(At { src, pos }, limits.initial_window, limits.max_window).starting_at(pos, line)
+}
+
 /// How far ahead of a cut point a line start is looked for; a cut with none is not made.
 const LINE_SEARCH: usize = 1 << 16;
 
@@ -87,11 +92,7 @@ where
     T::Row: Send,
     S: Source + ?Sized,
 {
-    let window = |pos: u64, line: u64| {
-        Window::new(At { src, pos }, limits.initial_window, limits.max_window)
-            .starting_at(pos, line)
-    };
-    let mut w = window(0, 1);
+    let mut w = window(src, 0, 1, limits);
     let (schema, crlf) = read_header::<T, _>(&mut w, label, limits)?;
     let body = Body {
         schema: &schema,
@@ -118,10 +119,7 @@ where
     S: Source + ?Sized,
 {
     let limits = body.limits;
-    let window = |pos: u64, line: u64| {
-        Window::new(At { src, pos }, limits.initial_window, limits.max_window)
-            .starting_at(pos, line)
-    };
+    let window = |pos: u64, line: u64| window(src, pos, line, limits);
     let mut rows = Vec::with_capacity(limits.expected_rows);
     let Some(&first_stop) = starts.first() else {
         read_records(&mut w, body, interner, u64::MAX, &mut rows)?;

@@ -14,5 +14,5 @@ scripts/install-act.sh >/dev/null
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -- -D warnings
 # The benchmark's smoke run first, so that the test runner's summary closes the output.
-cargo test --locked --benches
+cargo test --locked --bench analyze
 cargo test --locked --lib --bins --tests

@@ -6,8 +6,8 @@
 //! on the data from its first byte on (see `scan`), so a part that begins at a true record
 //! start reads exactly what one pass over the file would. Whether it does is known when the
 //! part before it is done: that part must end exactly where this one begins. When it does
-//! not (the cut fell inside a record), the part is dropped and the rest of the file is read
-//! on, in one pass, from where the records really end. Errors found in a part count only
+//! not (the cut fell inside a record), the part is dropped and its share is read again from
+//! where the records really end. Errors found in a part count only
 //! once the part is known to be good. Rows, names (ids in order of first appearance), line
 //! numbers and errors are those of one pass.
 
@@ -159,12 +159,17 @@ where
 
     let mut end = w.offset();
     let mut line = w.line();
-    for part in later {
+    let mut later = later.into_iter().peekable();
+    while let Some(part) = later.next() {
         if end != part.start {
-            // The cut fell inside a record: read on from where the records really end.
+            // The cut fell inside a record: this part's share is read again, from where the
+            // records really end (the parts after it may still be good).
+            let stop = later.peek().map_or(u64::MAX, |next| next.start);
             let mut rest = window(end, line);
-            read_records(&mut rest, body, interner, u64::MAX, &mut rows)?;
-            return Ok(rows);
+            read_records(&mut rest, body, interner, stop, &mut rows)?;
+            end = rest.offset();
+            line = rest.line();
+            continue;
         }
         let before = line - 1;
         let part_rows = part.result.map_err(|e| e.lines_shifted(before))?;

@@ -469,7 +469,7 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
         let host_inclusive = Sample::new(
             counted
                 .iter()
-                .map(|m| duration(&rows[m.row as usize]))
+                .map(|m| rows[m.row as usize].duration_ns())
                 .collect(),
         );
         let host_exclusive = Sample::new(
@@ -492,7 +492,7 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
             .iter()
             .min_by_key(|m| (rows[m.row as usize].start_ns, m.row))
             .map(|m| {
-                let ns = duration(&rows[m.row as usize]);
+                let ns = rows[m.row as usize].duration_ns();
                 let median = host_inclusive.median();
                 FirstIteration {
                     index: m.index,
@@ -532,7 +532,7 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
             let limit = host_inclusive.median() + SLOW_ITERATION_MADS * host_inclusive.mad();
             let slow: Vec<u64> = counted
                 .iter()
-                .filter(|m| duration(&rows[m.row as usize]) as f64 > limit)
+                .filter(|m| rows[m.row as usize].duration_ns() as f64 > limit)
                 .map(|m| m.index)
                 .collect();
             if !slow.is_empty() {
@@ -623,7 +623,7 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
                     host: IterationHost {
                         start_ns: r.start_ns,
                         end_ns: r.end_ns,
-                        inclusive_ns: duration(r),
+                        inclusive_ns: r.duration_ns(),
                         exclusive_ns: r.dur_non_child_ns(),
                         child_total_ns: r.dur_child_ns,
                     },
@@ -656,10 +656,6 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
 
 /// At most this many indexes are listed in a warning; `count` has the full number.
 const MAX_LISTED: usize = 10_000;
-
-fn duration(r: &PushPopRow) -> i64 {
-    r.end_ns.saturating_sub(r.start_ns)
-}
 
 fn plural<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
     if n == 1 {
@@ -895,12 +891,12 @@ fn range_tables(
                 (paths.len() - 1) as u32
             });
             let a = &mut acc[id as usize];
-            a.inclusive.push(duration(r));
+            a.inclusive.push(r.duration_ns());
             a.exclusive.push(r.dur_non_child_ns());
             a.child_total += i128::from(r.dur_child_ns);
             if let Some(p) = gpu.and_then(|g| g.projection(i)) {
                 a.projected.push(p.projected_ns);
-                a.projected_host_total += i128::from(duration(r));
+                a.projected_host_total += i128::from(r.duration_ns());
                 a.gpu_ops = a.gpu_ops.saturating_add(p.gpu_operation_count);
             }
             stack.extend(tree.children(i).iter().map(|&c| (c, id)));

@@ -92,6 +92,25 @@ where
     T::Row: Send,
     S: Source + ?Sized,
 {
+    read_with_starts::<T, S>(src, label, interner, limits, |body| {
+        cut_points(src, body, size, parts, min_part)
+    })
+}
+
+/// Reads the header, then the records in parts starting where `starts` says (given the
+/// offset where the records begin).
+fn read_with_starts<T, S>(
+    src: &S,
+    label: &Path,
+    interner: &mut Interner,
+    limits: Limits,
+    starts: impl FnOnce(u64) -> Vec<u64>,
+) -> Result<Vec<T::Row>, ReportError>
+where
+    T: Report + Sync,
+    T::Row: Send,
+    S: Source + ?Sized,
+{
     let mut w = window(src, 0, 1, limits);
     let (schema, crlf) = read_header::<T, _>(&mut w, label, limits)?;
     let body = Body {
@@ -100,7 +119,7 @@ where
         label,
         limits,
     };
-    let starts = cut_points(src, w.offset(), size, parts, min_part);
+    let starts = starts(w.offset());
     read_parts(src, w, &body, interner, &starts)
 }
 
@@ -288,20 +307,10 @@ where
     T: Report + Sync,
     T::Row: Send,
 {
-    let mut w = Window::new(
-        At { src: data, pos: 0 },
-        limits.initial_window,
-        limits.max_window,
-    );
-    let (schema, crlf) = read_header::<T, _>(&mut w, label, limits)?;
-    let body = Body {
-        schema: &schema,
-        crlf,
-        label,
-        limits,
-    };
-    let mut starts: Vec<u64> = cuts.iter().copied().filter(|&c| c > w.offset()).collect();
-    starts.sort_unstable();
-    starts.dedup();
-    read_parts(data, w, &body, interner, &starts)
+    read_with_starts::<T, _>(data, label, interner, limits, |body| {
+        let mut starts: Vec<u64> = cuts.iter().copied().filter(|&c| c > body).collect();
+        starts.sort_unstable();
+        starts.dedup();
+        starts
+    })
 }

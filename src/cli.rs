@@ -107,18 +107,13 @@ pub struct ReportArgs {
     #[arg(long = "run-dir", value_name = "DIR", required = true)]
     pub run_dirs: Vec<PathBuf>,
 
-    /// minijinja template to render instead of the built-in one.
-    #[arg(long, value_name = "FILE")]
-    pub template: Option<PathBuf>,
-
     /// Where to write the report (`-`: standard output) [default: DIR/report.md of the first
     /// run directory].
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Rows of each range table.
-    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
-    pub top: u16,
+    #[command(flatten)]
+    pub render: RenderArgs,
 }
 
 #[derive(Debug, Args)]
@@ -135,17 +130,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub fail_on_post_error: bool,
 
-    /// minijinja template to render instead of the built-in one.
-    #[arg(long, value_name = "FILE")]
-    pub template: Option<PathBuf>,
-
     /// Where to write the report [default: DIR/report.md of the first run directory].
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Rows of each range table.
-    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
-    pub top: u16,
+    #[command(flatten)]
+    pub render: RenderArgs,
 
     #[command(flatten)]
     pub analysis: AnalysisArgs,
@@ -166,6 +156,18 @@ pub struct AnalyzeArgs {
 
     #[command(flatten)]
     pub analysis: AnalysisArgs,
+}
+
+/// How the report is rendered: shared by `report` and `run`.
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// minijinja template to render instead of the built-in one.
+    #[arg(long, value_name = "FILE")]
+    pub template: Option<PathBuf>,
+
+    /// Rows of each range table.
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
+    pub top: u16,
 }
 
 /// How run directories are analysed: shared by `analyze` and `run`.

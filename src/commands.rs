@@ -27,7 +27,7 @@ const MIN_SUMMARY_BYTES: usize = 4096;
 
 /// `nsys-gate report`: renders the run directories' analysis.json files.
 pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
-    let template = load_template(args.template.as_deref())?;
+    let template = load_template(args.render.template.as_deref())?;
     let renderer = Renderer::new(&template)?;
     let outcomes: Vec<RunOutcome> = args.run_dirs.iter().map(|d| read_outcome(d)).collect();
     let to_stdout = args.output.as_deref() == Some(Path::new("-"));
@@ -35,7 +35,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         &renderer,
         &outcomes,
         &Finish {
-            top: usize::from(args.top),
+            top: usize::from(args.render.top),
             output: args.output.clone().filter(|_| !to_stdout),
             write_file: !to_stdout,
             run_dirs: &args.run_dirs,
@@ -49,7 +49,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let gate = GateConfig::new(&args.analysis.gate_on, &args.analysis.no_gate_on)?;
     // A broken template fails before nsys runs.
-    let template = load_template(args.template.as_deref())?;
+    let template = load_template(args.render.template.as_deref())?;
     let renderer = Renderer::new(&template)?;
     let mut outcomes = Vec::with_capacity(args.run_dirs.len());
     for dir in &args.run_dirs {
@@ -77,7 +77,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         &renderer,
         &outcomes,
         &Finish {
-            top: usize::from(args.top),
+            top: usize::from(args.render.top),
             output: args.output.clone(),
             write_file: true,
             run_dirs: &args.run_dirs,
@@ -92,7 +92,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         .comment_key
         .clone()
         .unwrap_or_else(|| render::view::report_key(&outcomes));
-    let top = usize::from(args.top);
+    let top = usize::from(args.render.top);
     let shrink = |chars: usize| {
         let options = RenderOptions {
             top,

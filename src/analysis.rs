@@ -16,7 +16,7 @@ use regex::Regex;
 
 use crate::artifact::{
     FirstIteration, GpuProjectedRange, HostRange, Iteration, IterationGpu, IterationHost,
-    IterationSummary, Warning,
+    IterationSummary, Warning, WarningCode,
 };
 use crate::reports::{GpuProjRow, Interner, NameId, PushPopRow, RangeStyle};
 use crate::stats::Sample;
@@ -261,7 +261,7 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
         captures.sort_by_key(|&i| (rows[i as usize].start_ns, i));
         match captures.len() {
             0 => warnings.push(Warning::new(
-                "capture_range_missing",
+                WarningCode::CaptureRangeMissing,
                 format!(
                     "no top-level range named `{cap}` in the push/pop report; iterations were read from the whole trace"
                 ),
@@ -269,7 +269,7 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
             1 => {}
             n => warnings.push(
                 Warning::new(
-                    "capture_range_multiple",
+                    WarningCode::CaptureRangeMultiple,
                     format!("{n} top-level ranges named `{cap}`; the iterations of each are counted"),
                 )
                 .with_count(n as u64),
@@ -325,7 +325,7 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
     if elsewhere > 0 {
         warnings.push(
             Warning::new(
-                "capture_range_exceeded",
+                WarningCode::CaptureRangeExceeded,
                 format!(
                     "{elsewhere} {} matching the iteration pattern {} outside the measured iterations",
                     plural(elsewhere, "range", "ranges"),
@@ -407,7 +407,7 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
             ));
         }
         warnings.push(
-            Warning::new("missing_iterations", message)
+            Warning::new(WarningCode::MissingIterations, message)
                 .with_iterations(missing)
                 .with_count(missing_count),
         );
@@ -421,7 +421,7 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
     if !unexpected.is_empty() {
         warnings.push(
             Warning::new(
-                "unexpected_iterations",
+                WarningCode::UnexpectedIterations,
                 format!(
                     "found {} beyond the expected {}",
                     list_named_indexes(&unexpected),
@@ -441,7 +441,7 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
     if !duplicated.is_empty() {
         warnings.push(
             Warning::new(
-                "duplicate_iterations",
+                WarningCode::DuplicateIterations,
                 format!(
                     "{} seen more than once; later passes are left out of the statistics",
                     list_named_indexes(&duplicated)
@@ -508,7 +508,7 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
             if counted.len() >= 2 && first.ratio_to_median > FIRST_ITERATION_SLOW_RATIO {
                 warnings.push(
                     Warning::new(
-                        "first_iteration_slow",
+                        WarningCode::FirstIterationSlow,
                         format!(
                         "first measured iteration {} took {:.2}x the median host inclusive time",
                         first.index, first.ratio_to_median
@@ -520,7 +520,7 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
         }
         if host_inclusive.len() >= 2 && host_inclusive.cv() > HIGH_VARIANCE_CV {
             warnings.push(Warning::new(
-            "high_variance",
+            WarningCode::HighVariance,
             format!(
                 "host inclusive iteration times vary widely: cv {:.3} over {} iterations (threshold {HIGH_VARIANCE_CV})",
                 host_inclusive.cv(),
@@ -538,7 +538,7 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
             if !slow.is_empty() {
                 warnings.push(
                 Warning::new(
-                    "slow_iterations",
+                    WarningCode::SlowIterations,
                     format!(
                         "{} took longer than the median + 5 x MAD of host inclusive time ({:.0} ns)",
                         list_named_indexes(&slow),
@@ -556,7 +556,7 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
             if g.outside_ops > 0 {
                 warnings.push(
                     Warning::new(
-                        "gpu_ops_outside_ranges",
+                        WarningCode::GpuOpsOutsideRanges,
                         format!(
                             "{} GPU {} launched outside every NVTX range",
                             g.outside_ops,
@@ -573,7 +573,7 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
                 .collect();
             if !idle.is_empty() {
                 warnings.push(Warning::new(
-                    "capture_range_without_gpu_work",
+                    WarningCode::CaptureRangeWithoutGpuWork,
                     "the GPU projection exists but the capture range launched no GPU work"
                         .to_owned(),
                 ));
@@ -586,7 +586,7 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
             if !without.is_empty() {
                 warnings.push(
                     Warning::new(
-                        "iterations_without_gpu_projection",
+                        WarningCode::IterationsWithoutGpuProjection,
                         format!("{} launched no GPU work", list_named_indexes(&without)),
                     )
                     .with_count(without.len() as u64)

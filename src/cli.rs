@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::artifact::WarningCode;
+
 /// Turns Nsight Systems NVTX reports of a profiling run into analysis.json and a CI gate.
 #[derive(Debug, Parser)]
 #[command(name = "nsys-gate", version, about, long_about = None)]
@@ -186,12 +188,12 @@ pub struct AnalysisArgs {
     pub reuse_stats: bool,
 
     /// Also fail the job on this warning code (repeatable).
-    #[arg(long, value_name = "CODE")]
-    pub gate_on: Vec<String>,
+    #[arg(long, value_name = "CODE", value_enum)]
+    pub gate_on: Vec<WarningCode>,
 
     /// Do not fail the job on this warning code (repeatable).
-    #[arg(long, value_name = "CODE")]
-    pub no_gate_on: Vec<String>,
+    #[arg(long, value_name = "CODE", value_enum)]
+    pub no_gate_on: Vec<WarningCode>,
 }
 
 #[cfg(test)]

@@ -47,7 +47,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
 
 /// `nsys-gate run`: analyses every run directory, then renders, prints and gates.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let gate = GateConfig::new(&args.analysis.gate_on, &args.analysis.no_gate_on)?;
+    let gate = GateConfig::new(&args.analysis.gate_on, &args.analysis.no_gate_on);
     // A broken template fails before nsys runs.
     let template = load_template(args.render.template.as_deref())?;
     let renderer = Renderer::new(&template)?;

@@ -7,27 +7,7 @@
 use std::collections::BTreeSet;
 use std::process::ExitCode;
 
-use crate::artifact::{Gate, Warning};
-
-/// Every warning code the tool emits, with whether it gates by default.
-pub const WARNING_CODES: &[(&str, bool)] = &[
-    ("capture_range_exceeded", true),
-    ("capture_range_missing", true),
-    ("capture_range_multiple", true),
-    ("capture_range_without_gpu_work", true),
-    ("duplicate_iterations", false),
-    ("first_iteration_slow", false),
-    ("gpu_ops_outside_ranges", false),
-    ("gpu_projection_unavailable", false),
-    ("high_variance", false),
-    ("iterations_without_gpu_projection", false),
-    ("legacy_nsys_reports", false),
-    ("manifest_unknown_key", false),
-    ("missing_iterations", true),
-    ("slow_iterations", false),
-    ("trace_path_moved", false),
-    ("unexpected_iterations", false),
-];
+use crate::artifact::{Gate, GateResult, Warning, WarningCode};
 
 /// Exit statuses (contract section 6).
 pub mod exit {
@@ -41,109 +21,107 @@ pub mod exit {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GateConfig {
-    gating: BTreeSet<String>,
+    gating: BTreeSet<WarningCode>,
 }
 
 impl Default for GateConfig {
     fn default() -> Self {
         GateConfig {
-            gating: WARNING_CODES
-                .iter()
-                .filter(|(_, gating)| *gating)
-                .map(|(code, _)| (*code).to_owned())
+            gating: WarningCode::ALL
+                .into_iter()
+                .filter(|code| code.gates_by_default())
                 .collect(),
         }
     }
 }
 
-/// A code given to `--gate-on`/`--no-gate-on` that the tool never emits.
-#[derive(Debug, thiserror::Error)]
-#[error("unknown warning code `{0}` (known codes: {known})", known = WARNING_CODES.iter().map(|(c, _)| *c).collect::<Vec<_>>().join(", "))]
-pub struct UnknownCode(pub String);
-
 impl GateConfig {
-    pub fn new(gate_on: &[String], no_gate_on: &[String]) -> Result<Self, UnknownCode> {
+    /// The default set, plus `gate_on`, less `no_gate_on` (which wins when a code is in both).
+    pub fn new(gate_on: &[WarningCode], no_gate_on: &[WarningCode]) -> Self {
         let mut config = GateConfig::default();
-        for code in gate_on.iter().chain(no_gate_on) {
-            if !WARNING_CODES.iter().any(|(c, _)| c == code) {
-                return Err(UnknownCode(code.clone()));
-            }
-        }
-        config.gating.extend(gate_on.iter().cloned());
+        config.gating.extend(gate_on.iter().copied());
         for code in no_gate_on {
             config.gating.remove(code);
         }
-        Ok(config)
+        config
     }
 
-    pub fn is_gating(&self, code: &str) -> bool {
-        self.gating.contains(code)
+    pub fn is_gating(&self, code: WarningCode) -> bool {
+        self.gating.contains(&code)
     }
 }
 
 /// Marks gating warnings, sorts them by code then message, and decides the gate.
 pub fn apply(config: &GateConfig, warnings: &mut [Warning]) -> Gate {
     for w in warnings.iter_mut() {
-        w.gating = config.is_gating(&w.code);
+        w.gating = config.is_gating(w.code);
     }
-    warnings.sort_by(|a, b| a.code.cmp(&b.code).then_with(|| a.message.cmp(&b.message)));
-    let failing: BTreeSet<String> = warnings
+    warnings.sort_by(|a, b| {
+        (a.code.as_str())
+            .cmp(b.code.as_str())
+            .then_with(|| a.message.cmp(&b.message))
+    });
+    let failing: BTreeSet<WarningCode> = warnings
         .iter()
         .filter(|w| w.gating)
-        .map(|w| w.code.clone())
+        .map(|w| w.code)
         .collect();
     Gate {
-        gating_codes: config.gating.iter().cloned().collect(),
-        result: if failing.is_empty() { "pass" } else { "fail" }.to_owned(),
+        gating_codes: config.gating.iter().copied().collect(),
+        result: if failing.is_empty() {
+            GateResult::Pass
+        } else {
+            GateResult::Fail
+        },
         failing_codes: failing.into_iter().collect(),
     }
 }
 
 pub fn exit_code(gate: &Gate) -> ExitCode {
-    ExitCode::from(if gate.result == "pass" {
-        exit::PASS
-    } else {
-        exit::FAIL
+    ExitCode::from(match gate.result {
+        GateResult::Pass => exit::PASS,
+        GateResult::Fail => exit::FAIL,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use WarningCode::*;
 
     #[test]
     fn default_set_is_the_contracts() {
         let c = GateConfig::default();
         for code in [
-            "missing_iterations",
-            "capture_range_missing",
-            "capture_range_multiple",
-            "capture_range_exceeded",
-            "capture_range_without_gpu_work",
+            MissingIterations,
+            CaptureRangeMissing,
+            CaptureRangeMultiple,
+            CaptureRangeExceeded,
+            CaptureRangeWithoutGpuWork,
         ] {
             assert!(c.is_gating(code), "{code}");
         }
-        assert!(!c.is_gating("high_variance"));
-        assert!(!c.is_gating("gpu_projection_unavailable"));
+        assert!(!c.is_gating(HighVariance));
+        assert!(!c.is_gating(GpuProjectionUnavailable));
+        assert_eq!(c.gating.len(), 5);
     }
 
     #[test]
-    fn flags_change_the_set_and_unknown_codes_are_refused() {
-        let c = GateConfig::new(&["high_variance".into()], &["missing_iterations".into()]).unwrap();
-        assert!(c.is_gating("high_variance"));
-        assert!(!c.is_gating("missing_iterations"));
-        let err = GateConfig::new(&["missing_iteration".into()], &[]).unwrap_err();
-        assert!(err
-            .to_string()
-            .contains("unknown warning code `missing_iteration`"));
+    fn flags_change_the_set() {
+        let c = GateConfig::new(&[HighVariance], &[MissingIterations]);
+        assert!(c.is_gating(HighVariance));
+        assert!(!c.is_gating(MissingIterations));
+        // --no-gate-on wins over --gate-on for the same code.
+        let c = GateConfig::new(&[HighVariance], &[HighVariance]);
+        assert!(!c.is_gating(HighVariance));
     }
 
     #[test]
     fn warnings_are_sorted_and_the_gate_follows_them() {
         let mut w = vec![
-            Warning::new("high_variance", "b".into()),
-            Warning::new("capture_range_missing", "z".into()),
-            Warning::new("capture_range_missing", "a".into()),
+            Warning::new(HighVariance, "b".into()),
+            Warning::new(CaptureRangeMissing, "z".into()),
+            Warning::new(CaptureRangeMissing, "a".into()),
         ];
         let gate = apply(&GateConfig::default(), &mut w);
         let order: Vec<_> = w
@@ -159,7 +137,7 @@ mod tests {
             ]
         );
         assert!(w[0].gating && !w[2].gating);
-        assert_eq!(gate.result, "fail");
-        assert_eq!(gate.failing_codes, ["capture_range_missing"]);
+        assert_eq!(gate.result, GateResult::Fail);
+        assert_eq!(gate.failing_codes, [CaptureRangeMissing]);
     }
 }

@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Context};
 
-use crate::artifact::{Analysis, Provenance, ReportStatus, Run, Warning};
+use crate::artifact::{Analysis, Provenance, ReportStatus, Run, Warning, WarningCode};
 use crate::cli::{AnalysisArgs, AnalyzeArgs, Cli, Command};
 use crate::gate::GateConfig;
 use crate::nsys::{StatsStamp, GPU_PROJ, PUSHPOP};
@@ -98,7 +98,7 @@ impl AnalyzeOptions {
 }
 
 fn analyze_command(args: &AnalyzeArgs) -> anyhow::Result<ExitCode> {
-    let gate = GateConfig::new(&args.analysis.gate_on, &args.analysis.no_gate_on)?;
+    let gate = GateConfig::new(&args.analysis.gate_on, &args.analysis.no_gate_on);
     let options = AnalyzeOptions::new(&args.run_dir, args.output.clone(), &args.analysis, gate);
     let mut progress = Progress::stderr();
     let (analysis, written) = analyze(&options, &mut progress)?;
@@ -228,7 +228,7 @@ pub fn analyze(
     let mut warnings: Vec<Warning> = run.warnings.clone();
     if stamp.legacy_reports {
         warnings.push(Warning::new(
-            "legacy_nsys_reports",
+            WarningCode::LegacyNsysReports,
             format!(
                 "nsys {} has only the legacy `nvtxpptrace`/`nvtxgpuproj` reports; they were used under the new names",
                 stamp.nsys_version
@@ -236,7 +236,7 @@ pub fn analyze(
         ));
     }
     if let Some(reason) = gpu_unavailable {
-        warnings.push(Warning::new("gpu_projection_unavailable", reason));
+        warnings.push(Warning::new(WarningCode::GpuProjectionUnavailable, reason));
     }
     warnings.extend(findings.warnings);
     let gate = gate::apply(&options.gate, &mut warnings);
@@ -398,8 +398,8 @@ impl ReportStatus {
     /// For messages: `written` or `skipped (nsys's words)`.
     pub fn describe(&self) -> String {
         match &self.message {
-            Some(m) => format!("{} ({m})", self.status),
-            None => self.status.clone(),
+            Some(m) => format!("{} ({m})", self.status.as_str()),
+            None => self.status.as_str().to_owned(),
         }
     }
 }

@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::time::Duration;
 
-use crate::artifact::Analysis;
+use crate::artifact::{Analysis, GateResult};
 use crate::nsys::Nsys;
 
 /// Progress and summary lines on standard error.
@@ -98,9 +98,12 @@ pub fn summary_text(a: &Analysis, written: &Path) -> String {
         s.found, s.expected, s.complete
     ));
     let gating = a.warnings.iter().filter(|w| w.gating).count();
-    out.push_str(&match a.gate.result.as_str() {
-        "pass" => "  gate: passed\n".to_owned(),
-        _ => format!("  gate: FAILED ({})\n", a.gate.failing_codes.join(", ")),
+    out.push_str(&match a.gate.result {
+        GateResult::Pass => "  gate: passed\n".to_owned(),
+        GateResult::Fail => {
+            let codes: Vec<&str> = a.gate.failing_codes.iter().map(|c| c.as_str()).collect();
+            format!("  gate: FAILED ({})\n", codes.join(", "))
+        }
     });
     if a.warnings.is_empty() {
         out.push_str("  warnings: none\n");

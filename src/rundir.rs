@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::artifact::Warning;
+use crate::artifact::{Warning, WarningCode};
 use crate::manifest::{self, Manifest, ManifestError};
 
 pub const MANIFEST_FILE: &str = "manifest.yaml";
@@ -94,7 +94,7 @@ pub fn open(dir: &Path) -> Result<RunDir, RunDirError> {
     let mut warnings = Vec::new();
     for miss in &manifest.near_misses {
         warnings.push(Warning::new(
-            "manifest_unknown_key",
+            WarningCode::ManifestUnknownKey,
             format!(
                 "{MANIFEST_FILE}:{}: unknown key `{}` kept in run.extra; did you mean `{}`?",
                 miss.line, miss.key, miss.suggestion
@@ -113,7 +113,7 @@ pub fn open(dir: &Path) -> Result<RunDir, RunDirError> {
     if let Some(recorded) = recorded_dir {
         if recorded != dir_name {
             warnings.push(Warning::new(
-                "trace_path_moved",
+                WarningCode::TracePathMoved,
                 format!(
                     "the manifest recorded the trace in a folder named `{recorded}`, this run directory is named `{dir_name}`; using {trace_name} beside the manifest"
                 ),

@@ -26,7 +26,9 @@ impl RunOutcome {
     /// The contract's exit status for this run directory alone.
     pub fn status(&self) -> u8 {
         match self {
-            RunOutcome::Analysed { analysis, .. } if analysis.gate.result == "pass" => {
+            RunOutcome::Analysed { analysis, .. }
+                if analysis.gate.result == crate::artifact::GateResult::Pass =>
+            {
                 crate::gate::exit::PASS
             }
             RunOutcome::Analysed { .. } => crate::gate::exit::FAIL,

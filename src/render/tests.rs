@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::*;
+use crate::artifact::GateResult;
 use crate::artifact::{
     Analysis, Gate, GpuProjectedRange, HostRange, Iteration, IterationGpu, IterationHost,
-    IterationSummary, Provenance, ReportStatus, Run, Warning,
+    IterationSummary, Provenance, ReportStatus, Run, Warning, WarningCode,
 };
 use crate::stats::Sample;
 
@@ -89,14 +90,14 @@ fn analysis(name: &str, iterations: u64, ranges: usize, gpu: bool) -> Analysis {
         Vec::new()
     };
     let mut warnings = vec![
-        Warning::new("high_variance", format!("cv over 0.10 in {name}")),
-        Warning::new("missing_iterations", format!("missing in {name}"))
+        Warning::new(WarningCode::HighVariance, format!("cv over 0.10 in {name}")),
+        Warning::new(WarningCode::MissingIterations, format!("missing in {name}"))
             .with_iterations(vec![5, 6]),
     ];
     warnings[1].gating = true;
     if !gpu {
         warnings.push(Warning::new(
-            "gpu_projection_unavailable",
+            WarningCode::GpuProjectionUnavailable,
             "nsys skipped it".to_owned(),
         ));
     }
@@ -125,9 +126,9 @@ fn analysis(name: &str, iterations: u64, ranges: usize, gpu: bool) -> Analysis {
         },
         run: run(name, name),
         gate: Gate {
-            gating_codes: vec!["missing_iterations".to_owned()],
-            result: "fail".to_owned(),
-            failing_codes: vec!["missing_iterations".to_owned()],
+            gating_codes: vec![WarningCode::MissingIterations],
+            result: GateResult::Fail,
+            failing_codes: vec![WarningCode::MissingIterations],
         },
         warnings,
         iteration_summary: IterationSummary {
@@ -266,7 +267,6 @@ fn assert_inert(md: &str) {
 fn hostile_text_everywhere_stays_inert() {
     let mut a = analysis(HOSTILE, 5, 12, true);
     a.warnings[0].message = HOSTILE.to_owned();
-    a.gate.failing_codes = vec![HOSTILE.to_owned()];
     let failure = RunOutcome::Failed(Failure {
         run_dir: PathBuf::from(HOSTILE),
         category: FailureCategory::Other,

@@ -14,7 +14,9 @@ use super::escape::{self, inline_shortened as esc};
 use super::format::{self, duration, duration_i};
 use super::limit::{Budget, Caps};
 use super::outcome::{Failure, RunOutcome};
-use crate::artifact::{Analysis, GpuProjectedRange, HostRange, Iteration, Warning};
+use crate::artifact::{
+    Analysis, GateResult, GpuProjectedRange, HostRange, Iteration, Verdict, Warning, WarningCode,
+};
 use crate::stats::IterationStats;
 
 /// The hidden first line of every report, `<!-- nsys-gate:KEY -->`: the pull-request
@@ -108,8 +110,7 @@ pub struct ReportView {
 
 #[derive(Debug, Serialize)]
 pub struct OverallGate {
-    /// `pass`, `fail` or `error`.
-    pub result: &'static str,
+    pub result: Verdict,
     pub icon: &'static str,
     /// `passed`, `failed` or `error`.
     pub word: &'static str,
@@ -143,8 +144,7 @@ pub struct RunView {
 pub struct AnalysedView {
     /// `profile · run ID`.
     pub title: String,
-    /// `pass` or `fail`.
-    pub gate: &'static str,
+    pub gate: GateResult,
     /// `✅ passed` or `❌ failed: …`.
     pub gate_line: String,
     /// Gating warnings first, then the others, each group sorted by code then message.
@@ -341,12 +341,12 @@ fn overall_gate(outcomes: &[RunOutcome], caps: &Caps) -> OverallGate {
                 path_text(&f.run_dir, caps),
                 f.category.label()
             )),
-            RunOutcome::Analysed { analysis, .. } if analysis.gate.result != "pass" => {
+            RunOutcome::Analysed { analysis, .. } if analysis.gate.result != GateResult::Pass => {
                 let codes: Vec<String> = analysis
                     .gate
                     .failing_codes
                     .iter()
-                    .map(|c| escape::code(c))
+                    .map(|c| escape::code(c.as_str()))
                     .collect();
                 reasons.push(format!(
                     "{}: {}",
@@ -360,37 +360,42 @@ fn overall_gate(outcomes: &[RunOutcome], caps: &Caps) -> OverallGate {
     let dirs = |n: usize| plural(n, "run directory", "run directories");
     let (result, icon, word, headline) = if failed > 0 && total == 1 {
         (
-            "error",
+            Verdict::Error,
             "⛔",
             "error",
             "the run directory could not be analysed.".to_owned(),
         )
     } else if failed > 0 {
         (
-            "error",
+            Verdict::Error,
             "⛔",
             "error",
             format!("{} of {} could not be analysed.", failed, dirs(total)),
         )
     } else if gating > 0 && total == 1 {
         (
-            "fail",
+            Verdict::Fail,
             "❌",
             "failed",
             "a gating warning fails the job.".to_owned(),
         )
     } else if gating > 0 {
         (
-            "fail",
+            Verdict::Fail,
             "❌",
             "failed",
             format!("gating warnings in {} of {}.", gating, dirs(total)),
         )
     } else if total == 1 {
-        ("pass", "✅", "passed", "no gating warning.".to_owned())
+        (
+            Verdict::Pass,
+            "✅",
+            "passed",
+            "no gating warning.".to_owned(),
+        )
     } else {
         (
-            "pass",
+            Verdict::Pass,
             "✅",
             "passed",
             format!("{} analysed, no gating warning.", dirs(total)),
@@ -413,7 +418,7 @@ fn overview_row(o: &RunOutcome, caps: &Caps) -> OverviewRow {
             let gating = a.warnings.iter().filter(|w| w.gating).count();
             OverviewRow {
                 run: run_title(a, caps),
-                gate: if a.gate.result == "pass" {
+                gate: if a.gate.result == GateResult::Pass {
                     "✅ passed"
                 } else {
                     "❌ failed"
@@ -501,10 +506,10 @@ fn gpu_available(a: &Analysis) -> bool {
         && !a
             .warnings
             .iter()
-            .any(|w| w.code == "gpu_projection_unavailable")
+            .any(|w| w.code == WarningCode::GpuProjectionUnavailable)
 }
 
-fn warning<'a>(a: &'a Analysis, code: &str) -> Option<&'a Warning> {
+fn warning(a: &Analysis, code: WarningCode) -> Option<&Warning> {
     a.warnings.iter().find(|w| w.code == code)
 }
 
@@ -528,7 +533,7 @@ fn analysed(a: &Analysis, path: &Path, caps: &Caps) -> AnalysedView {
         .iter()
         .take(caps.warnings)
         .map(|w| WarningView {
-            code: escape::code(&escape::shorten(&w.code, 80)),
+            code: escape::code(w.code.as_str()),
             gating: w.gating,
             icon: if w.gating { "❌" } else { "⚠️" },
             message: esc(&w.message, caps.message_chars),
@@ -542,25 +547,21 @@ fn analysed(a: &Analysis, path: &Path, caps: &Caps) -> AnalysedView {
         )
     });
 
-    let gate_line = if a.gate.result == "pass" {
+    let gate_line = if a.gate.result == GateResult::Pass {
         "✅ passed: no gating warning".to_owned()
     } else {
         let codes: Vec<String> = a
             .gate
             .failing_codes
             .iter()
-            .map(|c| escape::code(c))
+            .map(|c| escape::code(c.as_str()))
             .collect();
         format!("❌ failed: {}", codes.join(", "))
     };
 
     AnalysedView {
         title: run_title(a, caps),
-        gate: if a.gate.result == "pass" {
-            "pass"
-        } else {
-            "fail"
-        },
+        gate: a.gate.result,
         gate_line,
         warnings,
         warnings_note,
@@ -703,7 +704,7 @@ fn callouts(a: &Analysis, counted: u64, caps: &Caps) -> Vec<String> {
                 None => String::new(),
             }
         ));
-    } else if let Some(w) = warning(a, "missing_iterations") {
+    } else if let Some(w) = warning(a, WarningCode::MissingIterations) {
         let missing = w.iterations.as_deref().unwrap_or(&[]);
         out.push(format!(
             "**Missing data:** {} of {} expected iterations {} no complete measurement ({}); the statistics cover {} {}.",
@@ -720,7 +721,10 @@ fn callouts(a: &Analysis, counted: u64, caps: &Caps) -> Vec<String> {
             s.expected
         ));
     }
-    if let (Some(_), Some(first)) = (warning(a, "first_iteration_slow"), &s.first_iteration) {
+    if let (Some(_), Some(first)) = (
+        warning(a, WarningCode::FirstIterationSlow),
+        &s.first_iteration,
+    ) {
         out.push(format!(
             "**First-iteration effect:** iteration {} took {} ({} the median host inclusive time). It is counted in the statistics; {}.",
             first.index,
@@ -735,8 +739,8 @@ fn callouts(a: &Analysis, counted: u64, caps: &Caps) -> Vec<String> {
             }
         ));
     }
-    if let (Some(_), Some(h)) = (warning(a, "high_variance"), &s.host_inclusive) {
-        let slow = warning(a, "slow_iterations")
+    if let (Some(_), Some(h)) = (warning(a, WarningCode::HighVariance), &s.host_inclusive) {
+        let slow = warning(a, WarningCode::SlowIterations)
             .and_then(|w| w.iterations.as_deref())
             .map(|i| format!(" Slow iterations: {}.", format::index_list(i, 20)))
             .unwrap_or_default();
@@ -746,7 +750,7 @@ fn callouts(a: &Analysis, counted: u64, caps: &Caps) -> Vec<String> {
             duration_i(h.minimum_ns),
             duration_i(h.maximum_ns),
         ));
-    } else if let Some(w) = warning(a, "slow_iterations") {
+    } else if let Some(w) = warning(a, WarningCode::SlowIterations) {
         if let Some(i) = w.iterations.as_deref() {
             out.push(format!(
                 "**Slow iterations:** {} took much longer than the median (over median + 5 × MAD); see the per-iteration timings.",
@@ -795,7 +799,7 @@ fn stats(a: &Analysis, counted: u64, gpu_ok: bool) -> StatsView {
             "GPU projected: from the start of the first to the end of the last GPU operation launched inside the iteration ({with} of {counted} counted iterations launched GPU work). It is a span on the GPU, not a sum of kernel times, and another clock than host time: the two columns are never added."
         )
     } else {
-        let reason = warning(a, "gpu_projection_unavailable")
+        let reason = warning(a, WarningCode::GpuProjectionUnavailable)
             .map(|w| esc(w.message.trim_end_matches('.'), 300))
             .unwrap_or_else(|| "nsys made no GPU projection".to_owned());
         format!(
@@ -967,17 +971,17 @@ fn advice(a: &Analysis, gpu_ok: bool, caps: &Caps) -> Vec<String> {
 }
 
 fn iteration_table(a: &Analysis, caps: &Caps, gpu_ok: bool, path: &str) -> Table<IterationRow> {
-    let slow: BTreeSet<u64> = warning(a, "slow_iterations")
+    let slow: BTreeSet<u64> = warning(a, WarningCode::SlowIterations)
         .and_then(|w| w.iterations.clone())
         .unwrap_or_default()
         .into_iter()
         .collect();
-    let unexpected: BTreeSet<u64> = warning(a, "unexpected_iterations")
+    let unexpected: BTreeSet<u64> = warning(a, WarningCode::UnexpectedIterations)
         .and_then(|w| w.iterations.clone())
         .unwrap_or_default()
         .into_iter()
         .collect();
-    let first_slow = warning(a, "first_iteration_slow")
+    let first_slow = warning(a, WarningCode::FirstIterationSlow)
         .and(a.iteration_summary.first_iteration.as_ref())
         .map(|f| (f.index, f.ratio_to_median));
     let measured_row = |it: &Iteration| {
@@ -1025,7 +1029,7 @@ fn iteration_table(a: &Analysis, caps: &Caps, gpu_ok: bool, path: &str) -> Table
     };
     // Expected indexes with no measured pass at all get a row of their own, in index order.
     let measured: BTreeSet<u64> = a.iterations.iter().map(|i| i.index).collect();
-    let missing: Vec<u64> = warning(a, "missing_iterations")
+    let missing: Vec<u64> = warning(a, WarningCode::MissingIterations)
         .and_then(|w| w.iterations.clone())
         .unwrap_or_default()
         .into_iter()

@@ -311,7 +311,7 @@ fn run_refuses_an_unknown_gate_code() {
         .output()
         .unwrap();
     assert_status(&out, 2);
-    assert!(stderr(&out).contains("unknown warning code `missing_iteration`"));
+    assert!(stderr(&out).contains("invalid value 'missing_iteration' for '--gate-on <CODE>'"));
 }
 
 /// `name<<DELIMITER` … `DELIMITER` entries of a `$GITHUB_OUTPUT` file.

@@ -192,7 +192,7 @@ fn unknown_gate_codes_are_refused() {
     let run = fixture("clean");
     let out = analyze(&run.dir, &nsys, &["--gate-on", "missing_iteration"]);
     assert_status(&out, 2);
-    assert!(stderr(&out).contains("unknown warning code `missing_iteration`"));
+    assert!(stderr(&out).contains("invalid value 'missing_iteration' for '--gate-on <CODE>'"));
 }
 
 #[test]

@@ -20,6 +20,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::stats::{IterationStats, RangeStats};
 
+mod vocabulary;
+
+pub use vocabulary::{GateResult, ReportState, Verdict, WarningCode};
+
 pub const SCHEMA_VERSION: u32 = 1;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,8 +64,7 @@ pub struct Provenance {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReportStatus {
-    /// `written` or `skipped`.
-    pub status: String,
+    pub status: ReportState,
     /// nsys's own words when it skipped the report.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub message: Option<String>,
@@ -70,20 +73,20 @@ pub struct ReportStatus {
 impl ReportStatus {
     pub fn written() -> Self {
         ReportStatus {
-            status: "written".to_owned(),
+            status: ReportState::Written,
             message: None,
         }
     }
 
     pub fn skipped(message: impl Into<String>) -> Self {
         ReportStatus {
-            status: "skipped".to_owned(),
+            status: ReportState::Skipped,
             message: Some(message.into()),
         }
     }
 
     pub fn is_written(&self) -> bool {
-        self.status == "written"
+        self.status == ReportState::Written
     }
 }
 
@@ -109,16 +112,15 @@ pub struct Run {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Gate {
     /// The gating set used for this analysis (sorted).
-    pub gating_codes: Vec<String>,
-    /// `pass` or `fail`.
-    pub result: String,
+    pub gating_codes: Vec<WarningCode>,
+    pub result: GateResult,
     /// Codes of the gating warnings present (sorted, unique).
-    pub failing_codes: Vec<String>,
+    pub failing_codes: Vec<WarningCode>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Warning {
-    pub code: String,
+    pub code: WarningCode,
     pub gating: bool,
     pub message: String,
     /// Iteration indexes the warning is about.
@@ -134,9 +136,9 @@ pub struct Warning {
 
 impl Warning {
     /// A warning not (yet) marked gating; [`crate::gate::apply`] decides that.
-    pub fn new(code: &str, message: String) -> Self {
+    pub fn new(code: WarningCode, message: String) -> Self {
         Warning {
-            code: code.to_owned(),
+            code,
             gating: false,
             message,
             iterations: None,

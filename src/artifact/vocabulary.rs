@@ -1,0 +1,195 @@
+//! The contract's words: warning codes, gate results and report states.
+//!
+//! Each is an enum that serialises to exactly the string the contract fixes, so a typo is a
+//! compile error and `analysis.json` stays byte-identical. `docs/analysis-json.md` and the
+//! README list the same codes; a test reads both and compares them with [`WarningCode::ALL`].
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Every warning code nsys-gate emits (contract section 4).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
+pub enum WarningCode {
+    CaptureRangeExceeded,
+    CaptureRangeMissing,
+    CaptureRangeMultiple,
+    CaptureRangeWithoutGpuWork,
+    DuplicateIterations,
+    FirstIterationSlow,
+    GpuOpsOutsideRanges,
+    GpuProjectionUnavailable,
+    HighVariance,
+    IterationsWithoutGpuProjection,
+    LegacyNsysReports,
+    ManifestUnknownKey,
+    MissingIterations,
+    SlowIterations,
+    TracePathMoved,
+    UnexpectedIterations,
+}
+
+impl WarningCode {
+    /// Every code, in byte order of its name (the order `warnings[]` is sorted in).
+    pub const ALL: [WarningCode; 16] = [
+        WarningCode::CaptureRangeExceeded,
+        WarningCode::CaptureRangeMissing,
+        WarningCode::CaptureRangeMultiple,
+        WarningCode::CaptureRangeWithoutGpuWork,
+        WarningCode::DuplicateIterations,
+        WarningCode::FirstIterationSlow,
+        WarningCode::GpuOpsOutsideRanges,
+        WarningCode::GpuProjectionUnavailable,
+        WarningCode::HighVariance,
+        WarningCode::IterationsWithoutGpuProjection,
+        WarningCode::LegacyNsysReports,
+        WarningCode::ManifestUnknownKey,
+        WarningCode::MissingIterations,
+        WarningCode::SlowIterations,
+        WarningCode::TracePathMoved,
+        WarningCode::UnexpectedIterations,
+    ];
+
+    /// The code as `analysis.json` writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WarningCode::CaptureRangeExceeded => "capture_range_exceeded",
+            WarningCode::CaptureRangeMissing => "capture_range_missing",
+            WarningCode::CaptureRangeMultiple => "capture_range_multiple",
+            WarningCode::CaptureRangeWithoutGpuWork => "capture_range_without_gpu_work",
+            WarningCode::DuplicateIterations => "duplicate_iterations",
+            WarningCode::FirstIterationSlow => "first_iteration_slow",
+            WarningCode::GpuOpsOutsideRanges => "gpu_ops_outside_ranges",
+            WarningCode::GpuProjectionUnavailable => "gpu_projection_unavailable",
+            WarningCode::HighVariance => "high_variance",
+            WarningCode::IterationsWithoutGpuProjection => "iterations_without_gpu_projection",
+            WarningCode::LegacyNsysReports => "legacy_nsys_reports",
+            WarningCode::ManifestUnknownKey => "manifest_unknown_key",
+            WarningCode::MissingIterations => "missing_iterations",
+            WarningCode::SlowIterations => "slow_iterations",
+            WarningCode::TracePathMoved => "trace_path_moved",
+            WarningCode::UnexpectedIterations => "unexpected_iterations",
+        }
+    }
+
+    /// Whether the job fails on this code unless `--no-gate-on` says otherwise: missing
+    /// iterations and capture-range problems, nothing else.
+    pub fn gates_by_default(self) -> bool {
+        matches!(
+            self,
+            WarningCode::MissingIterations
+                | WarningCode::CaptureRangeMissing
+                | WarningCode::CaptureRangeMultiple
+                | WarningCode::CaptureRangeExceeded
+                | WarningCode::CaptureRangeWithoutGpuWork
+        )
+    }
+}
+
+impl fmt::Display for WarningCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The gate's verdict on one analysis (`gate.result`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GateResult {
+    /// No gating warning.
+    Pass,
+    /// At least one gating warning.
+    Fail,
+}
+
+/// The gate's verdict on a run directory as a whole, for outputs and the report: an analysis
+/// that could not be made is an `error`, which `analysis.json` itself never records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Pass,
+    Fail,
+    Error,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::Error => "error",
+        }
+    }
+}
+
+impl From<GateResult> for Verdict {
+    fn from(result: GateResult) -> Self {
+        match result {
+            GateResult::Pass => Verdict::Pass,
+            GateResult::Fail => Verdict::Fail,
+        }
+    }
+}
+
+/// What nsys did with one report (`provenance.report_status[].status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportState {
+    /// nsys wrote the CSV (possibly with no rows).
+    Written,
+    /// nsys skipped the report and said why.
+    Skipped,
+}
+
+impl ReportState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReportState::Written => "written",
+            ReportState::Skipped => "skipped",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_serialise_to_their_names_in_byte_order() {
+        let names: Vec<&str> = WarningCode::ALL.iter().map(|c| c.as_str()).collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        assert_eq!(names, sorted, "ALL is in byte order");
+        for code in WarningCode::ALL {
+            assert_eq!(
+                serde_json::to_string(&code).unwrap(),
+                format!("\"{}\"", code.as_str())
+            );
+            let back: WarningCode =
+                serde_json::from_str(&format!("\"{}\"", code.as_str())).unwrap();
+            assert_eq!(back, code);
+            assert_eq!(
+                <WarningCode as clap::ValueEnum>::from_str(code.as_str(), false),
+                Ok(code)
+            );
+        }
+        assert_eq!(
+            <WarningCode as clap::ValueEnum>::value_variants().len(),
+            WarningCode::ALL.len()
+        );
+    }
+}

@@ -286,34 +286,7 @@ impl Validator<'_> {
                 ));
             }
         };
-        let mut near_misses = Vec::new();
-        let mut extra = BTreeMap::new();
-        let mut known: BTreeMap<&'static str, Entry> = BTreeMap::new();
-        for entry in entries {
-            match KNOWN_KEYS.iter().find(|&&k| k == entry.key) {
-                Some(&k) => {
-                    known.insert(k, entry);
-                }
-                None => {
-                    let suggestion = near_miss::suggest(&entry.key, KNOWN_KEYS)
-                        .map(str::to_owned)
-                        // A common slip: `iterations` at the top level instead of under
-                        // `workload:`.
-                        .or_else(|| {
-                            near_miss::suggest(&entry.key, &["iterations"])
-                                .map(|_| "workload.iterations".to_owned())
-                        });
-                    if let Some(suggestion) = suggestion {
-                        near_misses.push(NearMiss {
-                            key: entry.key.clone(),
-                            suggestion,
-                            line: entry.key_line,
-                        });
-                    }
-                    extra.insert(entry.key, to_json(&entry.value));
-                }
-            }
-        }
+        let (known, extra, mut near_misses) = split_top_level(entries);
         // Workload keys are checked for misspellings too: a misspelled `iterations` is the
         // likeliest cause of a missing one.
         if let Some(Entry {
@@ -325,18 +298,7 @@ impl Validator<'_> {
             ..
         }) = known.get("workload")
         {
-            for entry in workload {
-                if WORKLOAD_KEYS.contains(&entry.key.as_str()) {
-                    continue;
-                }
-                if let Some(suggestion) = near_miss::suggest(&entry.key, WORKLOAD_KEYS) {
-                    near_misses.push(NearMiss {
-                        key: format!("workload.{}", entry.key),
-                        suggestion: format!("workload.{suggestion}"),
-                        line: entry.key_line,
-                    });
-                }
-            }
+            near_misses.extend(workload_near_misses(workload));
         }
         near_misses.sort_by(|a, b| (a.line, &a.key).cmp(&(b.line, &b.key)));
 
@@ -663,6 +625,61 @@ impl Validator<'_> {
             Some((entry, _)) => Err(self.invalid(entry, "record_ids", "be a list or null")),
         }
     }
+}
+
+/// Splits the top-level entries into the known keys and the rest ([`Manifest::extra`], as
+/// JSON), listing the unknown keys that look like misspellings, in document order.
+fn split_top_level(
+    entries: Vec<Entry>,
+) -> (
+    BTreeMap<&'static str, Entry>,
+    BTreeMap<String, serde_json::Value>,
+    Vec<NearMiss>,
+) {
+    let mut near_misses = Vec::new();
+    let mut extra = BTreeMap::new();
+    let mut known: BTreeMap<&'static str, Entry> = BTreeMap::new();
+    for entry in entries {
+        match KNOWN_KEYS.iter().find(|&&k| k == entry.key) {
+            Some(&k) => {
+                known.insert(k, entry);
+            }
+            None => {
+                let suggestion = near_miss::suggest(&entry.key, KNOWN_KEYS)
+                    .map(str::to_owned)
+                    // A common slip: `iterations` at the top level instead of under
+                    // `workload:`.
+                    .or_else(|| {
+                        near_miss::suggest(&entry.key, &["iterations"])
+                            .map(|_| "workload.iterations".to_owned())
+                    });
+                if let Some(suggestion) = suggestion {
+                    near_misses.push(NearMiss {
+                        key: entry.key.clone(),
+                        suggestion,
+                        line: entry.key_line,
+                    });
+                }
+                extra.insert(entry.key, to_json(&entry.value));
+            }
+        }
+    }
+    (known, extra, near_misses)
+}
+
+/// The unknown keys under `workload:` that look like misspellings of the harness's own, as
+/// dotted paths, in document order.
+fn workload_near_misses(workload: &[Entry]) -> impl Iterator<Item = NearMiss> + '_ {
+    workload
+        .iter()
+        .filter(|entry| !WORKLOAD_KEYS.contains(&entry.key.as_str()))
+        .filter_map(|entry| {
+            near_miss::suggest(&entry.key, WORKLOAD_KEYS).map(|suggestion| NearMiss {
+                key: format!("workload.{}", entry.key),
+                suggestion: format!("workload.{suggestion}"),
+                line: entry.key_line,
+            })
+        })
 }
 
 /// How to make a scalar a string.

@@ -16,18 +16,13 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::render::RunOutcome;
+use crate::outcome::RunOutcome;
 
 /// GitHub shows at most this many annotations of one kind per step.
 pub const ANNOTATIONS_PER_KIND: usize = 10;
 
 /// Characters of one annotation message (GitHub shows long ones cut anyway).
 const ANNOTATION_CHARS: usize = 1000;
-
-/// True when running as a GitHub Actions step (`GITHUB_ACTIONS=true`).
-pub fn enabled() -> bool {
-    std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true")
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
@@ -113,7 +108,7 @@ pub fn annotations(outcomes: &[RunOutcome]) -> Vec<Annotation> {
             }
             RunOutcome::Failed(f) => errors.push(Annotation {
                 level: Level::Error,
-                title: format!("nsys-gate: {}", f.category.label()),
+                title: format!("nsys-gate: {}", f.kind.label()),
                 message: crate::render::escape::shorten(
                     &format!("{}: {}", f.run_dir.display(), f.error),
                     ANNOTATION_CHARS,

@@ -54,7 +54,7 @@ pub enum Command {
     /// -->`, which `run` and `report` set to the profile names) is found by that marker and
     /// its author, updated with PATCH when it differs, created when missing. The token comes
     /// from $GITHUB_TOKEN (or --token-env), the repository from --repo or
-    /// $GITHUB_REPOSITORY, the API from $GITHUB_API_URL, the pull request from --pr or the
+    /// $GITHUB_REPOSITORY, the API from --api-url or $GITHUB_API_URL, the pull request from --pr or the
     /// event at $GITHUB_EVENT_PATH (pull_request, pull_request_target, workflow_run). Without
     /// a pull request (push, schedule, …) nothing is posted.
     ///
@@ -66,9 +66,14 @@ pub enum Command {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Comment options")]
 pub struct CommentArgs {
-    /// Repository OWNER/NAME [default: $GITHUB_REPOSITORY].
-    #[arg(long, value_name = "OWNER/NAME")]
+    /// Repository OWNER/NAME.
+    #[arg(long, value_name = "OWNER/NAME", env = "GITHUB_REPOSITORY")]
     pub repo: Option<String>,
+
+    /// The REST API's base URL (GitHub Enterprise Server: `https://HOST/api/v3`; Gitea and
+    /// Forgejo: `https://HOST/api/v1`).
+    #[arg(long, value_name = "URL", env = "GITHUB_API_URL", default_value = crate::github::DEFAULT_API_URL)]
+    pub api_url: String,
 
     /// Pull-request number [default: from the event at $GITHUB_EVENT_PATH].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -175,8 +180,8 @@ pub struct RenderArgs {
 /// How run directories are analysed: shared by `analyze` and `run`.
 #[derive(Debug, Args)]
 pub struct AnalysisArgs {
-    /// nsys executable [default: $NSYS, then PATH, then the usual install places].
-    #[arg(long, value_name = "PATH")]
+    /// nsys executable [default: PATH, then the usual install places].
+    #[arg(long, value_name = "PATH", env = "NSYS")]
     pub nsys: Option<PathBuf>,
 
     /// Kill nsys and fail the run directory when `nsys stats` runs longer than this.

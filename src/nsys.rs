@@ -13,12 +13,14 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use anyhow::{anyhow, Context};
 use serde::{Deserialize, Serialize};
 
-use crate::artifact::ReportStatus;
+use crate::artifact::{ReportName, ReportStatus};
+use crate::outcome::FailureKind;
 
-pub const PUSHPOP: &str = "nvtx_pushpop_trace";
-pub const GPU_PROJ: &str = "nvtx_gpu_proj_trace";
+const PUSHPOP: &str = ReportName::PushPop.as_str();
+const GPU_PROJ: &str = ReportName::GpuProjection.as_str();
 const LEGACY_PUSHPOP: &str = "nvtxpptrace";
 const LEGACY_GPU_PROJ: &str = "nvtxgpuproj";
 
@@ -94,6 +96,65 @@ pub enum NsysError {
     },
 }
 
+impl NsysError {
+    /// What kind of failure this is, for the report. The one place where nsys's words are
+    /// read to tell kinds apart (a `Failed` report that names NVTX: no NVTX data).
+    pub fn kind(&self) -> FailureKind {
+        match self {
+            NsysError::NotFound { .. }
+            | NsysError::NotExecutable { .. }
+            | NsysError::Spawn { .. }
+            | NsysError::Version { .. } => FailureKind::MissingExecutable,
+            NsysError::MissingReports { .. } | NsysError::IncompatibleTrace { .. } => {
+                FailureKind::IncompatibleTrace
+            }
+            NsysError::Timeout { .. } => FailureKind::Timeout,
+            NsysError::Failed { words, .. } => {
+                if words.contains("NVTX") || words.contains("NV Tools Extension") {
+                    FailureKind::NoNvtxData
+                } else {
+                    FailureKind::NsysFailed
+                }
+            }
+            NsysError::Io { .. } => FailureKind::NsysFailed,
+        }
+    }
+
+    /// The exact version of the nsys that failed, once it is known.
+    pub fn version(&self) -> Option<&str> {
+        match self {
+            NsysError::MissingReports { version, .. }
+            | NsysError::Timeout { version, .. }
+            | NsysError::Failed { version, .. } => Some(version),
+            NsysError::IncompatibleTrace { nsys_version, .. } => Some(nsys_version),
+            _ => None,
+        }
+    }
+
+    /// nsys's own words, when it said something.
+    pub fn words(&self) -> Option<&str> {
+        match self {
+            NsysError::Version { words, .. }
+            | NsysError::IncompatibleTrace { words, .. }
+            | NsysError::Failed { words, .. } => Some(words),
+            _ => None,
+        }
+    }
+
+    /// The command that was tried.
+    pub fn command(&self) -> Option<&str> {
+        match self {
+            NsysError::Spawn { command, .. }
+            | NsysError::Version { command, .. }
+            | NsysError::MissingReports { command, .. }
+            | NsysError::IncompatibleTrace { command, .. }
+            | NsysError::Timeout { command, .. }
+            | NsysError::Failed { command, .. } => Some(command),
+            _ => None,
+        }
+    }
+}
+
 /// An nsys executable and its exact version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Nsys {
@@ -102,14 +163,25 @@ pub struct Nsys {
     pub version: String,
 }
 
+/// Which nsys the user asked for: errors name where the path came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum NsysChoice {
+    /// `--nsys PATH`.
+    Flag(PathBuf),
+    /// `$NSYS`.
+    Env(PathBuf),
+    /// Neither: search `PATH`, the usual install places and the project's installs.
+    #[default]
+    Search,
+}
+
 /// Finds nsys: `--nsys`, else `$NSYS`, else `PATH`, else the usual install places, else a
 /// copy installed by `scripts/install-nsys.sh` in the working folder or one above it.
-pub fn locate(explicit: Option<&Path>) -> Result<PathBuf, NsysError> {
-    if let Some(path) = explicit {
-        return check_executable("`--nsys`", path);
-    }
-    if let Some(path) = std::env::var_os("NSYS").filter(|v| !v.is_empty()) {
-        return check_executable("`$NSYS`", Path::new(&path));
+pub fn locate(choice: &NsysChoice) -> Result<PathBuf, NsysError> {
+    match choice {
+        NsysChoice::Flag(path) => return check_executable("`--nsys`", path),
+        NsysChoice::Env(path) => return check_executable("`$NSYS`", path),
+        NsysChoice::Search => {}
     }
     let mut searched = vec![
         "`--nsys` (not given)".to_owned(),
@@ -227,9 +299,9 @@ pub struct StatsStamp {
 }
 
 impl StatsStamp {
-    pub fn status(&self, report: &str) -> ReportStatus {
+    pub fn status(&self, report: ReportName) -> ReportStatus {
         self.reports
-            .get(report)
+            .get(report.as_str())
             .cloned()
             .unwrap_or_else(|| ReportStatus::skipped("not recorded in the stamp"))
     }
@@ -238,6 +310,35 @@ impl StatsStamp {
 /// CSV path of a report under the stats folder.
 pub fn csv_path(stats_dir: &Path, report: &str) -> PathBuf {
     stats_dir.join(format!("{OUTPUT_PREFIX}_{report}.csv"))
+}
+
+/// Reads the stamp an earlier run left under `stats/`, for `--reuse-stats`, and checks that
+/// the CSVs it says nsys wrote are there.
+pub fn read_stamp(stats_dir: &Path) -> anyhow::Result<StatsStamp> {
+    let path = stats_dir.join(STAMP_FILE);
+    let bytes = std::fs::read(&path).with_context(|| {
+        format!(
+            "--reuse-stats: cannot read {} (hint: run `nsys-gate analyze` without --reuse-stats once, so that nsys writes the CSVs and this stamp)",
+            path.display()
+        )
+    })?;
+    let stamp: StatsStamp = serde_json::from_slice(&bytes).with_context(|| {
+        format!(
+            "--reuse-stats: {} is not a stamp nsys-gate wrote",
+            path.display()
+        )
+    })?;
+    for report in ReportName::ALL {
+        let csv = csv_path(stats_dir, report.as_str());
+        if stamp.status(report).is_written() && !csv.is_file() {
+            return Err(anyhow!(
+                "--reuse-stats: {} is missing although {} says nsys wrote it",
+                csv.display(),
+                path.display()
+            ));
+        }
+    }
+    Ok(stamp)
 }
 
 /// Runs the one `nsys stats` call for both reports and classifies the outcome.

@@ -6,12 +6,15 @@
 //! machines (CI artifacts), so a different recorded path is only a warning.
 
 use std::io::Read;
+
+use anyhow::{anyhow, Context};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
 use crate::artifact::{Warning, WarningCode};
 use crate::manifest::{self, Manifest, ManifestError};
+use crate::outcome::FailureKind;
 
 pub const MANIFEST_FILE: &str = "manifest.yaml";
 pub const DEFAULT_TRACE_FILE: &str = "trace.nsys-rep";
@@ -51,6 +54,16 @@ pub enum RunDirError {
     },
 }
 
+impl RunDirError {
+    /// What kind of failure this is, for the report: the manifest's, or the folder's.
+    pub fn kind(&self) -> FailureKind {
+        match self {
+            RunDirError::Manifest(_) | RunDirError::NoTraceName { .. } => FailureKind::Manifest,
+            _ => FailureKind::RunDirectory,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct RunDir {
     /// Canonical absolute path.
@@ -70,7 +83,22 @@ impl RunDir {
     }
 }
 
+/// A run directory whose manifest has been read, before its trace is checked.
+#[derive(Debug, Clone)]
+pub struct ManifestRead {
+    /// Canonical absolute path.
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+    pub manifest_sha256: String,
+}
+
+/// Opens a run directory: its manifest, then its trace.
 pub fn open(dir: &Path) -> Result<RunDir, RunDirError> {
+    locate_trace(read_manifest_of(dir)?)
+}
+
+/// Reads the manifest of the run directory `dir`.
+pub fn read_manifest_of(dir: &Path) -> Result<ManifestRead, RunDirError> {
     let meta = std::fs::metadata(dir).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => RunDirError::Missing(dir.to_owned()),
         _ => RunDirError::Io {
@@ -90,7 +118,21 @@ pub fn open(dir: &Path) -> Result<RunDir, RunDirError> {
     let bytes = read_manifest(&manifest_path)?;
     let manifest = manifest::parse(&bytes, Path::new(MANIFEST_FILE))?;
     let manifest_sha256 = hex(&Sha256::digest(&bytes));
+    Ok(ManifestRead {
+        dir,
+        manifest,
+        manifest_sha256,
+    })
+}
 
+/// Finds the trace the manifest names and checks that it belongs to the run directory;
+/// collects the warnings of both steps.
+pub fn locate_trace(read: ManifestRead) -> Result<RunDir, RunDirError> {
+    let ManifestRead {
+        dir,
+        manifest,
+        manifest_sha256,
+    } = read;
     let mut warnings = Vec::new();
     for miss in &manifest.near_misses {
         warnings.push(Warning::new(
@@ -167,6 +209,80 @@ pub fn open(dir: &Path) -> Result<RunDir, RunDirError> {
         trace,
         warnings,
     })
+}
+
+/// Fails before nsys runs when the stats folder or the output cannot be written.
+pub fn prepare_outputs(stats_dir: &Path, output: &Path, reuse: bool) -> anyhow::Result<()> {
+    if !reuse {
+        std::fs::create_dir_all(stats_dir)
+            .with_context(|| format!("cannot create {}", stats_dir.display()))?;
+        probe_writable(stats_dir)?;
+    }
+    let out_dir = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    if !out_dir.is_dir() {
+        return Err(anyhow!(
+            "cannot write {}: folder {} does not exist",
+            output.display(),
+            out_dir.display()
+        ));
+    }
+    probe_writable(&out_dir)
+}
+
+/// Name of the lock file under `stats/`, held while a run directory is analysed.
+const LOCK_FILE: &str = ".nsys-gate.lock";
+
+pub fn lock(
+    run_dir: &Path,
+    stats_dir: &Path,
+    reuse: bool,
+) -> anyhow::Result<Option<std::fs::File>> {
+    let path = stats_dir.join(LOCK_FILE);
+    let opened = std::fs::create_dir_all(stats_dir).and_then(|()| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+    });
+    let file = match opened {
+        Ok(file) => file,
+        // Reading CSVs another job left in a read-only run directory (output elsewhere):
+        // this run writes nothing there, so there is nothing to guard.
+        Err(e) if reuse && is_read_only(&e) => return Ok(None),
+        Err(e) => {
+            return Err(anyhow!(e).context(format!("cannot open the lock file {}", path.display())))
+        }
+    };
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Err(anyhow!(
+            "another nsys-gate is analysing {} right now (it holds {}); wait for it to finish and run again",
+            run_dir.display(),
+            path.display()
+        )),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(anyhow!(e).context(format!("cannot lock {}", path.display())))
+        }
+    }
+}
+
+fn is_read_only(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+    )
+}
+
+fn probe_writable(dir: &Path) -> anyhow::Result<()> {
+    tempfile::Builder::new()
+        .prefix(".nsys-gate-probe-")
+        .tempfile_in(dir)
+        .map(drop)
+        .with_context(|| format!("cannot write in {} (hint: is it read-only?)", dir.display()))
 }
 
 fn read_manifest(path: &Path) -> Result<Vec<u8>, RunDirError> {

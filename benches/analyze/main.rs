@@ -20,8 +20,10 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use nsys_gate::gate::GateConfig;
+use nsys_gate::nsys::NsysChoice;
+use nsys_gate::outcome::RunOutcome;
 use nsys_gate::progress::Progress;
-use nsys_gate::render::{RenderOptions, Renderer, RunOutcome, Template};
+use nsys_gate::render::{Budget, RenderOptions, Renderer, Template};
 use nsys_gate::AnalyzeOptions;
 
 const SIZES: &[usize] = &[100_000, 1_000_000, 5_000_000];
@@ -76,7 +78,7 @@ fn measure(dir: &Path, written: usize) {
     let base = peak_memory_kib();
     let options = AnalyzeOptions {
         run_dir: dir.to_path_buf(),
-        nsys: None,
+        nsys: NsysChoice::Search,
         nsys_timeout: Duration::from_secs(1),
         output: None,
         reuse_stats: true,
@@ -95,7 +97,11 @@ fn measure(dir: &Path, written: usize) {
                 analysis: Box::new(analysis),
                 path,
             }],
-            &RenderOptions::default(),
+            &RenderOptions {
+                top: 10,
+                budget: Budget::comment(),
+                marker: "<!-- nsys-gate:bench -->".to_owned(),
+            },
         )
         .unwrap();
     let render = started.elapsed();

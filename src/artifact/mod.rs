@@ -18,13 +18,16 @@ use std::path::Path;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use crate::stats::{IterationStats, RangeStats};
-
 mod vocabulary;
 
-pub use vocabulary::{GateResult, ReportState, Verdict, WarningCode};
+pub use vocabulary::{GateResult, ReportName, ReportState, Verdict, WarningCode};
+// The statistics types are part of the artifact.
+pub use crate::stats::{IterationStats, RangeStats};
 
 pub const SCHEMA_VERSION: u32 = 1;
+
+/// This nsys-gate's version (`provenance.tool_version`).
+pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Analysis {

@@ -164,6 +164,34 @@ impl ReportState {
     }
 }
 
+/// The NVIDIA reports nsys-gate reads (`provenance.reports` keys).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ReportName {
+    /// `nvtx_pushpop_trace`: every NVTX push/pop range with host times.
+    PushPop,
+    /// `nvtx_gpu_proj_trace`: the GPU projection of each range.
+    GpuProjection,
+}
+
+impl ReportName {
+    /// Both, in the order nsys is asked for them.
+    pub const ALL: [ReportName; 2] = [ReportName::PushPop, ReportName::GpuProjection];
+
+    /// The report's name as `nsys stats --report` takes it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ReportName::PushPop => "nvtx_pushpop_trace",
+            ReportName::GpuProjection => "nvtx_gpu_proj_trace",
+        }
+    }
+}
+
+impl fmt::Display for ReportName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,7 @@
 //! The pull-request comment: the only code that talks to GitHub, and the only async code.
 //!
 //! One comment per key, found by the hidden marker `<!-- nsys-gate:KEY -->` on its first
-//! line ([`crate::render::view::marker`]) and by its author, updated in place with `PATCH`,
+//! line ([`marker::marker`]) and by its author, updated in place with `PATCH`,
 //! created when missing, left alone when unchanged. [`client`] is the HTTP edge (octocrab's
 //! generic request methods over a client built here, with our own retries); [`event`] finds
 //! the pull request of a GitHub Actions event.
@@ -10,6 +10,7 @@
 
 pub mod client;
 pub mod event;
+pub mod marker;
 
 use std::fmt;
 
@@ -17,8 +18,6 @@ use serde::Deserialize;
 
 pub use client::{Client, ClientConfig};
 pub use event::EventPr;
-
-use crate::render::view;
 
 /// The default author of the comment: the workflow token's bot.
 pub const DEFAULT_AUTHOR: &str = "github-actions[bot]";
@@ -190,7 +189,7 @@ pub struct Matcher {
 
 impl Matcher {
     pub fn matches(&self, c: &Comment) -> bool {
-        let key_ok = view::key_of_marker(c.body()) == Some(self.key.as_str());
+        let key_ok = marker::key_of_marker(c.body()) == Some(self.key.as_str());
         let author_ok = self.author == "*" || c.login().eq_ignore_ascii_case(&self.author);
         key_ok && author_ok
     }

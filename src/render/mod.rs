@@ -11,7 +11,6 @@
 pub mod escape;
 pub mod format;
 pub mod limit;
-pub mod outcome;
 pub mod view;
 
 use std::path::{Path, PathBuf};
@@ -19,7 +18,8 @@ use std::path::{Path, PathBuf};
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 
 pub use limit::{Budget, Caps};
-pub use outcome::{overall_status, Failure, FailureCategory, RunOutcome};
+
+use crate::outcome::RunOutcome;
 
 /// The built-in template.
 pub const DEFAULT_TEMPLATE: &str = include_str!("../../templates/report.md.j2");
@@ -70,18 +70,22 @@ impl Template {
     }
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct RenderOptions {
     /// Rows of each range table.
     pub top: usize,
     pub budget: Budget,
+    /// The report's first line: the hidden marker of its pull-request comment
+    /// (`crate::github::marker`), given by the caller.
+    pub marker: String,
 }
 
-impl Default for RenderOptions {
-    fn default() -> Self {
+impl RenderOptions {
+    /// The same options within another budget.
+    pub fn within(&self, budget: Budget) -> Self {
         RenderOptions {
-            top: DEFAULT_TOP,
-            budget: Budget::comment(),
+            budget,
+            ..self.clone()
         }
     }
 }
@@ -119,7 +123,7 @@ impl<'t> Renderer<'t> {
     ) -> Result<String, RenderError> {
         let mut last = String::new();
         for caps in Caps::ladder(options.top) {
-            let view = view::build(outcomes, &caps, options.top, options.budget);
+            let view = view::build(outcomes, &caps, options);
             last = self.render_view(&view)?;
             if options.budget.fits(&last) {
                 return Ok(last);

@@ -10,6 +10,7 @@ use crate::artifact::{
     Analysis, Gate, GpuProjectedRange, HostRange, Iteration, IterationGpu, IterationHost,
     IterationSummary, Provenance, ReportStatus, Run, Warning, WarningCode,
 };
+use crate::outcome::{Failure, FailureKind};
 use crate::stats::Sample;
 
 const HOSTILE: &str = "x|y <b>z</b> @octocat @org/team #12 GH-7 o/r#3 https://e.com ```f``` \n- [l](u) **b** $m$ &amp; <!-- c --> \u{202E}";
@@ -110,7 +111,9 @@ fn analysis(name: &str, iterations: u64, ranges: usize, gpu: bool) -> Analysis {
             trace_path: "trace.nsys-rep".to_owned(),
             reports: BTreeMap::new(),
             report_status: [(
-                crate::nsys::GPU_PROJ.to_owned(),
+                crate::artifact::ReportName::GpuProjection
+                    .as_str()
+                    .to_owned(),
                 if gpu {
                     ReportStatus::written()
                 } else {
@@ -158,13 +161,17 @@ fn outcome(a: Analysis) -> RunOutcome {
     }
 }
 
+/// The options `report` and `run` use: ten rows, the marker of the outcomes' key.
+fn options(outcomes: &[RunOutcome], budget: Budget) -> RenderOptions {
+    RenderOptions {
+        top: 10,
+        budget,
+        marker: crate::github::marker::marker(&crate::github::marker::report_key(outcomes)),
+    }
+}
+
 fn render_default(outcomes: &[RunOutcome], budget: Budget) -> String {
-    render(
-        outcomes,
-        &RenderOptions { top: 10, budget },
-        &Template::builtin(),
-    )
-    .expect("renders")
+    render(outcomes, &options(outcomes, budget), &Template::builtin()).expect("renders")
 }
 
 /// Unescaped `|` in a line.
@@ -267,14 +274,18 @@ fn assert_inert(md: &str) {
 fn hostile_text_everywhere_stays_inert() {
     let mut a = analysis(HOSTILE, 5, 12, true);
     a.warnings[0].message = HOSTILE.to_owned();
-    let failure = RunOutcome::Failed(Failure {
-        run_dir: PathBuf::from(HOSTILE),
-        category: FailureCategory::Other,
-        error: format!("{HOSTILE}\n```\n</details>\n::error::x"),
-        nsys_version: Some(HOSTILE.to_owned()),
-    });
+    let mut failure = Failure::new(
+        PathBuf::from(HOSTILE),
+        FailureKind::NsysFailed,
+        format!("{HOSTILE}\n```\n</details>\n::error::x"),
+    );
+    failure.nsys_version = Some(HOSTILE.to_owned());
+    failure.nsys_words = Some(format!("{HOSTILE}\n```\n</details>"));
+    failure.command = Some(HOSTILE.to_owned());
+    failure.facts.profile_name = Some(HOSTILE.to_owned());
+    let failure = RunOutcome::Failed(failure);
     let md = render_default(&[outcome(a), failure], Budget::comment());
-    assert!(md.starts_with(view::MARKER_PREFIX));
+    assert!(md.starts_with(crate::github::marker::MARKER_PREFIX));
     assert_inert(&md);
     assert!(md.contains("@\u{200B}octocat"));
     assert!(md.contains("x\\|y"));
@@ -314,7 +325,7 @@ fn thousands_of_long_hostile_names_fit_a_comment() {
     let md = render_default(&[outcome(a)], Budget::comment());
     let size = md.chars().count();
     assert!(size <= limit::COMMENT_CHARS, "{size} characters");
-    assert!(md.starts_with(view::MARKER_PREFIX));
+    assert!(md.starts_with(crate::github::marker::MARKER_PREFIX));
     assert!(
         md.contains("This report was shortened to fit GitHub's limit of 65,536 characters"),
         "{md}"
@@ -341,19 +352,18 @@ fn hundreds_of_run_directories_are_cut_with_a_notice() {
             if i % 2 == 0 {
                 outcome(analysis(&format!("run {i}"), 5, 3, false))
             } else {
-                RunOutcome::Failed(Failure {
-                    run_dir: PathBuf::from(format!("/runs/{i}")),
-                    category: FailureCategory::IncompatibleTrace,
-                    error: "x".repeat(3000),
-                    nsys_version: None,
-                })
+                RunOutcome::Failed(Failure::new(
+                    PathBuf::from(format!("/runs/{i}")),
+                    FailureKind::IncompatibleTrace,
+                    "x".repeat(3000),
+                ))
             }
         })
         .collect();
     for budget in [Budget::comment(), Budget::Bytes(100_000)] {
         let md = render_default(&outcomes, budget);
         assert!(budget.fits(&md), "{} over {budget:?}", budget.measure(&md));
-        assert!(md.starts_with(view::MARKER_PREFIX));
+        assert!(md.starts_with(crate::github::marker::MARKER_PREFIX));
         assert!(
             md.contains("This report was cut to fit GitHub's limit"),
             "{}",
@@ -373,7 +383,7 @@ fn a_custom_template_gets_the_view() {
     };
     let md = render(
         &[outcome(analysis("p", 5, 1, false))],
-        &RenderOptions::default(),
+        &options(&[], Budget::comment()),
         &t,
     )
     .unwrap();
@@ -403,7 +413,7 @@ fn template_errors_name_the_template_and_the_line() {
     };
     let err = render(
         &[outcome(analysis("p", 5, 1, false))],
-        &RenderOptions::default(),
+        &options(&[], Budget::comment()),
         &undefined,
     )
     .unwrap_err();
@@ -423,7 +433,7 @@ fn the_builtin_template_keeps_its_trailing_newline() {
 
 #[test]
 fn the_marker_carries_the_profile_names() {
-    use crate::render::view::{key_of_marker, marker, report_key, sanitize_key};
+    use crate::github::marker::{key_of_marker, report_key};
     let outcomes = [
         outcome(analysis("h100", 3, 1, false)),
         outcome(analysis("a100", 3, 1, false)),
@@ -433,14 +443,6 @@ fn the_marker_carries_the_profile_names() {
     let md = render_default(&outcomes, Budget::comment());
     assert!(md.starts_with("<!-- nsys-gate:a100,h100 -->\n"), "{md}");
     assert_eq!(key_of_marker(&md), Some("a100,h100"));
-    assert_eq!(marker("smoke-tensor"), "<!-- nsys-gate:smoke-tensor -->");
-    assert_eq!(sanitize_key("a-->b"), "a-_b");
-    assert_eq!(sanitize_key("x---"), "x");
-    assert_eq!(sanitize_key(" @team #12 \n"), "_team _12");
-    assert_eq!(sanitize_key(""), "report");
-    assert_eq!(sanitize_key(&"k".repeat(500)).len(), 200);
-    assert_eq!(key_of_marker("<!-- nsys-gate:k -->\r\nbody"), Some("k"));
-    assert_eq!(key_of_marker("text\n<!-- nsys-gate:k -->"), None);
 }
 
 proptest::proptest! {

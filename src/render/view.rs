@@ -13,91 +13,17 @@ use serde::Serialize;
 use super::escape::{self, inline_shortened as esc};
 use super::format::{self, duration, duration_i};
 use super::limit::{Budget, Caps};
-use super::outcome::{Failure, RunOutcome};
+use super::RenderOptions;
 use crate::artifact::{
-    Analysis, GateResult, GpuProjectedRange, HostRange, Iteration, Verdict, Warning, WarningCode,
+    Analysis, GateResult, GpuProjectedRange, HostRange, Iteration, IterationStats, ReportName,
+    Verdict, Warning, WarningCode,
 };
-use crate::stats::IterationStats;
-
-/// The hidden first line of every report, `<!-- nsys-gate:KEY -->`: the pull-request
-/// comment of the key is found by it ([`marker`]).
-pub const MARKER_PREFIX: &str = "<!-- nsys-gate:";
-const MARKER_SUFFIX: &str = " -->";
-/// The key when no profile name is known.
-pub const DEFAULT_KEY: &str = "report";
-/// Characters of a key at most.
-const KEY_CHARS: usize = 200;
-
-/// The marker line (without its line break) of `key`, sanitised.
-pub fn marker(key: &str) -> String {
-    format!("{MARKER_PREFIX}{}{MARKER_SUFFIX}", sanitize_key(key))
-}
-
-/// A key that cannot end or break the HTML comment, mention anyone or link anything: letters,
-/// digits, spaces and `._,+=()-` kept, anything else `_`; no `--`, no blank ends, at most
-/// 200 characters; empty becomes [`DEFAULT_KEY`].
-pub fn sanitize_key(raw: &str) -> String {
-    let mut key: String = raw
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || " ._,+=()-".contains(c) {
-                c
-            } else if c.is_whitespace() {
-                ' '
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    while key.contains("--") {
-        key = key.replace("--", "-");
-    }
-    let key: String = key.trim().chars().take(KEY_CHARS).collect();
-    let key = key.trim().trim_end_matches('-').to_owned();
-    if key.is_empty() {
-        DEFAULT_KEY.to_owned()
-    } else {
-        key
-    }
-}
-
-/// The key of a body whose first line is a marker.
-pub fn key_of_marker(body: &str) -> Option<&str> {
-    let line = body.lines().next()?;
-    line.strip_prefix(MARKER_PREFIX)?
-        .strip_suffix(MARKER_SUFFIX)
-}
-
-/// The report's key: its profile names, sorted, without repeats, joined with `,`. A run
-/// directory without an analysis counts with its manifest's profile name when the manifest
-/// reads, else with the directory's name.
-pub fn report_key(outcomes: &[RunOutcome]) -> String {
-    let names: BTreeSet<String> = outcomes
-        .iter()
-        .map(|o| match o {
-            RunOutcome::Analysed { analysis, .. } => analysis.run.profile_name.clone(),
-            RunOutcome::Failed(f) => failed_profile_name(&f.run_dir),
-        })
-        .collect();
-    sanitize_key(&names.into_iter().collect::<Vec<_>>().join(","))
-}
-
-fn failed_profile_name(dir: &Path) -> String {
-    let path = dir.join(crate::rundir::MANIFEST_FILE);
-    crate::manifest::read_bytes(&path)
-        .ok()
-        .and_then(|bytes| crate::manifest::parse(&bytes, &path).ok())
-        .map(|m| m.profile_name)
-        .unwrap_or_else(|| {
-            dir.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        })
-}
+use crate::outcome::{Failure, RunOutcome};
 
 #[derive(Debug, Serialize)]
 pub struct ReportView {
-    /// An HTML comment for the first line: `<!-- nsys-gate:KEY -->`, KEY the profile names.
+    /// An HTML comment for the first line: `<!-- nsys-gate:KEY -->`, KEY the profile names
+    /// (the caller's [`super::RenderOptions::marker`]).
     pub marker: String,
     pub tool_version: &'static str,
     pub gate: OverallGate,
@@ -273,11 +199,15 @@ pub struct FailedView {
     /// The whole error as an indented code block.
     pub error_block: String,
     pub nsys_version: String,
+    /// What nsys printed, as an indented code block, when nsys ran.
+    pub nsys_words: Option<String>,
+    /// The command that was tried, as a code span, when the failure is nsys's.
+    pub command: Option<String>,
     pub checks: Vec<&'static str>,
 }
 
 /// Builds the view of `outcomes` with the given caps.
-pub fn build(outcomes: &[RunOutcome], caps: &Caps, full_top: usize, budget: Budget) -> ReportView {
+pub fn build(outcomes: &[RunOutcome], caps: &Caps, options: &RenderOptions) -> ReportView {
     let runs: Vec<RunView> = outcomes
         .iter()
         .map(|o| match o {
@@ -294,8 +224,8 @@ pub fn build(outcomes: &[RunOutcome], caps: &Caps, full_top: usize, budget: Budg
         })
         .collect();
     ReportView {
-        marker: marker(&report_key(outcomes)),
-        tool_version: crate::TOOL_VERSION,
+        marker: options.marker.clone(),
+        tool_version: crate::artifact::TOOL_VERSION,
         gate: overall_gate(outcomes, caps),
         overview: if outcomes.len() > 1 {
             outcomes.iter().map(|o| overview_row(o, caps)).collect()
@@ -303,7 +233,7 @@ pub fn build(outcomes: &[RunOutcome], caps: &Caps, full_top: usize, budget: Budg
             Vec::new()
         },
         runs,
-        shortened: shortened_notice(caps, &Caps::full(full_top), budget),
+        shortened: shortened_notice(caps, &Caps::full(options.top), options.budget),
     }
 }
 
@@ -339,7 +269,7 @@ fn overall_gate(outcomes: &[RunOutcome], caps: &Caps) -> OverallGate {
             RunOutcome::Failed(f) => reasons.push(format!(
                 "{}: could not be analysed ({})",
                 path_text(&f.run_dir, caps),
-                f.category.label()
+                f.kind.label()
             )),
             RunOutcome::Analysed { analysis, .. } if analysis.gate.result != GateResult::Pass => {
                 let codes: Vec<String> = analysis
@@ -449,7 +379,7 @@ fn overview_row(o: &RunOutcome, caps: &Caps) -> OverviewRow {
             iterations: "not analysed".to_owned(),
             host_median: "none".to_owned(),
             gpu_median: "none".to_owned(),
-            warnings: f.category.label().to_owned(),
+            warnings: f.kind.label().to_owned(),
         },
     }
 }
@@ -500,7 +430,7 @@ fn gpu_available(a: &Analysis) -> bool {
     let written = a
         .provenance
         .report_status
-        .get(crate::nsys::GPU_PROJ)
+        .get(ReportName::GpuProjection.as_str())
         .is_none_or(|s| s.is_written());
     written
         && !a
@@ -1137,13 +1067,18 @@ fn failed(f: &Failure, caps: &Caps) -> FailedView {
     let error = escape::shorten(&f.error, caps.message_chars.max(1000));
     FailedView {
         run_dir: path_text(&f.run_dir, caps),
-        what: f.category.label(),
+        what: f.kind.label(),
         summary: esc(f.error.lines().next().unwrap_or(""), caps.message_chars),
         error_block: escape::code_block(&error),
         nsys_version: match &f.nsys_version {
             Some(v) => esc(v, 100),
             None => "not known (nsys did not run or did not say)".to_owned(),
         },
-        checks: f.category.checks().to_vec(),
+        nsys_words: f.nsys_words.as_deref().map(escape::code_block),
+        command: f
+            .command
+            .as_deref()
+            .map(|c| escape::code(&escape::shorten(c, 1000))),
+        checks: f.checks().to_vec(),
     }
 }

@@ -1,0 +1,23 @@
+//! `nsys-gate analyze`: one run directory to analysis.json, a summary on standard error.
+
+use std::process::ExitCode;
+
+use super::{analyze_options, Context};
+use crate::cli::AnalyzeArgs;
+use crate::gate::{self, GateConfig};
+use crate::progress::Progress;
+
+pub fn analyze(args: &AnalyzeArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    let gate = GateConfig::new(&args.analysis.gate_on, &args.analysis.no_gate_on);
+    let options = analyze_options(
+        &args.run_dir,
+        args.output.clone(),
+        &args.analysis,
+        gate,
+        context,
+    );
+    let mut progress = Progress::stderr();
+    let (analysis, written) = crate::analyze(&options, &mut progress).map_err(|e| e.error)?;
+    progress.summary(&analysis, &written);
+    Ok(gate::exit_code(&analysis.gate))
+}

@@ -1,0 +1,131 @@
+//! The subcommands, one file each: they read the command line and the environment once,
+//! turn them into the stages' plain options, run the stages, and print, write and post what
+//! came out.
+//!
+//! - [`analyze`]: one run directory to analysis.json;
+//! - [`report`]: analysis.json files to the markdown report;
+//! - [`run`]: `analyze` on each run directory, then the report, then the comment;
+//! - [`post`]: a rendered report to the pull-request comment.
+
+mod analyze;
+mod output;
+mod post;
+mod report;
+mod run;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches};
+
+use crate::cli::{AnalysisArgs, Cli, Command};
+use crate::environment::Environment;
+use crate::gate::{self, GateConfig};
+use crate::github::marker;
+use crate::nsys::NsysChoice;
+use crate::outcome::RunOutcome;
+use crate::pipeline::AnalyzeOptions;
+use crate::render::{Budget, RenderOptions, Template};
+
+pub use report::read_outcome;
+
+/// The report's file name in a run directory.
+pub const REPORT_FILE: &str = "report.md";
+
+/// What every command gets besides its arguments: read once, at the start.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    pub env: Environment,
+    /// `--nsys` came from `$NSYS`, not the command line (for the words of its errors).
+    pub nsys_from_env: bool,
+}
+
+/// The program: parses the command line, reads the environment, runs the command.
+pub fn main() -> ExitCode {
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let nsys_from_env = match matches.subcommand() {
+        Some(("analyze" | "run", sub)) => {
+            sub.value_source("nsys") == Some(ValueSource::EnvVariable)
+        }
+        _ => false,
+    };
+    let context = Context {
+        env: Environment::from_process(),
+        nsys_from_env,
+    };
+    execute(cli, &context)
+}
+
+/// Runs one command line and returns the contract's exit status.
+pub fn execute(cli: Cli, context: &Context) -> ExitCode {
+    let result = match cli.command {
+        Command::Analyze(args) => analyze::analyze(&args, context),
+        Command::Report(args) => report::report(&args, context),
+        Command::Run(args) => run::run(&args, context),
+        Command::Post(args) => post::post(&args, context),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            report_error(&err);
+            ExitCode::from(gate::exit::ERROR)
+        }
+    }
+}
+
+fn report_error(err: &anyhow::Error) {
+    let mut text = format!("nsys-gate: error: {err}");
+    for cause in err.chain().skip(1) {
+        text.push_str(&format!("\n  caused by: {cause}"));
+    }
+    eprintln!("{text}");
+}
+
+/// The pipeline's options for one run directory; `gate` is checked once for all of them.
+fn analyze_options(
+    run_dir: &Path,
+    output: Option<PathBuf>,
+    args: &AnalysisArgs,
+    gate: GateConfig,
+    context: &Context,
+) -> AnalyzeOptions {
+    let nsys = match &args.nsys {
+        Some(path) if context.nsys_from_env => NsysChoice::Env(path.clone()),
+        Some(path) => NsysChoice::Flag(path.clone()),
+        None => NsysChoice::Search,
+    };
+    AnalyzeOptions {
+        run_dir: run_dir.to_owned(),
+        nsys,
+        nsys_timeout: Duration::from_secs(args.nsys_timeout),
+        output,
+        reuse_stats: args.reuse_stats,
+        gate,
+    }
+}
+
+fn load_template(path: Option<&Path>) -> anyhow::Result<Template> {
+    Ok(match path {
+        Some(p) => Template::from_file(p)?,
+        None => Template::builtin(),
+    })
+}
+
+/// The report's options: `top` rows, the comment's budget, the marker of the outcomes' key.
+fn render_options(top: u16, outcomes: &[RunOutcome]) -> RenderOptions {
+    RenderOptions {
+        top: usize::from(top),
+        budget: Budget::comment(),
+        marker: marker::marker(&marker::report_key(outcomes)),
+    }
+}
+
+/// The absolute form of a path, without resolving symlinks when it does not exist.
+fn absolute(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path)
+        .or_else(|_| std::path::absolute(path))
+        .unwrap_or_else(|_| path.to_owned())
+}

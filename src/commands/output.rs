@@ -1,0 +1,184 @@
+//! What `report` and `run` do with a rendered report: write report.md, print it, and inside
+//! GitHub Actions write the step summary, the annotations and the step outputs.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+
+use super::{absolute, REPORT_FILE};
+use crate::actions;
+use crate::artifact::{self, Verdict};
+use crate::environment::Environment;
+use crate::gate;
+use crate::outcome::{chain_text, overall_status, RunOutcome};
+use crate::render::{limit, Budget, RenderOptions, Renderer};
+
+/// Smallest room in the step summary worth writing a report into.
+const MIN_SUMMARY_BYTES: usize = 4096;
+
+pub struct Finish<'a> {
+    pub options: RenderOptions,
+    /// `--output` (not `-`).
+    pub output: Option<PathBuf>,
+    /// False for `--output -`: standard output only.
+    pub write_file: bool,
+    pub run_dirs: &'a [PathBuf],
+    /// Print the report to standard output.
+    pub print: bool,
+}
+
+/// Writes, prints and gates; returns the exit status and the report.
+pub fn finish(
+    renderer: &Renderer,
+    outcomes: &[RunOutcome],
+    f: &Finish,
+    env: &Environment,
+) -> anyhow::Result<(ExitCode, String)> {
+    let status = overall_status(outcomes);
+    let report = renderer.render(outcomes, &f.options)?;
+
+    let report_path = write_report(&report, f)?;
+    if f.print || report_path.is_none() {
+        let text = if env.in_actions {
+            actions::without_commands(&report)
+        } else {
+            report.clone()
+        };
+        let mut stdout = std::io::stdout().lock();
+        stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+            .context("cannot write the report to standard output")?;
+    }
+
+    if env.in_actions {
+        if let Err(err) =
+            write_actions_files(renderer, outcomes, f, report_path.as_deref(), status, env)
+        {
+            eprintln!(
+                "nsys-gate: error: {}",
+                chain_text(&err).replace('\n', "\n  ")
+            );
+            return Ok((ExitCode::from(gate::exit::ERROR), report));
+        }
+    }
+    Ok((ExitCode::from(status), report))
+}
+
+/// Writes report.md (`--output`, else the first existing run directory's); returns where.
+fn write_report(report: &str, f: &Finish) -> anyhow::Result<Option<PathBuf>> {
+    let report_path = f.output.clone().filter(|_| f.write_file).or_else(|| {
+        f.run_dirs
+            .iter()
+            .find(|d| f.write_file && d.is_dir())
+            .map(|d| absolute(d).join(REPORT_FILE))
+    });
+    match &report_path {
+        Some(path) => {
+            artifact::write_atomically(path, report.as_bytes())
+                .with_context(|| format!("cannot write the report to {}", path.display()))?;
+            eprintln!("nsys-gate: report written to {}", path.display());
+        }
+        None if f.write_file => eprintln!(
+            "nsys-gate: no run directory exists to write {REPORT_FILE} into (pass --output FILE); the report goes to standard output"
+        ),
+        None => {}
+    }
+    Ok(report_path)
+}
+
+/// Step summary, annotations and step outputs. Every part is attempted; the first error is
+/// returned.
+fn write_actions_files(
+    renderer: &Renderer,
+    outcomes: &[RunOutcome],
+    f: &Finish,
+    report_path: Option<&Path>,
+    status: u8,
+    env: &Environment,
+) -> anyhow::Result<()> {
+    let mut first_error: Option<anyhow::Error> = None;
+    let mut keep = |r: anyhow::Result<()>| {
+        if let Err(e) = r {
+            first_error.get_or_insert(e);
+        }
+    };
+    if let Some(path) = &env.step_summary {
+        keep(append_summary(renderer, outcomes, f, path));
+    }
+    let mut stdout = std::io::stdout().lock();
+    for annotation in actions::annotations(outcomes) {
+        keep(writeln!(stdout, "{}", annotation.command()).context("cannot write annotations"));
+    }
+    keep(stdout.flush().context("cannot write annotations"));
+    drop(stdout);
+    if let Some(path) = &env.output {
+        let outputs = step_outputs(outcomes, report_path, status);
+        keep(actions::write_outputs(path, &outputs).map_err(anyhow::Error::from));
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// The report again, within what is left of the step summary's 1 MiB.
+fn append_summary(
+    renderer: &Renderer,
+    outcomes: &[RunOutcome],
+    f: &Finish,
+    path: &Path,
+) -> anyhow::Result<()> {
+    let room = limit::SUMMARY_BYTES.saturating_sub(actions::summary_size(path) + 1);
+    if room < MIN_SUMMARY_BYTES {
+        eprintln!(
+            "nsys-gate: warning: the step summary {} already holds nearly {}; the report was not added to it",
+            path.display(),
+            Budget::Bytes(limit::SUMMARY_BYTES).describe()
+        );
+        return Ok(());
+    }
+    let summary = renderer.render(outcomes, &f.options.within(Budget::Bytes(room)))?;
+    actions::append_summary(path, &summary)?;
+    Ok(())
+}
+
+/// `analysis-paths`, `report-path`, `gate` and `warnings`.
+fn step_outputs(
+    outcomes: &[RunOutcome],
+    report_path: Option<&Path>,
+    status: u8,
+) -> [(&'static str, String); 4] {
+    let analysis_paths: Vec<String> = outcomes
+        .iter()
+        .filter_map(|o| match o {
+            RunOutcome::Analysed { path, .. } => Some(path.display().to_string()),
+            RunOutcome::Failed(_) => None,
+        })
+        .collect();
+    let warnings: usize = outcomes
+        .iter()
+        .map(|o| match o {
+            RunOutcome::Analysed { analysis, .. } => analysis.warnings.len(),
+            RunOutcome::Failed(_) => 0,
+        })
+        .sum();
+    let verdict = match status {
+        gate::exit::PASS => Verdict::Pass,
+        gate::exit::FAIL => Verdict::Fail,
+        _ => Verdict::Error,
+    };
+    [
+        ("analysis-paths", analysis_paths.join("\n")),
+        (
+            "report-path",
+            report_path
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+        ),
+        ("gate", verdict.as_str().to_owned()),
+        ("warnings", warnings.to_string()),
+    ]
+}

@@ -1,0 +1,245 @@
+//! `nsys-gate post`, and the posting that `run` shares with it: find the pull request, then
+//! create or update the one comment of a key.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+
+use super::Context;
+use crate::actions;
+use crate::cli::{CommentArgs, PostArgs};
+use crate::environment::Environment;
+use crate::gate;
+use crate::github::marker::{self, key_of_marker, with_marker};
+use crate::github::{self, EventPr, PostError, Repo};
+use crate::render::{limit, Budget};
+
+pub fn post(args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    let text = read_report(&args.report)?;
+    let key = match &args.comment.comment_key {
+        Some(k) => k.clone(),
+        None => match key_of_marker(&text) {
+            Some(k) => k.to_owned(),
+            None => {
+                eprintln!(
+                    "nsys-gate: {} does not start with a `<!-- nsys-gate:KEY -->` marker and --comment-key is not given; using the key `{}`",
+                    args.report.display(),
+                    marker::DEFAULT_KEY
+                );
+                marker::DEFAULT_KEY.to_owned()
+            }
+        },
+    };
+    let text = with_marker(&text, &key);
+    let body = cut_report(&text, limit::COMMENT_CHARS);
+    let shrink = |chars: usize| cut_report(&text, chars);
+    match post_comment(&args.comment, &key, body, &shrink, &context.env) {
+        Posted::Done | Posted::Skipped => Ok(ExitCode::SUCCESS),
+        Posted::Failed(err) => {
+            print_post_failure("error", &err);
+            Ok(ExitCode::from(gate::exit::ERROR))
+        }
+    }
+}
+
+/// The report to post. It may come from a fork's artifact: data, read with a size limit.
+fn read_report(path: &Path) -> anyhow::Result<String> {
+    const MAX_REPORT_BYTES: u64 = 16 << 20;
+    let size = std::fs::metadata(path)
+        .with_context(|| format!("cannot read the report {}", path.display()))?
+        .len();
+    if size > MAX_REPORT_BYTES {
+        anyhow::bail!(
+            "the report {} is {size} bytes; refusing to read more than {MAX_REPORT_BYTES}",
+            path.display()
+        );
+    }
+    std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the report {}", path.display()))
+}
+
+/// The report cut to `chars` characters at a line boundary, the first line (the marker) kept;
+/// unchanged when it fits.
+pub fn cut_report(text: &str, chars: usize) -> String {
+    limit::cut(
+        text,
+        Budget::Chars(chars),
+        &format!(
+            "**This report was cut to fit the server's limit of {} characters.** The full report is in the job's report.md.",
+            limit::thousands(chars)
+        ),
+    )
+}
+
+/// Prints why posting failed, with a hint when the token may not write (a fork).
+pub fn print_post_failure(level: &str, err: &PostError) {
+    let mut text = format!("nsys-gate: {level}: cannot post the pull-request comment: {err}");
+    if err.is_no_access() {
+        text.push_str("\n  hint: ");
+        text.push_str(github::FORK_HINT);
+    }
+    eprintln!("{text}");
+}
+
+pub enum Posted {
+    Done,
+    Skipped,
+    Failed(PostError),
+}
+
+/// Where the comment goes, once the event, the repository and the token are known.
+struct Target {
+    event: EventPr,
+    repo: Repo,
+    config: github::ClientConfig,
+}
+
+/// Posts `body` as the comment of `key`: finds the pull request, then creates or updates.
+/// Prints what it did (and the comment's URL) on standard error; in GitHub Actions also sets
+/// the step output `comment-url`.
+pub fn post_comment(
+    args: &CommentArgs,
+    key: &str,
+    body: String,
+    shrink: &dyn Fn(usize) -> String,
+    env: &Environment,
+) -> Posted {
+    let key = marker::sanitize_key(key);
+    let target = match target(args, env) {
+        Ok(Some(target)) => target,
+        Ok(None) => return Posted::Skipped,
+        Err(e) => return Posted::Failed(e),
+    };
+    let matcher = github::Matcher {
+        key: key.clone(),
+        author: args.comment_author.clone(),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            return Posted::Failed(PostError::Config(format!(
+                "cannot start the async runtime: {e}"
+            )))
+        }
+    };
+    let repo = target.repo.clone();
+    let result = runtime.block_on(upsert(
+        target,
+        &matcher,
+        github::Body { text: body, shrink },
+    ));
+    match result {
+        Ok(None) => {
+            eprintln!(
+                "nsys-gate: no open pull request of {repo} has the workflow run's head commit; the report was not posted"
+            );
+            Posted::Skipped
+        }
+        Ok(Some((pr, outcome))) => {
+            report_posted(&key, &repo, pr, &outcome, env);
+            Posted::Done
+        }
+        Err(e) => Posted::Failed(e),
+    }
+}
+
+/// The event's pull request, the repository and the client's settings; `None` when there is
+/// no pull request to comment on.
+fn target(args: &CommentArgs, env: &Environment) -> Result<Option<Target>, PostError> {
+    let event = match args.pr {
+        Some(n) => EventPr::Number(n),
+        None => match env.pull_request()? {
+            EventPr::None { event } => {
+                eprintln!(
+                    "nsys-gate: no pull request to comment on (event: {event}); the report was not posted (pass --pr N to post anyway)"
+                );
+                return Ok(None);
+            }
+            e => e,
+        },
+    };
+    let repo = match args
+        .repo
+        .as_deref()
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+    {
+        Some(r) => Repo::parse(r)?,
+        None => {
+            return Err(PostError::Config(
+                "no repository: pass --repo OWNER/NAME or set GITHUB_REPOSITORY".into(),
+            ))
+        }
+    };
+    let Some(token) = github::Token::from_env(&args.token_env) else {
+        return Err(PostError::Config(format!(
+            "no token in ${}: in a workflow pass it with `env: {}: ${{{{ secrets.GITHUB_TOKEN }}}}` and grant `permissions: pull-requests: write`",
+            args.token_env, args.token_env
+        )));
+    };
+    let budget = Duration::from_secs(args.post_timeout);
+    let api_url = args.api_url.trim();
+    let config = github::ClientConfig {
+        api_url: if api_url.is_empty() {
+            github::DEFAULT_API_URL.to_owned()
+        } else {
+            api_url.to_owned()
+        },
+        token,
+        max_tries: 3,
+        budget,
+        connect_timeout: (budget / 2).min(Duration::from_secs(10)),
+        request_timeout: (budget / 2).min(Duration::from_secs(30)),
+    };
+    Ok(Some(Target {
+        event,
+        repo,
+        config,
+    }))
+}
+
+/// Finds the pull request (from a head commit, for `workflow_run`) and upserts the comment.
+async fn upsert(
+    target: Target,
+    matcher: &github::Matcher,
+    body: github::Body<'_>,
+) -> Result<Option<(u64, github::Outcome)>, PostError> {
+    let client = github::Client::new(target.config)?;
+    let pr = match target.event {
+        EventPr::Number(n) => n,
+        EventPr::HeadSha(sha) => match client.pull_by_head(&target.repo, &sha).await? {
+            Some(n) => {
+                eprintln!("nsys-gate: pull request #{n} has head commit {sha}");
+                n
+            }
+            None => return Ok(None),
+        },
+        EventPr::None { .. } => unreachable!("`target` returns no target without a pull request"),
+    };
+    let outcome = github::upsert(&client, &target.repo, pr, matcher, body).await?;
+    Ok(Some((pr, outcome)))
+}
+
+/// Says what was done, and sets the step output `comment-url` in GitHub Actions.
+fn report_posted(key: &str, repo: &Repo, pr: u64, outcome: &github::Outcome, env: &Environment) {
+    let url = outcome.url().unwrap_or("").to_owned();
+    eprintln!(
+        "nsys-gate: comment `{key}` on {repo}#{pr} {}: {}",
+        outcome.verb(),
+        if url.is_empty() {
+            "(no URL returned)"
+        } else {
+            &url
+        }
+    );
+    if let Some(path) = env.output_file() {
+        if let Err(e) = actions::write_outputs(path, &[("comment-url", url)]) {
+            eprintln!("nsys-gate: warning: {e}");
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! `nsys-gate report`: the run directories' analysis.json files to one markdown report.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use super::output::{finish, Finish};
+use super::{absolute, load_template, render_options, Context};
+use crate::artifact::{self, Analysis};
+use crate::cli::ReportArgs;
+use crate::outcome::{Failure, FailureKind, RunFacts, RunOutcome};
+use crate::render::Renderer;
+use crate::{manifest, rundir, ANALYSIS_FILE};
+
+pub fn report(args: &ReportArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    let template = load_template(args.render.template.as_deref())?;
+    let renderer = Renderer::new(&template)?;
+    let outcomes: Vec<RunOutcome> = args.run_dirs.iter().map(|d| read_outcome(d)).collect();
+    let to_stdout = args.output.as_deref() == Some(Path::new("-"));
+    finish(
+        &renderer,
+        &outcomes,
+        &Finish {
+            options: render_options(args.render.top, &outcomes),
+            output: args.output.clone().filter(|_| !to_stdout),
+            write_file: !to_stdout,
+            run_dirs: &args.run_dirs,
+            print: to_stdout,
+        },
+        &context.env,
+    )
+    .map(|(code, _)| code)
+}
+
+/// Reads `DIR/analysis.json`; a missing or unreadable one is a failed outcome, with the
+/// manifest's profile name when the manifest reads.
+pub fn read_outcome(dir: &Path) -> RunOutcome {
+    let dir = absolute(dir);
+    let path = dir.join(ANALYSIS_FILE);
+    match read_analysis(&dir, &path) {
+        Ok(analysis) => RunOutcome::Analysed {
+            analysis: Box::new(analysis),
+            path,
+        },
+        Err(error) => {
+            let mut failure = Failure::new(dir.clone(), FailureKind::NoAnalysis, error);
+            failure.facts = facts_of(&dir);
+            RunOutcome::Failed(failure)
+        }
+    }
+}
+
+fn read_analysis(dir: &Path, path: &Path) -> Result<Analysis, String> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!(
+                "no {ANALYSIS_FILE} in {} (run `nsys-gate analyze --run-dir {}` first)",
+                dir.display(),
+                dir.display()
+            ))
+        }
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let wrong_version = |v: &dyn std::fmt::Display| {
+        format!(
+            "{} has schema_version {v}; this nsys-gate reads {}",
+            path.display(),
+            artifact::SCHEMA_VERSION
+        )
+    };
+    match serde_json::from_slice::<Analysis>(&bytes) {
+        Ok(analysis) if analysis.schema_version == artifact::SCHEMA_VERSION => Ok(analysis),
+        Ok(analysis) => Err(wrong_version(&analysis.schema_version)),
+        Err(e) => {
+            let version = serde_json::from_slice::<serde_json::Value>(&bytes)
+                .ok()
+                .and_then(|v| v.get("schema_version").cloned());
+            match version {
+                Some(v) if v != serde_json::json!(artifact::SCHEMA_VERSION) => {
+                    Err(wrong_version(&v))
+                }
+                _ => Err(format!(
+                    "{} is not an analysis.json that nsys-gate wrote: {e}",
+                    path.display()
+                )),
+            }
+        }
+    }
+}
+
+/// What the run directory's manifest says, when it reads.
+fn facts_of(dir: &Path) -> RunFacts {
+    let path = dir.join(rundir::MANIFEST_FILE);
+    RunFacts {
+        profile_name: manifest::read_bytes(&path)
+            .ok()
+            .and_then(|bytes| manifest::parse(&bytes, &path).ok())
+            .map(|m| m.profile_name),
+    }
+}

@@ -1,0 +1,85 @@
+//! `nsys-gate run`: `analyze` on each run directory, one report covering all of them, the
+//! gate, and the pull-request comment.
+
+use std::process::ExitCode;
+
+use super::output::{finish, Finish};
+use super::post::{cut_report, post_comment, print_post_failure, Posted};
+use super::{absolute, analyze_options, load_template, render_options, Context};
+use crate::cli::RunArgs;
+use crate::gate::{self, GateConfig};
+use crate::github::marker::{report_key, with_marker};
+use crate::outcome::{chain_text, RunOutcome};
+use crate::progress::Progress;
+use crate::render::{limit, Budget, Renderer};
+
+pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    let gate = GateConfig::new(&args.analysis.gate_on, &args.analysis.no_gate_on);
+    // A broken template fails before nsys runs.
+    let template = load_template(args.render.template.as_deref())?;
+    let renderer = Renderer::new(&template)?;
+    let outcomes: Vec<RunOutcome> = args
+        .run_dirs
+        .iter()
+        .map(|dir| {
+            let options = analyze_options(dir, None, &args.analysis, gate.clone(), context);
+            let mut progress = Progress::stderr();
+            match crate::analyze(&options, &mut progress) {
+                Ok((analysis, path)) => {
+                    progress.summary(&analysis, &path);
+                    RunOutcome::Analysed {
+                        analysis: Box::new(analysis),
+                        path,
+                    }
+                }
+                Err(err) => {
+                    eprintln!(
+                        "nsys-gate: error: {}: {}",
+                        dir.display(),
+                        chain_text(&err.error).replace('\n', "\n  ")
+                    );
+                    RunOutcome::Failed(err.to_failure(absolute(dir)))
+                }
+            }
+        })
+        .collect();
+    let options = render_options(args.render.top, &outcomes);
+    let (code, report) = finish(
+        &renderer,
+        &outcomes,
+        &Finish {
+            options: options.clone(),
+            output: args.output.clone(),
+            write_file: true,
+            run_dirs: &args.run_dirs,
+            print: true,
+        },
+        &context.env,
+    )?;
+    if args.no_post {
+        return Ok(code);
+    }
+    let key = args
+        .comment
+        .comment_key
+        .clone()
+        .unwrap_or_else(|| report_key(&outcomes));
+    let shrink = |chars: usize| {
+        let text = renderer
+            .render(&outcomes, &options.within(Budget::Chars(chars)))
+            .unwrap_or_else(|_| report.clone());
+        cut_report(&with_marker(&text, &key), chars)
+    };
+    let body = cut_report(&with_marker(&report, &key), limit::COMMENT_CHARS);
+    match post_comment(&args.comment, &key, body, &shrink, &context.env) {
+        Posted::Done | Posted::Skipped => Ok(code),
+        Posted::Failed(err) if args.fail_on_post_error => {
+            print_post_failure("error", &err);
+            Ok(ExitCode::from(gate::exit::ERROR))
+        }
+        Posted::Failed(err) => {
+            print_post_failure("warning", &err);
+            Ok(code)
+        }
+    }
+}

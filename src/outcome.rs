@@ -1,0 +1,181 @@
+//! What happened to one run directory, as the report and the exit status see it: analysed
+//! (the artifact), or failed with a typed [`Failure`] that the failing stage filled in.
+//!
+//! Plain data only: the renderer reads these types and nothing of the stages behind them.
+
+use std::path::PathBuf;
+
+use crate::artifact::{Analysis, GateResult};
+use crate::gate::exit;
+
+/// One run directory as the report sees it.
+#[derive(Debug, Clone)]
+pub enum RunOutcome {
+    /// analysis.json was written (or read); `path` is where it is.
+    Analysed {
+        analysis: Box<Analysis>,
+        path: PathBuf,
+    },
+    /// No analysis (exit status 2): what failed and what to check.
+    Failed(Failure),
+}
+
+impl RunOutcome {
+    /// The contract's exit status for this run directory alone.
+    pub fn status(&self) -> u8 {
+        match self {
+            RunOutcome::Analysed { analysis, .. } => match analysis.gate.result {
+                GateResult::Pass => exit::PASS,
+                GateResult::Fail => exit::FAIL,
+            },
+            RunOutcome::Failed(_) => exit::ERROR,
+        }
+    }
+}
+
+/// The exit status over several run directories: the worst of them (2 over 1 over 0).
+pub fn overall_status(outcomes: &[RunOutcome]) -> u8 {
+    outcomes
+        .iter()
+        .map(RunOutcome::status)
+        .max()
+        .unwrap_or(exit::ERROR)
+}
+
+/// A run directory that could not be analysed, as the stage that failed described it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub run_dir: PathBuf,
+    pub kind: FailureKind,
+    /// The whole error: every cause, one per line (`caused by: …`), with nsys's own words.
+    pub error: String,
+    /// The exact version of the nsys involved, when it is known.
+    pub nsys_version: Option<String>,
+    /// What nsys printed, when nsys ran and its words explain the failure.
+    pub nsys_words: Option<String>,
+    /// The command that was tried, when the failure is nsys's.
+    pub command: Option<String>,
+    /// Run facts read before the failure.
+    pub facts: RunFacts,
+}
+
+/// What was known of the run when it failed: empty when the manifest could not be read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunFacts {
+    /// The manifest's `profile_name`.
+    pub profile_name: Option<String>,
+}
+
+impl Failure {
+    /// A failure with no nsys facts; the builder methods below add what the stage knows.
+    pub fn new(run_dir: PathBuf, kind: FailureKind, error: String) -> Self {
+        Failure {
+            run_dir,
+            kind,
+            error,
+            nsys_version: None,
+            nsys_words: None,
+            command: None,
+            facts: RunFacts::default(),
+        }
+    }
+
+    /// What to check, most likely first.
+    pub fn checks(&self) -> &'static [&'static str] {
+        self.kind.checks()
+    }
+}
+
+/// What kind of failure, for the words and the things to check in the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// No nsys executable, or it could not be run or asked its version.
+    MissingExecutable,
+    /// The trace is newer than this nsys, or this nsys lacks the NVTX reports.
+    IncompatibleTrace,
+    /// nsys found no NVTX data it could report.
+    NoNvtxData,
+    /// nsys ran and failed otherwise.
+    NsysFailed,
+    /// nsys ran past `--nsys-timeout`.
+    Timeout,
+    /// A CSV report lacks a column, or its rows do not parse or fit together.
+    ReportColumns,
+    /// manifest.yaml is missing a key, ill-typed or not YAML.
+    Manifest,
+    /// The run directory or its trace is missing or not what it should be.
+    RunDirectory,
+    /// `report`: there is no readable analysis.json.
+    NoAnalysis,
+    Other,
+}
+
+impl FailureKind {
+    /// A short phrase: what failed.
+    pub fn label(self) -> &'static str {
+        match self {
+            FailureKind::MissingExecutable => "nsys could not be run",
+            FailureKind::IncompatibleTrace => "the trace and this nsys are incompatible",
+            FailureKind::NoNvtxData => "nsys found no NVTX data",
+            FailureKind::NsysFailed => "nsys stats failed",
+            FailureKind::Timeout => "nsys stats ran past the timeout",
+            FailureKind::ReportColumns => "nsys's CSV reports could not be read",
+            FailureKind::Manifest => "manifest.yaml could not be read",
+            FailureKind::RunDirectory => "the run directory or its trace is missing",
+            FailureKind::NoAnalysis => "there is no readable analysis.json",
+            FailureKind::Other => "the analysis failed",
+        }
+    }
+
+    /// What to check, most likely first.
+    pub fn checks(self) -> &'static [&'static str] {
+        match self {
+            FailureKind::MissingExecutable => &[
+                "Nsight Systems is installed where the job runs (for example with `scripts/install-nsys.sh` or NVIDIA's packages)",
+                "`--nsys PATH` or `$NSYS` names the `nsys` executable itself, and the job's user may run it",
+            ],
+            FailureKind::IncompatibleTrace => &[
+                "the trace was recorded by a newer Nsight Systems than the one reading it: read it with the same or a newer version (`--nsys PATH`)",
+                "the nsys reading the trace is 2022.4 or newer (older ones lack the NVTX reports)",
+            ],
+            FailureKind::NoNvtxData => &[
+                "the program was profiled with NVTX tracing on (`nsys profile --trace cuda,nvtx …`)",
+                "the program pushes its NVTX ranges (the capture range and the iteration ranges) on the profiled path",
+            ],
+            FailureKind::NsysFailed => &[
+                "nsys's own words above",
+                "the trace is complete (the profiled program ended normally and nsys finished writing it) and the disk is not full",
+            ],
+            FailureKind::Timeout => &[
+                "raise `--nsys-timeout` for large traces",
+                "the trace is not unusually large (a capture range that covers more than the measured iterations)",
+            ],
+            FailureKind::ReportColumns => &[
+                "the Nsight Systems version: a newer or older nsys may have renamed or dropped a report column (the message names the column, the file and the version)",
+                "versions 2022.4, 2023.4 and 2024.2 are tested; with `--reuse-stats`, that the CSVs under `stats/` were not edited or cut short",
+            ],
+            FailureKind::Manifest => &[
+                "manifest.yaml at the line named above",
+                "the required keys: `profile_name`, `run_id`, `capture_range` and `workload.iterations`",
+            ],
+            FailureKind::RunDirectory => &[
+                "`--run-dir` names the folder the profiling harness wrote, with manifest.yaml and the trace in it",
+                "a downloaded artifact kept the whole folder, trace included",
+            ],
+            FailureKind::NoAnalysis => &[
+                "run `nsys-gate analyze --run-dir DIR` (or `nsys-gate run`) on the run directory first",
+                "analysis.json was written by this version of nsys-gate (schema version 1)",
+            ],
+            FailureKind::Other => &["the message above"],
+        }
+    }
+}
+
+/// The error and every cause, one per line, as `nsys-gate: error:` prints them.
+pub fn chain_text(error: &anyhow::Error) -> String {
+    let mut text = error.to_string();
+    for cause in error.chain().skip(1) {
+        text.push_str(&format!("\ncaused by: {cause}"));
+    }
+    text
+}

@@ -1,0 +1,431 @@
+//! The `analyze` pipeline, one stage after another: run directory and manifest -> nsys (run
+//! and classify) -> the CSV reports -> the analysis -> the gate -> `analysis.json`.
+//!
+//! Each stage's typed error becomes an [`AnalyzeError`] at the call site that knows what it
+//! means (its [`FailureKind`], the nsys version, nsys's words, the command tried, the profile
+//! name once the manifest is read), so the report never reads an error message back.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{anyhow, Context};
+
+use crate::analysis;
+use crate::artifact::{
+    self, Analysis, Provenance, ReportName, ReportStatus, Run, Warning, WarningCode,
+};
+use crate::gate::{self, GateConfig};
+use crate::nsys::{self, NsysChoice, NsysError, StatsStamp};
+use crate::outcome::{chain_text, Failure, FailureKind, RunFacts};
+use crate::progress::Progress;
+use crate::reports::{self, GpuProjRow, Interner, PushPopRow};
+use crate::rundir::{self, RunDir, RunDirError};
+use crate::{ANALYSIS_FILE, STATS_DIR, TOOL_VERSION};
+
+/// What `analyze` is asked to do, free of command-line types.
+#[derive(Debug, Clone)]
+pub struct AnalyzeOptions {
+    pub run_dir: PathBuf,
+    pub nsys: NsysChoice,
+    pub nsys_timeout: Duration,
+    /// Where analysis.json goes [default: RUN_DIR/analysis.json].
+    pub output: Option<PathBuf>,
+    /// Read the CSVs an earlier run left under `stats/` instead of running nsys.
+    pub reuse_stats: bool,
+    pub gate: GateConfig,
+}
+
+/// Why `analyze` wrote nothing: the error as people read it, and what the report needs.
+#[derive(Debug)]
+pub struct AnalyzeError {
+    /// The error and its causes, as `nsys-gate: error:` prints them.
+    pub error: anyhow::Error,
+    pub kind: FailureKind,
+    pub nsys_version: Option<String>,
+    pub nsys_words: Option<String>,
+    pub command: Option<String>,
+    pub facts: RunFacts,
+}
+
+impl AnalyzeError {
+    fn new(kind: FailureKind, error: impl Into<anyhow::Error>) -> Self {
+        AnalyzeError {
+            error: error.into(),
+            kind,
+            nsys_version: None,
+            nsys_words: None,
+            command: None,
+            facts: RunFacts::default(),
+        }
+    }
+
+    fn other(error: impl Into<anyhow::Error>) -> Self {
+        AnalyzeError::new(FailureKind::Other, error)
+    }
+
+    fn with_version(mut self, version: &str) -> Self {
+        self.nsys_version = Some(version.to_owned());
+        self
+    }
+
+    fn with_facts(mut self, facts: &RunFacts) -> Self {
+        self.facts = facts.clone();
+        self
+    }
+
+    /// The failure of the run directory `run_dir`, for the report.
+    pub fn to_failure(&self, run_dir: PathBuf) -> Failure {
+        Failure {
+            run_dir,
+            kind: self.kind,
+            error: chain_text(&self.error),
+            nsys_version: self.nsys_version.clone(),
+            nsys_words: self.nsys_words.clone(),
+            command: self.command.clone(),
+            facts: self.facts.clone(),
+        }
+    }
+}
+
+impl From<RunDirError> for AnalyzeError {
+    fn from(e: RunDirError) -> Self {
+        AnalyzeError::new(e.kind(), e)
+    }
+}
+
+impl From<NsysError> for AnalyzeError {
+    fn from(e: NsysError) -> Self {
+        AnalyzeError {
+            kind: e.kind(),
+            nsys_version: e.version().map(str::to_owned),
+            nsys_words: e.words().map(str::to_owned),
+            command: e.command().map(str::to_owned),
+            facts: RunFacts::default(),
+            error: e.into(),
+        }
+    }
+}
+
+/// The `analyze` pipeline. Returns the analysis and the path it was written to. On any error
+/// nothing is written: an existing analysis.json stays as it was.
+pub fn analyze(
+    options: &AnalyzeOptions,
+    progress: &mut Progress,
+) -> Result<(Analysis, PathBuf), AnalyzeError> {
+    // 1. The run directory and its manifest.
+    let read = rundir::read_manifest_of(&options.run_dir)?;
+    let facts = RunFacts {
+        profile_name: Some(read.manifest.profile_name.clone()),
+    };
+    let add_facts = |e: AnalyzeError| e.with_facts(&facts);
+    let run = rundir::locate_trace(read).map_err(|e| add_facts(e.into()))?;
+    let output = options
+        .output
+        .clone()
+        .unwrap_or_else(|| run.dir.join(ANALYSIS_FILE));
+    let stats_dir = run.dir.join(STATS_DIR);
+    rundir::prepare_outputs(&stats_dir, &output, options.reuse_stats)
+        .map_err(|e| add_facts(AnalyzeError::other(e)))?;
+    // One analysis of a run directory at a time: a second one is refused, not interleaved.
+    let _lock = rundir::lock(&run.dir, &stats_dir, options.reuse_stats)
+        .map_err(|e| add_facts(AnalyzeError::other(e)))?;
+
+    // 2. nsys stats (or the CSVs an earlier run left).
+    let stamp = stats(options, &run, &stats_dir, progress).map_err(add_facts)?;
+
+    // 3. The CSVs.
+    let csvs = read_reports(&stats_dir, &stamp).map_err(add_facts)?;
+
+    // 4. The analysis.
+    let findings = analyse(&run, &csvs, &stats_dir, &stamp).map_err(add_facts)?;
+
+    // 5. Warnings from every stage, and the gate.
+    let mut warnings: Vec<Warning> = run.warnings.clone();
+    if stamp.legacy_reports {
+        warnings.push(Warning::new(
+            WarningCode::LegacyNsysReports,
+            format!(
+                "nsys {} has only the legacy `nvtxpptrace`/`nvtxgpuproj` reports; they were used under the new names",
+                stamp.nsys_version
+            ),
+        ));
+    }
+    if let Some(reason) = csvs.gpu_unavailable {
+        warnings.push(Warning::new(WarningCode::GpuProjectionUnavailable, reason));
+    }
+    warnings.extend(findings.warnings);
+    let gate = gate::apply(&options.gate, &mut warnings);
+
+    // 6. analysis.json.
+    let analysis = Analysis {
+        schema_version: artifact::SCHEMA_VERSION,
+        provenance: provenance(&run, &stamp, options.reuse_stats),
+        run: run_settings(&run),
+        gate,
+        warnings,
+        iteration_summary: findings.iteration_summary,
+        iterations: findings.iterations,
+        host_ranges: findings.host_ranges,
+        gpu_projected_ranges: findings.gpu_projected_ranges,
+    };
+    artifact::write_atomically_with(&output, |out| analysis.write_json(out))
+        .map_err(|e| add_facts(AnalyzeError::other(e)))?;
+    Ok((analysis, output))
+}
+
+/// Runs `nsys stats` and stamps what it did, or reads the stamp of an earlier run.
+fn stats(
+    options: &AnalyzeOptions,
+    run: &RunDir,
+    stats_dir: &Path,
+    progress: &mut Progress,
+) -> Result<StatsStamp, AnalyzeError> {
+    if options.reuse_stats {
+        return nsys::read_stamp(stats_dir).map_err(AnalyzeError::other);
+    }
+    let path = nsys::locate(&options.nsys)?;
+    let nsys = nsys::identify(&path)?;
+    progress.start_nsys(&nsys, &run.trace);
+    let stamp = nsys::run_stats(
+        &nsys,
+        &run.trace,
+        stats_dir,
+        options.nsys_timeout,
+        &mut |elapsed| progress.tick(elapsed),
+    );
+    progress.finish_nsys();
+    let stamp = stamp?;
+    let json = serde_json::to_vec_pretty(&stamp).expect("stamp serialises");
+    artifact::write_atomically(&stats_dir.join(nsys::STAMP_FILE), &json)
+        .map_err(AnalyzeError::other)?;
+    Ok(stamp)
+}
+
+/// The rows of both reports, and why there is no GPU projection when there is none.
+struct Csvs {
+    names: Interner,
+    pushpop: Vec<PushPopRow>,
+    gpu: Option<Vec<GpuProjRow>>,
+    gpu_unavailable: Option<String>,
+}
+
+/// Reads the two reports at once, one per thread: nsys's time dominates big traces, and what
+/// is left is mostly reading. The projection's names are never looked up (rows join on
+/// RangeId), so it interns into a table of its own.
+fn read_reports(stats_dir: &Path, stamp: &StatsStamp) -> Result<Csvs, AnalyzeError> {
+    let pushpop_path = nsys::csv_path(stats_dir, ReportName::PushPop.as_str());
+    let gpu_path = nsys::csv_path(stats_dir, ReportName::GpuProjection.as_str());
+    let pushpop_status = stamp.status(ReportName::PushPop);
+    let gpu_status = stamp.status(ReportName::GpuProjection);
+    let read_gpu = pushpop_status.is_written() && gpu_status.is_written();
+    let (pushpop, gpu_rows, names) = std::thread::scope(|scope| {
+        let gpu = read_gpu.then(|| {
+            scope.spawn(|| {
+                // An empty file is nsys's answer when no range launched GPU work.
+                if std::fs::metadata(&gpu_path).is_ok_and(|m| m.len() == 0) {
+                    Ok(Vec::new())
+                } else {
+                    reports::read_gpu_proj(&gpu_path, &mut Interner::new())
+                }
+            })
+        });
+        let mut names = Interner::new();
+        let pushpop = if pushpop_status.is_written() {
+            reports::read_pushpop(&pushpop_path, &mut names)
+        } else {
+            Ok(Vec::new())
+        };
+        let gpu = gpu.map(|handle| handle.join().expect("the projection reader does not panic"));
+        (pushpop, gpu, names)
+    });
+    let unreadable = |e: reports::ReportError| {
+        AnalyzeError::new(
+            FailureKind::ReportColumns,
+            anyhow!(e).context(format!(
+                "cannot read a report written by nsys {}",
+                stamp.nsys_version
+            )),
+        )
+        .with_version(&stamp.nsys_version)
+    };
+    let pushpop = pushpop.map_err(unreadable)?;
+    let (gpu, gpu_unavailable) = match gpu_rows {
+        Some(rows) => (Some(rows.map_err(unreadable)?), None),
+        None if !pushpop_status.is_written() => (
+            None,
+            Some("the push/pop report was skipped (no NVTX data), so there is no GPU projection either".to_owned()),
+        ),
+        None => (
+            None,
+            Some(format!(
+                "nsys skipped the GPU projection: {}",
+                gpu_status.message.as_deref().unwrap_or("no reason given")
+            )),
+        ),
+    };
+    Ok(Csvs {
+        names,
+        pushpop,
+        gpu,
+        gpu_unavailable,
+    })
+}
+
+/// The analysis of the rows with the manifest's settings.
+fn analyse(
+    run: &RunDir,
+    csvs: &Csvs,
+    stats_dir: &Path,
+    stamp: &StatsStamp,
+) -> Result<analysis::Findings, AnalyzeError> {
+    let manifest = &run.manifest;
+    let settings = analysis::Settings {
+        capture_range: manifest.capture_range.clone(),
+        iteration_pattern: analysis::full_match_regex(&manifest.iteration_pattern)
+            .context("invalid `iteration_pattern`")
+            .map_err(AnalyzeError::other)?,
+        expected_iterations: manifest.iterations,
+    };
+    let relative = |report: ReportName| {
+        let csv = nsys::csv_path(stats_dir, report.as_str());
+        Path::new(STATS_DIR).join(csv.file_name().unwrap_or_default())
+    };
+    analysis::analyze(
+        &settings,
+        &analysis::Reports {
+            names: &csvs.names,
+            pushpop: &csvs.pushpop,
+            pushpop_path: &relative(ReportName::PushPop),
+            gpu: csvs.gpu.as_deref(),
+            gpu_path: &relative(ReportName::GpuProjection),
+        },
+    )
+    .map_err(|e| {
+        AnalyzeError::new(
+            FailureKind::ReportColumns,
+            anyhow!(e).context(format!(
+                "reports written by nsys {} do not fit together",
+                stamp.nsys_version
+            )),
+        )
+        .with_version(&stamp.nsys_version)
+    })
+}
+
+fn provenance(run: &RunDir, stamp: &StatsStamp, stats_reused: bool) -> Provenance {
+    Provenance {
+        run_dir: run.dir.to_string_lossy().into_owned(),
+        manifest_path: rundir::MANIFEST_FILE.to_owned(),
+        manifest_sha256: run.manifest_sha256.clone(),
+        trace_path: run.trace_name.clone(),
+        reports: ReportName::ALL
+            .iter()
+            .map(|r| {
+                (
+                    r.as_str().to_owned(),
+                    format!("{STATS_DIR}/{}_{r}.csv", nsys::OUTPUT_PREFIX),
+                )
+            })
+            .collect(),
+        report_status: ReportName::ALL
+            .into_iter()
+            .map(|r| (r.as_str().to_owned(), stamp.status(r)))
+            .collect(),
+        nsys_version: stamp.nsys_version.clone(),
+        legacy_reports: stamp.legacy_reports,
+        stats_reused,
+        tool_version: TOOL_VERSION.to_owned(),
+    }
+}
+
+fn run_settings(run: &RunDir) -> Run {
+    let manifest = &run.manifest;
+    Run {
+        profile_name: manifest.profile_name.clone(),
+        run_id: manifest.run_id.clone(),
+        target: manifest.target.clone(),
+        device: manifest.device.clone(),
+        git_commit: manifest.git_commit.clone(),
+        command_line: manifest.command_line.clone(),
+        capture_range: manifest.capture_range.clone(),
+        iteration_pattern: manifest.iteration_pattern.clone(),
+        record_count: manifest.record_count,
+        workload: manifest.workload.clone(),
+        cuda: manifest.cuda.clone(),
+        data_source: manifest.data_source.clone(),
+        extra: manifest.extra.clone(),
+    }
+}
+
+impl ReportStatus {
+    /// For messages: `written` or `skipped (nsys's words)`.
+    pub fn describe(&self) -> String {
+        match &self.message {
+            Some(m) => format!("{} ({m})", self.status.as_str()),
+            None => self.status.as_str().to_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nsys_errors_keep_their_kind_version_words_and_command() {
+        let e = AnalyzeError::from(NsysError::IncompatibleTrace {
+            trace_version: "2024.2.3".into(),
+            nsys_version: "2023.4.4.54-234433681190v0".into(),
+            words: "Report was created in Nsight Systems version (2024.2.3), newer than your current version (2023.4.4).".into(),
+            command: "nsys stats …".into(),
+        });
+        let f = e.to_failure("/r".into());
+        assert_eq!(f.kind, FailureKind::IncompatibleTrace);
+        assert_eq!(
+            f.nsys_version.as_deref(),
+            Some("2023.4.4.54-234433681190v0")
+        );
+        assert_eq!(f.command.as_deref(), Some("nsys stats …"));
+        assert!(f
+            .nsys_words
+            .as_deref()
+            .is_some_and(|w| w.contains("newer than your current version")));
+        assert!(f.error.contains("newer than your current version"));
+
+        let e = AnalyzeError::from(NsysError::NotFound {
+            searched: vec!["PATH".into()],
+        });
+        let f = e.to_failure("/r".into());
+        assert_eq!(f.kind, FailureKind::MissingExecutable);
+        assert_eq!(f.nsys_version, None);
+        assert!(f.error.starts_with("no nsys executable found"));
+    }
+
+    #[test]
+    fn a_skipped_report_that_names_nvtx_is_no_nvtx_data() {
+        let failed = |words: &str| NsysError::Failed {
+            version: "2024.2".into(),
+            status: "exited with status 1".into(),
+            report: "nvtx_pushpop_trace",
+            command: "nsys stats".into(),
+            words: words.into(),
+        };
+        assert_eq!(
+            failed("does not contain NV Tools Extension (NVTX) data").kind(),
+            FailureKind::NoNvtxData
+        );
+        assert_eq!(failed("disk full").kind(), FailureKind::NsysFailed);
+    }
+
+    #[test]
+    fn run_directory_errors() {
+        let e = AnalyzeError::from(RunDirError::Missing("/nowhere".into()));
+        assert_eq!(e.kind, FailureKind::RunDirectory);
+        let e = AnalyzeError::from(RunDirError::NoTraceName { value: "x/".into() });
+        assert_eq!(e.kind, FailureKind::Manifest);
+        assert_eq!(
+            AnalyzeError::other(anyhow!("something else")).kind,
+            FailureKind::Other
+        );
+    }
+}

@@ -1,6 +1,7 @@
 //! Command-line interface: clap derive types only. Everything here is converted into plain
 //! option structs before any work starts.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -90,7 +91,7 @@ pub struct CommentArgs {
 
     /// Login of the comment's author to update (`*`: any author); the workflow token posts
     /// as github-actions[bot].
-    #[arg(long, value_name = "LOGIN", default_value = "github-actions[bot]")]
+    #[arg(long, value_name = "LOGIN", default_value = crate::github::DEFAULT_AUTHOR)]
     pub comment_author: String,
 
     /// Give up posting after this long, waits for rate limits and retries included.
@@ -180,9 +181,9 @@ pub struct RenderArgs {
 /// How run directories are analysed: shared by `analyze` and `run`.
 #[derive(Debug, Args)]
 pub struct AnalysisArgs {
-    /// nsys executable [default: PATH, then the usual install places].
-    #[arg(long, value_name = "PATH", env = "NSYS")]
-    pub nsys: Option<PathBuf>,
+    /// nsys executable [default: PATH, then the usual install places]. Empty: the default.
+    #[arg(long, value_name = "PATH", env = "NSYS", value_parser = clap::value_parser!(OsString))]
+    pub nsys: Option<OsString>,
 
     /// Kill nsys and fail the run directory when `nsys stats` runs longer than this.
     #[arg(long, value_name = "SECONDS", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]

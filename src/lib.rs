@@ -15,25 +15,26 @@
 //! [`pipeline`] runs stages 1-6 for one run directory; [`commands`] holds one file per
 //! subcommand and reads the command line and the environment once.
 
-pub mod actions;
-pub mod analysis;
+pub(crate) mod actions;
+pub(crate) mod analysis;
 pub mod artifact;
-pub mod cli;
+pub(crate) mod cli;
 pub mod commands;
-pub mod environment;
+pub(crate) mod environment;
 pub mod gate;
-pub mod github;
-pub mod manifest;
-pub mod nsys;
+pub(crate) mod github;
+pub(crate) mod manifest;
+pub(crate) mod nsys;
 pub mod outcome;
 pub mod pipeline;
 pub mod progress;
 pub mod render;
 pub mod reports;
-pub mod rundir;
-pub mod stats;
+pub(crate) mod rundir;
+pub(crate) mod stats;
 
 pub use artifact::TOOL_VERSION;
+pub use nsys::NsysChoice;
 pub use pipeline::{analyze, AnalyzeError, AnalyzeOptions};
 
 /// The folder under a run directory that nsys's CSVs go to.

@@ -77,12 +77,6 @@ pub struct RunDir {
     pub warnings: Vec<Warning>,
 }
 
-impl RunDir {
-    pub fn is_sqlite_trace(&self) -> bool {
-        self.trace_name.ends_with(".sqlite")
-    }
-}
-
 /// A run directory whose manifest has been read, before its trace is checked.
 #[derive(Debug, Clone)]
 pub struct ManifestRead {
@@ -90,11 +84,6 @@ pub struct ManifestRead {
     pub dir: PathBuf,
     pub manifest: Manifest,
     pub manifest_sha256: String,
-}
-
-/// Opens a run directory: its manifest, then its trace.
-pub fn open(dir: &Path) -> Result<RunDir, RunDirError> {
-    locate_trace(read_manifest_of(dir)?)
 }
 
 /// Reads the manifest of the run directory `dir`.

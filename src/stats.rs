@@ -59,10 +59,6 @@ impl Sample {
         self.sorted.is_empty()
     }
 
-    pub fn sorted(&self) -> &[i64] {
-        &self.sorted
-    }
-
     pub fn total(&self) -> i64 {
         saturate(self.total)
     }

@@ -220,4 +220,63 @@ mod tests {
             WarningCode::ALL.len()
         );
     }
+
+    /// The warning-code table of docs/analysis-json.md: `(code, gating by default)` rows.
+    fn documented_codes(doc: &str) -> Vec<(String, bool)> {
+        let section = doc
+            .split("\n## warnings[]")
+            .nth(1)
+            .expect("docs/analysis-json.md has a `## warnings[]` section");
+        let section = section.split("\n## ").next().unwrap_or(section);
+        section
+            .lines()
+            .filter_map(|line| {
+                let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+                let code = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
+                let gating = match *cells.get(2)? {
+                    "yes" => true,
+                    "no" => false,
+                    other => panic!("`{code}`: gating column says {other:?}"),
+                };
+                Some((code.to_owned(), gating))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_docs_list_every_code_and_its_default_gating() {
+        let doc = include_str!("../../docs/analysis-json.md");
+        let mut documented = documented_codes(doc);
+        documented.sort();
+        let known: Vec<(String, bool)> = WarningCode::ALL
+            .iter()
+            .map(|c| (c.as_str().to_owned(), c.gates_by_default()))
+            .collect();
+        assert_eq!(
+            documented, known,
+            "docs/analysis-json.md's warning-code table and WarningCode differ"
+        );
+
+        // The README names the default gating set where it explains exit status 1.
+        let readme = include_str!("../../README.md");
+        let line = readme
+            .lines()
+            .find(|l| l.starts_with("| 1 |") && l.contains("by default"))
+            .expect("README's exit-status table has a row for status 1");
+        let named: std::collections::BTreeSet<&str> = line
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|w| WarningCode::ALL.iter().any(|c| c.as_str() == *w))
+            .collect();
+        let gating: std::collections::BTreeSet<&str> = WarningCode::ALL
+            .iter()
+            .filter(|c| c.gates_by_default())
+            .map(|c| c.as_str())
+            .collect();
+        assert_eq!(
+            named, gating,
+            "README's default gating set and WarningCode differ"
+        );
+    }
 }

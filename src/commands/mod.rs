@@ -92,9 +92,9 @@ fn analyze_options(
     gate: GateConfig,
     context: &Context,
 ) -> AnalyzeOptions {
-    let nsys = match &args.nsys {
-        Some(path) if context.nsys_from_env => NsysChoice::Env(path.clone()),
-        Some(path) => NsysChoice::Flag(path.clone()),
+    let nsys = match args.nsys.as_ref().filter(|p| !p.is_empty()) {
+        Some(path) if context.nsys_from_env => NsysChoice::Env(PathBuf::from(path)),
+        Some(path) => NsysChoice::Flag(PathBuf::from(path)),
         None => NsysChoice::Search,
     };
     AnalyzeOptions {

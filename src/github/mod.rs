@@ -29,6 +29,7 @@ pub const DEFAULT_API_URL: &str = "https://api.github.com";
 pub struct Token(String);
 
 impl Token {
+    #[cfg(test)]
     pub fn new(value: String) -> Self {
         Token(value)
     }

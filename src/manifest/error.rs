@@ -108,13 +108,13 @@ pub enum ManifestErrorKind {
         /// The parser's description of the problem.
         message: String,
     },
-    /// Collections nest deeper than [`super::MAX_NESTING_DEPTH`].
+    /// Collections nest deeper than [`super::yaml::MAX_NESTING_DEPTH`].
     #[error("invalid yaml: collections nest deeper than {limit} levels")]
     TooDeep {
         /// The nesting limit.
         limit: usize,
     },
-    /// Aliases would expand the document beyond [`super::MAX_ALIAS_EXPANSION_BYTES`].
+    /// Aliases would expand the document beyond [`super::yaml::MAX_ALIAS_EXPANSION_BYTES`].
     #[error(
         "invalid yaml: aliases expand to more than {} MiB of data (refusing what looks like an alias bomb)",
         limit / (1024 * 1024)

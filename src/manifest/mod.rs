@@ -45,7 +45,6 @@ use std::io::Read;
 use std::path::Path;
 
 pub use error::{ManifestError, ManifestErrorKind};
-pub use yaml::{MAX_ALIAS_EXPANSION_BYTES, MAX_NESTING_DEPTH};
 
 use scalar::{Int, ScalarValue};
 use yaml::{Entry, Kind, Node};
@@ -691,7 +690,7 @@ fn quote_hint(key: &str, text: &str) -> String {
 }
 
 /// Converts a node to JSON (see the module documentation). Recursion is bounded by
-/// [`MAX_NESTING_DEPTH`].
+/// [`yaml::MAX_NESTING_DEPTH`].
 fn to_json(node: &Node) -> serde_json::Value {
     use serde_json::Value;
     match &node.kind {

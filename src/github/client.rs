@@ -1,15 +1,28 @@
-//! The HTTP edge: octocrab's generic `build_request`/`execute` over a hyper client built
-//! here, so that nothing retries behind our back (octocrab's retry feature is off) and the
-//! status and headers of every response are readable (`retry-after`, `x-ratelimit-*`,
-//! `link`). Responses are parsed into the few fields needed ([`Comment`]), so Gitea's and
-//! Forgejo's JSON fit too.
+//! The HTTP edge. Octocrab sends every request with its raw `_get`/`_post`/`_patch`/`_delete`,
+//! so the status, headers (`retry-after`, `x-ratelimit-*`, `link`) and body of each response
+//! are ours to read; its middleware adds our default headers (`Accept`, `User-Agent`; octocrab
+//! itself adds `X-GitHub-Api-Version`) and the token, which goes only to the API's own host.
+//! Octocrab is built without its `retry` and `follow-redirect` features: nothing retries a
+//! create behind our back, and a redirect comes back as it is, never followed with the token.
+//!
+//! Why the hyper client under octocrab is built here and not by `OctocrabBuilder::build`
+//! (feature `default-client`): that one always sends `User-Agent: octocrab` besides ours (two
+//! user agents on every request, as tried), needs the system's TLS roots even for an
+//! `http://` API URL, lets an `https://` API's `link` lead to plain HTTP, and its `timeout`
+//! feature bounds each read, not a whole request. So what is kept is the connector: TLS with
+//! the system's roots (GHES private CAs), https only for an https API, the connect timeout.
+//! The deadline of a whole request is ours (`tokio::time::timeout`). Responses are parsed into
+//! the few fields needed ([`Comment`]), so Gitea's and Forgejo's JSON fit too.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use http::header::{HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION, USER_AGENT};
-use http::{Method, Request, Uri};
+use http::header::{HeaderMap, HeaderValue, ACCEPT, USER_AGENT};
+use http::{Method, Uri};
 use http_body_util::BodyExt;
+use hyper_util::client::legacy::connect::{Connect, HttpConnector};
+use octocrab::service::middleware::auth_header::AuthHeaderLayer;
+use octocrab::service::middleware::extra_headers::ExtraHeadersLayer;
 use octocrab::{AuthState, Octocrab, OctocrabBuilder};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -68,8 +81,6 @@ pub struct Client {
     config: ClientConfig,
     /// The API base without a trailing slash.
     base: String,
-    authority: String,
-    user_agent: String,
     started: Instant,
 }
 
@@ -89,15 +100,15 @@ impl Client {
         let uri: Uri = base
             .parse()
             .map_err(|_| PostError::Config(format!("GITHUB_API_URL `{base}` is not a URL")))?;
-        let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority()) else {
+        let (Some(scheme), Some(_)) = (uri.scheme_str(), uri.authority()) else {
             return Err(PostError::Config(format!(
                 "GITHUB_API_URL `{base}` is not an absolute http(s) URL"
             )));
         };
-        let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
+        let headers = default_headers(&config.token, &uri)?;
+        let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_connect_timeout(Some(config.connect_timeout));
-        let executor = hyper_util::rt::TokioExecutor::new();
         let crab = match scheme {
             "https" => {
                 let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -109,32 +120,19 @@ impl Client {
                     .https_only()
                     .enable_http1()
                     .wrap_connector(http);
-                let client = hyper_util::client::legacy::Client::builder(executor).build(https);
-                OctocrabBuilder::new_empty()
-                    .with_service(client)
-                    .with_auth(AuthState::None)
-                    .build()
+                octocrab_over(https, headers)
             }
-            "http" => {
-                let client = hyper_util::client::legacy::Client::builder(executor).build(http);
-                OctocrabBuilder::new_empty()
-                    .with_service(client)
-                    .with_auth(AuthState::None)
-                    .build()
-            }
+            "http" => octocrab_over(http, headers),
             other => {
                 return Err(PostError::Config(format!(
                     "GITHUB_API_URL `{base}`: unsupported scheme {other}"
                 )))
             }
-        }
-        .map_err(|e| PostError::Config(format!("cannot build the HTTP client: {e}")))?;
+        };
         Ok(Client {
             crab,
-            authority: authority.as_str().to_owned(),
             base,
             config,
-            user_agent: format!("nsys-gate/{}", crate::TOOL_VERSION),
             started: Instant::now(),
         })
     }
@@ -178,29 +176,15 @@ impl Client {
         body: Option<&Value>,
     ) -> Result<Reply, String> {
         let uri: Uri = url.parse().map_err(|_| format!("bad URL {url}"))?;
-        let mut builder = Request::builder()
-            .method(method.clone())
-            .uri(uri.clone())
-            .header(ACCEPT, "application/vnd.github+json")
-            .header(USER_AGENT, self.user_agent.as_str());
-        // The token goes only to the API's own host (a `link` could point elsewhere).
-        if uri.authority().map(|a| a.as_str()) == Some(self.authority.as_str()) {
-            let mut value =
-                HeaderValue::from_str(&format!("Bearer {}", self.config.token.expose()))
-                    .map_err(|_| "the token holds characters not allowed in a header".to_owned())?;
-            value.set_sensitive(true);
-            builder = builder.header(AUTHORIZATION, value);
-        }
-        let request = self
-            .crab
-            .build_request(builder, body)
-            .map_err(|e| format!("cannot build the request: {e}"))?;
         let exchange = async {
-            let response = self
-                .crab
-                .execute(request)
-                .await
-                .map_err(|e| format!("request failed: {}", error_text(&e)))?;
+            let response = match *method {
+                Method::GET => self.crab._get(uri).await,
+                Method::POST => self.crab._post(uri, body).await,
+                Method::PATCH => self.crab._patch(uri, body).await,
+                Method::DELETE => self.crab._delete(uri, body).await,
+                ref other => return Err(format!("{other} is not a request this client sends")),
+            }
+            .map_err(|e| format!("request failed: {}", error_text(&e)))?;
             let (parts, body) = response.into_parts();
             let bytes = body
                 .collect()
@@ -444,6 +428,50 @@ impl Client {
     }
 }
 
+/// Octocrab's layers for every request: `Accept` and our `User-Agent`, and the token, which
+/// octocrab adds only to requests for the API's host (a `link` could point elsewhere).
+struct Headers {
+    extra: ExtraHeadersLayer,
+    auth: AuthHeaderLayer,
+}
+
+fn default_headers(token: &Token, api: &Uri) -> Result<Headers, PostError> {
+    let mut bearer =
+        HeaderValue::from_str(&format!("Bearer {}", token.expose())).map_err(|_| {
+            PostError::Config("the token holds characters not allowed in a header".into())
+        })?;
+    bearer.set_sensitive(true);
+    // `crate::TOOL_VERSION` is this same `CARGO_PKG_VERSION`.
+    let agent = HeaderValue::from_static(concat!("nsys-gate/", env!("CARGO_PKG_VERSION")));
+    let extra = vec![
+        (
+            ACCEPT,
+            HeaderValue::from_static("application/vnd.github+json"),
+        ),
+        (USER_AGENT, agent),
+    ];
+    Ok(Headers {
+        extra: ExtraHeadersLayer::new(Arc::new(extra)),
+        auth: AuthHeaderLayer::new(Some(bearer), api.clone(), api.clone()),
+    })
+}
+
+/// Octocrab over a hyper client on `connector` (HTTP/1), with no retry layer.
+fn octocrab_over<C>(connector: C, headers: Headers) -> Octocrab
+where
+    C: Connect + Clone + Send + Sync + 'static,
+{
+    let executor = hyper_util::rt::TokioExecutor::new();
+    let client = hyper_util::client::legacy::Client::builder(executor).build(connector);
+    OctocrabBuilder::new_empty()
+        .with_service(client)
+        .with_layer(&headers.extra)
+        .with_layer(&headers.auth)
+        .with_auth(AuthState::None)
+        .build()
+        .unwrap_or_else(|never| match never {})
+}
+
 /// How long to wait before another try, or `None` when the reply is final: 5xx and 429,
 /// and 403 for a rate limit (`x-ratelimit-remaining: 0` or a message saying so), wait for
 /// `retry-after`, else `x-ratelimit-reset`, else `backoff` (or longer for a rate limit).
@@ -656,6 +684,10 @@ mod tests {
 
 #[cfg(test)]
 mod build_tests {
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+    use std::thread::JoinHandle;
+
     use super::*;
 
     fn config(url: &str) -> ClientConfig {
@@ -686,5 +718,57 @@ mod build_tests {
             let err = Client::new(config(bad)).unwrap_err();
             assert!(!format!("{err:?}").contains("never_printed"), "{bad}");
         }
+        // A token no header can hold is refused at once, and not shown.
+        let err = Client::new(ClientConfig {
+            token: Token::new("ghs_never\nprinted".into()),
+            ..config("https://api.github.com")
+        })
+        .unwrap_err();
+        let text = format!("{err:?}");
+        assert!(text.contains("not allowed in a header") && !text.contains("never"));
+    }
+
+    /// A loopback server that answers one request with `response`; gives its URL and, once
+    /// joined, the request's head (lower-cased).
+    fn one_shot(response: &'static str) -> (String, JoinHandle<String>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let seen = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap() == 1 {
+                head.push(byte[0]);
+            }
+            stream.write_all(response.as_bytes()).unwrap();
+            String::from_utf8_lossy(&head).to_ascii_lowercase()
+        });
+        (url, seen)
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_redirect_comes_back_and_the_token_goes_only_to_the_api() {
+        let (api, seen) = one_shot(
+            "HTTP/1.1 302 Found\r\nlocation: http://127.0.0.1:9/elsewhere\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+        );
+        let c = Client::new(config(&api)).unwrap();
+        let reply = c.send_once(&Method::GET, &c.url("/x"), None).await.unwrap();
+        assert_eq!(reply.status, 302, "returned, not followed");
+        let head = seen.join().unwrap();
+        assert!(
+            head.contains("\r\nauthorization: bearer ghs_never_printed\r\n"),
+            "{head}"
+        );
+        // Another host (here another port), as a `link` could name: no token.
+        let (other, seen) =
+            one_shot("HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\n[]");
+        let reply = c
+            .send_once(&Method::GET, &format!("{other}/y"), None)
+            .await
+            .unwrap();
+        assert_eq!((reply.status, reply.body.as_slice()), (200, &b"[]"[..]));
+        let head = seen.join().unwrap();
+        assert!(!head.contains("authorization"), "{head}");
+        assert_eq!(head.matches("\r\nuser-agent: ").count(), 1, "{head}");
     }
 }

@@ -1,0 +1,83 @@
+//! The non-gating advice on the host inclusive times of the counted iterations.
+//!
+//! Owns the warnings `first_iteration_slow` (the first counted iteration took over
+//! [`FIRST_ITERATION_SLOW_RATIO`] x the median; needs two iterations), `high_variance` (cv
+//! over [`HIGH_VARIANCE_CV`]; needs two) and `slow_iterations` (over the median +
+//! [`SLOW_ITERATION_MADS`] x MAD, unscaled; needs three), their thresholds and wording.
+
+use super::iterations::Measured;
+use super::wording::list_named_indexes;
+use crate::artifact::{FirstIteration, Warning, WarningCode};
+use crate::reports::PushPopRow;
+use crate::stats::Sample;
+
+/// Thresholds of the non-gating advisory warnings.
+pub const FIRST_ITERATION_SLOW_RATIO: f64 = 1.5;
+pub const HIGH_VARIANCE_CV: f64 = 0.10;
+pub const SLOW_ITERATION_MADS: f64 = 5.0;
+
+/// `first_iteration_slow`, from the summary's first iteration and the number of counted
+/// iterations.
+pub(super) fn first_iteration_slow_warning(
+    first_iteration: Option<&FirstIteration>,
+    counted: usize,
+) -> Option<Warning> {
+    let first = first_iteration?;
+    (counted >= 2 && first.ratio_to_median > FIRST_ITERATION_SLOW_RATIO).then(|| {
+        Warning::new(
+            WarningCode::FirstIterationSlow,
+            format!(
+                "first measured iteration {} took {:.2}x the median host inclusive time",
+                first.index, first.ratio_to_median
+            ),
+        )
+        .with_iterations(vec![first.index])
+    })
+}
+
+/// `high_variance`, from the counted iterations' host inclusive times.
+pub(super) fn high_variance_warning(host_inclusive: &Sample) -> Option<Warning> {
+    (host_inclusive.len() >= 2 && host_inclusive.cv() > HIGH_VARIANCE_CV).then(|| {
+        Warning::new(
+            WarningCode::HighVariance,
+            format!(
+                "host inclusive iteration times vary widely: cv {:.3} over {} iterations (threshold {HIGH_VARIANCE_CV})",
+                host_inclusive.cv(),
+                host_inclusive.len()
+            ),
+        )
+    })
+}
+
+/// `slow_iterations`: the counted iterations, in index order, whose host inclusive time is
+/// over the limit.
+pub(super) fn slow_iterations_warning(
+    rows: &[PushPopRow],
+    counted: &[&Measured],
+    host_inclusive: &Sample,
+) -> Option<Warning> {
+    if host_inclusive.len() < 3 {
+        return None;
+    }
+    let limit = host_inclusive.median() + SLOW_ITERATION_MADS * host_inclusive.mad();
+    let slow: Vec<u64> = counted
+        .iter()
+        .filter(|m| rows[m.row as usize].duration_ns() as f64 > limit)
+        .map(|m| m.index)
+        .collect();
+    if slow.is_empty() {
+        return None;
+    }
+    Some(
+        Warning::new(
+            WarningCode::SlowIterations,
+            format!(
+                "{} took longer than the median + 5 x MAD of host inclusive time ({:.0} ns)",
+                list_named_indexes(&slow),
+                limit
+            ),
+        )
+        .with_count(slow.len() as u64)
+        .with_iterations(slow),
+    )
+}

@@ -1,0 +1,177 @@
+//! From report rows to the numbers of `analysis.json`.
+//!
+//! Pure: takes the manifest's settings and the rows of the two nsys reports, returns the
+//! iterations, statistics, range tables and warnings. Every rule here is the contract's
+//! (section 3, "Reading the reports"); each rule lives in one module, whose comment says
+//! which rules it owns:
+//!
+//! - `tree`: the ranges as a tree (a `RangeId` once, a `ParentId` in the report), walks;
+//! - `capture`: the capture range(s), `capture_range_missing`, `capture_range_multiple`;
+//! - `iterations`: the iteration pattern, which ranges are measured iterations, their
+//!   order, duplicates, the counted set, `capture_range_exceeded`;
+//! - `completeness`: whether a measured iteration is complete;
+//! - `index_checks`: `missing_iterations`, `unexpected_iterations`, `duplicate_iterations`;
+//! - `gpu`: the projection joined to the ranges, and the GPU warnings;
+//! - `summary`: `iteration_summary` (statistics, first iteration, unattributed ranges) and
+//!   `iterations[]`;
+//! - `ranges`: `host_ranges[]` and `gpu_projected_ranges[]` by scoped name;
+//! - `advisories`: `first_iteration_slow`, `high_variance`, `slow_iterations`;
+//! - `wording`: how messages list indexes.
+//!
+//! [`analyze`] runs them in order, and holds the only threads: the order in which it adds
+//! warnings is the order of [`Findings::warnings`].
+//!
+//! Nothing here recurses over the range tree: ranges nest as deep as a program pushes them
+//! (10,000 levels is a test case), so walks use explicit stacks.
+
+mod advisories;
+mod capture;
+mod completeness;
+mod gpu;
+mod index_checks;
+mod iterations;
+mod ranges;
+mod summary;
+mod tree;
+mod wording;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+use std::thread;
+
+use regex::Regex;
+
+use crate::artifact::{GpuProjectedRange, HostRange, Iteration, IterationSummary, Warning};
+use crate::reports::{GpuProjRow, Interner, PushPopRow};
+
+pub use advisories::{FIRST_ITERATION_SLOW_RATIO, HIGH_VARIANCE_CV, SLOW_ITERATION_MADS};
+pub use iterations::full_match_regex;
+
+use gpu::GpuIndex;
+use iterations::IterationIndexes;
+use tree::Tree;
+
+/// The manifest settings the analysis needs.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub capture_range: Option<String>,
+    /// Full-match regex with exactly one capture group for the index.
+    pub iteration_pattern: Regex,
+    pub expected_iterations: u64,
+}
+
+/// The rows of both reports, and where they came from (for error messages).
+pub struct Reports<'a> {
+    pub names: &'a Interner,
+    pub pushpop: &'a [PushPopRow],
+    pub pushpop_path: &'a Path,
+    /// `None` when nsys produced no GPU projection.
+    pub gpu: Option<&'a [GpuProjRow]>,
+    pub gpu_path: &'a Path,
+}
+
+/// Everything the analysis found; the caller adds provenance, run settings and the gate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Findings {
+    pub warnings: Vec<Warning>,
+    pub iteration_summary: IterationSummary,
+    pub iterations: Vec<Iteration>,
+    pub host_ranges: Vec<HostRange>,
+    pub gpu_projected_ranges: Vec<GpuProjectedRange>,
+}
+
+/// Rows that are individually valid but do not fit together.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}:{line}: column `{column}`: {message}", path.display())]
+pub struct DataError {
+    pub path: PathBuf,
+    pub line: u32,
+    pub column: &'static str,
+    pub message: String,
+}
+
+/// Reads the reports' rows: the tree, the capture range, the measured iterations and their
+/// checks, the GPU join, then (beside the range tables, on a second thread) the statistics,
+/// the advice and the list of iterations.
+pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, DataError> {
+    let rows = reports.pushpop;
+    let names = reports.names;
+    // The pattern runs over the names while the tree is built.
+    let (tree, matcher) = thread::scope(|scope| {
+        let matcher = scope.spawn(|| IterationIndexes::new(&settings.iteration_pattern, names));
+        let tree = Tree::build(rows, reports.pushpop_path);
+        (
+            tree,
+            matcher.join().expect("the name matcher does not panic"),
+        )
+    });
+    let tree = tree?;
+    let mut warnings = Vec::new();
+
+    let (captures, capture_warning) =
+        capture::find(&tree, rows, names, settings.capture_range.as_deref());
+    warnings.extend(capture_warning);
+
+    let selected = iterations::select(&tree, rows, &matcher, &captures);
+    warnings.extend(iterations::exceeded_warning(
+        &tree, rows, &matcher, &captures, &selected,
+    ));
+    let mut measured = completeness::assess(&tree, rows, &selected, !captures.is_empty());
+    iterations::order_and_mark_duplicates(&mut measured, rows);
+
+    let expected = settings.expected_iterations;
+    warnings.extend(index_checks::missing_warning(&measured, expected));
+    warnings.extend(index_checks::unexpected_warning(&measured, expected));
+    warnings.extend(index_checks::duplicate_warning(&measured));
+
+    let gpu = match reports.gpu {
+        Some(gpu_rows) => Some(GpuIndex::build(gpu_rows, rows, &tree, reports.gpu_path)?),
+        None => None,
+    };
+    let counted = iterations::counted(&measured);
+
+    // The range tables take a walk of their own: on a second thread, beside the rest.
+    thread::scope(|scope| {
+        let tables =
+            scope.spawn(|| ranges::range_tables(&tree, rows, names, &counted, gpu.as_ref()));
+
+        let samples = summary::Samples::new(rows, &counted, gpu.as_ref());
+        let first_iteration = summary::first_iteration(rows, &counted, &samples.host_inclusive);
+        warnings.extend(advisories::first_iteration_slow_warning(
+            first_iteration.as_ref(),
+            counted.len(),
+        ));
+        warnings.extend(advisories::high_variance_warning(&samples.host_inclusive));
+        warnings.extend(advisories::slow_iterations_warning(
+            rows,
+            &counted,
+            &samples.host_inclusive,
+        ));
+        if let Some(g) = &gpu {
+            warnings.extend(g.outside_ranges_warning());
+            warnings.extend(g.idle_capture_warning(&captures));
+            warnings.extend(g.idle_iterations_warning(&counted));
+        }
+
+        let unattributed = summary::unattributed_ranges(&tree, &captures, &measured);
+        let iteration_summary = summary::iteration_summary(
+            expected,
+            &measured,
+            unattributed,
+            &samples,
+            first_iteration,
+        );
+        let iteration_list = summary::iteration_list(rows, &measured, gpu.as_ref());
+        let (host_ranges, gpu_projected_ranges) =
+            tables.join().expect("the range tables do not panic");
+        Ok(Findings {
+            warnings,
+            iteration_summary,
+            iterations: iteration_list,
+            host_ranges,
+            gpu_projected_ranges,
+        })
+    })
+}

@@ -46,7 +46,6 @@ use regex::Regex;
 use crate::artifact::{GpuProjectedRange, HostRange, Iteration, IterationSummary, Warning};
 use crate::reports::{GpuProjRow, Interner, PushPopRow};
 
-pub use advisories::{FIRST_ITERATION_SLOW_RATIO, HIGH_VARIANCE_CV, SLOW_ITERATION_MADS};
 pub use iterations::full_match_regex;
 
 use gpu::GpuIndex;

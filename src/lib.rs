@@ -13,7 +13,8 @@
 //! 8. [`github`]: the pull-request comment, updated in place; [`actions`]: the runner's files.
 //!
 //! [`pipeline`] runs stages 1-6 for one run directory; [`commands`] holds one file per
-//! subcommand and reads the command line and the environment once.
+//! subcommand and reads the command line and the environment once. [`input`] opens every file
+//! the tool reads: regular files only, read with a bound.
 
 pub(crate) mod actions;
 pub(crate) mod analysis;
@@ -23,6 +24,7 @@ pub mod commands;
 pub(crate) mod environment;
 pub mod gate;
 pub(crate) mod github;
+pub(crate) mod input;
 pub(crate) mod manifest;
 pub(crate) mod nsys;
 pub mod outcome;

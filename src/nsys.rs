@@ -307,16 +307,38 @@ impl StatsStamp {
     }
 }
 
+/// Whether nsys `version` (`nsys --version`'s, such as `2024.2.3.38-242334140272v0`) writes
+/// `:message` for a range of the default domain. Public 2025.x outputs do; 2022.4, 2023.4
+/// and 2024.2 (the versions tested here) write the name as pushed, a program's own leading
+/// `:` included. So 2025.1 and newer do; older versions, and a version this cannot read,
+/// do not (their names are kept exactly as nsys wrote them).
+pub fn adds_default_domain_prefix(version: &str) -> bool {
+    let mut numbers = version
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|n| !n.is_empty())
+        .map(|n| n.parse::<u32>().ok());
+    match (numbers.next().flatten(), numbers.next().flatten()) {
+        (Some(year), Some(release)) => (year, release) >= (2025, 1),
+        _ => false,
+    }
+}
+
 /// CSV path of a report under the stats folder.
 pub fn csv_path(stats_dir: &Path, report: &str) -> PathBuf {
     stats_dir.join(format!("{OUTPUT_PREFIX}_{report}.csv"))
 }
 
+/// The SQLite export nsys makes of a `.nsys-rep` trace, under `stats/`.
+const SQLITE_EXPORT: &str = "trace.sqlite";
+
+/// Largest stamp read: it holds the nsys version and a line of nsys's words per report.
+const MAX_STAMP_BYTES: u64 = 16 << 20;
+
 /// Reads the stamp an earlier run left under `stats/`, for `--reuse-stats`, and checks that
 /// the CSVs it says nsys wrote are there.
 pub fn read_stamp(stats_dir: &Path) -> anyhow::Result<StatsStamp> {
     let path = stats_dir.join(STAMP_FILE);
-    let bytes = std::fs::read(&path).with_context(|| {
+    let bytes = crate::input::read_regular(&path, MAX_STAMP_BYTES).with_context(|| {
         format!(
             "--reuse-stats: cannot read {} (hint: run `nsys-gate analyze` without --reuse-stats once, so that nsys writes the CSVs and this stamp)",
             path.display()
@@ -375,10 +397,13 @@ pub fn run_stats(
         stats_dir.join(OUTPUT_PREFIX).into(),
     ];
     if !is_sqlite {
+        // A fresh export, never written through a symlink left in the old one's place.
+        let export = stats_dir.join(SQLITE_EXPORT);
+        remove_if_present(&export)?;
         // nsys refuses to "force export" a .sqlite input, and needs no export for one.
         args.extend([
             "--sqlite".into(),
-            stats_dir.join("trace.sqlite").into(),
+            export.into(),
             "--force-export=true".into(),
         ]);
     }
@@ -856,6 +881,31 @@ mod tests {
             Some(("2024.2.3.38-242334140272v0".into(), String::new()))
         );
         assert_eq!(incompatible_trace("all fine"), None);
+    }
+
+    #[test]
+    fn only_nsys_2025_1_and_newer_mark_the_default_domain() {
+        for tested in [
+            "2022.4.2.1-df9881f",
+            "2023.4.4.54-234433681190v0",
+            "2024.2.3.38-242334140272v0",
+            "2024.7.1.84-247134868898v0",
+            "2025.0",
+        ] {
+            assert!(!adds_default_domain_prefix(tested), "{tested}");
+        }
+        for newer in [
+            "2025.1.1.131-251135540420v0",
+            "2025.3.2",
+            "2026.1",
+            "v2025.1",
+        ] {
+            assert!(adds_default_domain_prefix(newer), "{newer}");
+        }
+        // A version this cannot read: names are kept as nsys wrote them.
+        for unreadable in ["", "unknown", "2025"] {
+            assert!(!adds_default_domain_prefix(unreadable), "{unreadable}");
+        }
     }
 
     #[test]

@@ -218,6 +218,9 @@ fn read_reports(stats_dir: &Path, stamp: &StatsStamp) -> Result<Csvs, AnalyzeErr
     let pushpop_status = stamp.status(ReportName::PushPop);
     let gpu_status = stamp.status(ReportName::GpuProjection);
     let read_gpu = pushpop_status.is_written() && gpu_status.is_written();
+    let options = reports::ReadOptions {
+        strip_default_domain: nsys::adds_default_domain_prefix(&stamp.nsys_version),
+    };
     let (pushpop, gpu_rows, names) = std::thread::scope(|scope| {
         let gpu = read_gpu.then(|| {
             scope.spawn(|| {
@@ -225,13 +228,13 @@ fn read_reports(stats_dir: &Path, stamp: &StatsStamp) -> Result<Csvs, AnalyzeErr
                 if std::fs::metadata(&gpu_path).is_ok_and(|m| m.len() == 0) {
                     Ok(Vec::new())
                 } else {
-                    reports::read_gpu_proj(&gpu_path, &mut Interner::new())
+                    reports::read_gpu_proj(&gpu_path, &mut Interner::new(), options)
                 }
             })
         });
         let mut names = Interner::new();
         let pushpop = if pushpop_status.is_written() {
-            reports::read_pushpop(&pushpop_path, &mut names)
+            reports::read_pushpop(&pushpop_path, &mut names, options)
         } else {
             Ok(Vec::new())
         };

@@ -6,6 +6,7 @@
 //! machines (CI artifacts), so a different recorded path is only a warning.
 
 use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 
 use anyhow::{anyhow, Context};
 use std::path::{Path, PathBuf};
@@ -200,11 +201,21 @@ pub fn locate_trace(read: ManifestRead) -> Result<RunDir, RunDirError> {
     })
 }
 
-/// Fails before nsys runs when the stats folder or the output cannot be written.
+/// Fails before nsys runs when the stats folder or the output cannot be written, or when
+/// `stats` is not a real directory of the run directory (see [`check_stats_dir`]).
 pub fn prepare_outputs(stats_dir: &Path, output: &Path, reuse: bool) -> anyhow::Result<()> {
     if !reuse {
-        std::fs::create_dir_all(stats_dir)
-            .with_context(|| format!("cannot create {}", stats_dir.display()))?;
+        // Not `create_dir_all`, which is content with a symlink to a directory elsewhere.
+        match std::fs::create_dir(stats_dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                return Err(anyhow!(e).context(format!("cannot create {}", stats_dir.display())))
+            }
+            _ => {}
+        }
+    }
+    // Checked after creating it, so that one check covers a folder made by this run too.
+    check_stats_dir(stats_dir)?;
+    if !reuse {
         probe_writable(stats_dir)?;
     }
     let out_dir = match output.parent() {
@@ -221,6 +232,37 @@ pub fn prepare_outputs(stats_dir: &Path, output: &Path, reuse: bool) -> anyhow::
     probe_writable(&out_dir)
 }
 
+/// Refuses a `stats` that is anything but a real directory (a missing one is fine): nsys's
+/// CSVs, the SQLite export, the lock and the stamp go there, and a symlink (which the
+/// profiled program, writing the run directory, may have left) would send them wherever it
+/// points. The link itself is looked at, never followed.
+fn check_stats_dir(stats_dir: &Path) -> anyhow::Result<()> {
+    let meta = match std::fs::symlink_metadata(stats_dir) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(anyhow!(e).context(format!("cannot read {}", stats_dir.display()))),
+    };
+    let kind = meta.file_type();
+    if kind.is_dir() {
+        return Ok(());
+    }
+    let what = if kind.is_symlink() {
+        match std::fs::read_link(stats_dir) {
+            Ok(target) => format!("a symlink to {}", target.display()),
+            Err(_) => "a symlink".to_owned(),
+        }
+    } else if kind.is_file() {
+        "a file".to_owned()
+    } else {
+        "not a directory".to_owned()
+    };
+    Err(anyhow!(
+        "{} is {what}: nsys-gate writes nsys's reports, the SQLite export, its lock and its stamp only into a real `{}` directory inside the run directory; remove it and run again",
+        stats_dir.display(),
+        crate::STATS_DIR
+    ))
+}
+
 /// Name of the lock file under `stats/`, held while a run directory is analysed.
 const LOCK_FILE: &str = ".nsys-gate.lock";
 
@@ -235,6 +277,8 @@ pub fn lock(
             .create(true)
             .truncate(false)
             .write(true)
+            // A symlink left in its place is refused, not followed to create a file elsewhere.
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&path)
     });
     let file = match opened {
@@ -283,9 +327,11 @@ fn read_manifest(path: &Path) -> Result<Vec<u8>, RunDirError> {
     Ok(manifest::read_bytes(path)?)
 }
 
-/// `a/b/RUN/trace.nsys-rep` -> (`trace.nsys-rep`, Some(`RUN`)). Accepts `/` and `\`.
+/// `a/b/RUN/trace.nsys-rep` -> (`trace.nsys-rep`, Some(`RUN`)). Split on `/` only: the
+/// harness runs on Linux, where `\` is an ordinary character of a file name (a run id may
+/// hold one, and the harness names the run's folder after it).
 fn split_trace_path(value: &str) -> Result<(String, Option<String>), RunDirError> {
-    let mut parts = value.rsplit(['/', '\\']);
+    let mut parts = value.rsplit('/');
     let name = parts.next().unwrap_or("");
     if name.is_empty() || name == "." || name == ".." {
         return Err(RunDirError::NoTraceName {
@@ -297,9 +343,9 @@ fn split_trace_path(value: &str) -> Result<(String, Option<String>), RunDirError
 }
 
 pub fn sha256_file(path: &Path) -> Result<String, RunDirError> {
-    let mut file = std::fs::File::open(path).map_err(|source| RunDirError::Io {
+    let (mut file, _) = crate::input::open_regular(path).map_err(|e| RunDirError::Io {
         path: path.to_owned(),
-        source,
+        source: e.into_io_error(),
     })?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
@@ -334,9 +380,20 @@ mod tests {
             split_trace_path("trace.sqlite").unwrap(),
             ("trace.sqlite".into(), None)
         );
+        // `\` is part of a name on Linux, where the harness writes manifests (and names a
+        // run's folder after a run id that holds one), not a separator: splitting on it warned
+        // `trace_path_moved` for a run that had not moved. A Windows path is one name.
+        assert_eq!(
+            split_trace_path("inference_profiling/x/runs/R\\1/trace.nsys-rep").unwrap(),
+            ("trace.nsys-rep".into(), Some("R\\1".into()))
+        );
+        assert_eq!(
+            split_trace_path("runs/R1/tr\\ace.nsys-rep").unwrap(),
+            ("tr\\ace.nsys-rep".into(), Some("R1".into()))
+        );
         assert_eq!(
             split_trace_path("C:\\runs\\R2\\t.nsys-rep").unwrap(),
-            ("t.nsys-rep".into(), Some("R2".into()))
+            ("C:\\runs\\R2\\t.nsys-rep".into(), None)
         );
         assert!(split_trace_path("runs/R1/").is_err());
         assert!(split_trace_path("runs/..").is_err());

@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use anyhow::Context;
@@ -363,6 +364,9 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 /// (through a buffer), then renamed over `path`. A reader sees the old file or the new one,
 /// never a partial one, and a failure or a kill leaves the old file as it was.
 ///
+/// The file gets the umask's mode (0666 less the umask), as a file made by `>` or `cp`
+/// would, also when it replaces an existing file.
+///
 /// The file is not fsynced: that would guard against a power cut between the write and the
 /// next writeback, at 0.1 s per 60 MB (a large analysis), for a file any rerun rebuilds from
 /// the CSVs; and ext4, the usual runner file system, flushes a file renamed over another
@@ -378,6 +382,9 @@ pub fn write_atomically_with(
     let tmp = tempfile::Builder::new()
         .prefix(".nsys-gate-")
         .suffix(".tmp")
+        // The mode any tool's new file gets (0666 less the umask), not tempfile's private
+        // 0600: a later step running as another user reads these files.
+        .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
     let mut out = std::io::BufWriter::with_capacity(1 << 16, tmp);

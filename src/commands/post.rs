@@ -44,19 +44,11 @@ pub fn post(args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The report to post. It may come from a fork's artifact: data, read with a size limit.
+/// The report to post. It may come from a fork's artifact: data, read only when it is a
+/// regular file, and with a size limit.
 fn read_report(path: &Path) -> anyhow::Result<String> {
     const MAX_REPORT_BYTES: u64 = 16 << 20;
-    let size = std::fs::metadata(path)
-        .with_context(|| format!("cannot read the report {}", path.display()))?
-        .len();
-    if size > MAX_REPORT_BYTES {
-        anyhow::bail!(
-            "the report {} is {size} bytes; refusing to read more than {MAX_REPORT_BYTES}",
-            path.display()
-        );
-    }
-    std::fs::read_to_string(path)
+    crate::input::read_regular_text(path, MAX_REPORT_BYTES)
         .with_context(|| format!("cannot read the report {}", path.display()))
 }
 

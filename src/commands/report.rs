@@ -9,7 +9,7 @@ use crate::artifact::{self, Analysis};
 use crate::cli::ReportArgs;
 use crate::outcome::{Failure, FailureKind, RunFacts, RunOutcome};
 use crate::render::Renderer;
-use crate::{manifest, rundir, ANALYSIS_FILE};
+use crate::{input, manifest, rundir, ANALYSIS_FILE};
 
 pub fn report(args: &ReportArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let template = load_template(args.render.template.as_deref())?;
@@ -49,17 +49,20 @@ pub fn read_outcome(dir: &Path) -> RunOutcome {
     }
 }
 
+/// Largest analysis.json read: a trace of a million ranges makes about 42 MB.
+const MAX_ANALYSIS_BYTES: u64 = 1 << 30;
+
 fn read_analysis(dir: &Path, path: &Path) -> Result<Analysis, String> {
-    let bytes = match std::fs::read(path) {
+    let bytes = match input::read_regular(path, MAX_ANALYSIS_BYTES) {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(e) if e.is_not_found() => {
             return Err(format!(
                 "no {ANALYSIS_FILE} in {} (run `nsys-gate analyze --run-dir {}` first)",
                 dir.display(),
                 dir.display()
             ))
         }
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        Err(e) => return Err(e.to_string()),
     };
     let wrong_version = |v: &dyn std::fmt::Display| {
         format!(

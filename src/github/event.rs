@@ -18,6 +18,9 @@ pub enum EventPr {
     None { event: String },
 }
 
+/// Largest event file read: GitHub caps webhook payloads at 25 MB.
+const MAX_EVENT_BYTES: u64 = 64 << 20;
+
 /// Reads the event. Without `GITHUB_EVENT_NAME` there is no pull request.
 pub fn read(event_name: Option<&str>, event_path: Option<&Path>) -> Result<EventPr, PostError> {
     let Some(name) = event_name.filter(|n| !n.is_empty()) else {
@@ -38,10 +41,11 @@ pub fn read(event_name: Option<&str>, event_path: Option<&Path>) -> Result<Event
             "GITHUB_EVENT_NAME is {name} but GITHUB_EVENT_PATH is not set (pass --pr N)"
         ))
     })?;
-    let bytes = std::fs::read(path).map_err(|e| {
+    let bytes = crate::input::read_regular(path, MAX_EVENT_BYTES).map_err(|e| {
         PostError::Config(format!(
-            "cannot read the event file {} (GITHUB_EVENT_PATH): {e}",
-            path.display()
+            "cannot read the event file {} (GITHUB_EVENT_PATH): {}",
+            path.display(),
+            e.into_io_error()
         ))
     })?;
     let event: Value = serde_json::from_slice(&bytes).map_err(|e| {

@@ -85,6 +85,12 @@ pub enum ManifestErrorKind {
     /// The file could not be read.
     #[error("cannot read the manifest: {0}")]
     Io(std::io::Error),
+    /// The path is not a regular file (a FIFO, a device, a directory): not read at all.
+    #[error("the manifest is not a regular file (it is {what}); refusing to read it")]
+    NotAFile {
+        /// What it is instead (`a FIFO`, `a directory`...).
+        what: &'static str,
+    },
     /// The file is larger than [`super::MAX_MANIFEST_BYTES`].
     #[error(
         "the manifest is larger than {limit} bytes ({} MiB); refusing to read it",

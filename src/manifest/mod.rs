@@ -41,10 +41,11 @@ mod yaml;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::Path;
 
 pub use error::{ManifestError, ManifestErrorKind};
+
+use crate::input::InputError;
 
 use scalar::{Int, ScalarValue};
 use yaml::{Entry, Kind, Node};
@@ -138,23 +139,23 @@ pub struct NearMiss {
 }
 
 /// Reads a manifest file's bytes, refusing files over [`MAX_MANIFEST_BYTES`] without reading
-/// them whole. The caller hashes these bytes for provenance and hands them to [`parse`].
+/// them whole, and anything but a regular file (a FIFO would block forever) without waiting on
+/// it. The caller hashes these bytes for provenance and hands them to [`parse`].
 ///
 /// # Errors
 ///
-/// [`ManifestErrorKind::Io`] when the file cannot be read, [`ManifestErrorKind::TooLarge`] when
-/// it is over the limit.
+/// [`ManifestErrorKind::Io`] when the file cannot be read, [`ManifestErrorKind::NotAFile`]
+/// when it is not a regular file, [`ManifestErrorKind::TooLarge`] when it is over the limit.
 pub fn read_bytes(path: &Path) -> Result<Vec<u8>, ManifestError> {
-    let io_error = |e| ManifestError::new(path, None, ManifestErrorKind::Io(e));
-    let file = std::fs::File::open(path).map_err(io_error)?;
-    let mut bytes = Vec::new();
-    file.take(MAX_MANIFEST_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io_error)?;
-    if bytes.len() as u64 > MAX_MANIFEST_BYTES {
-        return Err(too_large(path));
-    }
-    Ok(bytes)
+    crate::input::read_regular(path, MAX_MANIFEST_BYTES).map_err(|e| match e {
+        InputError::Io { source, .. } => {
+            ManifestError::new(path, None, ManifestErrorKind::Io(source))
+        }
+        InputError::NotAFile { what, .. } => {
+            ManifestError::new(path, None, ManifestErrorKind::NotAFile { what })
+        }
+        InputError::TooLarge { .. } => too_large(path),
+    })
 }
 
 /// Parses and validates a manifest. `file_label` names the file in error messages.

@@ -43,6 +43,9 @@ pub enum RenderError {
     },
 }
 
+/// Largest template file read (the built-in one is a few kilobytes).
+pub const MAX_TEMPLATE_BYTES: u64 = 4 << 20;
+
 /// A template's source and the name its errors are reported under.
 #[derive(Debug, Clone)]
 pub struct Template {
@@ -59,9 +62,11 @@ impl Template {
     }
 
     pub fn from_file(path: &Path) -> Result<Self, RenderError> {
-        let source = std::fs::read_to_string(path).map_err(|source| RenderError::Read {
-            path: path.to_owned(),
-            source,
+        let source = crate::input::read_regular_text(path, MAX_TEMPLATE_BYTES).map_err(|e| {
+            RenderError::Read {
+                path: path.to_owned(),
+                source: e.into_io_error(),
+            }
         })?;
         Ok(Template {
             name: path.display().to_string(),

@@ -12,8 +12,9 @@
 //! inside are not doubled, and newlines are written raw, so a name can hold `",` or `"\n`
 //! and no plain CSV reader splits it right. [`scan`] splits each record by trying the
 //! possible ends of its text fields and keeping the first reading that the typed columns
-//! confirm (see there). Names come out exactly as pushed, except that a leading `:` (newer
-//! nsys's mark for the default domain) is dropped; a `DOMAIN:` prefix stays.
+//! confirm (see there). Names come out exactly as pushed, except that with
+//! [`ReadOptions::strip_default_domain`] (for the nsys versions that mark the default domain
+//! with a leading `:`) that one leading `:` is dropped; a `DOMAIN:` prefix always stays.
 //!
 //! Files are read through a bounded window ([`window`]) and parsed in place: memory does
 //! not grow with the file, except for the rows returned and the distinct names.
@@ -114,6 +115,15 @@ pub struct GpuProjRow {
     pub style: Option<RangeStyle>,
 }
 
+/// How a report's names are read, decided by the caller from the nsys version that wrote it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Drop one leading `:` from every name: nsys 2025.1 and newer write `:message` for a
+    /// range of the default domain (see `nsys::adds_default_domain_prefix`). Older versions
+    /// write a name as pushed, so a program's own leading `:` must stay.
+    pub strip_default_domain: bool,
+}
+
 /// Why a report could not be read. Every variant names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
@@ -169,17 +179,29 @@ impl ReportError {
 
 /// Reads a `nvtx_pushpop_trace` CSV file (or 2022.4's `nvtxpptrace`). A large file is read
 /// in parts, one per core.
-pub fn read_pushpop(path: &Path, interner: &mut Interner) -> Result<Vec<PushPopRow>, ReportError> {
-    read_file::<pushpop::PushPopSchema>(path, interner)
+pub fn read_pushpop(
+    path: &Path,
+    interner: &mut Interner,
+    options: ReadOptions,
+) -> Result<Vec<PushPopRow>, ReportError> {
+    read_file::<pushpop::PushPopSchema>(path, interner, options)
 }
 
 /// Reads a `nvtx_gpu_proj_trace` CSV file (or 2022.4's `nvtxgpuproj`). A large file is read
 /// in parts, one per core.
-pub fn read_gpu_proj(path: &Path, interner: &mut Interner) -> Result<Vec<GpuProjRow>, ReportError> {
-    read_file::<gpu_proj::GpuProjSchema>(path, interner)
+pub fn read_gpu_proj(
+    path: &Path,
+    interner: &mut Interner,
+    options: ReadOptions,
+) -> Result<Vec<GpuProjRow>, ReportError> {
+    read_file::<gpu_proj::GpuProjSchema>(path, interner, options)
 }
 
-fn read_file<T>(path: &Path, interner: &mut Interner) -> Result<Vec<T::Row>, ReportError>
+fn read_file<T>(
+    path: &Path,
+    interner: &mut Interner,
+    options: ReadOptions,
+) -> Result<Vec<T::Row>, ReportError>
 where
     T: Report + Sync,
     T::Row: Send,
@@ -190,7 +212,7 @@ where
         size,
         path,
         interner,
-        limits,
+        (limits, options),
         parts::default_parts(),
         parts::MIN_PART,
     )
@@ -201,8 +223,15 @@ pub fn parse_pushpop<R: Read>(
     reader: R,
     file_label: &Path,
     interner: &mut Interner,
+    options: ReadOptions,
 ) -> Result<Vec<PushPopRow>, ReportError> {
-    parse_report::<pushpop::PushPopSchema, R>(reader, file_label, interner, Limits::DEFAULT)
+    parse_report::<pushpop::PushPopSchema, R>(
+        reader,
+        file_label,
+        interner,
+        Limits::DEFAULT,
+        options,
+    )
 }
 
 /// Reads `nvtx_gpu_proj_trace` CSV from `reader`; `file_label` names it in errors.
@@ -210,17 +239,23 @@ pub fn parse_gpu_proj<R: Read>(
     reader: R,
     file_label: &Path,
     interner: &mut Interner,
+    options: ReadOptions,
 ) -> Result<Vec<GpuProjRow>, ReportError> {
-    parse_report::<gpu_proj::GpuProjSchema, R>(reader, file_label, interner, Limits::DEFAULT)
+    parse_report::<gpu_proj::GpuProjSchema, R>(
+        reader,
+        file_label,
+        interner,
+        Limits::DEFAULT,
+        options,
+    )
 }
 
+/// Opens a report, only when it is a regular file (a FIFO left under `stats/` would block).
 fn open(path: &Path) -> Result<(File, u64, Limits), ReportError> {
-    let io_error = |source| ReportError::Io {
+    let (file, size) = crate::input::open_regular(path).map_err(|e| ReportError::Io {
         path: path.to_path_buf(),
-        source,
-    };
-    let file = File::open(path).map_err(io_error)?;
-    let size = file.metadata().map_err(io_error)?.len();
+        source: e.into_io_error(),
+    })?;
     Ok((file, size, Limits::for_file_size(size)))
 }
 
@@ -277,7 +312,7 @@ pub(crate) trait Report: Schema + Sized {
         pending: Self::Pending,
         record: &[u8],
         line: u32,
-        interner: &mut Interner,
+        names: Names<'_>,
     ) -> Result<Self::Row, Finish>;
     /// A row read by a part of the file, placed in the whole file (see [`parts`]).
     fn relocate(row: &mut Self::Row, lines: u64, ids: &[NameId]);
@@ -300,13 +335,13 @@ impl Report for pushpop::PushPopSchema {
         p: pushpop::Pending,
         record: &[u8],
         line: u32,
-        interner: &mut Interner,
+        names: Names<'_>,
     ) -> Result<PushPopRow, Finish> {
         Ok(PushPopRow {
             start_ns: p.start_ns,
             end_ns: p.end_ns,
             dur_child_ns: p.dur_child_ns,
-            name: intern_name(record, p.name, interner)?,
+            name: names.intern(record, p.name)?,
             pid: p.pid,
             tid: p.tid,
             range_id: p.range_id,
@@ -338,12 +373,12 @@ impl Report for gpu_proj::GpuProjSchema {
         p: gpu_proj::Pending,
         record: &[u8],
         line: u32,
-        interner: &mut Interner,
+        names: Names<'_>,
     ) -> Result<GpuProjRow, Finish> {
         let name = if p.name.start == p.name.end {
             None
         } else {
-            Some(intern_name(record, p.name, interner)?)
+            Some(names.intern(record, p.name)?)
         };
         Ok(GpuProjRow {
             name,
@@ -365,13 +400,32 @@ impl Report for gpu_proj::GpuProjSchema {
     }
 }
 
-/// Interns a name as the analysis sees it: exact bytes, UTF-8, one leading `:` dropped.
+/// Where a report's names go, and how they are read ([`ReadOptions`]).
+pub(crate) struct Names<'a> {
+    pub interner: &'a mut Interner,
+    pub strip_default_domain: bool,
+}
+
+impl Names<'_> {
+    /// Interns a name as the analysis sees it: exact bytes, UTF-8, and one leading `:`
+    /// dropped when nsys marks the default domain with it.
+    #[inline]
+    fn intern(self, record: &[u8], span: Span) -> Result<NameId, Finish> {
+        intern_name(record, span, self.interner, self.strip_default_domain)
+    }
+}
+
 #[inline]
-fn intern_name(record: &[u8], span: Span, interner: &mut Interner) -> Result<NameId, Finish> {
+fn intern_name(
+    record: &[u8],
+    span: Span,
+    interner: &mut Interner,
+    strip_default_domain: bool,
+) -> Result<NameId, Finish> {
     let bytes = span.of(record);
     let (skipped, name) = match bytes.strip_prefix(b":") {
-        Some(rest) => (1, rest),
-        None => (0, bytes),
+        Some(rest) if strip_default_domain => (1, rest),
+        _ => (0, bytes),
     };
     interner.intern_bytes(name).map_err(|e| match e {
         InternError::NotUtf8(at) => Finish::NotUtf8 {
@@ -475,6 +529,7 @@ pub(crate) fn parse_report<T: Report, R: Read>(
     label: &Path,
     interner: &mut Interner,
     limits: Limits,
+    options: ReadOptions,
 ) -> Result<Vec<T::Row>, ReportError> {
     let mut w = Window::new(reader, limits.initial_window, limits.max_window);
     let (schema, crlf) = read_header::<T, R>(&mut w, label, limits)?;
@@ -484,17 +539,20 @@ pub(crate) fn parse_report<T: Report, R: Read>(
         crlf,
         label,
         limits,
+        options,
     };
     read_records(&mut w, &body, interner, u64::MAX, &mut rows)?;
     Ok(rows)
 }
 
-/// What reading records needs besides the data: the header's schema and how to name the file.
+/// What reading records needs besides the data: the header's schema, how to name the file
+/// and how to read names.
 pub(crate) struct Body<'a, T> {
     pub schema: &'a T,
     pub crlf: bool,
     pub label: &'a Path,
     pub limits: Limits,
+    pub options: ReadOptions,
 }
 
 fn fill<R: Read>(
@@ -604,7 +662,11 @@ pub(crate) fn read_records<T: Report, R: Read>(
             Outcome::Record { pending, len } => {
                 let record = &data[..len.min(data.len())];
                 let line = line_u32(w.line());
-                match schema.finish(pending, record, line, interner) {
+                let names = Names {
+                    interner: &mut *interner,
+                    strip_default_domain: body.options.strip_default_domain,
+                };
+                match schema.finish(pending, record, line, names) {
                     Ok(row) => rows.push(row),
                     Err(Finish::NotUtf8 { offset }) => {
                         let at = record.get(..offset).unwrap_or(record);

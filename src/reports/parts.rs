@@ -16,8 +16,8 @@ use std::path::Path;
 
 use super::window::Window;
 use super::{
-    line_u32, read_header, read_records, too_many_names, Body, Interner, Limits, NameId, Report,
-    ReportError,
+    line_u32, read_header, read_records, too_many_names, Body, Interner, Limits, NameId,
+    ReadOptions, Report, ReportError,
 };
 
 /// Bytes that can be read at any offset, from several threads at once.
@@ -77,13 +77,14 @@ struct Part<Row> {
 }
 
 /// Reads the report in `src` (`size` bytes) in up to `parts` parts of at least `min_part`
-/// bytes each; with one part, or a file too small for two, in one pass on this thread.
+/// bytes each; with one part, or a file too small for two, in one pass on this thread. The
+/// window's limits and the name options travel together.
 pub(crate) fn read_in_parts<T, S>(
     src: &S,
     size: u64,
     label: &Path,
     interner: &mut Interner,
-    limits: Limits,
+    (limits, options): (Limits, ReadOptions),
     parts: usize,
     min_part: u64,
 ) -> Result<Vec<T::Row>, ReportError>
@@ -92,7 +93,7 @@ where
     T::Row: Send,
     S: Source + ?Sized,
 {
-    read_with_starts::<T, S>(src, label, interner, limits, |body| {
+    read_with_starts::<T, S>(src, label, interner, (limits, options), |body| {
         cut_points(src, body, size, parts, min_part)
     })
 }
@@ -103,7 +104,7 @@ fn read_with_starts<T, S>(
     src: &S,
     label: &Path,
     interner: &mut Interner,
-    limits: Limits,
+    (limits, options): (Limits, ReadOptions),
     starts: impl FnOnce(u64) -> Vec<u64>,
 ) -> Result<Vec<T::Row>, ReportError>
 where
@@ -118,6 +119,7 @@ where
         crlf,
         label,
         limits,
+        options,
     };
     let starts = starts(w.offset());
     read_parts(src, w, &body, interner, &starts)
@@ -300,14 +302,14 @@ pub(crate) fn read_with_cuts<T>(
     data: &[u8],
     label: &Path,
     interner: &mut Interner,
-    limits: Limits,
+    (limits, options): (Limits, ReadOptions),
     cuts: &[u64],
 ) -> Result<Vec<T::Row>, ReportError>
 where
     T: Report + Sync,
     T::Row: Send,
 {
-    read_with_starts::<T, _>(data, label, interner, limits, |body| {
+    read_with_starts::<T, _>(data, label, interner, (limits, options), |body| {
         let mut starts: Vec<u64> = cuts.iter().copied().filter(|&c| c > body).collect();
         starts.sort_unstable();
         starts.dedup();

@@ -16,8 +16,24 @@ fn limits(initial_window: usize) -> Limits {
     }
 }
 
+/// Names as nsys 2022.4-2024.2 write them: a leading `:` is the program's own.
+const AS_WRITTEN: ReadOptions = ReadOptions {
+    strip_default_domain: false,
+};
+/// Names as nsys 2025.1 and newer write them: a leading `:` marks the default domain.
+const STRIP: ReadOptions = ReadOptions {
+    strip_default_domain: true,
+};
+
 /// Parses with every window size, checks they agree, returns the result.
 fn pushpop(input: &[u8]) -> Result<(Vec<PushPopRow>, Interner), ReportError> {
+    pushpop_with(input, AS_WRITTEN)
+}
+
+fn pushpop_with(
+    input: &[u8],
+    options: ReadOptions,
+) -> Result<(Vec<PushPopRow>, Interner), ReportError> {
     let mut first: Option<Result<(Vec<PushPopRow>, Interner), ReportError>> = None;
     for &window in WINDOWS {
         let mut interner = Interner::new();
@@ -26,6 +42,7 @@ fn pushpop(input: &[u8]) -> Result<(Vec<PushPopRow>, Interner), ReportError> {
             Path::new(LABEL),
             &mut interner,
             limits(window),
+            options,
         )
         .map(|rows| (rows, interner));
         match &first {
@@ -49,6 +66,7 @@ fn gpu_proj(input: &[u8]) -> Result<(Vec<GpuProjRow>, Interner), ReportError> {
             Path::new(GPU_LABEL),
             &mut interner,
             limits(window),
+            AS_WRITTEN,
         )
         .map(|rows| (rows, interner));
         match &first {
@@ -148,11 +166,16 @@ fn read_pushpop_reads_a_file_and_names_it_in_errors() {
     let file = dir.join("pushpop.csv");
     std::fs::write(&file, REAL_2024_2).unwrap();
     let mut interner = Interner::new();
-    assert_eq!(read_pushpop(&file, &mut interner).unwrap().len(), 5);
+    assert_eq!(
+        read_pushpop(&file, &mut interner, AS_WRITTEN)
+            .unwrap()
+            .len(),
+        5
+    );
 
     let empty = dir.join("empty.csv");
     std::fs::write(&empty, "").unwrap();
-    let e = read_pushpop(&empty, &mut interner).unwrap_err();
+    let e = read_pushpop(&empty, &mut interner, AS_WRITTEN).unwrap_err();
     assert!(
         matches!(&e, ReportError::Empty { path } if path == &empty),
         "{e:?}"
@@ -160,7 +183,7 @@ fn read_pushpop_reads_a_file_and_names_it_in_errors() {
     assert_eq!(e.path(), empty.as_path());
 
     let missing = dir.join("missing.csv");
-    let e = read_gpu_proj(&missing, &mut interner).unwrap_err();
+    let e = read_gpu_proj(&missing, &mut interner, AS_WRITTEN).unwrap_err();
     assert!(matches!(e, ReportError::Io { .. }));
     assert!(e
         .to_string()
@@ -241,21 +264,25 @@ const TRICKY: &[&str] = &[
     "x\",7,8,1,0,99,1,:1:99,\"--x",
 ];
 
-fn expected(name: &str) -> &str {
-    name.strip_prefix(':').unwrap_or(name)
+/// The name read for a pushed `name`.
+fn expected(name: &str, options: ReadOptions) -> &str {
+    match name.strip_prefix(':') {
+        Some(rest) if options.strip_default_domain => rest,
+        _ => name,
+    }
 }
 
 #[test]
 fn tricky_names_come_out_exactly() {
-    for eol in ["\n", "\r\n"] {
+    for (eol, options) in [("\n", AS_WRITTEN), ("\r\n", AS_WRITTEN), ("\n", STRIP)] {
         let input = file_of(TRICKY, eol);
-        let (rows, interner) =
-            pushpop(&input).unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(&input)));
+        let (rows, interner) = pushpop_with(&input, options)
+            .unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(&input)));
         let got = names(&rows, &interner);
         let want: Vec<&str> = std::iter::once("root")
-            .chain(TRICKY.iter().map(|n| expected(n)))
+            .chain(TRICKY.iter().map(|n| expected(n, options)))
             .collect();
-        assert_eq!(got, want, "eol {eol:?}");
+        assert_eq!(got, want, "eol {eol:?} {options:?}");
         for (i, r) in rows.iter().enumerate().skip(1) {
             assert_eq!(r.range_id, i as u64 + 1);
             assert_eq!(r.parent_id, Some(1));
@@ -279,7 +306,7 @@ fn each_tricky_name_alone_and_last() {
                 });
                 assert_eq!(
                     names(&rows, &interner),
-                    ["root", expected(name)],
+                    ["root", *name],
                     "{name:?} eol {eol:?} trimmed {trim}"
                 );
             }
@@ -288,9 +315,18 @@ fn each_tricky_name_alone_and_last() {
 }
 
 #[test]
-fn leading_colon_is_dropped_but_a_domain_stays() {
-    let (rows, interner) = pushpop(&file_of(&[":x", "D:x", "x", ":"], "\n")).unwrap();
-    assert_eq!(names(&rows, &interner), ["root", "x", "D:x", "x", ""]);
+fn a_leading_colon_is_dropped_only_for_nsys_that_marks_the_default_domain_with_it() {
+    let input = file_of(&[":x", "D:x", "x", ":", "::y"], "\n");
+    // nsys 2022.4-2024.2: the program pushed `:x`, which is not `x`.
+    let (rows, interner) = pushpop_with(&input, AS_WRITTEN).unwrap();
+    assert_eq!(
+        names(&rows, &interner),
+        ["root", ":x", "D:x", "x", ":", "::y"]
+    );
+    assert_ne!(rows[1].name, rows[3].name);
+    // nsys 2025.1 and newer: `:x` is `x` in the default domain; a named domain stays.
+    let (rows, interner) = pushpop_with(&input, STRIP).unwrap();
+    assert_eq!(names(&rows, &interner), ["root", "x", "D:x", "x", "", ":y"]);
     assert_eq!(rows[1].name, rows[3].name);
 }
 
@@ -526,6 +562,7 @@ fn a_window_limit_bounds_memory() {
             max_window: 4096,
             ..Limits::DEFAULT
         },
+        AS_WRITTEN,
     )
     .unwrap_err();
     assert_eq!(
@@ -551,6 +588,7 @@ fn many_false_ends_inside_one_name() {
             candidate_budget: 1000,
             ..Limits::DEFAULT
         },
+        AS_WRITTEN,
     )
     .unwrap_err();
     assert_eq!(
@@ -772,12 +810,14 @@ proptest! {
         rows in prop::collection::vec(gen_row(), 0..8),
         crlf in any::<bool>(),
         window in prop::sample::select(vec![1usize, 3, 16, 1 << 16]),
+        strip in any::<bool>(),
     ) {
         let eol = if crlf { "\r\n" } else { "\n" };
         let input = render_pushpop(&rows, eol);
         let mut interner = Interner::new();
+        let options = ReadOptions { strip_default_domain: strip };
         let parsed = parse_report::<pushpop::PushPopSchema, _>(
-            &input[..], Path::new(LABEL), &mut interner, limits(window));
+            &input[..], Path::new(LABEL), &mut interner, limits(window), options);
         let parsed = match parsed {
             Ok(p) => p,
             Err(e) => return Err(TestCaseError::fail(format!(
@@ -786,7 +826,7 @@ proptest! {
         prop_assert_eq!(parsed.len(), rows.len());
         let mut line = 2u32;
         for (i, (got, want)) in parsed.iter().zip(&rows).enumerate() {
-            prop_assert_eq!(interner.resolve(got.name), expected(&want.name));
+            prop_assert_eq!(interner.resolve(got.name), expected(&want.name, options));
             prop_assert_eq!(got.start_ns, want.start);
             prop_assert_eq!(got.end_ns, want.start + want.dur);
             prop_assert_eq!(got.dur_child_ns, want.child);
@@ -807,8 +847,10 @@ proptest! {
             0..8),
         crlf in any::<bool>(),
         window in prop::sample::select(vec![1usize, 3, 16, 1 << 16]),
+        strip in any::<bool>(),
     ) {
         let eol = if crlf { "\r\n" } else { "\n" };
+        let options = ReadOptions { strip_default_domain: strip };
         let mut input = Vec::new();
         input.extend_from_slice(GPU_PROJ_HEADER.as_bytes());
         input.extend_from_slice(eol.as_bytes());
@@ -839,7 +881,7 @@ proptest! {
         }
         let mut interner = Interner::new();
         let parsed = parse_report::<gpu_proj::GpuProjSchema, _>(
-            &input[..], Path::new(GPU_LABEL), &mut interner, limits(window));
+            &input[..], Path::new(GPU_LABEL), &mut interner, limits(window), options);
         let parsed = match parsed {
             Ok(p) => p,
             Err(e) => return Err(TestCaseError::fail(format!(
@@ -847,7 +889,7 @@ proptest! {
         };
         prop_assert_eq!(parsed.len(), rows.len());
         for (i, (got, (name, _, t, ops))) in parsed.iter().zip(&rows).enumerate() {
-            prop_assert_eq!(got.name.map(|n| interner.resolve(n)), name.as_deref().map(expected));
+            prop_assert_eq!(got.name.map(|n| interner.resolve(n)), name.as_deref().map(|n| expected(n, options)));
             prop_assert_eq!(got.range_id, name.as_ref().map(|_| i as u64 + 1));
             prop_assert_eq!(got.projected_start_ns, Some(*t));
             prop_assert_eq!(got.num_gpu_ops, *ops);
@@ -874,9 +916,9 @@ proptest! {
         input.extend_from_slice(&body);
         let small = Limits { initial_window: window, max_window: 1 << 12, ..Limits::DEFAULT };
         let _ = parse_report::<pushpop::PushPopSchema, _>(
-            &input[..], Path::new(LABEL), &mut Interner::new(), small);
+            &input[..], Path::new(LABEL), &mut Interner::new(), small, STRIP);
         let _ = parse_report::<gpu_proj::GpuProjSchema, _>(
-            &input[..], Path::new(GPU_LABEL), &mut Interner::new(), small);
+            &input[..], Path::new(GPU_LABEL), &mut Interner::new(), small, STRIP);
     }
 
     #[test]
@@ -951,7 +993,8 @@ const REAL_NAMES: &[&str] = &[
     "\n\n",
     "a,\n,b",
     "日本語,ü",
-    "colon",
+    // Pushed as `:colon`; nsys 2024.2 writes it as is (no default-domain mark).
+    ":colon",
     "None",
     "cr\rin",
     "cr at end\r",
@@ -1051,7 +1094,7 @@ where
     T::Row: std::fmt::Debug,
 {
     let mut names = Interner::new();
-    let got = parse_report::<T, _>(input, Path::new(label), &mut names, PART_LIMITS);
+    let got = parse_report::<T, _>(input, Path::new(label), &mut names, PART_LIMITS, AS_WRITTEN);
     summarize(&got.map(|r| (r, names)))
 }
 
@@ -1062,7 +1105,13 @@ where
     T::Row: Send + std::fmt::Debug,
 {
     let mut names = Interner::new();
-    let got = parts::read_with_cuts::<T>(input, Path::new(label), &mut names, PART_LIMITS, cuts);
+    let got = parts::read_with_cuts::<T>(
+        input,
+        Path::new(label),
+        &mut names,
+        (PART_LIMITS, AS_WRITTEN),
+        cuts,
+    );
     summarize(&got.map(|r| (r, names)))
 }
 
@@ -1133,7 +1182,7 @@ fn an_error_in_a_later_part_keeps_its_line() {
         &input,
         Path::new(LABEL),
         &mut names,
-        Limits::DEFAULT,
+        (Limits::DEFAULT, AS_WRITTEN),
         &[starts[30]],
     )
     .unwrap_err();
@@ -1165,7 +1214,7 @@ fn a_large_file_is_cut_at_line_starts_near_equal_shares() {
         input.len() as u64,
         &path,
         &mut names,
-        Limits::DEFAULT,
+        (Limits::DEFAULT, AS_WRITTEN),
         4,
         1000,
     )

@@ -49,9 +49,21 @@ impl Case {
     /// `nsys-gate post --report FILE ARGS…` with the server's URL, the secret token and the
     /// event.
     fn post(&self, server: &Server, event: Option<(String, PathBuf)>, args: &[&str]) -> Output {
+        self.post_with(server, event, args, &[])
+    }
+
+    /// As [`Case::post`], with more environment variables (they win over `github_env`'s).
+    fn post_with(
+        &self,
+        server: &Server,
+        event: Option<(String, PathBuf)>,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Output {
         let mut cmd = bin();
         cmd.arg("post").arg("--report").arg(&self.report).args(args);
         github_env(&mut cmd, server, event);
+        cmd.envs(env.iter().copied());
         let out = cmd.output().expect("run nsys-gate");
         assert_no_secret(&out, self.tmp.path());
         out
@@ -801,4 +813,103 @@ fn run_posts_the_report_it_wrote() {
     let out = run_again(&["--no-post"]);
     assert_status(&out, 0);
     assert_eq!(server.requests().len(), before);
+}
+
+/// `--repo` (or `$GITHUB_REPOSITORY`) must be one OWNER/NAME GitHub could have: no `.` or
+/// `..`, no empty part, one `/`, only ASCII letters, digits, `-`, `_` and `.`.
+#[test]
+fn a_repository_github_cannot_name_is_refused() {
+    let server = Server::github();
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    for bad in [
+        "octo/..",
+        "octo/.",
+        "../gpu",
+        "./gpu",
+        "octo//gpu",
+        "octo/gpu/",
+        "octo/gpu/x",
+        "/gpu",
+        "octo/",
+        "octo/gpu?x=1",
+        "octo/gpu#1",
+        "octo/gp%75",
+        "octo/g pu",
+        "octo\\gpu",
+        "octo/gpü",
+        "octo/..%2F..",
+    ] {
+        let out = case.post(&server, None, &["--pr", "7", "--repo", bad]);
+        assert_status(&out, 2);
+        let err = stderr(&out);
+        assert!(
+            err.contains("is not a repository of the form OWNER/NAME"),
+            "{bad}: {err}"
+        );
+    }
+    let out = case.post_with(
+        &server,
+        None,
+        &["--pr", "7"],
+        &[("GITHUB_REPOSITORY", "octo/..")],
+    );
+    assert_status(&out, 2);
+    assert!(server.requests().is_empty());
+}
+
+/// An event whose pull-request number is not a whole number from 1 is refused, naming the
+/// event file, before any request.
+#[test]
+fn a_pull_request_number_that_is_not_one_is_refused() {
+    let server = Server::github();
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    for (name, payload, says) in [
+        (
+            "pull_request",
+            json!({"number": 0, "pull_request": {"number": 0}}),
+            "pull_request.number is 0",
+        ),
+        (
+            "pull_request",
+            json!({"number": -3, "pull_request": {"number": -3}}),
+            "pull_request.number is -3",
+        ),
+        (
+            "pull_request",
+            json!({"pull_request": {"number": 1.5}}),
+            "pull_request.number is 1.5",
+        ),
+        (
+            "pull_request",
+            json!({"pull_request": {"number": "7"}}),
+            "pull_request.number is \"7\"",
+        ),
+        ("pull_request_target", json!({"number": 0}), "number is 0"),
+        (
+            "pull_request",
+            json!({"number": 7, "pull_request": {"number": 0}}),
+            "pull_request.number is 0",
+        ),
+        (
+            "pull_request",
+            json!({"number": 7, "pull_request": {"number": 8}}),
+            "number is 7 but pull_request.number is 8",
+        ),
+        (
+            "workflow_run",
+            json!({"workflow_run": {"event": "pull_request", "head_sha": "feedbeef", "pull_requests": [{"number": 0}]}}),
+            "workflow_run.pull_requests[0].number is 0",
+        ),
+    ] {
+        let event = case.event(name, payload);
+        let path = event.1.display().to_string();
+        let out = case.post(&server, Some(event), &[]);
+        assert_status(&out, 2);
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("the {name} event in {path}: {says}")),
+            "{says}: {err}"
+        );
+    }
+    assert!(server.requests().is_empty());
 }

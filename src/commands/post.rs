@@ -168,7 +168,7 @@ fn target(args: &CommentArgs, env: &Environment) -> Result<Option<Target>, PostE
             ))
         }
     };
-    let Some(token) = github::Token::from_env(&args.token_env) else {
+    let Some(token) = github::Token::from_env(&args.token_env)? else {
         return Err(PostError::Config(format!(
             "no token in ${}: in a workflow pass it with `env: {}: ${{{{ secrets.GITHUB_TOKEN }}}}` and grant `permissions: pull-requests: write`",
             args.token_env, args.token_env

@@ -13,11 +13,16 @@
 //! the system's roots (GHES private CAs), https only for an https API, the connect timeout.
 //! The deadline of a whole request is ours (`tokio::time::timeout`). Responses are parsed into
 //! the few fields needed ([`Comment`]), so Gitea's and Forgejo's JSON fit too.
+//!
+//! A response body is read as it comes, up to [`MAX_RESPONSE_BYTES`]; past that the request
+//! fails, not retried. Server text that may be shown or stored (messages, a body's start, a
+//! path from `link`, a parser's quote of the body, a comment's URL) is redacted with
+//! [`Token::redact`] where it enters, since a server or a proxy may echo `Authorization`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use http::header::{HeaderMap, HeaderValue, ACCEPT, USER_AGENT};
+use http::header::{HeaderMap, HeaderValue, ACCEPT, CONTENT_LENGTH, USER_AGENT};
 use http::{Method, Uri};
 use http_body_util::BodyExt;
 use hyper_util::client::legacy::connect::{Connect, HttpConnector};
@@ -33,6 +38,17 @@ use super::{Comment, PostError, Repo, Token};
 const MAX_PAGES: usize = 200;
 /// The wait before retrying a rate limit that names no time.
 const RATE_LIMIT_WAIT: Duration = Duration::from_secs(10);
+/// The most of one response body read: 64 MiB (a 1.5 GB reply once took 3 GB of memory).
+///
+/// It must stay above the largest reply GitHub can legitimately send: a page of 100 comments
+/// (or 100 pull requests). A body is at most 65,536 characters as GitHub's 422 says, but up
+/// to 262,144 bytes were measured accepted (dead-claudia/github-limits#13,
+/// objectstack-ai/objectstack#18826). JSON writes `"`, `\` and a line break in two bytes,
+/// so such a body takes up to 524,288 bytes, and 100 of them with their other fields (a few
+/// KB for a comment, some 30 KB for a pull request) about 53 to 56 MB. (Control characters,
+/// six bytes each, are left out: no one's comment is made of them.) 8 MiB would refuse real
+/// pages: 100 comments of 65,536 characters in a 3-byte script (CJK) make about 20 MB.
+pub const MAX_RESPONSE_BYTES: usize = 64 << 20;
 
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
@@ -74,6 +90,26 @@ enum Try {
         wait: Duration,
         reason: String,
     },
+    /// Failed in a way another try would repeat (a reply over the cap).
+    Fail(PostError),
+}
+
+/// Why one exchange gave no reply.
+#[derive(Debug)]
+enum SendError {
+    /// A transport failure or a timeout: worth another try. The text holds no header.
+    Again(String),
+    /// Final: a reply larger than [`MAX_RESPONSE_BYTES`].
+    Final(PostError),
+}
+
+/// Why a body was not read whole.
+#[derive(Debug, PartialEq, Eq)]
+enum BodyError {
+    /// More than the cap.
+    TooLarge,
+    /// The transport failed while reading.
+    Failed(String),
 }
 
 pub struct Client {
@@ -150,6 +186,22 @@ impl Client {
         format!("{}{path}", self.base)
     }
 
+    /// Server text as it may be shown or stored: without the token.
+    fn redact(&self, text: &str) -> String {
+        self.config.token.redact(text)
+    }
+
+    /// The message of an error body, redacted.
+    fn message(&self, body: &[u8]) -> String {
+        message_with(body, &|text| self.redact(text))
+    }
+
+    /// A comment whose URL (shown, and stored as the step output `comment-url`) holds no token.
+    fn redacted(&self, mut comment: Comment) -> Comment {
+        comment.html_url = comment.html_url.map(|url| self.redact(&url));
+        comment
+    }
+
     /// Waits before another try, or refuses when that would pass the budget.
     pub async fn sleep(&self, wait: Duration, reason: &str) -> Result<(), PostError> {
         let left = self.config.budget.saturating_sub(self.started.elapsed());
@@ -168,41 +220,71 @@ impl Client {
         Ok(())
     }
 
-    /// Sends once. `Err` is a transport failure (its text holds no header).
+    /// Sends once, and reads the reply up to [`MAX_RESPONSE_BYTES`].
     async fn send_once(
         &self,
         method: &Method,
         url: &str,
         body: Option<&Value>,
-    ) -> Result<Reply, String> {
-        let uri: Uri = url.parse().map_err(|_| format!("bad URL {url}"))?;
+    ) -> Result<Reply, SendError> {
+        let again = SendError::Again;
+        let uri: Uri = url
+            .parse()
+            .map_err(|_| again(format!("bad URL {}", self.redact(url))))?;
+        let too_large = |message: String| {
+            SendError::Final(PostError::Response {
+                method: method.to_string(),
+                path: self.display_path(url),
+                message,
+            })
+        };
         let exchange = async {
             let response = match *method {
                 Method::GET => self.crab._get(uri).await,
                 Method::POST => self.crab._post(uri, body).await,
                 Method::PATCH => self.crab._patch(uri, body).await,
                 Method::DELETE => self.crab._delete(uri, body).await,
-                ref other => return Err(format!("{other} is not a request this client sends")),
+                ref other => {
+                    return Err(again(format!("{other} is not a request this client sends")))
+                }
             }
-            .map_err(|e| format!("request failed: {}", error_text(&e)))?;
+            .map_err(|e| again(format!("request failed: {}", self.redact(&error_text(&e)))))?;
             let (parts, body) = response.into_parts();
-            let bytes = body
-                .collect()
+            let declared = parts
+                .headers
+                .get(CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok());
+            if let Some(n) = declared.filter(|&n| n > MAX_RESPONSE_BYTES as u64) {
+                return Err(too_large(format!(
+                    "the response says it is {n} bytes (content-length), more than {} MiB, the most nsys-gate reads of one response; it was not read",
+                    MAX_RESPONSE_BYTES >> 20
+                )));
+            }
+            let bytes = read_capped(body, declared, MAX_RESPONSE_BYTES)
                 .await
-                .map_err(|e| format!("reading the response failed: {}", error_text(&e)))?
-                .to_bytes();
+                .map_err(|e| match e {
+                    BodyError::TooLarge => too_large(format!(
+                        "the response is larger than {} MiB, the most nsys-gate reads of one response; it was not read further",
+                        MAX_RESPONSE_BYTES >> 20
+                    )),
+                    BodyError::Failed(text) => again(format!(
+                        "reading the response failed: {}",
+                        self.redact(&text)
+                    )),
+                })?;
             Ok(Reply {
                 status: parts.status.as_u16(),
                 headers: parts.headers,
-                body: bytes.to_vec(),
+                body: bytes,
             })
         };
         match tokio::time::timeout(self.config.request_timeout, exchange).await {
             Ok(r) => r,
-            Err(_) => Err(format!(
+            Err(_) => Err(again(format!(
                 "no response within {} s",
                 self.config.request_timeout.as_secs()
-            )),
+            ))),
         }
     }
 
@@ -210,10 +292,11 @@ impl Client {
     async fn try_once(&self, method: &Method, url: &str, body: Option<&Value>, tries: u32) -> Try {
         let backoff = Duration::from_secs(1u64 << tries.saturating_sub(1).min(5));
         match self.send_once(method, url, body).await {
-            Err(message) => Try::Again {
+            Err(SendError::Again(message)) => Try::Again {
                 wait: backoff,
                 reason: format!("{method} {}: {message}", self.display_path(url)),
             },
+            Err(SendError::Final(e)) => Try::Fail(e),
             Ok(reply) => match retry_wait(&reply, backoff) {
                 Some(wait) => Try::Again {
                     wait,
@@ -221,7 +304,7 @@ impl Client {
                         "{method} {}: HTTP {}: {}",
                         self.display_path(url),
                         reply.status,
-                        message_of(&reply.body)
+                        self.message(&reply.body)
                     ),
                 },
                 None => Try::Reply(reply),
@@ -242,6 +325,7 @@ impl Client {
             tries += 1;
             match self.try_once(&method, url, body, tries).await {
                 Try::Reply(r) => return Ok(r),
+                Try::Fail(e) => return Err(e),
                 Try::Again { wait, reason } => {
                     if tries >= self.config.max_tries {
                         return Err(PostError::GaveUp {
@@ -255,16 +339,18 @@ impl Client {
         }
     }
 
-    /// The URL without the host, for messages.
+    /// The URL without the host, for messages (redacted: it may come from a `link`).
     fn display_path(&self, url: &str) -> String {
-        url.parse::<Uri>()
+        let path = url
+            .parse::<Uri>()
             .ok()
             .and_then(|u| u.path_and_query().map(|p| p.as_str().to_owned()))
-            .unwrap_or_else(|| url.to_owned())
+            .unwrap_or_else(|| url.to_owned());
+        self.redact(&path)
     }
 
     fn failure(&self, method: &str, url: &str, reply: &Reply) -> PostError {
-        let message = message_of(&reply.body);
+        let message = self.message(&reply.body);
         let path = self.display_path(url);
         let method = method.to_owned();
         // 404 on a read is a wrong repository or number; on a write, as 403, a token that
@@ -300,7 +386,11 @@ impl Client {
         serde_json::from_slice(&reply.body).map_err(|e| PostError::Response {
             method: method.to_owned(),
             path: self.display_path(url),
-            message: format!("HTTP {}, body is not the JSON expected ({e})", reply.status),
+            // serde quotes the body's values ("invalid type: string …").
+            message: self.redact(&format!(
+                "HTTP {}, body is not the JSON expected ({e})",
+                reply.status
+            )),
         })
     }
 
@@ -315,7 +405,7 @@ impl Client {
                 return Err(self.failure("GET", &url, &reply));
             }
             let page: Vec<Comment> = self.parse("GET", &url, &reply)?;
-            all.extend(page);
+            all.extend(page.into_iter().map(|c| self.redacted(c)));
             match next_link(&reply.headers) {
                 Some(next) => url = next,
                 None => return Ok(all),
@@ -341,9 +431,10 @@ impl Client {
             .await
         {
             Try::Again { wait, reason } => Ok(Created::Unknown { wait, reason }),
-            Try::Reply(reply) if reply.status == 201 || reply.status == 200 => {
-                Ok(Created::Done(self.parse("POST", &url, &reply)?))
-            }
+            Try::Fail(e) => Err(e),
+            Try::Reply(reply) if reply.status == 201 || reply.status == 200 => Ok(Created::Done(
+                self.redacted(self.parse("POST", &url, &reply)?),
+            )),
             Try::Reply(reply) => Err(self.failure("POST", &url, &reply)),
         }
     }
@@ -362,7 +453,7 @@ impl Client {
             .request(Method::PATCH, &url, Some(&json!({ "body": body })))
             .await?;
         match reply.status {
-            200 | 201 => self.parse("PATCH", &url, &reply),
+            200 | 201 => self.parse("PATCH", &url, &reply).map(|c| self.redacted(c)),
             // Gitea answers 204 for a comment without content.
             204 => Ok(Comment {
                 id,
@@ -532,17 +623,61 @@ pub fn next_link(headers: &HeaderMap) -> Option<String> {
         })
 }
 
+/// The body read as it comes, refused once it passes `cap` bytes: never more than `cap`
+/// bytes are held (the buffer grows by doubling, clamped to the cap). `declared` is the
+/// `content-length`, if any, at most `cap`: the buffer's first size.
+async fn read_capped<B>(
+    mut body: B,
+    declared: Option<u64>,
+    cap: usize,
+) -> Result<Vec<u8>, BodyError>
+where
+    B: BodyExt + Unpin,
+    B::Data: AsRef<[u8]>,
+    B::Error: std::error::Error,
+{
+    let first = declared.map_or(0, |n| usize::try_from(n).unwrap_or(cap).min(cap));
+    let mut bytes = Vec::with_capacity(first);
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| BodyError::Failed(error_text(&e)))?;
+        // Anything but data (trailers) is not part of the body.
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        let data = data.as_ref();
+        if data.len() > cap - bytes.len() {
+            return Err(BodyError::TooLarge);
+        }
+        let needed = bytes.len() + data.len();
+        if needed > bytes.capacity() {
+            let grown = (bytes.capacity() * 2).clamp(needed, cap);
+            bytes.reserve_exact(grown - bytes.len());
+        }
+        bytes.extend_from_slice(data);
+    }
+    Ok(bytes)
+}
+
 /// GitHub's `message` (and its `errors[].message`), else the start of the body.
 fn message_of(body: &[u8]) -> String {
+    message_with(body, &|text| text.to_owned())
+}
+
+/// [`message_of`], each text passed through `clean` (the redaction) before it is cut, so that
+/// nothing `clean` hides can straddle the cut.
+fn message_with(body: &[u8], clean: &dyn Fn(&str) -> String) -> String {
+    /// The start of a body that is not JSON, cleaned before the first 200 characters are kept:
+    /// room for a token (or a credential) that begins before the cut.
+    const WINDOW: usize = 64 << 10;
     if let Ok(v) = serde_json::from_slice::<Value>(body) {
         let mut parts: Vec<String> = Vec::new();
         if let Some(m) = v.get("message").and_then(Value::as_str) {
-            parts.push(m.to_owned());
+            parts.push(clean(m));
         }
         if let Some(errors) = v.get("errors").and_then(Value::as_array) {
             for e in errors {
                 if let Some(m) = e.get("message").and_then(Value::as_str) {
-                    parts.push(m.to_owned());
+                    parts.push(clean(m));
                 }
             }
         }
@@ -550,8 +685,8 @@ fn message_of(body: &[u8]) -> String {
             return parts.join(": ");
         }
     }
-    let text = String::from_utf8_lossy(body);
-    let text = text.trim();
+    let text = String::from_utf8_lossy(&body[..body.len().min(WINDOW)]);
+    let text = clean(text.trim());
     if text.is_empty() {
         "(empty body)".to_owned()
     } else {
@@ -744,6 +879,21 @@ mod build_tests {
             String::from_utf8_lossy(&head).to_ascii_lowercase()
         });
         (url, seen)
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn reading_stops_at_the_cap() {
+        let body = || http_body_util::Full::new(&b"0123456789"[..]);
+        assert_eq!(read_capped(body(), None, 10).await.unwrap(), b"0123456789");
+        assert_eq!(
+            read_capped(body(), Some(10), 9).await,
+            Err(BodyError::TooLarge)
+        );
+        // A content-length that lies (or is larger than the cap) only sizes the first buffer.
+        let read = read_capped(body(), Some(u64::MAX), 64).await.unwrap();
+        assert_eq!((read.len(), read.capacity()), (10, 64));
+        let read = read_capped(body(), Some(3), 64).await.unwrap();
+        assert!(read.capacity() <= 64, "{}", read.capacity());
     }
 
     #[tokio::test(flavor = "current_thread")]

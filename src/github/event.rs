@@ -54,32 +54,36 @@ pub fn read(event_name: Option<&str>, event_path: Option<&Path>) -> Result<Event
             path.display()
         ))
     })?;
-    parse(name, &event).map_err(|what| {
+    parse(name, &event).map_err(|problem| {
         PostError::Config(format!(
-            "the {name} event in {} has no {what} (pass --pr N)",
+            "the {name} event in {}: {problem} (pass --pr N)",
             path.display()
         ))
     })
 }
 
-/// The pull request of an event payload; `Err` names what is missing.
-pub fn parse(name: &str, event: &Value) -> Result<EventPr, &'static str> {
-    let number = |v: &Value| v.get("number").and_then(Value::as_u64);
+/// The pull request of an event payload; `Err` says what is missing or wrong.
+pub fn parse(name: &str, event: &Value) -> Result<EventPr, String> {
     match name {
-        "pull_request" | "pull_request_target" => event
-            .get("pull_request")
-            .and_then(number)
-            .or_else(|| number(event))
-            .map(EventPr::Number)
-            .ok_or("pull_request.number"),
+        "pull_request" | "pull_request_target" => {
+            let inner = number(event.get("pull_request"), "pull_request.number")?;
+            let outer = number(Some(event), "number")?;
+            match (outer, inner) {
+                (Some(o), Some(i)) if o != i => {
+                    Err(format!("number is {o} but pull_request.number is {i}"))
+                }
+                (_, Some(n)) | (Some(n), None) => Ok(EventPr::Number(n)),
+                (None, None) => Err("no pull_request.number".into()),
+            }
+        }
         "workflow_run" => {
-            let run = event.get("workflow_run").ok_or("workflow_run")?;
-            let listed = run
-                .get("pull_requests")
-                .and_then(Value::as_array)
-                .and_then(|prs| prs.iter().find_map(number));
-            if let Some(n) = listed {
-                return Ok(EventPr::Number(n));
+            let run = event.get("workflow_run").ok_or("no workflow_run")?;
+            let listed = run.get("pull_requests").and_then(Value::as_array);
+            for (i, pr) in listed.into_iter().flatten().enumerate() {
+                let field = format!("workflow_run.pull_requests[{i}].number");
+                if let Some(n) = number(Some(pr), &field)? {
+                    return Ok(EventPr::Number(n));
+                }
             }
             let triggering = run.get("event").and_then(Value::as_str);
             if !matches!(
@@ -94,11 +98,42 @@ pub fn parse(name: &str, event: &Value) -> Result<EventPr, &'static str> {
                 .and_then(Value::as_str)
                 .filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_hexdigit()))
                 .map(|s| EventPr::HeadSha(s.to_owned()))
-                .ok_or("workflow_run.pull_requests or workflow_run.head_sha")
+                .ok_or_else(|| "no workflow_run.pull_requests or workflow_run.head_sha".into())
         }
         other => Ok(EventPr::None {
             event: other.to_owned(),
         }),
+    }
+}
+
+/// `holder.number`: `None` when absent (or null), else a pull-request number, a whole number
+/// from 1 (the event file may come from anywhere: 0 or -1 is never taken as a pull request).
+fn number(holder: Option<&Value>, field: &str) -> Result<Option<u64>, String> {
+    match holder.and_then(|h| h.get("number")) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => match v.as_u64() {
+            Some(n) if n > 0 => Ok(Some(n)),
+            _ => Err(format!(
+                "{field} is {}, not a pull-request number (a whole number from 1)",
+                shown(v)
+            )),
+        },
+    }
+}
+
+/// A JSON value as a message shows it: short.
+fn shown(v: &Value) -> String {
+    match v {
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+        other => {
+            let text = other.to_string();
+            if text.chars().count() > 40 {
+                format!("{}…", text.chars().take(40).collect::<String>())
+            } else {
+                text
+            }
+        }
     }
 }
 
@@ -134,6 +169,64 @@ mod tests {
             parse("workflow_run", &push),
             Ok(EventPr::None { .. })
         ));
+    }
+
+    #[test]
+    fn pull_request_numbers_are_whole_numbers_from_1() {
+        for (event, problem) in [
+            (json!({"number": 0}), "number is 0"),
+            (
+                json!({"pull_request": {"number": -1}}),
+                "pull_request.number is -1",
+            ),
+            (
+                json!({"pull_request": {"number": 2.5}}),
+                "pull_request.number is 2.5",
+            ),
+            (
+                json!({"pull_request": {"number": "7"}}),
+                "pull_request.number is \"7\"",
+            ),
+            (
+                json!({"pull_request": {"number": [7]}}),
+                "pull_request.number is an array",
+            ),
+            (
+                json!({"number": 7, "pull_request": {"number": 0}}),
+                "pull_request.number is 0",
+            ),
+        ] {
+            let err = parse("pull_request", &event).unwrap_err();
+            assert_eq!(
+                err,
+                format!("{problem}, not a pull-request number (a whole number from 1)")
+            );
+        }
+        assert_eq!(
+            parse(
+                "pull_request",
+                &json!({"number": 7, "pull_request": {"number": 8}})
+            ),
+            Err("number is 7 but pull_request.number is 8".to_owned())
+        );
+        assert_eq!(
+            parse(
+                "pull_request",
+                &json!({"number": 7, "pull_request": {"number": null}})
+            ),
+            Ok(EventPr::Number(7))
+        );
+        let zero = json!({"workflow_run": {"pull_requests": [{"number": 0}], "head_sha": "ab"}});
+        assert_eq!(
+            parse("workflow_run", &zero),
+            Err("workflow_run.pull_requests[0].number is 0, not a pull-request number (a whole number from 1)".to_owned())
+        );
+        let long = "9".repeat(60);
+        let err = parse("pull_request", &json!({"number": long})).unwrap_err();
+        assert!(
+            err.starts_with(&format!("number is \"{}…,", &long[..39])),
+            "{err}"
+        );
     }
 
     #[test]

@@ -7,13 +7,18 @@
 //! the pull request of a GitHub Actions event.
 //!
 //! The token is a [`Token`]: its `Debug` and `Display` print `***`, and no error holds it.
+//! Server text that could echo it (bodies, messages, URLs from `link`, a comment's URL) goes
+//! through [`Token::redact`] in [`client`] before anything shows or stores it.
 
 pub mod client;
 pub mod event;
 pub mod marker;
 
+use std::borrow::Cow;
 use std::fmt;
+use std::sync::LazyLock;
 
+use regex::{Captures, Regex};
 use serde::Deserialize;
 
 pub use client::{Client, ClientConfig};
@@ -34,18 +39,97 @@ impl Token {
         Token(value)
     }
 
-    /// The token in the environment variable `name`, if set and not empty.
-    pub fn from_env(name: &str) -> Option<Self> {
-        std::env::var(name)
-            .ok()
-            .map(|v| v.trim().to_owned())
-            .filter(|v| !v.is_empty())
-            .map(Token)
+    /// The token in the environment variable `name`; `None` when unset or empty. It is sent
+    /// exactly as set, so a token that a header cannot carry as it is (a line break, white
+    /// space at either end, which would be trimmed, a control or non-ASCII character) is a
+    /// configuration error that says what and where, never the token.
+    pub fn from_env(name: &str) -> Result<Option<Self>, PostError> {
+        let Some(value) = std::env::var_os(name).filter(|v| !v.is_empty()) else {
+            return Ok(None);
+        };
+        let refuse = |what: String| {
+            PostError::Config(format!(
+                "the token in ${name} {what}: it is sent as it is, and an HTTP header cannot carry it. Store the secret as one line of visible ASCII characters, with no white space at either end"
+            ))
+        };
+        let value = value
+            .into_string()
+            .map_err(|_| refuse("holds a non-ASCII character (it is not even UTF-8)".into()))?;
+        match token_problem(&value) {
+            Some(what) => Err(refuse(what)),
+            None => Ok(Some(Token(value))),
+        }
     }
 
     pub(crate) fn expose(&self) -> &str {
         &self.0
     }
+
+    /// `text` without the token: each appearance of it, the credential after `Bearer ` (any
+    /// credential), and one after `token ` that begins as this token does (an echo cut short)
+    /// become [`REDACTED`].
+    pub fn redact(&self, text: &str) -> String {
+        redact(text, &self.0)
+    }
+}
+
+/// What replaces a token in server text.
+pub const REDACTED: &str = "***";
+
+/// Why `token` cannot be sent as it is, and where: `None` when it is one run of visible ASCII.
+fn token_problem(token: &str) -> Option<String> {
+    let chars: Vec<char> = token.chars().collect();
+    let at = chars.iter().position(|c| !c.is_ascii_graphic())?;
+    let c = chars[at];
+    let what = match c {
+        '\n' | '\r' => "a line break",
+        c if c.is_whitespace() => "white space",
+        c if c.is_control() => "a control character",
+        _ => "a non-ASCII character",
+    };
+    // White space at either end is what a trim would silently drop.
+    let verb = if !c.is_whitespace() {
+        "holds"
+    } else if at == 0 {
+        "begins with"
+    } else if chars[at..].iter().all(|c| c.is_whitespace()) {
+        "ends with"
+    } else {
+        "holds"
+    };
+    Some(format!(
+        "{verb} {what} (character {} of {})",
+        at + 1,
+        chars.len()
+    ))
+}
+
+fn redact(text: &str, secret: &str) -> String {
+    // A scheme, then its credential: the run of characters up to white space, a quote, a
+    // backslash (JSON's escapes) or punctuation that closes a header, a URL or an element.
+    static SCHEME: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"(?i)\b(bearer|token)([ \t]+)([^\s"'\\,;<>()\[\]{}]+)"#)
+            .expect("a valid pattern")
+    });
+    let text = if secret.is_empty() {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(text.replace(secret, REDACTED))
+    };
+    // The first 8 characters of the token (all of a shorter one).
+    let start = &secret.as_bytes()[..secret.len().min(8)];
+    SCHEME
+        .replace_all(&text, |c: &Captures| {
+            let credential = c[3].as_bytes();
+            let done = credential.starts_with(REDACTED.as_bytes());
+            let cut_short = !start.is_empty() && credential.starts_with(start);
+            if !done && (c[1].eq_ignore_ascii_case("bearer") || cut_short) {
+                format!("{}{}{REDACTED}", &c[1], &c[2])
+            } else {
+                c[0].to_owned()
+            }
+        })
+        .into_owned()
 }
 
 impl fmt::Debug for Token {
@@ -68,27 +152,58 @@ pub struct Repo {
 }
 
 impl Repo {
+    /// `OWNER/NAME`, each part one GitHub could have (see [`name_problem`]). The parts go into
+    /// request paths, so `.`, `..`, an empty part or another `/` never pass.
     pub fn parse(text: &str) -> Result<Self, PostError> {
         let text = text.trim();
-        match text.split_once('/') {
-            Some((owner, name))
-                if !owner.is_empty()
-                    && !name.is_empty()
-                    && !name.contains('/')
-                    && text
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c)) =>
-            {
-                Ok(Repo {
-                    owner: owner.to_owned(),
-                    name: name.to_owned(),
-                })
-            }
-            _ => Err(PostError::Config(format!(
-                "`{text}` is not a repository of the form OWNER/NAME"
-            ))),
+        let refuse = |why: String| {
+            PostError::Config(format!(
+                "`{}` is not a repository of the form OWNER/NAME: {why}",
+                text.escape_debug()
+            ))
+        };
+        let Some((owner, name)) = text.split_once('/') else {
+            return Err(refuse("there is no `/`".into()));
+        };
+        if name.contains('/') {
+            return Err(refuse("there is more than one `/`".into()));
         }
+        for (what, part) in [("owner", owner), ("name", name)] {
+            if let Some(why) = name_problem(part) {
+                return Err(refuse(format!("the {what} {why}")));
+            }
+        }
+        Ok(Repo {
+            owner: owner.to_owned(),
+            name: name.to_owned(),
+        })
     }
+}
+
+/// Why `part` cannot be an owner or a repository name; `None` when it can.
+///
+/// GitHub's repository names are ASCII letters, digits, `-`, `_` and `.` (any other character
+/// of a new name becomes `-`), at most 100 characters, and never `.` or `..`. Owners on
+/// github.com are stricter (letters, digits and `-`, at most 39), but Gitea and Forgejo
+/// owners may hold `_` and `.`, so owners follow the repository rule.
+fn name_problem(part: &str) -> Option<String> {
+    const MAX_CHARS: usize = 100;
+    if part.is_empty() {
+        return Some("is empty".into());
+    }
+    if part == "." || part == ".." {
+        return Some(format!("is `{part}`"));
+    }
+    if let Some(c) = part
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "-_.".contains(*c)))
+    {
+        return Some(format!(
+            "holds `{}`: GitHub allows only ASCII letters, digits, `-`, `_` and `.`",
+            c.escape_debug()
+        ));
+    }
+    (part.len() > MAX_CHARS).then(|| format!("is longer than {MAX_CHARS} characters"))
 }
 
 impl fmt::Display for Repo {
@@ -399,6 +514,112 @@ mod tests {
         for bad in ["octo", "/x", "a/b/c", "a/", "a b/c", "a/b?x=1"] {
             assert!(Repo::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn repository_names_follow_githubs_rules() {
+        for good in [
+            "octo/gpu",
+            "Octo-1/.github",
+            "o/r.s_x-1",
+            "gitea.user/repo",
+            "o_o/..x",
+            " octo/gpu ",
+        ] {
+            assert!(Repo::parse(good).is_ok(), "{good}");
+        }
+        let long = format!("o/{}", "r".repeat(101));
+        for bad in [
+            "octo/..",
+            "octo/.",
+            "../gpu",
+            "./gpu",
+            "octo//gpu",
+            "octo/gpu/",
+            "/gpu",
+            "octo/",
+            "/",
+            "",
+            "octo/g%2e",
+            "octo/gpü",
+            "octo/gp\nu",
+            "octo/gpu\u{0}",
+            "octo\\gpu",
+            &long,
+        ] {
+            let err = Repo::parse(bad).unwrap_err().to_string();
+            assert!(err.contains("OWNER/NAME"), "{bad}: {err}");
+        }
+        assert_eq!(
+            Repo::parse("octo/..").unwrap_err().to_string(),
+            "`octo/..` is not a repository of the form OWNER/NAME: the name is `..`"
+        );
+        assert_eq!(
+            Repo::parse("o/a\nb").unwrap_err().to_string(),
+            "`o/a\\nb` is not a repository of the form OWNER/NAME: the name holds `\\n`: GitHub allows only ASCII letters, digits, `-`, `_` and `.`"
+        );
+    }
+
+    #[test]
+    fn tokens_that_a_header_cannot_carry_as_they_are() {
+        assert_eq!(token_problem("ghs_abc123"), None);
+        assert_eq!(
+            token_problem("ghs_abc\n").as_deref(),
+            Some("ends with a line break (character 8 of 8)")
+        );
+        assert_eq!(
+            token_problem("ghs_abc\r\n").as_deref(),
+            Some("ends with a line break (character 8 of 9)")
+        );
+        assert_eq!(
+            token_problem(" ghs").as_deref(),
+            Some("begins with white space (character 1 of 4)")
+        );
+        assert_eq!(
+            token_problem("gh s").as_deref(),
+            Some("holds white space (character 3 of 4)")
+        );
+        assert_eq!(
+            token_problem("ghs\nX: y").as_deref(),
+            Some("holds a line break (character 4 of 8)")
+        );
+        assert_eq!(
+            token_problem("ghs\u{0}").as_deref(),
+            Some("holds a control character (character 4 of 4)")
+        );
+        assert_eq!(
+            token_problem("ghsé").as_deref(),
+            Some("holds a non-ASCII character (character 4 of 4)")
+        );
+    }
+
+    #[test]
+    fn the_token_is_redacted_from_server_text() {
+        let t = Token::new("ghs_secret123XYZ".into());
+        assert_eq!(
+            t.redact("echo: Authorization: Bearer ghs_secret123XYZ!"),
+            "echo: Authorization: Bearer ***!"
+        );
+        assert_eq!(
+            t.redact("a=ghs_secret123XYZ&b=ghs_secret123XYZ"),
+            "a=***&b=***"
+        );
+        // Cut short, after `token ` or `Bearer `; any credential after `Bearer `.
+        assert_eq!(
+            t.redact("authorization: token ghs_secre"),
+            "authorization: token ***"
+        );
+        assert_eq!(
+            t.redact("{\"h\":\"BEARER ghs_se\"}"),
+            "{\"h\":\"BEARER ***\"}"
+        );
+        assert_eq!(t.redact("Bearer someone-elses"), "Bearer ***");
+        // Words after `token` that are not the token stay.
+        assert_eq!(
+            t.redact("the token is not valid for this resource"),
+            "the token is not valid for this resource"
+        );
+        assert_eq!(t.redact("Bad credentials"), "Bad credentials");
     }
 
     #[test]

@@ -47,6 +47,22 @@ pub struct StoredComment {
     pub body: String,
 }
 
+/// In a fault's body or header values: the request's `Authorization` header, as a server or
+/// proxy that echoes it in an error would send it back.
+pub const ECHO_AUTHORIZATION: &str = "{{authorization}}";
+/// In a fault's body or header values: the credential of the request's `Authorization` header
+/// (after its scheme).
+pub const ECHO_CREDENTIAL: &str = "{{credential}}";
+
+/// A body written as it is made, never held whole: a JSON array of comments of at least
+/// `bytes` bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Streamed {
+    pub bytes: usize,
+    /// `transfer-encoding: chunked`; otherwise a `content-length` gives the size first.
+    pub chunked: bool,
+}
+
 /// A scripted answer for the next request matching `method` and `path_contains`.
 #[derive(Debug, Clone)]
 pub struct Fault {
@@ -59,6 +75,8 @@ pub struct Fault {
     pub apply: bool,
     /// Wait this long before answering (a timeout).
     pub delay: Duration,
+    /// Answer with this streamed body instead of `body`.
+    pub streamed: Option<Streamed>,
 }
 
 impl Fault {
@@ -73,6 +91,7 @@ impl Fault {
             body,
             apply: false,
             delay: Duration::ZERO,
+            streamed: None,
         }
     }
 
@@ -89,6 +108,12 @@ impl Fault {
 
     pub fn delayed(mut self, delay: Duration) -> Self {
         self.delay = delay;
+        self
+    }
+
+    /// Answer with a streamed JSON array of comments of at least `bytes` bytes.
+    pub fn streamed(mut self, bytes: usize, chunked: bool) -> Self {
+        self.streamed = Some(Streamed { bytes, chunked });
         self
     }
 }
@@ -230,6 +255,17 @@ struct Response {
     body: String,
 }
 
+/// `text` with the echo placeholders replaced from the request's `authorization` header.
+fn echo(text: &str, headers: &[(String, String)]) -> String {
+    let auth = headers
+        .iter()
+        .find(|(n, _)| n == "authorization")
+        .map_or("", |(_, v)| v.as_str());
+    let credential = auth.split_once(' ').map_or(auth, |(_, c)| c);
+    text.replace(ECHO_AUTHORIZATION, auth)
+        .replace(ECHO_CREDENTIAL, credential)
+}
+
 fn serve(stream: TcpStream, state: &Mutex<State>, port: u16, prefix: &str) -> std::io::Result<()> {
     stream.set_nonblocking(false)?;
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
@@ -267,6 +303,7 @@ fn serve(stream: TcpStream, state: &Mutex<State>, port: u16, prefix: &str) -> st
         )
     };
     let mut delay = Duration::ZERO;
+    let mut streamed = None;
     let response = {
         let mut s = state.lock().unwrap();
         s.requests.push(Recorded {
@@ -284,13 +321,19 @@ fn serve(stream: TcpStream, state: &Mutex<State>, port: u16, prefix: &str) -> st
         match fault {
             Some(f) => {
                 delay = f.delay;
+                streamed = f.streamed;
                 if f.apply {
                     route(&mut s, &method, &path, body.as_ref(), port, prefix);
                 }
+                let seen = &s.requests.last().expect("just recorded").headers;
                 Response {
                     status: f.status,
-                    headers: f.headers,
-                    body: f.body,
+                    headers: f
+                        .headers
+                        .iter()
+                        .map(|(n, v)| (n.clone(), echo(v, seen)))
+                        .collect(),
+                    body: echo(&f.body, seen),
                 }
             }
             None => route(&mut s, &method, &path, body.as_ref(), port, prefix),
@@ -316,12 +359,61 @@ fn serve(stream: TcpStream, state: &Mutex<State>, port: u16, prefix: &str) -> st
     if response.status != 204 {
         head.push_str("content-type: application/json; charset=utf-8\r\n");
     }
+    if let Some(streamed) = streamed {
+        return write_streamed(out, head, streamed);
+    }
     head.push_str(&format!(
         "content-length: {}\r\nconnection: close\r\n\r\n",
         response.body.len()
     ));
     out.write_all(head.as_bytes())?;
     out.write_all(response.body.as_bytes())?;
+    out.flush()
+}
+
+/// Writes `head` and then a JSON array of comments of at least `streamed.bytes` bytes, made
+/// 64 KiB at a time; stops at the first failed write (the client hung up).
+fn write_streamed(mut out: TcpStream, mut head: String, streamed: Streamed) -> std::io::Result<()> {
+    // Every item has the same length: `{"id":ID,"body":"xxx…"}` with a ten-digit ID.
+    let filler = "x".repeat(60_000);
+    let item = |i: usize| format!(r#"{{"id":{},"body":"{filler}"}}"#, 1_000_000_000 + i);
+    let item_len = item(0).len();
+    let count = streamed.bytes.div_ceil(item_len + 1).max(1);
+    // `[`, the items, a comma between two, `]`.
+    let total = 2 + count * item_len + (count - 1);
+    if streamed.chunked {
+        head.push_str("transfer-encoding: chunked\r\nconnection: close\r\n\r\n");
+    } else {
+        head.push_str(&format!(
+            "content-length: {total}\r\nconnection: close\r\n\r\n"
+        ));
+    }
+    out.write_all(head.as_bytes())?;
+    let send = |out: &mut TcpStream, part: &[u8]| -> std::io::Result<()> {
+        if streamed.chunked {
+            out.write_all(format!("{:x}\r\n", part.len()).as_bytes())?;
+            out.write_all(part)?;
+            out.write_all(b"\r\n")
+        } else {
+            out.write_all(part)
+        }
+    };
+    let mut buffer = String::from("[");
+    for i in 0..count {
+        if i > 0 {
+            buffer.push(',');
+        }
+        buffer.push_str(&item(i));
+        if buffer.len() >= 64 << 10 {
+            send(&mut out, buffer.as_bytes())?;
+            buffer.clear();
+        }
+    }
+    buffer.push(']');
+    send(&mut out, buffer.as_bytes())?;
+    if streamed.chunked {
+        out.write_all(b"0\r\n\r\n")?;
+    }
     out.flush()
 }
 

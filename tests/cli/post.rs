@@ -9,7 +9,7 @@ use assert_fs::TempDir;
 use serde_json::{json, Value};
 
 use crate::common::{assert_status, bin, fixture, stderr};
-use crate::github_server::{Fault, Recorded, Server};
+use crate::github_server::{Fault, Recorded, Server, ECHO_AUTHORIZATION, ECHO_CREDENTIAL};
 use crate::require_nsys;
 
 const SECRET: &str = "ghs_nsysGateTestSecret_7Qx2Lp9Vw4";
@@ -49,33 +49,79 @@ impl Case {
     /// `nsys-gate post --report FILE ARGS…` with the server's URL, the secret token and the
     /// event.
     fn post(&self, server: &Server, event: Option<(String, PathBuf)>, args: &[&str]) -> Output {
+        self.post_with(server, event, args, &[])
+    }
+
+    /// As [`Case::post`], with more environment variables (they win over `github_env`'s).
+    fn post_with(
+        &self,
+        server: &Server,
+        event: Option<(String, PathBuf)>,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Output {
         let mut cmd = bin();
         cmd.arg("post").arg("--report").arg(&self.report).args(args);
         github_env(&mut cmd, server, event);
+        cmd.envs(env.iter().copied());
         let out = cmd.output().expect("run nsys-gate");
         assert_no_secret(&out, self.tmp.path());
         out
     }
+
+    /// As [`Case::post`] in GitHub Actions: the step outputs go to a file in the case's folder
+    /// (which [`assert_no_secret`] reads).
+    fn post_in_actions(
+        &self,
+        server: &Server,
+        event: Option<(String, PathBuf)>,
+        args: &[&str],
+    ) -> Output {
+        let outputs = self.tmp.path().join("github-output.txt");
+        let summary = self.tmp.path().join("summary.md");
+        self.post_with(
+            server,
+            event,
+            args,
+            &[
+                ("GITHUB_ACTIONS", "true"),
+                ("GITHUB_OUTPUT", outputs.to_str().unwrap()),
+                ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
+            ],
+        )
+    }
 }
 
-fn github_env(cmd: &mut assert_cmd::Command, server: &Server, event: Option<(String, PathBuf)>) {
-    for var in [
+/// The variables [`github_env`] removes (`None`) or sets.
+fn github_vars(server: &Server) -> Vec<(&'static str, Option<String>)> {
+    let mut vars: Vec<(&str, Option<String>)> = [
         "GITHUB_ACTIONS",
         "GITHUB_OUTPUT",
         "GITHUB_STEP_SUMMARY",
         "GITHUB_EVENT_NAME",
         "GITHUB_EVENT_PATH",
-        "GITHUB_TOKEN",
-        "GITHUB_REPOSITORY",
-        "GITHUB_API_URL",
-    ] {
-        cmd.env_remove(var);
+        "NSYS",
+    ]
+    .into_iter()
+    .map(|var| (var, None))
+    .collect();
+    vars.extend([
+        ("GITHUB_API_URL", Some(server.api_url())),
+        ("GITHUB_TOKEN", Some(SECRET.to_owned())),
+        ("GITHUB_REPOSITORY", Some("octo/gpu".to_owned())),
+        ("RUST_BACKTRACE", Some("1".to_owned())),
+        ("RUST_LOG", Some("trace".to_owned())),
+    ]);
+    vars
+}
+
+fn github_env(cmd: &mut assert_cmd::Command, server: &Server, event: Option<(String, PathBuf)>) {
+    for (var, value) in github_vars(server) {
+        match value {
+            Some(value) => cmd.env(var, value),
+            None => cmd.env_remove(var),
+        };
     }
-    cmd.env("GITHUB_API_URL", server.api_url())
-        .env("GITHUB_TOKEN", SECRET)
-        .env("GITHUB_REPOSITORY", "octo/gpu")
-        .env("RUST_BACKTRACE", "1")
-        .env("RUST_LOG", "trace");
     if let Some((name, path)) = event {
         cmd.env("GITHUB_EVENT_NAME", name)
             .env("GITHUB_EVENT_PATH", path);
@@ -91,6 +137,32 @@ fn assert_no_secret(out: &Output, dir: &Path) {
             "the token appears in {what}"
         );
     }
+    assert_no_secret_in_files(dir);
+}
+
+/// Not even the start of the token (an echo cut short) is in the output or the files.
+#[track_caller]
+fn assert_no_part_of_the_secret(out: &Output, dir: &Path) {
+    let start = &SECRET[..12];
+    for (what, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+        let text = String::from_utf8_lossy(bytes);
+        assert!(
+            !text.contains(start),
+            "the token's start appears in {what}: {text}"
+        );
+    }
+    for entry in walk(dir) {
+        let text = std::fs::read(&entry).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&text).contains(start),
+            "the token's start appears in {}",
+            entry.display()
+        );
+    }
+}
+
+#[track_caller]
+fn assert_no_secret_in_files(dir: &Path) {
     for entry in walk(dir) {
         let text = std::fs::read(&entry).unwrap_or_default();
         assert!(
@@ -801,4 +873,398 @@ fn run_posts_the_report_it_wrote() {
     let out = run_again(&["--no-post"]);
     assert_status(&out, 0);
     assert_eq!(server.requests().len(), before);
+}
+
+/// A server (or a proxy) that echoes the request's `Authorization` header: the token is shown
+/// nowhere, not in a retry line, a final error or a step output, not even cut short.
+#[test]
+fn an_echoed_token_is_never_shown() {
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    // 500 three times: in GitHub's JSON `message`; in a proxy's page, where the message shown
+    // is cut at 200 characters, inside the token; in `errors[].message`, after `token `.
+    let server = Server::github();
+    let padding = "p".repeat(173);
+    for body in [
+        json!({"message": format!("Server Error for Authorization: {ECHO_AUTHORIZATION}")})
+            .to_string(),
+        format!("<html><body>{padding}{ECHO_CREDENTIAL}</body></html>"),
+        json!({"message": "Server Error", "errors": [{"message": format!("token {ECHO_CREDENTIAL} was used")}]})
+            .to_string(),
+    ] {
+        server.fault(Fault::new("GET", "/comments", 500, body));
+    }
+    let out = case.post_in_actions(&server, Some(case.pr_event(7)), &[]);
+    assert_status(&out, 2);
+    assert_no_part_of_the_secret(&out, case.tmp.path());
+    assert_eq!(lines(&server.requests()), [LIST7, LIST7, LIST7]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("HTTP 500: Server Error for Authorization: Bearer ***; trying again"),
+        "{err}"
+    );
+    assert!(err.contains(&format!("{padding}***")), "{err}");
+    assert!(
+        err.contains("gave up after 3 tries") && err.contains("token *** was used"),
+        "{err}"
+    );
+
+    // 422 (not retried), the echo in `errors[].message`.
+    let server = Server::github();
+    server.fault(Fault::new(
+        "POST",
+        "/comments",
+        422,
+        json!({"message": "Validation Failed", "errors": [{"resource": "IssueComment", "code": "custom",
+               "message": format!("request header Authorization: {ECHO_AUTHORIZATION}")}]})
+        .to_string(),
+    ));
+    let out = case.post_in_actions(&server, Some(case.pr_event(7)), &[]);
+    assert_status(&out, 2);
+    assert_no_part_of_the_secret(&out, case.tmp.path());
+    assert_eq!(lines(&server.requests()), [LIST7, CREATE7]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("HTTP 422: Validation Failed: request header Authorization: Bearer ***"),
+        "{err}"
+    );
+
+    // In a `link` header (a path quoted in errors), and in a JSON value quoted by the parser.
+    let server = Server::github();
+    let next = format!(
+        "<{}/repositories/42/issues/7/comments?page=2&access_token={ECHO_CREDENTIAL}>; rel=\"next\"",
+        server.api_url()
+    );
+    server.fault(
+        Fault::new("GET", "/issues/7/comments", 200, "[]".into())
+            .headers(vec![("link".into(), next)]),
+    );
+    server.fault(Fault::new(
+        "GET",
+        "page=2",
+        200,
+        json!([{ "id": ECHO_AUTHORIZATION }]).to_string(),
+    ));
+    let out = case.post_in_actions(&server, Some(case.pr_event(7)), &[]);
+    assert_status(&out, 2);
+    assert_no_part_of_the_secret(&out, case.tmp.path());
+    let err = stderr(&out);
+    assert!(
+        err.contains("GET /repositories/42/issues/7/comments?page=2&access_token=***:"),
+        "{err}"
+    );
+    assert!(err.contains("Bearer ***"), "{err}");
+
+    // In the created comment's URL, which becomes the step output `comment-url`.
+    let server = Server::github();
+    server.fault(Fault::new(
+        "POST",
+        "/comments",
+        201,
+        json!({"id": 1, "body": "", "user": {"login": BOT},
+               "html_url": format!("https://github.example/octo/gpu/pull/7?t={ECHO_CREDENTIAL}#issuecomment-1")})
+        .to_string(),
+    ));
+    let out = case.post_in_actions(&server, Some(case.pr_event(7)), &[]);
+    assert_status(&out, 0);
+    assert_no_part_of_the_secret(&out, case.tmp.path());
+    let outputs = std::fs::read_to_string(case.tmp.path().join("github-output.txt")).unwrap();
+    assert!(
+        outputs.contains("https://github.example/octo/gpu/pull/7?t=***#issuecomment-1"),
+        "{outputs}"
+    );
+}
+
+/// `run` posts with the same client: an echoed token is not shown, and a token that is not
+/// one line is refused before any request.
+#[test]
+fn run_never_shows_an_echoed_token() {
+    let nsys = require_nsys!("2024.2");
+    let server = Server::github();
+    let run = fixture("clean");
+    let tmp = run.dir.parent().unwrap().to_owned();
+    let run_once = |extra: &[&str], token: &str| {
+        let mut cmd = bin();
+        cmd.arg("run")
+            .arg("--run-dir")
+            .arg(&run.dir)
+            .args(["--pr", "7"])
+            .args(extra);
+        github_env(&mut cmd, &server, None);
+        cmd.env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_OUTPUT", tmp.join("github-output.txt"))
+            .env("GITHUB_STEP_SUMMARY", tmp.join("summary.md"))
+            .env("GITHUB_TOKEN", token);
+        let out = cmd.output().unwrap();
+        assert_no_part_of_the_secret(&out, &tmp);
+        out
+    };
+    for _ in 0..3 {
+        server.fault(Fault::new(
+            "GET",
+            "/comments",
+            500,
+            json!({"message": format!("Server Error for Authorization: {ECHO_AUTHORIZATION}")})
+                .to_string(),
+        ));
+    }
+    let out = run_once(&["--nsys", nsys.to_str().unwrap()], SECRET);
+    // A failed post is a warning; the status stays the gate's.
+    assert_status(&out, 0);
+    let err = stderr(&out);
+    assert!(
+        err.contains("nsys-gate: warning: cannot post the pull-request comment")
+            && err.contains("Authorization: Bearer ***"),
+        "{err}"
+    );
+
+    server.fault(Fault::new(
+        "POST",
+        "/comments",
+        422,
+        json!({"message": "Validation Failed", "errors": [{"message": format!("you sent {ECHO_CREDENTIAL}")}]})
+            .to_string(),
+    ));
+    let out = run_once(&["--reuse-stats", "--fail-on-post-error"], SECRET);
+    assert_status(&out, 2);
+    assert!(stderr(&out).contains("you sent ***"), "{}", stderr(&out));
+
+    let before = server.requests().len();
+    let out = run_once(
+        &["--reuse-stats", "--fail-on-post-error"],
+        &format!("{SECRET}\n"),
+    );
+    assert_status(&out, 2);
+    assert_eq!(server.requests().len(), before, "no request");
+    assert!(
+        stderr(&out).contains("the token in $GITHUB_TOKEN ends with a line break"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A token a header cannot hold as it is (a line break, white space that would be trimmed, a
+/// control or non-ASCII character) is a configuration error: no request, no retry, and the
+/// message says what is wrong without showing the token.
+#[test]
+fn a_token_that_is_not_one_line_is_refused_before_any_request() {
+    let server = Server::github();
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    for (token, says) in [
+        (format!("{SECRET}\n"), "ends with a line break"),
+        (format!("{SECRET}\r\n"), "ends with a line break"),
+        (format!("{SECRET}\nX-Injected: 1"), "holds a line break"),
+        (format!(" {SECRET}"), "begins with white space"),
+        (format!("{SECRET}\t"), "ends with white space"),
+        (format!("{SECRET}\u{7f}x"), "holds a control character"),
+        (format!("{SECRET}é"), "holds a non-ASCII character"),
+    ] {
+        let out = case.post_with(
+            &server,
+            Some(case.pr_event(7)),
+            &[],
+            &[("GITHUB_TOKEN", &token)],
+        );
+        assert_status(&out, 2);
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("the token in $GITHUB_TOKEN {says}")),
+            "{says}: {err}"
+        );
+        assert!(!err.contains("trying again"), "{err}");
+    }
+    assert!(server.requests().is_empty());
+}
+
+/// Runs `cmd` to its end; its output, and its peak resident memory (KiB) as the kernel
+/// counted it for this child alone (`wait4`).
+#[allow(unsafe_code)]
+#[allow(clippy::zombie_processes)] // `wait4` reaps it, which `Child::wait` cannot see
+fn output_and_peak_kib(mut cmd: std::process::Command) -> (Output, u64) {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("run nsys-gate");
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            pipe.read_to_end(&mut bytes).unwrap();
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    let mut status: libc::c_int = 0;
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: waits for this child only (std never reaps it behind our back); both pointers
+    // are valid for writes for the whole call.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, usage.as_mut_ptr()) };
+    assert_eq!(waited, pid, "wait4: {}", std::io::Error::last_os_error());
+    // SAFETY: `wait4` succeeded, so it filled `usage` (and it was zeroed before).
+    let usage = unsafe { usage.assume_init() };
+    let out = Output {
+        status: std::process::ExitStatus::from_raw(status),
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    };
+    (out, u64::try_from(usage.ru_maxrss).unwrap())
+}
+
+/// A reply larger than the cap on one response (64 MiB) is not read to its end: exit 2
+/// naming the request and the cap, no retry, and the memory stays bounded.
+#[test]
+fn a_response_larger_than_the_cap_is_refused_in_bounded_memory() {
+    const HUGE: usize = 192 << 20;
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    let post = |server: &Server| {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("nsys-gate"));
+        cmd.arg("post").arg("--report").arg(&case.report);
+        let (name, path) = case.pr_event(7);
+        for (var, value) in github_vars(server) {
+            match value {
+                Some(value) => cmd.env(var, value),
+                None => cmd.env_remove(var),
+            };
+        }
+        cmd.env("GITHUB_EVENT_NAME", name)
+            .env("GITHUB_EVENT_PATH", path);
+        let (out, peak) = output_and_peak_kib(cmd);
+        assert_no_secret(&out, case.tmp.path());
+        (out, peak)
+    };
+
+    // Chunked: no size is said first, so the reading stops at the cap.
+    let server = Server::github();
+    server.fault(Fault::new("GET", "/comments", 200, String::new()).streamed(HUGE, true));
+    let (out, peak) = post(&server);
+    assert_status(&out, 2);
+    assert_eq!(lines(&server.requests()), [LIST7], "not retried");
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "{LIST7}: unexpected response: the response is larger than 64 MiB"
+        )),
+        "{err}"
+    );
+    assert!(
+        peak < 112 << 10,
+        "peak resident memory {peak} KiB for a reply of {HUGE} bytes"
+    );
+
+    // With a `content-length` over the cap: refused before reading.
+    let server = Server::github();
+    server.fault(Fault::new("GET", "/comments", 200, String::new()).streamed(HUGE, false));
+    let (out, peak) = post(&server);
+    assert_status(&out, 2);
+    assert_eq!(lines(&server.requests()), [LIST7], "not retried");
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "{LIST7}: unexpected response: the response says it is "
+        )) && err.contains("more than 64 MiB"),
+        "{err}"
+    );
+    assert!(peak < 48 << 10, "peak resident memory {peak} KiB");
+}
+
+/// `--repo` (or `$GITHUB_REPOSITORY`) must be one OWNER/NAME GitHub could have: no `.` or
+/// `..`, no empty part, one `/`, only ASCII letters, digits, `-`, `_` and `.`.
+#[test]
+fn a_repository_github_cannot_name_is_refused() {
+    let server = Server::github();
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    for bad in [
+        "octo/..",
+        "octo/.",
+        "../gpu",
+        "./gpu",
+        "octo//gpu",
+        "octo/gpu/",
+        "octo/gpu/x",
+        "/gpu",
+        "octo/",
+        "octo/gpu?x=1",
+        "octo/gpu#1",
+        "octo/gp%75",
+        "octo/g pu",
+        "octo\\gpu",
+        "octo/gpü",
+        "octo/..%2F..",
+    ] {
+        let out = case.post(&server, None, &["--pr", "7", "--repo", bad]);
+        assert_status(&out, 2);
+        let err = stderr(&out);
+        assert!(
+            err.contains("is not a repository of the form OWNER/NAME"),
+            "{bad}: {err}"
+        );
+    }
+    let out = case.post_with(
+        &server,
+        None,
+        &["--pr", "7"],
+        &[("GITHUB_REPOSITORY", "octo/..")],
+    );
+    assert_status(&out, 2);
+    assert!(server.requests().is_empty());
+}
+
+/// An event whose pull-request number is not a whole number from 1 is refused, naming the
+/// event file, before any request.
+#[test]
+fn a_pull_request_number_that_is_not_one_is_refused() {
+    let server = Server::github();
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    for (name, payload, says) in [
+        (
+            "pull_request",
+            json!({"number": 0, "pull_request": {"number": 0}}),
+            "pull_request.number is 0",
+        ),
+        (
+            "pull_request",
+            json!({"number": -3, "pull_request": {"number": -3}}),
+            "pull_request.number is -3",
+        ),
+        (
+            "pull_request",
+            json!({"pull_request": {"number": 1.5}}),
+            "pull_request.number is 1.5",
+        ),
+        (
+            "pull_request",
+            json!({"pull_request": {"number": "7"}}),
+            "pull_request.number is \"7\"",
+        ),
+        ("pull_request_target", json!({"number": 0}), "number is 0"),
+        (
+            "pull_request",
+            json!({"number": 7, "pull_request": {"number": 0}}),
+            "pull_request.number is 0",
+        ),
+        (
+            "pull_request",
+            json!({"number": 7, "pull_request": {"number": 8}}),
+            "number is 7 but pull_request.number is 8",
+        ),
+        (
+            "workflow_run",
+            json!({"workflow_run": {"event": "pull_request", "head_sha": "feedbeef", "pull_requests": [{"number": 0}]}}),
+            "workflow_run.pull_requests[0].number is 0",
+        ),
+    ] {
+        let event = case.event(name, payload);
+        let path = event.1.display().to_string();
+        let out = case.post(&server, Some(event), &[]);
+        assert_status(&out, 2);
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("the {name} event in {path}: {says}")),
+            "{says}: {err}"
+        );
+    }
+    assert!(server.requests().is_empty());
 }

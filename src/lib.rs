@@ -13,7 +13,9 @@
 //! 8. [`github`]: the pull-request comment, updated in place; [`actions`]: the runner's files.
 //!
 //! [`pipeline`] runs stages 1-6 for one run directory; [`commands`] holds one file per
-//! subcommand and reads the command line and the environment once.
+//! subcommand and reads the command line and the environment once. `trace_env` reads the
+//! environment nsys recorded in the trace (to name credentials in it); `interrupt` turns
+//! SIGINT/SIGTERM into a clean stop of nsys and of the analysis.
 
 pub(crate) mod actions;
 pub(crate) mod analysis;
@@ -23,6 +25,7 @@ pub mod commands;
 pub(crate) mod environment;
 pub mod gate;
 pub(crate) mod github;
+pub(crate) mod interrupt;
 pub(crate) mod manifest;
 pub(crate) mod nsys;
 pub mod outcome;
@@ -32,6 +35,7 @@ pub mod render;
 pub mod reports;
 pub(crate) mod rundir;
 pub(crate) mod stats;
+pub(crate) mod trace_env;
 
 pub use artifact::TOOL_VERSION;
 pub use nsys::NsysChoice;

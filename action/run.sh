@@ -52,6 +52,9 @@ fi
 [ -n "${INPUT_TEMPLATE:-}" ] && args+=(--template "$INPUT_TEMPLATE")
 [ -n "${INPUT_NSYS_TIMEOUT:-}" ] && args+=(--nsys-timeout "$INPUT_NSYS_TIMEOUT")
 [ -n "${INPUT_COMMENT_KEY:-}" ] && args+=(--comment-key "$INPUT_COMMENT_KEY")
+case "${INPUT_KEEP_EXPORT:-false}" in
+  true|True|TRUE|yes|1) args+=(--keep-export) ;;
+esac
 case "${INPUT_POST:-true}" in
   true|True|TRUE|yes|1) ;;
   *) args+=(--no-post) ;;

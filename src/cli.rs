@@ -193,6 +193,11 @@ pub struct AnalysisArgs {
     #[arg(long)]
     pub reuse_stats: bool,
 
+    /// Keep nsys's SQLite export DIR/stats/trace.sqlite (removed by default once the reports
+    /// are written: it holds the whole trace, the profiled process's environment included).
+    #[arg(long)]
+    pub keep_export: bool,
+
     /// Also fail the job on this warning code (repeatable).
     #[arg(long, value_name = "CODE", value_enum)]
     pub gate_on: Vec<WarningCode>,

@@ -14,7 +14,9 @@
 //!
 //! [`pipeline`] runs stages 1-6 for one run directory; [`commands`] holds one file per
 //! subcommand and reads the command line and the environment once. [`input`] opens every file
-//! the tool reads: regular files only, read with a bound.
+//! the tool reads: regular files only, read with a bound. `trace_env` reads the environment
+//! nsys recorded in the trace (to name credentials in it); `interrupt` turns SIGINT/SIGTERM
+//! into a clean stop of nsys and of the analysis.
 
 pub(crate) mod actions;
 pub(crate) mod analysis;
@@ -25,6 +27,7 @@ pub(crate) mod environment;
 pub mod gate;
 pub(crate) mod github;
 pub(crate) mod input;
+pub(crate) mod interrupt;
 pub(crate) mod manifest;
 pub(crate) mod nsys;
 pub mod outcome;
@@ -34,6 +37,7 @@ pub mod render;
 pub mod reports;
 pub(crate) mod rundir;
 pub(crate) mod stats;
+pub(crate) mod trace_env;
 
 pub use artifact::TOOL_VERSION;
 pub use nsys::NsysChoice;

@@ -17,6 +17,7 @@ use anyhow::{anyhow, Context};
 use serde::{Deserialize, Serialize};
 
 use crate::artifact::{ReportName, ReportStatus};
+use crate::interrupt::{self, Signal};
 use crate::outcome::FailureKind;
 
 const PUSHPOP: &str = ReportName::PushPop.as_str();
@@ -89,6 +90,12 @@ pub enum NsysError {
         words: String,
     },
 
+    #[error("nsys-gate received {signal}: stopped `{command}` and its process group")]
+    Interrupted {
+        signal: &'static str,
+        command: String,
+    },
+
     #[error("could not prepare {}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -117,6 +124,7 @@ impl NsysError {
                 }
             }
             NsysError::Io { .. } => FailureKind::NsysFailed,
+            NsysError::Interrupted { .. } => FailureKind::Other,
         }
     }
 
@@ -149,6 +157,7 @@ impl NsysError {
             | NsysError::MissingReports { command, .. }
             | NsysError::IncompatibleTrace { command, .. }
             | NsysError::Timeout { command, .. }
+            | NsysError::Interrupted { command, .. }
             | NsysError::Failed { command, .. } => Some(command),
             _ => None,
         }
@@ -265,10 +274,9 @@ fn project_install(dir: &Path) -> Option<PathBuf> {
 
 /// Runs `nsys --version` and returns the version it prints.
 pub fn identify(path: &Path) -> Result<Nsys, NsysError> {
+    let args: [OsString; 1] = ["--version".into()];
     let output = run_captured(
-        path,
-        &["--version".into()],
-        Duration::from_secs(120),
+        &Invocation::new(path, &args, Duration::from_secs(120)),
         &mut |_| {},
     )?;
     let words = output.words();
@@ -296,6 +304,11 @@ pub struct StatsStamp {
     pub legacy_reports: bool,
     /// `nvtx_pushpop_trace` / `nvtx_gpu_proj_trace` -> written or skipped with nsys's words.
     pub reports: std::collections::BTreeMap<String, ReportStatus>,
+    /// Names (never values) of the variables in the trace's recorded environment that look like
+    /// credentials, read from the export before it is removed, so that `--reuse-stats` warns
+    /// as the first analysis did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub credential_variables: Vec<String>,
 }
 
 impl StatsStamp {
@@ -327,9 +340,6 @@ pub fn adds_default_domain_prefix(version: &str) -> bool {
 pub fn csv_path(stats_dir: &Path, report: &str) -> PathBuf {
     stats_dir.join(format!("{OUTPUT_PREFIX}_{report}.csv"))
 }
-
-/// The SQLite export nsys makes of a `.nsys-rep` trace, under `stats/`.
-const SQLITE_EXPORT: &str = "trace.sqlite";
 
 /// Largest stamp read: it holds the nsys version and a line of nsys's words per report.
 const MAX_STAMP_BYTES: u64 = 16 << 20;
@@ -363,8 +373,24 @@ pub fn read_stamp(stats_dir: &Path) -> anyhow::Result<StatsStamp> {
     Ok(stamp)
 }
 
+/// The SQLite export `nsys stats` makes of a `.nsys-rep` trace, under the stats folder. It holds
+/// the whole trace, the profiled process's environment included: the pipeline removes it once
+/// the reports are written, unless `--keep-export`.
+pub const EXPORT_FILE: &str = "trace.sqlite";
+
+/// Whether the trace is a SQLite export, used as is (contract section 1).
+pub fn is_sqlite_trace(trace: &Path) -> bool {
+    trace.extension().is_some_and(|e| e == "sqlite")
+}
+
 /// Runs the one `nsys stats` call for both reports and classifies the outcome.
 /// `progress` is called about once a second with the time spent so far.
+///
+/// nsys runs in the run directory with paths relative to it (`stats/nsys`, `stats/trace.sqlite`,
+/// `trace.nsys-rep`), so its words never hold the run directory's own path, which may contain
+/// anything, newlines included: a `SKIPPED: <path> does not contain …` line stays one line, and
+/// messages say `stats/trace.sqlite` wherever the run directory sits. Messages show the
+/// equivalent command with absolute paths.
 pub fn run_stats(
     nsys: &Nsys,
     trace: &Path,
@@ -384,33 +410,23 @@ pub fn run_stats(
     }
     remove_if_present(&stats_dir.join(STAMP_FILE))?;
 
-    let is_sqlite = trace.extension().is_some_and(|e| e == "sqlite");
-    let mut args: Vec<OsString> = vec![
-        "stats".into(),
-        "--report".into(),
-        format!("{pushpop_name},{gpu_name}").into(),
-        "--format".into(),
-        "csv".into(),
-        "--timeunit".into(),
-        "nsec".into(),
-        "--output".into(),
-        stats_dir.join(OUTPUT_PREFIX).into(),
-    ];
-    if !is_sqlite {
+    if !is_sqlite_trace(trace) {
         // A fresh export, never written through a symlink left in the old one's place.
-        let export = stats_dir.join(SQLITE_EXPORT);
-        remove_if_present(&export)?;
-        // nsys refuses to "force export" a .sqlite input, and needs no export for one.
-        args.extend([
-            "--sqlite".into(),
-            export.into(),
-            "--force-export=true".into(),
-        ]);
+        remove_if_present(&stats_dir.join(EXPORT_FILE))?;
     }
-    args.extend(["--force-overwrite=true".into(), trace.into()]);
-    let command = describe_command(&nsys.path, &args);
-
-    let output = run_captured(&nsys.path, &args, timeout, progress)?;
+    let run_dir = stats_dir.parent().unwrap_or(stats_dir);
+    let reports = format!("{pushpop_name},{gpu_name}");
+    let args = stats_args(&reports, trace, stats_dir, |p| relative_to(p, run_dir));
+    let shown = stats_args(&reports, trace, stats_dir, Path::to_path_buf);
+    let command = describe_command(&nsys.path, &shown);
+    // nsys runs in another folder: `--nsys ./bin/nsys` must still name it.
+    let program = std::path::absolute(&nsys.path).unwrap_or_else(|_| nsys.path.clone());
+    let invocation = Invocation {
+        dir: Some(run_dir),
+        command: command.clone(),
+        ..Invocation::new(&program, &args, timeout)
+    };
+    let output = run_captured(&invocation, progress)?;
     if output.timed_out {
         return Err(NsysError::Timeout {
             version: nsys.version.clone(),
@@ -435,31 +451,15 @@ pub fn run_stats(
     let mut reports = std::collections::BTreeMap::new();
     for (report, produced) in [(PUSHPOP, pushpop_name), (GPU_PROJ, gpu_name)] {
         let produced_path = csv_path(stats_dir, produced);
-        let size = std::fs::metadata(&produced_path).map(|m| m.len()).ok();
-        let status = match (size, skipped_message(&words, produced)) {
-            (Some(n), _) if n > 0 => ReportStatus::written(),
-            // Relative to the run directory, so the analysis does not depend on where the
-            // run directory sits.
-            (_, Some(message)) => ReportStatus::skipped(message.replace(
-                &format!("{}/", stats_dir.display()),
-                &format!("{}/", crate::STATS_DIR),
-            )),
-            // nsys 2024.2 writes an empty projection, saying neither PROCESSED nor SKIPPED,
-            // when the trace has CUDA data but no range launched anything: a result, not a
-            // skip. The push/pop report has no such case (no ranges means no NVTX data).
-            (Some(0), None) if report == GPU_PROJ && mentions_report(&words, produced) => {
-                ReportStatus::written()
+        let status = classify(&produced_path, &words, report, produced).ok_or_else(|| {
+            NsysError::Failed {
+                version: nsys.version.clone(),
+                status: output.describe_status(),
+                report,
+                command: command.clone(),
+                words: output.excerpt(),
             }
-            _ => {
-                return Err(NsysError::Failed {
-                    version: nsys.version.clone(),
-                    status: output.describe_status(),
-                    report,
-                    command,
-                    words: output.excerpt(),
-                })
-            }
-        };
+        })?;
         if legacy {
             // Same output names whichever nsys made them.
             let wanted = csv_path(stats_dir, report);
@@ -476,7 +476,69 @@ pub fn run_stats(
         nsys_version: nsys.version.clone(),
         legacy_reports: legacy,
         reports,
+        credential_variables: Vec::new(),
     })
+}
+
+/// The `nsys stats` arguments, each path passed through `path` (relative or absolute).
+fn stats_args(
+    reports: &str,
+    trace: &Path,
+    stats_dir: &Path,
+    path: impl Fn(&Path) -> PathBuf,
+) -> Vec<OsString> {
+    let mut args: Vec<OsString> = vec![
+        "stats".into(),
+        "--report".into(),
+        reports.into(),
+        "--format".into(),
+        "csv".into(),
+        "--timeunit".into(),
+        "nsec".into(),
+        "--output".into(),
+        path(&stats_dir.join(OUTPUT_PREFIX)).into(),
+    ];
+    if !is_sqlite_trace(trace) {
+        // nsys refuses to "force export" a .sqlite input, and needs no export for one.
+        args.extend([
+            "--sqlite".into(),
+            path(&stats_dir.join(EXPORT_FILE)).into(),
+            "--force-export=true".into(),
+        ]);
+    }
+    args.extend(["--force-overwrite=true".into(), path(trace).into()]);
+    args
+}
+
+/// `path` relative to `base` when it is inside it (`./` before a name starting with `-`, which
+/// nsys would read as an option); else `path` itself.
+fn relative_to(path: &Path, base: &Path) -> PathBuf {
+    match path.strip_prefix(base) {
+        Ok(rel) if rel.as_os_str().as_encoded_bytes().starts_with(b"-") => Path::new(".").join(rel),
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.to_owned(),
+        _ => path.to_owned(),
+    }
+}
+
+/// What nsys did with one report, from the CSV it left and its words; `None`: it failed.
+fn classify(
+    produced_path: &Path,
+    words: &str,
+    report: &str,
+    produced: &str,
+) -> Option<ReportStatus> {
+    let size = std::fs::metadata(produced_path).map(|m| m.len()).ok();
+    match (size, skipped_message(words, produced)) {
+        (Some(n), _) if n > 0 => Some(ReportStatus::written()),
+        (_, Some(message)) => Some(ReportStatus::skipped(message)),
+        // nsys 2024.2 writes an empty projection, saying neither PROCESSED nor SKIPPED,
+        // when the trace has CUDA data but no range launched anything: a result, not a
+        // skip. The push/pop report has no such case (no ranges means no NVTX data).
+        (Some(0), None) if report == GPU_PROJ && mentions_report(words, produced) => {
+            Some(ReportStatus::written())
+        }
+        _ => None,
+    }
 }
 
 fn remove_if_present(path: &Path) -> Result<(), NsysError> {
@@ -492,7 +554,10 @@ fn remove_if_present(path: &Path) -> Result<(), NsysError> {
 /// Asks `nsys stats --help-reports` which report names this nsys has.
 fn uses_legacy_reports(nsys: &Nsys) -> Result<bool, NsysError> {
     let args: Vec<OsString> = vec!["stats".into(), "--help-reports".into()];
-    let output = run_captured(&nsys.path, &args, Duration::from_secs(120), &mut |_| {})?;
+    let output = run_captured(
+        &Invocation::new(&nsys.path, &args, Duration::from_secs(120)),
+        &mut |_| {},
+    )?;
     let words = output.words();
     let has = |name: &str| {
         words.lines().any(|l| {
@@ -529,34 +594,39 @@ fn incompatible_trace(words: &str) -> Option<(String, String)> {
         .map(|c| (c[1].replace('@', "."), String::new()))
 }
 
+/// nsys's words about each report it processed: from one `Processing [` to the next. nsys's
+/// lines are not split by line here: a path with a newline in it (the trace's own name, the
+/// only path nsys is given that may hold one) does not cut a report's words in two.
+fn report_blocks(words: &str) -> impl Iterator<Item = &str> {
+    words.split("Processing [").skip(1)
+}
+
+/// Whether a block of nsys's words is about the given report: it names the report's script,
+/// the report, or its output file.
+fn is_report_block(block: &str, report: &str) -> bool {
+    // The part up to `...`, where nsys says what it did: names in its words do not count.
+    let head = block.split("... ").next().unwrap_or(block);
+    head.contains(&format!("{report}.py]"))
+        || head.contains(&format!("[{report}]"))
+        || head.contains(&format!("_{report}.csv]"))
+}
+
 /// Whether nsys said it processed (or tried) the given report.
 fn mentions_report(words: &str, report: &str) -> bool {
-    words
-        .lines()
-        .any(|line| line.contains("Processing [") && is_report_line(line, report))
+    report_blocks(words).any(|block| is_report_block(block, report))
 }
 
-fn is_report_line(line: &str, report: &str) -> bool {
-    line.contains(&format!("{report}.py]"))
-        || line.contains(&format!("[{report}]"))
-        || line.contains(&format!("_{report}.csv]"))
-}
-
-/// nsys's words after `SKIPPED:` for the given report, if it skipped it.
+/// nsys's words after `SKIPPED:` for the given report, if it skipped it: up to the blank line
+/// nsys leaves after each report.
 fn skipped_message(words: &str, report: &str) -> Option<String> {
     // "Processing [db] with [/…/reports/nvtx_gpu_proj_trace.py] to [out.csv]... SKIPPED: …"
-    let mut in_report = false;
-    for line in words.lines() {
-        if line.contains("Processing [") {
-            in_report = is_report_line(line, report);
-        }
-        if in_report {
-            if let Some((_, rest)) = line.split_once("SKIPPED: ") {
-                return Some(rest.trim().to_owned());
-            }
-        }
-    }
-    None
+    report_blocks(words)
+        .filter(|block| is_report_block(block, report))
+        .find_map(|block| block.split_once("SKIPPED: "))
+        .map(|(_, rest)| {
+            let end = rest.find("\n\n").unwrap_or(rest.len());
+            rest[..end].trim().to_owned()
+        })
 }
 
 fn first_line_with(words: &str, needles: &[&str]) -> String {
@@ -782,26 +852,64 @@ fn collect_lines(
     })
 }
 
-/// Runs a program with both output streams captured, a timeout and a progress callback.
-fn run_captured(
-    program: &Path,
-    args: &[OsString],
+/// How one nsys process is run: where, for how long, and what to call while it works.
+struct Invocation<'a> {
+    program: &'a Path,
+    args: &'a [OsString],
+    /// The working folder (`nsys stats` runs in the run directory, with relative paths).
+    dir: Option<&'a Path>,
     timeout: Duration,
+    /// The command as messages show it.
+    command: String,
+}
+
+impl<'a> Invocation<'a> {
+    fn new(program: &'a Path, args: &'a [OsString], timeout: Duration) -> Self {
+        Invocation {
+            program,
+            args,
+            dir: None,
+            timeout,
+            command: describe_command(program, args),
+        }
+    }
+}
+
+/// How long nsys has to stop after a forwarded SIGINT/SIGTERM before it is killed. A CI runner
+/// cancelling a job waits about 7.5 s after its SIGINT, 2.5 s more after its SIGTERM.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// Runs a program with both output streams captured, a timeout and a progress callback, in a
+/// process group of its own. A SIGINT/SIGTERM nsys-gate receives meanwhile is forwarded to that
+/// group, which is waited for (and killed after [`STOP_GRACE`]): then `Interrupted`.
+fn run_captured(
+    run: &Invocation<'_>,
     progress: &mut dyn FnMut(Duration),
 ) -> Result<Captured, NsysError> {
     use std::os::unix::process::CommandExt;
-    let mut child: Child = Command::new(program)
-        .args(args)
+    let interrupted = |signal: Signal| NsysError::Interrupted {
+        signal: signal.name(),
+        command: run.command.clone(),
+    };
+    if let Some(signal) = interrupt::received() {
+        return Err(interrupted(signal));
+    }
+    let mut command = Command::new(run.program);
+    command
+        .args(run.args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        // Its own process group, so a timeout can stop nsys and the helpers it starts.
-        .process_group(0)
-        .spawn()
-        .map_err(|source| NsysError::Spawn {
-            command: describe_command(program, args),
-            source,
-        })?;
+        // Its own process group, so a timeout or a signal can stop nsys and the helpers it
+        // starts (and a terminal's Ctrl-C reaches nsys-gate alone, which forwards it).
+        .process_group(0);
+    if let Some(dir) = run.dir {
+        command.current_dir(dir);
+    }
+    let mut child: Child = command.spawn().map_err(|source| NsysError::Spawn {
+        command: run.command.clone(),
+        source,
+    })?;
     let sink = Arc::new(Mutex::new(Sink::default()));
     let readers = [
         child.stdout.take().map(|p| collect_lines(p, sink.clone())),
@@ -810,14 +918,19 @@ fn run_captured(
     let started = Instant::now();
     let mut last_tick = Duration::ZERO;
     let mut timed_out = false;
+    let mut signal = None;
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
             Ok(None) => {}
             Err(_) => break None,
         }
+        if let Some(received) = interrupt::received() {
+            signal = Some(received);
+            break stop_group(&mut child, received);
+        }
         let elapsed = started.elapsed();
-        if elapsed >= timeout {
+        if elapsed >= run.timeout {
             timed_out = true;
             kill_group(&mut child);
             break child.wait().ok();
@@ -828,9 +941,10 @@ fn run_captured(
         }
         std::thread::sleep(Duration::from_millis(20));
     };
+    let stopped = timed_out || signal.is_some();
     for reader in readers.into_iter().flatten() {
         // After a kill, a grandchild may still hold the pipe: do not wait on it forever.
-        if timed_out {
+        if stopped {
             let deadline = Instant::now() + Duration::from_secs(2);
             while !reader.is_finished() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(10));
@@ -841,6 +955,9 @@ fn run_captured(
         }
         let _ = reader.join();
     }
+    if let Some(signal) = signal {
+        return Err(interrupted(signal));
+    }
     let text = sink.lock().unwrap_or_else(|e| e.into_inner()).text();
     Ok(Captured {
         status,
@@ -849,15 +966,41 @@ fn run_captured(
     })
 }
 
-#[allow(unsafe_code)]
-fn kill_group(child: &mut Child) {
-    if let Ok(pid) = i32::try_from(child.id()) {
-        // SAFETY: kill(2) with a negative pid signals the process group we created with
-        // `process_group(0)`; it touches no memory of ours.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
+/// Forwards `signal` to the child's process group and waits until the whole group is gone;
+/// what is left after [`STOP_GRACE`] is killed. Returns the child's exit status.
+fn stop_group(child: &mut Child, signal: Signal) -> Option<ExitStatus> {
+    use rustix::process::{kill_process_group, test_kill_process_group, Pid};
+    let group = Pid::from_child(child);
+    let _ = kill_process_group(group, signal.to_rustix());
+    let mut status = None;
+    let deadline = Instant::now() + STOP_GRACE;
+    loop {
+        if status.is_none() {
+            status = child.try_wait().ok().flatten();
         }
+        // The leader is reaped above; the rest of the group is reaped by whoever inherits it.
+        let group_alive = test_kill_process_group(group).is_ok();
+        if status.is_some() && !group_alive {
+            return status;
+        }
+        if Instant::now() >= deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
+    kill_group(child);
+    let status = status.or_else(|| child.wait().ok());
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while test_kill_process_group(group).is_ok() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    status
+}
+
+/// Kills the child's whole process group (made with `process_group(0)`) and the child.
+fn kill_group(child: &mut Child) {
+    use rustix::process::{kill_process_group, Pid, Signal as Sig};
+    let _ = kill_process_group(Pid::from_child(child), Sig::KILL);
     let _ = child.kill();
 }
 
@@ -935,5 +1078,62 @@ mod tests {
             skipped_message(words, GPU_PROJ).as_deref(),
             Some("s/trace.sqlite does not contain CUDA API data.")
         );
+        assert!(mentions_report(words, PUSHPOP) && mentions_report(words, GPU_PROJ));
+        assert!(!mentions_report(words, LEGACY_PUSHPOP));
+    }
+
+    #[test]
+    fn a_path_split_across_lines_does_not_hide_the_skip() {
+        // What nsys 2024.2 printed for a run directory `/t/no<newline>nvtx` given absolute paths.
+        let words = "Generating SQLite file /t/no\nnvtx/stats/trace.sqlite from /t/no\nnvtx/trace.nsys-rep\n\
+            Processing [/t/no\nnvtx/stats/trace.sqlite] with [/x/reports/nvtx_pushpop_trace.py] to [/t/no\nnvtx/stats/nsys_nvtx_pushpop_trace.csv]... SKIPPED: /t/no\nnvtx/stats/trace.sqlite does not contain NV Tools Extension (NVTX) data.\n\n\
+            Processing [/t/no\nnvtx/stats/trace.sqlite] with [/x/reports/nvtx_gpu_proj_trace.py] to [/t/no\nnvtx/stats/nsys_nvtx_gpu_proj_trace.csv]... SKIPPED: /t/no\nnvtx/stats/trace.sqlite does not contain NV Tools Extension (NVTX) data.\n\n";
+        for report in [PUSHPOP, GPU_PROJ] {
+            assert_eq!(
+                skipped_message(words, report).as_deref(),
+                Some("/t/no\nnvtx/stats/trace.sqlite does not contain NV Tools Extension (NVTX) data."),
+                "{report}"
+            );
+        }
+    }
+
+    #[test]
+    fn nsys_is_given_paths_relative_to_the_run_directory() {
+        let run = Path::new("/r/a\nb");
+        let args = stats_args(
+            "a,b",
+            &run.join("trace.nsys-rep"),
+            &run.join("stats"),
+            |p| relative_to(p, run),
+        );
+        let args: Vec<&str> = args.iter().map(|a| a.to_str().unwrap()).collect();
+        assert_eq!(
+            args,
+            [
+                "stats",
+                "--report",
+                "a,b",
+                "--format",
+                "csv",
+                "--timeunit",
+                "nsec",
+                "--output",
+                "stats/nsys",
+                "--sqlite",
+                "stats/trace.sqlite",
+                "--force-export=true",
+                "--force-overwrite=true",
+                "trace.nsys-rep"
+            ]
+        );
+        assert_eq!(
+            relative_to(&run.join("-t.sqlite"), run),
+            Path::new("./-t.sqlite")
+        );
+        assert_eq!(
+            relative_to(Path::new("/elsewhere/t"), run),
+            Path::new("/elsewhere/t")
+        );
+        assert_eq!(relative_to(run, run), run);
     }
 }

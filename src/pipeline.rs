@@ -15,11 +15,13 @@ use crate::artifact::{
     self, Analysis, Provenance, ReportName, ReportStatus, Run, Warning, WarningCode,
 };
 use crate::gate::{self, GateConfig};
+use crate::interrupt;
 use crate::nsys::{self, NsysChoice, NsysError, StatsStamp};
 use crate::outcome::{chain_text, Failure, FailureKind, RunFacts};
 use crate::progress::Progress;
 use crate::reports::{self, GpuProjRow, Interner, PushPopRow};
 use crate::rundir::{self, RunDir, RunDirError};
+use crate::trace_env;
 use crate::{ANALYSIS_FILE, STATS_DIR, TOOL_VERSION};
 
 /// What `analyze` is asked to do, free of command-line types.
@@ -32,6 +34,9 @@ pub struct AnalyzeOptions {
     pub output: Option<PathBuf>,
     /// Read the CSVs an earlier run left under `stats/` instead of running nsys.
     pub reuse_stats: bool,
+    /// Keep nsys's SQLite export `stats/trace.sqlite` (by default removed once the reports are
+    /// written: it holds the whole trace, the recorded environment included).
+    pub keep_export: bool,
     pub gate: GateConfig,
 }
 
@@ -61,6 +66,17 @@ impl AnalyzeError {
 
     fn other(error: impl Into<anyhow::Error>) -> Self {
         AnalyzeError::new(FailureKind::Other, error)
+    }
+
+    /// Stops the pipeline between stages when nsys-gate received SIGINT/SIGTERM.
+    fn check_interrupt() -> Result<(), AnalyzeError> {
+        match interrupt::received() {
+            Some(signal) => Err(AnalyzeError::other(anyhow!(
+                "nsys-gate received {}; stopped before finishing the analysis",
+                signal.name()
+            ))),
+            None => Ok(()),
+        }
     }
 
     fn with_version(mut self, version: &str) -> Self {
@@ -114,6 +130,7 @@ pub fn analyze(
 ) -> Result<(Analysis, PathBuf), AnalyzeError> {
     // 1. The run directory and its manifest.
     let read = rundir::read_manifest_of(&options.run_dir)?;
+    AnalyzeError::check_interrupt()?;
     let facts = RunFacts {
         profile_name: Some(read.manifest.profile_name.clone()),
     };
@@ -127,11 +144,13 @@ pub fn analyze(
     rundir::prepare_outputs(&stats_dir, &output, options.reuse_stats)
         .map_err(|e| add_facts(AnalyzeError::other(e)))?;
     // One analysis of a run directory at a time: a second one is refused, not interleaved.
+    // Released when this function returns, also after SIGINT/SIGTERM (nsys stopped first).
     let _lock = rundir::lock(&run.dir, &stats_dir, options.reuse_stats)
         .map_err(|e| add_facts(AnalyzeError::other(e)))?;
 
     // 2. nsys stats (or the CSVs an earlier run left).
     let stamp = stats(options, &run, &stats_dir, progress).map_err(add_facts)?;
+    AnalyzeError::check_interrupt().map_err(add_facts)?;
 
     // 3. The CSVs.
     let csvs = read_reports(&stats_dir, &stamp).map_err(add_facts)?;
@@ -153,6 +172,7 @@ pub fn analyze(
     if let Some(reason) = csvs.gpu_unavailable {
         warnings.push(Warning::new(WarningCode::GpuProjectionUnavailable, reason));
     }
+    warnings.extend(credentials_warning(&stamp.credential_variables));
     warnings.extend(findings.warnings);
     let gate = gate::apply(&options.gate, &mut warnings);
 
@@ -168,12 +188,17 @@ pub fn analyze(
         host_ranges: findings.host_ranges,
         gpu_projected_ranges: findings.gpu_projected_ranges,
     };
+    AnalyzeError::check_interrupt().map_err(add_facts)?;
     artifact::write_atomically_with(&output, |out| analysis.write_json(out))
         .map_err(|e| add_facts(AnalyzeError::other(e)))?;
     Ok((analysis, output))
 }
 
 /// Runs `nsys stats` and stamps what it did, or reads the stamp of an earlier run.
+///
+/// After nsys, whatever it did: the names of the credentials in the recorded environment go
+/// into the stamp (read from the export, or from a `.sqlite` trace itself), and the export is
+/// removed unless `--keep-export`.
 fn stats(
     options: &AnalyzeOptions,
     run: &RunDir,
@@ -194,11 +219,80 @@ fn stats(
         &mut |elapsed| progress.tick(elapsed),
     );
     progress.finish_nsys();
+    let export = stats_dir.join(nsys::EXPORT_FILE);
+    let environment = if nsys::is_sqlite_trace(&run.trace) {
+        &run.trace
+    } else {
+        &export
+    };
+    let stamp = stamp.map(|mut stamp| {
+        stamp.credential_variables = recorded_credentials(environment);
+        stamp
+    });
+    if !options.keep_export && !nsys::is_sqlite_trace(&run.trace) {
+        remove_export(&export);
+    }
     let stamp = stamp?;
     let json = serde_json::to_vec_pretty(&stamp).expect("stamp serialises");
     artifact::write_atomically(&stats_dir.join(nsys::STAMP_FILE), &json)
         .map_err(AnalyzeError::other)?;
     Ok(stamp)
+}
+
+/// The credential-like names in the environment recorded in a SQLite export; none (and a note
+/// on standard error) when it cannot be read: the reports themselves came out fine.
+fn recorded_credentials(export: &Path) -> Vec<String> {
+    if !export.is_file() {
+        return Vec::new();
+    }
+    trace_env::credential_variables(export).unwrap_or_else(|e| {
+        eprintln!(
+            "nsys-gate: note: could not read the environment recorded in {}: {e}",
+            export.display()
+        );
+        Vec::new()
+    })
+}
+
+/// Removes nsys's export (and the journal SQLite may leave beside it); a failure is a note.
+fn remove_export(export: &Path) {
+    let mut journal = export.as_os_str().to_owned();
+    journal.push("-journal");
+    for path in [export, Path::new(&journal)] {
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => eprintln!(
+                "nsys-gate: warning: could not remove {}: {e} (it holds the whole trace, the recorded environment included)",
+                path.display()
+            ),
+            _ => {}
+        }
+    }
+}
+
+/// `trace_environment_secrets` for the credential-like names nsys recorded, if any.
+fn credentials_warning(names: &[String]) -> Option<Warning> {
+    if names.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = names.iter().take(trace_env::MAX_NAMES).cloned().collect();
+    let more = match names.len().saturating_sub(trace_env::MAX_NAMES) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    let (count, look) = match names.len() {
+        1 => ("1 variable".to_owned(), "looks"),
+        n => (format!("{n} variables"), "look"),
+    };
+    Some(
+        Warning::new(
+            WarningCode::TraceEnvironmentSecrets,
+            format!(
+                "the trace records the profiled process's environment, where {count} {look} like credentials: {}{more} (values not shown); anyone with the trace or its SQLite export can read them: do not upload the trace as an artifact, and rotate them if it was shared",
+                shown.join(", ")
+            ),
+        )
+        .with_variables(names.iter().take(trace_env::MAX_NAMES).cloned().collect()),
+    )
 }
 
 /// The rows of both reports, and why there is no GPU projection when there is none.

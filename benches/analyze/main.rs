@@ -84,6 +84,7 @@ fn measure(dir: &Path, written: usize) {
         nsys_timeout: Duration::from_secs(1),
         output: None,
         reuse_stats: true,
+        keep_export: false,
         gate: GateConfig::default(),
     };
     let started = Instant::now();

@@ -136,6 +136,9 @@ pub struct Warning {
     /// Range names the warning is about.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ranges: Option<Vec<String>>,
+    /// Environment variable names (never values) the warning is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variables: Option<Vec<String>>,
 }
 
 impl Warning {
@@ -148,6 +151,7 @@ impl Warning {
             iterations: None,
             count: None,
             ranges: None,
+            variables: None,
         }
     }
 
@@ -163,6 +167,11 @@ impl Warning {
 
     pub fn with_ranges(mut self, ranges: Vec<String>) -> Self {
         self.ranges = Some(ranges);
+        self
+    }
+
+    pub fn with_variables(mut self, variables: Vec<String>) -> Self {
+        self.variables = Some(variables);
         self
     }
 }

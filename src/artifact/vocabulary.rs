@@ -39,13 +39,14 @@ pub enum WarningCode {
     ManifestUnknownKey,
     MissingIterations,
     SlowIterations,
+    TraceEnvironmentSecrets,
     TracePathMoved,
     UnexpectedIterations,
 }
 
 impl WarningCode {
     /// Every code, in byte order of its name (the order `warnings[]` is sorted in).
-    pub const ALL: [WarningCode; 16] = [
+    pub const ALL: [WarningCode; 17] = [
         WarningCode::CaptureRangeExceeded,
         WarningCode::CaptureRangeMissing,
         WarningCode::CaptureRangeMultiple,
@@ -60,6 +61,7 @@ impl WarningCode {
         WarningCode::ManifestUnknownKey,
         WarningCode::MissingIterations,
         WarningCode::SlowIterations,
+        WarningCode::TraceEnvironmentSecrets,
         WarningCode::TracePathMoved,
         WarningCode::UnexpectedIterations,
     ];
@@ -81,6 +83,7 @@ impl WarningCode {
             WarningCode::ManifestUnknownKey => "manifest_unknown_key",
             WarningCode::MissingIterations => "missing_iterations",
             WarningCode::SlowIterations => "slow_iterations",
+            WarningCode::TraceEnvironmentSecrets => "trace_environment_secrets",
             WarningCode::TracePathMoved => "trace_path_moved",
             WarningCode::UnexpectedIterations => "unexpected_iterations",
         }

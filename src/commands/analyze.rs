@@ -2,9 +2,10 @@
 
 use std::process::ExitCode;
 
-use super::{analyze_options, Context};
+use super::{analyze_options, interrupted, Context};
 use crate::cli::AnalyzeArgs;
 use crate::gate::{self, GateConfig};
+use crate::interrupt;
 use crate::progress::Progress;
 
 pub fn analyze(args: &AnalyzeArgs, context: &Context) -> anyhow::Result<ExitCode> {
@@ -17,7 +18,11 @@ pub fn analyze(args: &AnalyzeArgs, context: &Context) -> anyhow::Result<ExitCode
         context,
     );
     let mut progress = Progress::stderr();
-    let (analysis, written) = crate::analyze(&options, &mut progress).map_err(|e| e.error)?;
+    let result = interrupt::deferred(|| crate::analyze(&options, &mut progress));
+    if let Some(signal) = interrupt::received() {
+        return Ok(interrupted(signal));
+    }
+    let (analysis, written) = result.map_err(|e| e.error)?;
     progress.summary(&analysis, &written);
     Ok(gate::exit_code(&analysis.gate))
 }

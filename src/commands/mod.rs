@@ -24,6 +24,7 @@ use crate::cli::{AnalysisArgs, Cli, Command};
 use crate::environment::Environment;
 use crate::gate::{self, GateConfig};
 use crate::github::marker;
+use crate::interrupt;
 use crate::nsys::NsysChoice;
 use crate::outcome::RunOutcome;
 use crate::pipeline::AnalyzeOptions;
@@ -44,6 +45,11 @@ pub struct Context {
 
 /// The program: parses the command line, reads the environment, runs the command.
 pub fn main() -> ExitCode {
+    // First: a SIGINT/SIGTERM from now on ends nsys-gate with status 130/143, and one during
+    // an analysis stops nsys and the analysis cleanly first (see `interrupt`).
+    if let Err(e) = interrupt::install() {
+        eprintln!("nsys-gate: warning: cannot handle SIGINT/SIGTERM: {e}");
+    }
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let nsys_from_env = match matches.subcommand() {
@@ -76,6 +82,15 @@ pub fn execute(cli: Cli, context: &Context) -> ExitCode {
     }
 }
 
+/// The exit status after SIGINT/SIGTERM stopped an analysis (130/143), said on standard error.
+fn interrupted(signal: interrupt::Signal) -> ExitCode {
+    eprintln!(
+        "nsys-gate: stopped by {}: nsys (if it was running) was stopped with it, the run directory unlocked; no analysis.json was left half-written",
+        signal.name()
+    );
+    ExitCode::from(signal.exit_status())
+}
+
 fn report_error(err: &anyhow::Error) {
     let mut text = format!("nsys-gate: error: {err}");
     for cause in err.chain().skip(1) {
@@ -103,6 +118,7 @@ fn analyze_options(
         nsys_timeout: Duration::from_secs(args.nsys_timeout),
         output,
         reuse_stats: args.reuse_stats,
+        keep_export: args.keep_export,
         gate,
     }
 }

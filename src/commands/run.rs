@@ -5,10 +5,11 @@ use std::process::ExitCode;
 
 use super::output::{finish, Finish};
 use super::post::{cut_report, post_comment, print_post_failure, Posted};
-use super::{absolute, analyze_options, load_template, render_options, Context};
+use super::{absolute, analyze_options, interrupted, load_template, render_options, Context};
 use crate::cli::RunArgs;
 use crate::gate::{self, GateConfig};
 use crate::github::marker::{report_key, with_marker};
+use crate::interrupt;
 use crate::outcome::{chain_text, RunOutcome};
 use crate::progress::Progress;
 use crate::render::{limit, Budget, Renderer};
@@ -18,31 +19,11 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
     // A broken template fails before nsys runs.
     let template = load_template(args.render.template.as_deref())?;
     let renderer = Renderer::new(&template)?;
-    let outcomes: Vec<RunOutcome> = args
-        .run_dirs
-        .iter()
-        .map(|dir| {
-            let options = analyze_options(dir, None, &args.analysis, gate.clone(), context);
-            let mut progress = Progress::stderr();
-            match crate::analyze(&options, &mut progress) {
-                Ok((analysis, path)) => {
-                    progress.summary(&analysis, &path);
-                    RunOutcome::Analysed {
-                        analysis: Box::new(analysis),
-                        path,
-                    }
-                }
-                Err(err) => {
-                    eprintln!(
-                        "nsys-gate: error: {}: {}",
-                        dir.display(),
-                        chain_text(&err.error).replace('\n', "\n  ")
-                    );
-                    RunOutcome::Failed(err.to_failure(absolute(dir)))
-                }
-            }
-        })
-        .collect();
+    let outcomes = interrupt::deferred(|| analyze_each(args, &gate, context));
+    if let Some(signal) = interrupt::received() {
+        // Neither a report of half the run directories nor a comment.
+        return Ok(interrupted(signal));
+    }
     let options = render_options(args.render.top, &outcomes);
     let (code, report) = finish(
         &renderer,
@@ -82,4 +63,34 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
             Ok(code)
         }
     }
+}
+
+/// `analyze` on each run directory in turn, stopping at a SIGINT/SIGTERM.
+fn analyze_each(args: &RunArgs, gate: &GateConfig, context: &Context) -> Vec<RunOutcome> {
+    let mut outcomes = Vec::new();
+    for dir in &args.run_dirs {
+        if interrupt::received().is_some() {
+            break;
+        }
+        let options = analyze_options(dir, None, &args.analysis, gate.clone(), context);
+        let mut progress = Progress::stderr();
+        outcomes.push(match crate::analyze(&options, &mut progress) {
+            Ok((analysis, path)) => {
+                progress.summary(&analysis, &path);
+                RunOutcome::Analysed {
+                    analysis: Box::new(analysis),
+                    path,
+                }
+            }
+            Err(err) => {
+                eprintln!(
+                    "nsys-gate: error: {}: {}",
+                    dir.display(),
+                    chain_text(&err.error).replace('\n', "\n  ")
+                );
+                RunOutcome::Failed(err.to_failure(absolute(dir)))
+            }
+        });
+    }
+    outcomes
 }

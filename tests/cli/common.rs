@@ -54,10 +54,25 @@ pub fn fixture(name: &str) -> Run {
 }
 
 pub fn copy_run(source: &Path) -> Run {
+    copy_run_as(source, source.file_name().expect("fixture name"))
+}
+
+/// A fixture copied to a temporary folder under another directory name.
+pub fn fixture_as(name: &str, dir_name: impl AsRef<std::ffi::OsStr>) -> Run {
+    copy_run_as(&repo().join("tests/fixtures").join(name), dir_name)
+}
+
+fn copy_run_as(source: &Path, dir_name: impl AsRef<std::ffi::OsStr>) -> Run {
     let tmp = TempDir::new().expect("temp dir");
-    let dir = tmp.path().join(source.file_name().expect("fixture name"));
+    let dir = tmp.path().join(dir_name.as_ref());
     copy_dir(source, &dir);
     Run { _tmp: tmp, dir }
+}
+
+/// Whether a process is still running (a zombie waiting for its parent to reap it is not).
+pub fn alive(pid: &str) -> bool {
+    let stat = Path::new("/proc").join(pid.trim()).join("stat");
+    std::fs::read_to_string(stat).is_ok_and(|s| !s.contains(") Z "))
 }
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -13,3 +13,5 @@ mod output;
 mod post;
 mod report;
 mod run_dir;
+mod secrets;
+mod signals;

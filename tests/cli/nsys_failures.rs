@@ -248,3 +248,39 @@ fn a_hanging_nsys_is_killed_after_the_timeout() {
     assert!(!alive, "the hanging nsys's child {} survived", pid.trim());
     assert!(!run.path("analysis.json").exists());
 }
+
+#[test]
+fn a_run_directory_named_with_a_newline_is_classified_as_in_any_other() {
+    // nsys prints the paths it is given: an absolute path with a newline in it split its
+    // `SKIPPED: <path> does not contain …` line in two, and the skip was read as a failure.
+    let nsys = require_nsys!("2024.2");
+    for (name, status, skipped) in [
+        (
+            "no-nvtx",
+            1,
+            &["nvtx_pushpop_trace", "nvtx_gpu_proj_trace"][..],
+        ),
+        ("clean", 0, &["nvtx_gpu_proj_trace"][..]),
+    ] {
+        let run = common::fixture_as(name, format!("run\n{name}"));
+        let out = analyze(&run.dir, &nsys, &[]);
+        assert_status(&out, status);
+        let a = run.analysis();
+        let data = if name == "no-nvtx" {
+            "NV Tools Extension (NVTX)"
+        } else {
+            "CUDA API"
+        };
+        for report in skipped {
+            assert_eq!(
+                a["provenance"]["report_status"][report],
+                serde_json::json!({
+                    "status": "skipped",
+                    "message": format!("stats/trace.sqlite does not contain {data} data.")
+                }),
+                "{name}: {report}"
+            );
+        }
+        assert!(common::codes(&a).contains(&"gpu_projection_unavailable".to_owned()));
+    }
+}

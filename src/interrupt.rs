@@ -1,0 +1,125 @@
+//! SIGINT and SIGTERM: stop cleanly instead of dying with nsys still running.
+//!
+//! nsys runs in a process group of its own (so that a timeout can kill it and its helpers), so
+//! a Ctrl-C or a CI runner's SIGTERM that kills nsys-gate alone would leave nsys writing under
+//! `stats/` after the run directory's lock is gone. Instead, [`install`] makes the first SIGINT
+//! or SIGTERM set a flag (signal-hook's async-signal-safe handlers, no unsafe code here):
+//!
+//! - while an analysis runs ([`deferred`]), the work checks [`received`]: a running nsys gets
+//!   the same signal on its whole process group and is waited for (then killed, after a grace
+//!   period), its SQLite export is removed, the lock is released as the pipeline returns, and
+//!   the command exits with 128 + the signal's number (130 for SIGINT, 143 for SIGTERM);
+//!   `analysis.json` is written by rename, so it is either the old file or the new one;
+//! - outside an analysis (rendering, posting), and on a second signal at any time, the process
+//!   exits at once with that status: nothing there leaves a lock or a process behind.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// The signals nsys-gate stops cleanly on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    Interrupt,
+    Terminate,
+}
+
+impl Signal {
+    const ALL: [Signal; 2] = [Signal::Interrupt, Signal::Terminate];
+
+    fn number(self) -> i32 {
+        match self {
+            Signal::Interrupt => libc::SIGINT,
+            Signal::Terminate => libc::SIGTERM,
+        }
+    }
+
+    fn from_number(number: usize) -> Option<Signal> {
+        Signal::ALL
+            .into_iter()
+            .find(|s| usize::try_from(s.number()).is_ok_and(|n| n == number))
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Signal::Interrupt => "SIGINT",
+            Signal::Terminate => "SIGTERM",
+        }
+    }
+
+    /// The exit status a shell gives a process this signal ended: 130 or 143.
+    pub fn exit_status(self) -> u8 {
+        match self {
+            Signal::Interrupt => 130,
+            Signal::Terminate => 143,
+        }
+    }
+
+    /// The same signal, to forward to nsys's process group.
+    pub(crate) fn to_rustix(self) -> rustix::process::Signal {
+        match self {
+            Signal::Interrupt => rustix::process::Signal::INT,
+            Signal::Terminate => rustix::process::Signal::TERM,
+        }
+    }
+}
+
+/// The number of the first signal received (0: none yet).
+static RECEIVED: AtomicUsize = AtomicUsize::new(0);
+/// Whether a signal now ends the process at once: outside [`deferred`], and after a first one.
+static EXIT_NOW: AtomicBool = AtomicBool::new(true);
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// Installs the handlers for SIGINT and SIGTERM, once per process (the binary's `main`; a
+/// library caller that does not call it keeps the default behaviour).
+pub fn install() -> std::io::Result<()> {
+    if INSTALLED.swap(true, Ordering::SeqCst) {
+        return Ok(());
+    }
+    for signal in Signal::ALL {
+        let number = signal.number();
+        // The order matters: the exit is armed only after the first signal set EXIT_NOW.
+        signal_hook::flag::register_conditional_shutdown(
+            number,
+            i32::from(signal.exit_status()),
+            &EXIT_NOW,
+        )?;
+        signal_hook::flag::register_usize(number, &RECEIVED, number as usize)?;
+        signal_hook::flag::register(number, &EXIT_NOW)?;
+    }
+    Ok(())
+}
+
+/// The signal received, if one was.
+pub fn received() -> Option<Signal> {
+    Signal::from_number(RECEIVED.load(Ordering::SeqCst))
+}
+
+/// Runs `work` with the first SIGINT/SIGTERM deferred to it: `work` checks [`received`] and
+/// winds down (stops nsys, releases the lock). A second signal still ends the process at once.
+pub fn deferred<T>(work: impl FnOnce() -> T) -> T {
+    struct Rearm;
+    impl Drop for Rearm {
+        fn drop(&mut self) {
+            EXIT_NOW.store(true, Ordering::SeqCst);
+        }
+    }
+    if received().is_none() {
+        EXIT_NOW.store(false, Ordering::SeqCst);
+    }
+    let _rearm = Rearm;
+    work()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signals_map_to_the_shells_exit_statuses() {
+        assert_eq!(Signal::Interrupt.exit_status(), 130);
+        assert_eq!(Signal::Terminate.exit_status(), 143);
+        assert_eq!(Signal::from_number(2), Some(Signal::Interrupt));
+        assert_eq!(Signal::from_number(15), Some(Signal::Terminate));
+        assert_eq!(Signal::from_number(0), None);
+        assert_eq!(Signal::from_number(9), None);
+    }
+}

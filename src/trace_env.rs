@@ -1,0 +1,199 @@
+//! The environment nsys recorded in the trace, and which of its variables look like credentials.
+//!
+//! nsys stores the environment of the profiled process in every trace; no report shows it, but
+//! anyone with the trace (or its SQLite export) can read every value. This is the one read of
+//! the SQLite export itself (contract section 2): one query on its `TARGET_INFO_SYSTEM_ENV`
+//! table, whose `DeviceEnvironment` row holds the environment as `NAME=VALUE` entries joined by
+//! `;` (nsys 2023.4, 2024.2) or by NUL bytes in a TEXT value (2022.4). Only the variables'
+//! names ever leave this module; their values are looked at here and dropped.
+
+use std::path::Path;
+use std::sync::LazyLock;
+
+use rusqlite::{Connection, OpenFlags};
+
+/// The table and the row of the export that hold the recorded environment.
+const QUERY: &str =
+    "SELECT CAST(value AS BLOB) FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'DeviceEnvironment'";
+
+/// At most this many names are kept; the warning says how many there were.
+pub const MAX_NAMES: usize = 50;
+
+/// The names of the variables in the export's recorded environment that look like credentials,
+/// sorted and without repeats. An export without the table (another nsys version, a `.sqlite`
+/// made otherwise) has none.
+pub fn credential_variables(export: &Path) -> Result<Vec<String>, rusqlite::Error> {
+    let db = Connection::open_with_flags(
+        export,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    let mut statement = match db.prepare(QUERY) {
+        Ok(statement) => statement,
+        Err(e) if is_missing_table(&e) => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut names = std::collections::BTreeSet::new();
+    let mut rows = statement.query([])?;
+    while let Some(row) = rows.next()? {
+        let value: Option<Vec<u8>> = row.get(0)?;
+        for (name, value) in variables(value.as_deref().unwrap_or_default()) {
+            if looks_like_credential(name, &value) {
+                names.insert(name.to_owned());
+            }
+        }
+    }
+    Ok(names.into_iter().collect())
+}
+
+fn is_missing_table(e: &rusqlite::Error) -> bool {
+    let text = e.to_string();
+    text.contains("no such table") || text.contains("no such column")
+}
+
+/// `NAME=VALUE` entries of a recorded environment. Entries are joined by `;` or NUL; a piece
+/// that does not start with a variable name continues the previous value (a value holding `;`).
+fn variables(recorded: &[u8]) -> Vec<(&str, Vec<u8>)> {
+    let mut out: Vec<(&str, Vec<u8>)> = Vec::new();
+    for piece in recorded.split(|b| *b == b';' || *b == 0) {
+        match split_entry(piece) {
+            Some((name, value)) => out.push((name, value.to_vec())),
+            None => {
+                if let Some((_, value)) = out.last_mut() {
+                    value.push(b';');
+                    value.extend_from_slice(piece);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `NAME=VALUE` with NAME a shell variable name (`[A-Za-z_][A-Za-z0-9_]*`, at most 256 bytes).
+fn split_entry(piece: &[u8]) -> Option<(&str, &[u8])> {
+    let eq = piece.iter().position(|b| *b == b'=')?;
+    let name = &piece[..eq];
+    let valid = (1..=256).contains(&name.len())
+        && !name[0].is_ascii_digit()
+        && name.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_');
+    if !valid {
+        return None;
+    }
+    Some((std::str::from_utf8(name).ok()?, &piece[eq + 1..]))
+}
+
+/// Whether a variable looks like a credential, by its name or by its value.
+pub(crate) fn looks_like_credential(name: &str, value: &[u8]) -> bool {
+    (name_looks_secret(name) && !value.is_empty())
+        || SECRET_VALUE.is_match(&String::from_utf8_lossy(value))
+}
+
+/// Names that end like `_TOKEN`, `_KEY`, `_SECRET` or hold `PASSWORD`, `SECRET`, `CREDENTIAL`.
+fn name_looks_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    // Well-known names that say "key" or "token" and hold none: a public-key fingerprint the
+    // official Python images set, and tokenizer settings.
+    if NOT_SECRET.contains(&upper.as_str()) {
+        return false;
+    }
+    let words: Vec<&str> = upper.split('_').filter(|w| !w.is_empty()).collect();
+    if words.contains(&"PUBLIC") {
+        return false;
+    }
+    let anywhere = ["PASSWORD", "PASSWD", "PASSPHRASE", "SECRET", "CREDENTIAL"];
+    if anywhere.iter().any(|w| upper.contains(w)) {
+        return true;
+    }
+    let last = [
+        "TOKEN",
+        "KEY",
+        "APIKEY",
+        "ACCESSKEY",
+        "PAT",
+        "PASS",
+        "PWD",
+        "AUTH",
+    ];
+    words
+        .last()
+        .is_some_and(|w| last.contains(w) && !matches!(upper.as_str(), "PWD" | "OLDPWD"))
+}
+
+const NOT_SECRET: &[&str] = &["GPG_KEY", "PWD", "OLDPWD", "SSH_AUTH_SOCK"];
+
+/// Values that are credentials whatever the variable is called: GitHub tokens, AWS access key
+/// ids, GitLab, Slack, Hugging Face, Google and OpenAI-style keys, private keys, and URLs with
+/// a password in them.
+static SECRET_VALUE: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(concat!(
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
+        r"|\b(?:AKIA|ASIA)[A-Z0-9]{16}\b",
+        r"|\bglpat-[A-Za-z0-9_-]{20,}",
+        r"|\bxox[abposr]-[A-Za-z0-9-]{10,}",
+        r"|\bhf_[A-Za-z0-9]{30,}",
+        r"|\bAIza[A-Za-z0-9_-]{35}",
+        r"|\bsk-[A-Za-z0-9_-]{32,}",
+        r"|-----BEGIN [A-Z ]*PRIVATE KEY-----",
+        r"|[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@",
+    ))
+    .expect("valid regex")
+});
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flagged(recorded: &[u8]) -> Vec<&str> {
+        let mut names: Vec<&str> = variables(recorded)
+            .into_iter()
+            .filter(|(n, v)| looks_like_credential(n, v))
+            .map(|(n, _)| n)
+            .collect();
+        names.sort_unstable();
+        names
+    }
+
+    #[test]
+    fn reads_both_separators_and_values_holding_semicolons() {
+        let v = variables(b"PATH=/usr/bin:/bin;HOME=/h;X=a;b=c;d\0Y=1");
+        let names: Vec<&str> = v.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, ["PATH", "HOME", "X", "b", "Y"]);
+        // "d" continues b's value.
+        assert_eq!(v[3].1, b"c;d");
+        assert!(variables(b"").is_empty());
+        assert!(variables(b"=x;1A=2;no equals").is_empty());
+    }
+
+    #[test]
+    fn names_credentials_by_name_or_value() {
+        let recorded = concat!(
+            "PATH=/usr/bin;HOME=/root;GITHUB_TOKEN=abc;MY_API_KEY=k;DB_PASSWORD=p;",
+            "AWS_SECRET_ACCESS_KEY=s;AWS_ACCESS_KEY_ID=AKIAABCDEFGHIJKLMNOP;",
+            "ANYTHING=ghp_0123456789abcdefghijABCDEFGHIJ;REPO=https://u:pw@host/x;",
+            "GPG_KEY=A035C8C19219BA821ECEA86B64E628F8D684696D;TOKENIZERS_PARALLELISM=false;",
+            "SSH_PUBLIC_KEY=ssh-ed25519 AAAA;PWD=/w;OLDPWD=/v;EMPTY_TOKEN=;",
+            "ACTIONS_ID_TOKEN_REQUEST_URL=https://x/y;NSYS_NVTX_PROFILER_REGISTER_ONLY=0"
+        );
+        assert_eq!(
+            flagged(recorded.as_bytes()),
+            [
+                "ANYTHING",
+                "AWS_ACCESS_KEY_ID",
+                "AWS_SECRET_ACCESS_KEY",
+                "DB_PASSWORD",
+                "GITHUB_TOKEN",
+                "MY_API_KEY",
+                "REPO"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_fixtures_recorded_environments_hold_no_credentials() {
+        // What nsys 2023.4/2024.2 (`;`) and 2022.4 (NUL) recorded for the fixtures.
+        let semicolons = b"PATH=/usr/bin:/bin;HOME=/tmp/f/run-clean;LD_LIBRARY_PATH=/tmp/f/nsight-systems-2024.2/usr/lib/x86_64-linux-gnu;NSYS_NVTX_PROFILER_REGISTER_ONLY=0";
+        assert!(flagged(semicolons).is_empty());
+        let nuls = semicolons.map(|b| if b == b';' { 0 } else { b });
+        assert_eq!(variables(&nuls).len(), 4);
+        assert!(flagged(&nuls).is_empty());
+    }
+}

@@ -1,0 +1,166 @@
+//! SIGINT and SIGTERM while `analyze` works: nsys's process group gets the signal and is waited
+//! for, the lock is released, nothing half-written is left, and the status is 130 / 143.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use rustix::process::{kill_process, Pid, Signal};
+
+use crate::common::{alive, analyze, assert_status, fake_nsys, fixture, stderr};
+use crate::require_nsys;
+
+/// `nsys-gate analyze` started in the background, its output piped.
+fn spawn_analyze(dir: &Path, nsys: &Path) -> Child {
+    Command::new(assert_cmd::cargo::cargo_bin("nsys-gate"))
+        .args(["analyze", "--run-dir"])
+        .arg(dir)
+        .arg("--nsys")
+        .arg(nsys)
+        .env_remove("NSYS")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start nsys-gate")
+}
+
+fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !ready() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn send(child: &Child, signal: Signal) {
+    kill_process(Pid::from_child(child), signal).expect("send the signal");
+}
+
+/// The run directory holds what it held before, and nothing else: no temporary file, no
+/// export.
+fn assert_untouched(dir: &Path, previous: &str) {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["analysis.json", "manifest.yaml", "stats", "trace.nsys-rep"]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("analysis.json")).unwrap(),
+        previous
+    );
+    assert!(!dir.join("stats/trace.sqlite").exists());
+}
+
+fn a_signal_stops_nsys_and_exits(signal: Signal, name: &str, status: i32) {
+    let nsys = require_nsys!("2024.2");
+    let tmp = assert_fs::TempDir::new().unwrap();
+    // A real nsys cannot be made to hang on demand. This stand-in hangs with a child of its
+    // own (started in the background, so it ignores SIGINT as sh makes it: only the kill after
+    // the grace period ends it) and records the signal it gets.
+    let fake = fake_nsys(
+        tmp.path(),
+        "here=$(dirname \"$0\")\n\
+         echo $$ > \"$here/nsys.pid\"\n\
+         sleep 300 &\n\
+         echo $! > \"$here/child.pid\"\n\
+         trap 'echo INT > \"$here/got\"; exit 130' INT\n\
+         trap 'echo TERM > \"$here/got\"; exit 143' TERM\n\
+         touch \"$here/ready\"\n\
+         wait",
+    );
+    let run = fixture("clean");
+    let previous = "an earlier analysis\n";
+    std::fs::write(run.path("analysis.json"), previous).unwrap();
+
+    let child = spawn_analyze(&run.dir, &fake);
+    wait_for("the stand-in nsys", || tmp.path().join("ready").exists());
+    let sent = Instant::now();
+    send(&child, signal);
+    let out: Output = child.wait_with_output().unwrap();
+    let took = sent.elapsed();
+
+    assert_status(&out, status);
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    let err = stderr(&out);
+    assert!(err.contains(&format!("stopped by {name}")), "{err}");
+    // nsys got the same signal, and its whole process group was gone before nsys-gate exited.
+    let got = std::fs::read_to_string(tmp.path().join("got")).unwrap_or_default();
+    assert_eq!(got.trim(), name.trim_start_matches("SIG"));
+    for file in ["nsys.pid", "child.pid"] {
+        let pid = std::fs::read_to_string(tmp.path().join(file)).unwrap();
+        assert!(
+            !alive(&pid),
+            "the stand-in's {file} {} survived",
+            pid.trim()
+        );
+    }
+    assert_untouched(&run.dir, previous);
+    // The lock went with it: the run directory can be analysed right away.
+    let again = analyze(&run.dir, &nsys, &[]);
+    assert_status(&again, 0);
+    assert!(!stderr(&again).contains("another nsys-gate is analysing"));
+    assert_ne!(
+        std::fs::read_to_string(run.path("analysis.json")).unwrap(),
+        previous
+    );
+}
+
+#[test]
+fn sigterm_stops_nsys_and_exits_143() {
+    a_signal_stops_nsys_and_exits(Signal::TERM, "SIGTERM", 143);
+}
+
+#[test]
+fn sigint_stops_nsys_and_exits_130() {
+    a_signal_stops_nsys_and_exits(Signal::INT, "SIGINT", 130);
+}
+
+#[test]
+fn a_signal_with_no_nsys_running_exits_cleanly() {
+    let tmp = assert_fs::TempDir::new().unwrap();
+    let fake = fake_nsys(tmp.path(), "touch \"$(dirname \"$0\")/ran\"; sleep 300");
+    let run = fixture("clean");
+    // The manifest is a FIFO: nsys-gate waits, before any nsys, until the test writes it.
+    let manifest = std::fs::read(run.path("manifest.yaml")).unwrap();
+    std::fs::remove_file(run.path("manifest.yaml")).unwrap();
+    let made = Command::new("mkfifo")
+        .arg(run.path("manifest.yaml"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+
+    let child = spawn_analyze(&run.dir, &fake);
+    // Waiting in open(2) for a writer (the handlers are installed before that); after a
+    // while, send anyway.
+    let wchan = Path::new("/proc")
+        .join(child.id().to_string())
+        .join("wchan");
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(5)
+        && !std::fs::read_to_string(&wchan).is_ok_and(|w| w.contains("partner"))
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    send(&child, Signal::INT);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(run.path("manifest.yaml"))
+        .and_then(|mut f| f.write_all(&manifest))
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+
+    assert_status(&out, 130);
+    assert!(
+        stderr(&out).contains("stopped by SIGINT"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!tmp.path().join("ran").exists(), "nsys ran");
+    assert!(!run.path("analysis.json").exists());
+    assert!(!run.path("stats").exists());
+}

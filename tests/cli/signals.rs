@@ -1,7 +1,6 @@
 //! SIGINT and SIGTERM while `analyze` works: nsys's process group gets the signal and is waited
 //! for, the lock is released, nothing half-written is left, and the status is 130 / 143.
 
-use std::io::Write;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -129,7 +128,16 @@ fn a_signal_with_no_nsys_running_exits_cleanly() {
     let api = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", api.local_addr().unwrap());
     let child = Command::new(assert_cmd::cargo::cargo_bin("nsys-gate"))
-        .args(["run", "--pr", "7", "--repo", "octo/gpu", "--api-url", &url, "--run-dir"])
+        .args([
+            "run",
+            "--pr",
+            "7",
+            "--repo",
+            "octo/gpu",
+            "--api-url",
+            &url,
+            "--run-dir",
+        ])
         .arg(&run.dir)
         .arg("--nsys")
         .arg(&nsys)
@@ -144,7 +152,10 @@ fn a_signal_with_no_nsys_running_exits_cleanly() {
     send(&child, Signal::INT);
     let started = Instant::now();
     let out = child.wait_with_output().unwrap();
-    assert!(started.elapsed() < Duration::from_secs(10), "the exit was not prompt");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the exit was not prompt"
+    );
     // Outside an analysis the exit is immediate (signal-hook's shutdown), with the status a
     // shell gives a process SIGINT ended.
     assert_status(&out, 130);

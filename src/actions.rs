@@ -10,6 +10,9 @@
 //!   multi-line `name<<DELIMITER` form with a random delimiter that the value must not hold.
 //! - Untrusted text echoed to standard output is wrapped in `::stop-commands::TOKEN` …
 //!   `::TOKEN::`, so that it cannot issue workflow commands.
+//!
+//! Printing is [`crate::say`]'s: it makes every message on standard error inert to the
+//! runner and prints the report (wrapped) and the annotations (the only commands meant).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -138,12 +141,21 @@ fn cap(mut list: Vec<Annotation>, level: Level, kind: &str) -> Vec<Annotation> {
     list
 }
 
-/// A random-looking token for delimiters and `stop-commands`: SHA-256 of the time, the
-/// process id, a counter and an address, as 32 hex digits.
+/// A random token for delimiters and `stop-commands`: SHA-256 of 16 bytes of the system's
+/// randomness (`/dev/urandom`, where there is one), the time, the process id, a counter and an
+/// address, as 32 hex digits.
 pub fn random_token() -> String {
+    use std::io::Read;
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let mut h = Sha256::new();
+    let mut seed = [0u8; 16];
+    if std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut seed))
+        .is_ok()
+    {
+        h.update(seed);
+    }
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
@@ -159,10 +171,12 @@ pub fn random_token() -> String {
 }
 
 /// `text` between `::stop-commands::TOKEN` and `::TOKEN::`, with a token the text does not
-/// hold: nothing in it is read as a workflow command.
+/// hold (in any case: the runner compares the end line ignoring case): nothing in it is read
+/// as a workflow command.
 pub fn without_commands(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
     let mut token = random_token();
-    while text.contains(&token) {
+    while lower.contains(&token) {
         token = random_token();
     }
     let mut out = format!("::stop-commands::{token}\n{text}");

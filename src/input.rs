@@ -13,18 +13,20 @@ use std::io::{self, Read};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use crate::say::shown_path;
+
 /// Why an input could not be read. Every variant names the file.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum InputError {
-    #[error("cannot read {}: {source}", .path.display())]
+    #[error("cannot read {}: {source}", shown_path(.path))]
     Io {
         path: PathBuf,
         #[source]
         source: io::Error,
     },
-    #[error("{} is not a regular file (it is {what}); refusing to read it", .path.display())]
+    #[error("{} is not a regular file (it is {what}); refusing to read it", shown_path(.path))]
     NotAFile { path: PathBuf, what: &'static str },
-    #[error("{} is larger than {limit} bytes; refusing to read it", .path.display())]
+    #[error("{} is larger than {limit} bytes; refusing to read it", shown_path(.path))]
     TooLarge { path: PathBuf, limit: u64 },
 }
 

@@ -16,7 +16,9 @@
 //! subcommand and reads the command line and the environment once. [`input`] opens every file
 //! the tool reads: regular files only, read with a bound. `trace_env` reads the environment
 //! nsys recorded in the trace (to name credentials in it); `interrupt` turns SIGINT/SIGTERM
-//! into a clean stop of nsys and of the analysis.
+//! into a clean stop of nsys and of the analysis. [`say`] is the one writer of standard output
+//! and standard error: inside GitHub Actions nothing it writes is a workflow command, but the
+//! annotations meant as ones.
 
 pub(crate) mod actions;
 pub(crate) mod analysis;
@@ -36,6 +38,7 @@ pub mod progress;
 pub mod render;
 pub mod reports;
 pub(crate) mod rundir;
+pub(crate) mod say;
 pub(crate) mod stats;
 pub(crate) mod trace_env;
 

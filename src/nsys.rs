@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::artifact::{ReportName, ReportStatus};
 use crate::interrupt::{self, Signal};
 use crate::outcome::FailureKind;
+use crate::say::shown_path;
 
 const PUSHPOP: &str = ReportName::PushPop.as_str();
 const GPU_PROJ: &str = ReportName::GpuProjection.as_str();
@@ -96,7 +97,7 @@ pub enum NsysError {
         command: String,
     },
 
-    #[error("could not prepare {}: {source}", path.display())]
+    #[error("could not prepare {}: {source}", shown_path(path))]
     Io {
         path: PathBuf,
         source: std::io::Error,
@@ -351,13 +352,13 @@ pub fn read_stamp(stats_dir: &Path) -> anyhow::Result<StatsStamp> {
     let bytes = crate::input::read_regular(&path, MAX_STAMP_BYTES).with_context(|| {
         format!(
             "--reuse-stats: cannot read {} (hint: run `nsys-gate analyze` without --reuse-stats once, so that nsys writes the CSVs and this stamp)",
-            path.display()
+            shown_path(&path)
         )
     })?;
     let stamp: StatsStamp = serde_json::from_slice(&bytes).with_context(|| {
         format!(
             "--reuse-stats: {} is not a stamp nsys-gate wrote",
-            path.display()
+            shown_path(&path)
         )
     })?;
     for report in ReportName::ALL {
@@ -365,8 +366,8 @@ pub fn read_stamp(stats_dir: &Path) -> anyhow::Result<StatsStamp> {
         if stamp.status(report).is_written() && !csv.is_file() {
             return Err(anyhow!(
                 "--reuse-stats: {} is missing although {} says nsys wrote it",
-                csv.display(),
-                path.display()
+                shown_path(&csv),
+                shown_path(&path)
             ));
         }
     }

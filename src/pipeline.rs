@@ -21,6 +21,7 @@ use crate::outcome::{chain_text, Failure, FailureKind, RunFacts};
 use crate::progress::Progress;
 use crate::reports::{self, GpuProjRow, Interner, PushPopRow};
 use crate::rundir::{self, RunDir, RunDirError};
+use crate::say::{say, shown, shown_path};
 use crate::trace_env;
 use crate::{ANALYSIS_FILE, STATS_DIR, TOOL_VERSION};
 
@@ -246,9 +247,9 @@ fn recorded_credentials(export: &Path) -> Vec<String> {
         return Vec::new();
     }
     trace_env::credential_variables(export).unwrap_or_else(|e| {
-        eprintln!(
+        say!(
             "nsys-gate: note: could not read the environment recorded in {}: {e}",
-            export.display()
+            shown_path(export)
         );
         Vec::new()
     })
@@ -260,9 +261,9 @@ fn remove_export(export: &Path) {
     journal.push("-journal");
     for path in [export, Path::new(&journal)] {
         match std::fs::remove_file(path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => eprintln!(
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => say!(
                 "nsys-gate: warning: could not remove {}: {e} (it holds the whole trace, the recorded environment included)",
-                path.display()
+                shown_path(path)
             ),
             _ => {}
         }
@@ -340,7 +341,7 @@ fn read_reports(stats_dir: &Path, stamp: &StatsStamp) -> Result<Csvs, AnalyzeErr
             FailureKind::ReportColumns,
             anyhow!(e).context(format!(
                 "cannot read a report written by nsys {}",
-                stamp.nsys_version
+                shown(&stamp.nsys_version)
             )),
         )
         .with_version(&stamp.nsys_version)
@@ -402,7 +403,7 @@ fn analyse(
             FailureKind::ReportColumns,
             anyhow!(e).context(format!(
                 "reports written by nsys {} do not fit together",
-                stamp.nsys_version
+                shown(&stamp.nsys_version)
             )),
         )
         .with_version(&stamp.nsys_version)

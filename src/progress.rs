@@ -1,13 +1,15 @@
 //! What the user sees on standard error while `analyze` works, and the summary after it.
 //!
-//! Standard output is left alone: later commands print the report there.
+//! Standard output is left alone: later commands print the report there. Everything goes
+//! through [`crate::say`], and the run's own words (profile, run id, the nsys version of a
+//! stamp, warning messages, paths) are [`shown`] on one line.
 
-use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::time::Duration;
 
 use crate::artifact::{Analysis, GateResult};
 use crate::nsys::Nsys;
+use crate::say::{self, say, shown, shown_path};
 
 /// Progress and summary lines on standard error.
 pub struct Progress {
@@ -22,7 +24,7 @@ const LOG_EVERY: Duration = Duration::from_secs(15);
 impl Progress {
     pub fn stderr() -> Self {
         Progress {
-            terminal: std::io::stderr().is_terminal(),
+            terminal: say::stderr_is_terminal(),
             quiet: false,
             last_line: Duration::ZERO,
         }
@@ -42,10 +44,10 @@ impl Progress {
             return;
         }
         self.last_line = Duration::ZERO;
-        eprintln!(
+        say!(
             "nsys-gate: running nsys stats (Nsight Systems {}) on {}",
-            nsys.version,
-            trace.display()
+            shown(&nsys.version),
+            shown_path(trace)
         );
     }
 
@@ -56,18 +58,16 @@ impl Progress {
         let secs = elapsed.as_secs();
         if self.terminal {
             let spinner = ['|', '/', '-', '\\'][(secs % 4) as usize];
-            eprint!("\r  {spinner} nsys stats: {secs} s elapsed");
-            let _ = std::io::stderr().flush();
+            say::redraw(&format!("  {spinner} nsys stats: {secs} s elapsed"));
         } else if elapsed >= self.last_line + LOG_EVERY {
             self.last_line = elapsed;
-            eprintln!("  nsys stats still running: {secs} s elapsed");
+            say!("  nsys stats still running: {secs} s elapsed");
         }
     }
 
     pub fn finish_nsys(&mut self) {
         if self.terminal && !self.quiet {
-            eprint!("\r\x1b[2K");
-            let _ = std::io::stderr().flush();
+            say::clear_line();
         }
     }
 
@@ -76,7 +76,7 @@ impl Progress {
         if self.quiet {
             return;
         }
-        eprint!("{}", summary_text(analysis, written));
+        say::message(&summary_text(analysis, written));
     }
 }
 
@@ -84,9 +84,9 @@ pub fn summary_text(a: &Analysis, written: &Path) -> String {
     let s = &a.iteration_summary;
     let mut out = format!(
         "nsys-gate: profile {} (run {}), Nsight Systems {}{}\n",
-        a.run.profile_name,
-        a.run.run_id,
-        a.provenance.nsys_version,
+        shown(&a.run.profile_name),
+        shown(&a.run.run_id),
+        shown(&a.provenance.nsys_version),
         if a.provenance.stats_reused {
             ", reused CSVs"
         } else {
@@ -114,10 +114,9 @@ pub fn summary_text(a: &Analysis, written: &Path) -> String {
         ));
         for w in &a.warnings {
             let mark = if w.gating { "[gating] " } else { "" };
-            let message = w.message.replace('\n', " ");
-            out.push_str(&format!("    - {mark}{}: {message}\n", w.code));
+            out.push_str(&format!("    - {mark}{}: {}\n", w.code, shown(&w.message)));
         }
     }
-    out.push_str(&format!("  analysis: {}\n", written.display()));
+    out.push_str(&format!("  analysis: {}\n", shown_path(written)));
     out
 }

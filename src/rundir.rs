@@ -16,38 +16,39 @@ use sha2::{Digest, Sha256};
 use crate::artifact::{Warning, WarningCode};
 use crate::manifest::{self, Manifest, ManifestError};
 use crate::outcome::FailureKind;
+use crate::say::{shown, shown_path};
 
 pub const MANIFEST_FILE: &str = "manifest.yaml";
 pub const DEFAULT_TRACE_FILE: &str = "trace.nsys-rep";
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunDirError {
-    #[error("run directory {} does not exist", .0.display())]
+    #[error("run directory {} does not exist", shown_path(.0))]
     Missing(PathBuf),
-    #[error("{} is not a directory", .0.display())]
+    #[error("{} is not a directory", shown_path(.0))]
     NotADirectory(PathBuf),
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {}: {source}", shown_path(.path))]
     Io {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("no {MANIFEST_FILE} in {} (hint: point --run-dir at a folder the profiling harness wrote)", .0.display())]
+    #[error("no {MANIFEST_FILE} in {} (hint: point --run-dir at a folder the profiling harness wrote)", shown_path(.0))]
     NoManifest(PathBuf),
     #[error(transparent)]
     Manifest(#[from] ManifestError),
     #[error("{MANIFEST_FILE}: `expected_trace_path` ({value:?}) does not end in a file name")]
     NoTraceName { value: String },
-    #[error("trace {} not found in the run directory (from `expected_trace_path` in {MANIFEST_FILE}; expected `{name}` beside the manifest)", path.display())]
+    #[error("trace {} not found in the run directory (from `expected_trace_path` in {MANIFEST_FILE}; expected `{}` beside the manifest)", shown_path(.path), shown(.name))]
     TraceMissing { path: PathBuf, name: String },
-    #[error("trace {} is a symlink to {}, which is outside the run directory {}", path.display(), target.display(), dir.display())]
+    #[error("trace {} is a symlink to {}, which is outside the run directory {}", shown_path(.path), shown_path(.target), shown_path(.dir))]
     TraceOutside {
         path: PathBuf,
         target: PathBuf,
         dir: PathBuf,
     },
-    #[error("trace {} is not a regular file", .0.display())]
+    #[error("trace {} is not a regular file", shown_path(.0))]
     TraceNotAFile(PathBuf),
-    #[error("{MANIFEST_FILE}: `trace_sha256` does not match the trace {}: the manifest says {expected}, the file's SHA-256 is {actual}", path.display())]
+    #[error("{MANIFEST_FILE}: `trace_sha256` does not match the trace {}: the manifest says {}, the file's SHA-256 is {actual}", shown_path(.path), shown(.expected))]
     TraceHashMismatch {
         path: PathBuf,
         expected: String,
@@ -208,7 +209,7 @@ pub fn prepare_outputs(stats_dir: &Path, output: &Path, reuse: bool) -> anyhow::
         // Not `create_dir_all`, which is content with a symlink to a directory elsewhere.
         match std::fs::create_dir(stats_dir) {
             Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
-                return Err(anyhow!(e).context(format!("cannot create {}", stats_dir.display())))
+                return Err(anyhow!(e).context(format!("cannot create {}", shown_path(stats_dir))))
             }
             _ => {}
         }
@@ -225,8 +226,8 @@ pub fn prepare_outputs(stats_dir: &Path, output: &Path, reuse: bool) -> anyhow::
     if !out_dir.is_dir() {
         return Err(anyhow!(
             "cannot write {}: folder {} does not exist",
-            output.display(),
-            out_dir.display()
+            shown_path(output),
+            shown_path(out_dir)
         ));
     }
     probe_writable(&out_dir)
@@ -240,7 +241,7 @@ fn check_stats_dir(stats_dir: &Path) -> anyhow::Result<()> {
     let meta = match std::fs::symlink_metadata(stats_dir) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(anyhow!(e).context(format!("cannot read {}", stats_dir.display()))),
+        Err(e) => return Err(anyhow!(e).context(format!("cannot read {}", shown_path(stats_dir)))),
     };
     let kind = meta.file_type();
     if kind.is_dir() {
@@ -248,7 +249,7 @@ fn check_stats_dir(stats_dir: &Path) -> anyhow::Result<()> {
     }
     let what = if kind.is_symlink() {
         match std::fs::read_link(stats_dir) {
-            Ok(target) => format!("a symlink to {}", target.display()),
+            Ok(target) => format!("a symlink to {}", shown_path(target)),
             Err(_) => "a symlink".to_owned(),
         }
     } else if kind.is_file() {
@@ -258,7 +259,7 @@ fn check_stats_dir(stats_dir: &Path) -> anyhow::Result<()> {
     };
     Err(anyhow!(
         "{} is {what}: nsys-gate writes nsys's reports, the SQLite export, its lock and its stamp only into a real `{}` directory inside the run directory; remove it and run again",
-        stats_dir.display(),
+        shown_path(stats_dir),
         crate::STATS_DIR
     ))
 }
@@ -287,18 +288,20 @@ pub fn lock(
         // this run writes nothing there, so there is nothing to guard.
         Err(e) if reuse && is_read_only(&e) => return Ok(None),
         Err(e) => {
-            return Err(anyhow!(e).context(format!("cannot open the lock file {}", path.display())))
+            return Err(
+                anyhow!(e).context(format!("cannot open the lock file {}", shown_path(path)))
+            )
         }
     };
     match file.try_lock() {
         Ok(()) => Ok(Some(file)),
         Err(std::fs::TryLockError::WouldBlock) => Err(anyhow!(
             "another nsys-gate is analysing {} right now (it holds {}); wait for it to finish and run again",
-            run_dir.display(),
-            path.display()
+            shown_path(run_dir),
+            shown_path(path)
         )),
         Err(std::fs::TryLockError::Error(e)) => {
-            Err(anyhow!(e).context(format!("cannot lock {}", path.display())))
+            Err(anyhow!(e).context(format!("cannot lock {}", shown_path(path))))
         }
     }
 }
@@ -315,7 +318,12 @@ fn probe_writable(dir: &Path) -> anyhow::Result<()> {
         .prefix(".nsys-gate-probe-")
         .tempfile_in(dir)
         .map(drop)
-        .with_context(|| format!("cannot write in {} (hint: is it read-only?)", dir.display()))
+        .with_context(|| {
+            format!(
+                "cannot write in {} (hint: is it read-only?)",
+                shown_path(dir)
+            )
+        })
 }
 
 fn read_manifest(path: &Path) -> Result<Vec<u8>, RunDirError> {

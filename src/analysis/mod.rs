@@ -83,7 +83,10 @@ pub struct Findings {
 
 /// Rows that are individually valid but do not fit together.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}:{line}: column `{column}`: {message}", path.display())]
+#[error(
+    "{}:{line}: column `{column}`: {message}",
+    crate::say::shown_path(path)
+)]
 pub struct DataError {
     pub path: PathBuf,
     pub line: u32,

@@ -19,6 +19,8 @@ use std::path::Path;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+use crate::say::shown_path;
+
 mod vocabulary;
 
 pub use vocabulary::{GateResult, ReportName, ReportState, Verdict, WarningCode};
@@ -395,17 +397,17 @@ pub fn write_atomically_with(
         // 0600: a later step running as another user reads these files.
         .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
-        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+        .with_context(|| format!("cannot create a temporary file in {}", shown_path(dir)))?;
     let mut out = std::io::BufWriter::with_capacity(1 << 16, tmp);
     write(&mut out)
         .and_then(|()| out.flush())
-        .with_context(|| format!("cannot write a temporary file in {}", dir.display()))?;
+        .with_context(|| format!("cannot write a temporary file in {}", shown_path(dir)))?;
     let tmp = out
         .into_inner()
         .map_err(|e| e.into_error())
-        .with_context(|| format!("cannot write a temporary file in {}", dir.display()))?;
+        .with_context(|| format!("cannot write a temporary file in {}", shown_path(dir)))?;
     tmp.persist(path)
         .map_err(|e| e.error)
-        .with_context(|| format!("cannot replace {}", path.display()))?;
+        .with_context(|| format!("cannot replace {}", shown_path(path)))?;
     Ok(())
 }

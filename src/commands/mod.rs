@@ -29,6 +29,7 @@ use crate::nsys::NsysChoice;
 use crate::outcome::RunOutcome;
 use crate::pipeline::AnalyzeOptions;
 use crate::render::{Budget, RenderOptions, Template};
+use crate::say::{self, say};
 
 pub use report::read_outcome;
 
@@ -45,28 +46,33 @@ pub struct Context {
 
 /// The program: parses the command line, reads the environment, runs the command.
 pub fn main() -> ExitCode {
-    // First: a SIGINT/SIGTERM from now on ends nsys-gate with status 130/143, and one during
-    // an analysis stops nsys and the analysis cleanly first (see `interrupt`).
+    // First, whether a GitHub Actions runner reads what is printed (everything, panics and
+    // command-line errors too, goes through `say`).
+    let env = Environment::from_process();
+    say::set_actions(env.in_actions);
+    say::install_panic_hook();
+    // A SIGINT/SIGTERM from now on ends nsys-gate with status 130/143, and one during an
+    // analysis stops nsys and the analysis cleanly first (see `interrupt`).
     if let Err(e) = interrupt::install() {
-        eprintln!("nsys-gate: warning: cannot handle SIGINT/SIGTERM: {e}");
+        say!("nsys-gate: warning: cannot handle SIGINT/SIGTERM: {e}");
     }
-    let matches = Cli::command().get_matches();
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let matches = Cli::command()
+        .try_get_matches()
+        .unwrap_or_else(|e| say::clap_exit(&e));
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| say::clap_exit(&e));
     let nsys_from_env = match matches.subcommand() {
         Some(("analyze" | "run", sub)) => {
             sub.value_source("nsys") == Some(ValueSource::EnvVariable)
         }
         _ => false,
     };
-    let context = Context {
-        env: Environment::from_process(),
-        nsys_from_env,
-    };
+    let context = Context { env, nsys_from_env };
     execute(cli, &context)
 }
 
 /// Runs one command line and returns the contract's exit status.
 pub fn execute(cli: Cli, context: &Context) -> ExitCode {
+    say::set_actions(context.env.in_actions);
     let result = match cli.command {
         Command::Analyze(args) => analyze::analyze(&args, context),
         Command::Report(args) => report::report(&args, context),
@@ -84,7 +90,7 @@ pub fn execute(cli: Cli, context: &Context) -> ExitCode {
 
 /// The exit status after SIGINT/SIGTERM stopped an analysis (130/143), said on standard error.
 fn interrupted(signal: interrupt::Signal) -> ExitCode {
-    eprintln!(
+    say!(
         "nsys-gate: stopped by {}: nsys (if it was running) was stopped with it, the run directory unlocked; no analysis.json was left half-written",
         signal.name()
     );
@@ -96,7 +102,7 @@ fn report_error(err: &anyhow::Error) {
     for cause in err.chain().skip(1) {
         text.push_str(&format!("\n  caused by: {cause}"));
     }
-    eprintln!("{text}");
+    say::message(&text);
 }
 
 /// The pipeline's options for one run directory; `gate` is checked once for all of them.

@@ -1,7 +1,6 @@
 //! What `report` and `run` do with a rendered report: write report.md, print it, and inside
 //! GitHub Actions write the step summary, the annotations and the step outputs.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -14,6 +13,7 @@ use crate::environment::Environment;
 use crate::gate;
 use crate::outcome::{chain_text, overall_status, RunOutcome};
 use crate::render::{limit, Budget, RenderOptions, Renderer};
+use crate::say::{self, say, shown_path};
 
 /// Smallest room in the step summary worth writing a report into.
 const MIN_SUMMARY_BYTES: usize = 4096;
@@ -41,23 +41,15 @@ pub fn finish(
 
     let report_path = write_report(&report, f)?;
     if f.print || report_path.is_none() {
-        let text = if env.in_actions {
-            actions::without_commands(&report)
-        } else {
-            report.clone()
-        };
-        let mut stdout = std::io::stdout().lock();
-        stdout
-            .write_all(text.as_bytes())
-            .and_then(|()| stdout.flush())
-            .context("cannot write the report to standard output")?;
+        // Inside GitHub Actions, between `::stop-commands::TOKEN` and `::TOKEN::`.
+        say::report(&report).context("cannot write the report to standard output")?;
     }
 
     if env.in_actions {
         if let Err(err) =
             write_actions_files(renderer, outcomes, f, report_path.as_deref(), status, env)
         {
-            eprintln!(
+            say!(
                 "nsys-gate: error: {}",
                 chain_text(&err).replace('\n', "\n  ")
             );
@@ -78,10 +70,10 @@ fn write_report(report: &str, f: &Finish) -> anyhow::Result<Option<PathBuf>> {
     match &report_path {
         Some(path) => {
             artifact::write_atomically(path, report.as_bytes())
-                .with_context(|| format!("cannot write the report to {}", path.display()))?;
-            eprintln!("nsys-gate: report written to {}", path.display());
+                .with_context(|| format!("cannot write the report to {}", shown_path(path)))?;
+            say!("nsys-gate: report written to {}", shown_path(path));
         }
-        None if f.write_file => eprintln!(
+        None if f.write_file => say!(
             "nsys-gate: no run directory exists to write {REPORT_FILE} into (pass --output FILE); the report goes to standard output"
         ),
         None => {}
@@ -108,12 +100,7 @@ fn write_actions_files(
     if let Some(path) = &env.step_summary {
         keep(append_summary(renderer, outcomes, f, path));
     }
-    let mut stdout = std::io::stdout().lock();
-    for annotation in actions::annotations(outcomes) {
-        keep(writeln!(stdout, "{}", annotation.command()).context("cannot write annotations"));
-    }
-    keep(stdout.flush().context("cannot write annotations"));
-    drop(stdout);
+    keep(say::annotations(&actions::annotations(outcomes)).context("cannot write annotations"));
     if let Some(path) = &env.output {
         let outputs = step_outputs(outcomes, report_path, status);
         keep(actions::write_outputs(path, &outputs).map_err(anyhow::Error::from));
@@ -133,9 +120,9 @@ fn append_summary(
 ) -> anyhow::Result<()> {
     let room = limit::SUMMARY_BYTES.saturating_sub(actions::summary_size(path) + 1);
     if room < MIN_SUMMARY_BYTES {
-        eprintln!(
+        say!(
             "nsys-gate: warning: the step summary {} already holds nearly {}; the report was not added to it",
-            path.display(),
+            shown_path(path),
             Budget::Bytes(limit::SUMMARY_BYTES).describe()
         );
         return Ok(());

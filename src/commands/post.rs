@@ -15,6 +15,7 @@ use crate::gate;
 use crate::github::marker::{self, key_of_marker, with_marker};
 use crate::github::{self, EventPr, PostError, Repo};
 use crate::render::{limit, Budget};
+use crate::say::{self, say, shown_path};
 
 pub fn post(args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let text = read_report(&args.report)?;
@@ -23,9 +24,9 @@ pub fn post(args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
         None => match key_of_marker(&text) {
             Some(k) => k.to_owned(),
             None => {
-                eprintln!(
+                say!(
                     "nsys-gate: {} does not start with a `<!-- nsys-gate:KEY -->` marker and --comment-key is not given; using the key `{}`",
-                    args.report.display(),
+                    shown_path(&args.report),
                     marker::DEFAULT_KEY
                 );
                 marker::DEFAULT_KEY.to_owned()
@@ -49,7 +50,7 @@ pub fn post(args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
 fn read_report(path: &Path) -> anyhow::Result<String> {
     const MAX_REPORT_BYTES: u64 = 16 << 20;
     crate::input::read_regular_text(path, MAX_REPORT_BYTES)
-        .with_context(|| format!("cannot read the report {}", path.display()))
+        .with_context(|| format!("cannot read the report {}", shown_path(path)))
 }
 
 /// The report cut to `chars` characters at a line boundary, the first line (the marker) kept;
@@ -72,7 +73,7 @@ pub fn print_post_failure(level: &str, err: &PostError) {
         text.push_str("\n  hint: ");
         text.push_str(github::FORK_HINT);
     }
-    eprintln!("{text}");
+    say::message(&text);
 }
 
 pub enum Posted {
@@ -127,7 +128,7 @@ pub fn post_comment(
     ));
     match result {
         Ok(None) => {
-            eprintln!(
+            say!(
                 "nsys-gate: no open pull request of {repo} has the workflow run's head commit; the report was not posted"
             );
             Posted::Skipped
@@ -147,7 +148,7 @@ fn target(args: &CommentArgs, env: &Environment) -> Result<Option<Target>, PostE
         Some(n) => EventPr::Number(n),
         None => match env.pull_request()? {
             EventPr::None { event } => {
-                eprintln!(
+                say!(
                     "nsys-gate: no pull request to comment on (event: {event}); the report was not posted (pass --pr N to post anyway)"
                 );
                 return Ok(None);
@@ -206,7 +207,7 @@ async fn upsert(
         EventPr::Number(n) => n,
         EventPr::HeadSha(sha) => match client.pull_by_head(&target.repo, &sha).await? {
             Some(n) => {
-                eprintln!("nsys-gate: pull request #{n} has head commit {sha}");
+                say!("nsys-gate: pull request #{n} has head commit {sha}");
                 n
             }
             None => return Ok(None),
@@ -220,7 +221,7 @@ async fn upsert(
 /// Says what was done, and sets the step output `comment-url` in GitHub Actions.
 fn report_posted(key: &str, repo: &Repo, pr: u64, outcome: &github::Outcome, env: &Environment) {
     let url = outcome.url().unwrap_or("").to_owned();
-    eprintln!(
+    say!(
         "nsys-gate: comment `{key}` on {repo}#{pr} {}: {}",
         outcome.verb(),
         if url.is_empty() {
@@ -231,7 +232,7 @@ fn report_posted(key: &str, repo: &Repo, pr: u64, outcome: &github::Outcome, env
     );
     if let Some(path) = env.output_file() {
         if let Err(e) = actions::write_outputs(path, &[("comment-url", url)]) {
-            eprintln!("nsys-gate: warning: {e}");
+            say!("nsys-gate: warning: {e}");
         }
     }
 }

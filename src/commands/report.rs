@@ -9,6 +9,7 @@ use crate::artifact::{self, Analysis};
 use crate::cli::ReportArgs;
 use crate::outcome::{Failure, FailureKind, RunFacts, RunOutcome};
 use crate::render::Renderer;
+use crate::say::shown_path;
 use crate::{input, manifest, rundir, ANALYSIS_FILE};
 
 pub fn report(args: &ReportArgs, context: &Context) -> anyhow::Result<ExitCode> {
@@ -58,8 +59,8 @@ fn read_analysis(dir: &Path, path: &Path) -> Result<Analysis, String> {
         Err(e) if e.is_not_found() => {
             return Err(format!(
                 "no {ANALYSIS_FILE} in {} (run `nsys-gate analyze --run-dir {}` first)",
-                dir.display(),
-                dir.display()
+                shown_path(dir),
+                shown_path(dir)
             ))
         }
         Err(e) => return Err(e.to_string()),
@@ -67,7 +68,7 @@ fn read_analysis(dir: &Path, path: &Path) -> Result<Analysis, String> {
     let wrong_version = |v: &dyn std::fmt::Display| {
         format!(
             "{} has schema_version {v}; this nsys-gate reads {}",
-            path.display(),
+            shown_path(path),
             artifact::SCHEMA_VERSION
         )
     };
@@ -84,7 +85,7 @@ fn read_analysis(dir: &Path, path: &Path) -> Result<Analysis, String> {
                 }
                 _ => Err(format!(
                     "{} is not an analysis.json that nsys-gate wrote: {e}",
-                    path.display()
+                    shown_path(path)
                 )),
             }
         }

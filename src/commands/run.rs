@@ -13,6 +13,7 @@ use crate::interrupt;
 use crate::outcome::{chain_text, RunOutcome};
 use crate::progress::Progress;
 use crate::render::{limit, Budget, Renderer};
+use crate::say::{say, shown_path};
 
 pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let gate = GateConfig::new(&args.analysis.gate_on, &args.analysis.no_gate_on);
@@ -83,9 +84,9 @@ fn analyze_each(args: &RunArgs, gate: &GateConfig, context: &Context) -> Vec<Run
                 }
             }
             Err(err) => {
-                eprintln!(
+                say!(
                     "nsys-gate: error: {}: {}",
-                    dir.display(),
+                    shown_path(dir),
                     chain_text(&err.error).replace('\n', "\n  ")
                 );
                 RunOutcome::Failed(err.to_failure(absolute(dir)))

@@ -33,6 +33,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{Comment, PostError, Repo, Token};
+use crate::say::say;
 
 /// Pages of comments read at most (100 comments each).
 const MAX_PAGES: usize = 200;
@@ -212,7 +213,7 @@ impl Client {
                 self.config.budget.as_secs()
             )));
         }
-        eprintln!(
+        say!(
             "nsys-gate: {reason}; trying again in {:.0} s",
             wait.as_secs_f64().ceil()
         );

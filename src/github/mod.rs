@@ -21,6 +21,8 @@ use std::sync::LazyLock;
 use regex::{Captures, Regex};
 use serde::Deserialize;
 
+use crate::say::say;
+
 pub use client::{Client, ClientConfig};
 pub use event::EventPr;
 
@@ -362,7 +364,7 @@ pub async fn upsert(
                 let chars = text.chars().count();
                 let named = stated_maximum(&message).map_or(usize::MAX, |m| m - m / 20);
                 let smaller = (body.shrink)((chars / 2).min(named));
-                eprintln!(
+                say!(
                     "nsys-gate: the server refused the comment as too long ({message}); sending it shortened to {} characters",
                     smaller.chars().count()
                 );

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::say::{shown, shown_path};
+
 /// Why a manifest could not be read, and where.
 ///
 /// Displays as `FILE:LINE:COLUMN: message`, `FILE:LINE: message` or `FILE: message`, depending
@@ -62,7 +64,7 @@ impl ManifestError {
 
 impl fmt::Display for ManifestError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0.file.display())?;
+        write!(f, "{}", shown_path(&self.0.file))?;
         if let Some(line) = self.0.line {
             write!(f, ":{line}")?;
             if let Some(column) = self.0.column {
@@ -78,7 +80,7 @@ impl fmt::Display for ManifestError {
 impl std::error::Error for ManifestError {}
 
 /// What is wrong with a manifest. Messages are lowercase fragments; keys are named by their
-/// dotted path in backticks.
+/// dotted path in backticks, [`shown`] on one line (a key is the manifest writer's text).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ManifestErrorKind {
@@ -136,13 +138,13 @@ pub enum ManifestErrorKind {
     #[error("the manifest is empty")]
     Empty,
     /// The document is not a mapping.
-    #[error("the manifest must be a mapping of keys to values, found {found}")]
+    #[error("the manifest must be a mapping of keys to values, found {}", shown(.found))]
     NotAMapping {
         /// What the document is instead (`a sequence`, `string "x"`...).
         found: String,
     },
     /// A key appears twice in one mapping.
-    #[error("duplicate key `{key}` (first defined on line {first_line})")]
+    #[error("duplicate key `{}` (first defined on line {first_line})", shown(.key))]
     DuplicateKey {
         /// The dotted key path.
         key: String,
@@ -150,7 +152,7 @@ pub enum ManifestErrorKind {
         first_line: usize,
     },
     /// A required key is absent (or null, for required mappings).
-    #[error("missing required key `{key}`{}", hint_suffix(.hint.as_deref()))]
+    #[error("missing required key `{}`{}", shown(.key), hint_suffix(.hint.as_deref()))]
     MissingKey {
         /// The dotted key path.
         key: String,
@@ -158,7 +160,7 @@ pub enum ManifestErrorKind {
         hint: Option<String>,
     },
     /// A key has a value of the wrong type or out of range.
-    #[error("`{key}` must {requirement}, found {found}{}", hint_suffix(.hint.as_deref()))]
+    #[error("`{}` must {requirement}, found {}{}", shown(.key), shown(.found), hint_suffix(.hint.as_deref()))]
     InvalidValue {
         /// The dotted key path.
         key: String,
@@ -170,7 +172,7 @@ pub enum ManifestErrorKind {
         hint: Option<String>,
     },
     /// `iteration_pattern` is not a regular expression.
-    #[error("`{key}` is not a valid regular expression:\n{error}")]
+    #[error("`{}` is not a valid regular expression:\n{error}", shown(.key))]
     BadRegex {
         /// The dotted key path.
         key: String,
@@ -182,7 +184,7 @@ pub enum ManifestErrorKind {
 /// The `(hint: ...)` line that follows a message when there is a likely fix.
 fn hint_suffix(hint: Option<&str>) -> String {
     match hint {
-        Some(hint) => format!("\n(hint: {hint})"),
+        Some(hint) => format!("\n(hint: {})", shown(hint)),
         None => String::new(),
     }
 }

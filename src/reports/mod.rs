@@ -45,6 +45,8 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use window::{count_newlines, FillError, Window};
 
+use crate::say::shown_path;
+
 /// One row of `nvtx_pushpop_trace`: one NVTX push/pop range, in 64 bytes (a trace has
 /// millions). `Duration`, `DurNonChild` and `Lvl` are checked while reading and not kept:
 /// `DurNonChild` is `End - Start - DurChild` (see [`PushPopRow::dur_non_child_ns`]).
@@ -128,9 +130,9 @@ pub struct ReadOptions {
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
     /// A 0-byte file (what nsys leaves behind for a skipped or failed report).
-    #[error("{}: empty file (0 bytes)", .path.display())]
+    #[error("{}: empty file (0 bytes)", shown_path(.path))]
     Empty { path: PathBuf },
-    #[error("{}: cannot read: {source}", .path.display())]
+    #[error("{}: cannot read: {source}", shown_path(.path))]
     Io {
         path: PathBuf,
         #[source]
@@ -138,17 +140,17 @@ pub enum ReportError {
     },
     /// No line of the file holds all the required columns; `header` is the line that came
     /// closest (or the first line).
-    #[error("{}: missing required column `{column}` (header: {header})", .path.display())]
+    #[error("{}: missing required column `{column}` (header: {header})", shown_path(.path))]
     MissingColumn {
         path: PathBuf,
         column: String,
         header: String,
     },
     /// A name is not valid UTF-8 (names are never read lossily).
-    #[error("{}: file is not UTF-8 at line {line}", .path.display())]
+    #[error("{}: file is not UTF-8 at line {line}", shown_path(.path))]
     NotUtf8 { path: PathBuf, line: u32 },
     /// A record that does not parse or is inconsistent. `line` is 1-based.
-    #[error("{}:{line}: {}{message}", .path.display(), column_prefix(.column))]
+    #[error("{}:{line}: {}{message}", shown_path(.path), column_prefix(.column))]
     Invalid {
         path: PathBuf,
         line: u32,

@@ -1,0 +1,355 @@
+//! The one writer of everything nsys-gate prints: its messages on standard error, the report
+//! on standard output, and the annotations. Nothing else in `src/` prints (a unit test greps
+//! for `eprintln!` and the like).
+//!
+//! Inside GitHub Actions the runner reads both streams line by line (a line ends at `\n`,
+//! `\r\n` or a lone `\r`) and runs as a workflow command any line that starts, after leading
+//! white space, with `::`, or that holds the legacy `##[` anywhere. Messages quote text the
+//! code under review wrote (profile names, run ids, manifest keys, paths, nsys's words, a
+//! stamp's version), so every message goes through [`inert`] on its way out:
+//!
+//! - a carriage return is shown as `\r` and any other control character (but line feed and
+//!   tab) as `\u{…}`: in every mode, so a terminal is not spoofed either;
+//! - in GitHub Actions, on every line, a leading `::` becomes `:` U+200B `:` and every `##[`
+//!   becomes `#` U+200B `#[` (U+200B, the zero-width space, is not white space to the runner's
+//!   `Trim`, and reads the same).
+//!
+//! Untrusted values embedded in a message are also shown on one line with [`shown`] (line
+//! feeds as `\n`), so that they cannot even look like a line of their own. The report is
+//! printed verbatim, inside `::stop-commands::TOKEN` … `::TOKEN::` in Actions
+//! ([`crate::actions::without_commands`]); annotations are the only workflow commands written
+//! on purpose, escaped as the runner reads them ([`crate::actions::Annotation::command`]).
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use crate::actions::Annotation;
+
+/// 0: not decided yet (`$GITHUB_ACTIONS` is read on first use); 1: outside; 2: in Actions.
+static MODE: AtomicU8 = AtomicU8::new(0);
+
+/// Says whether output is read by a GitHub Actions runner (set once, from the environment the
+/// command read; without it, `GITHUB_ACTIONS=true` decides).
+pub fn set_actions(in_actions: bool) {
+    MODE.store(if in_actions { 2 } else { 1 }, Ordering::Relaxed);
+}
+
+fn in_actions() -> bool {
+    match MODE.load(Ordering::Relaxed) {
+        0 => {
+            let on = std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true");
+            set_actions(on);
+            on
+        }
+        mode => mode == 2,
+    }
+}
+
+/// `say!("nsys-gate: …", …)`: one message (of one or more lines) on standard error, made
+/// [`inert`]. Use it as `eprintln!` was used.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::say::message(&format!($($arg)*))
+    };
+}
+pub(crate) use say;
+
+/// Writes `text` on standard error, made [`inert`], with a line break at the end. A failed
+/// write is ignored (there is nowhere left to say it).
+pub fn message(text: &str) {
+    let mut out = inert(text.strip_suffix('\n').unwrap_or(text), in_actions());
+    out.push('\n');
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr
+        .write_all(out.as_bytes())
+        .and_then(|()| stderr.flush());
+}
+
+/// Whether standard error is a terminal (where progress is redrawn in place).
+pub fn stderr_is_terminal() -> bool {
+    std::io::stderr().is_terminal()
+}
+
+/// Redraws the progress line on a terminal: `\r` and `text` ([`inert`]), no line break.
+pub fn redraw(text: &str) {
+    let out = format!("\r{}", inert(text, in_actions()));
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr
+        .write_all(out.as_bytes())
+        .and_then(|()| stderr.flush());
+}
+
+/// Clears the progress line that [`redraw`] drew.
+pub fn clear_line() {
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr.write_all(b"\r\x1b[2K").and_then(|()| stderr.flush());
+}
+
+/// Prints the report on standard output as it is; in GitHub Actions between
+/// `::stop-commands::TOKEN` and `::TOKEN::`, so that nothing in it is run.
+pub fn report(text: &str) -> std::io::Result<()> {
+    let text = if in_actions() {
+        Cow::Owned(crate::actions::without_commands(text))
+    } else {
+        Cow::Borrowed(text)
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()
+}
+
+/// Prints annotations on standard output: the workflow commands nsys-gate issues on purpose,
+/// one line each, escaped as the runner reads them.
+pub fn annotations(list: &[Annotation]) -> std::io::Result<()> {
+    let mut text = String::new();
+    for annotation in list {
+        let line = annotation.command();
+        debug_assert!(!line.contains(['\r', '\n']), "{line:?}");
+        text.push_str(&line);
+        text.push('\n');
+    }
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()
+}
+
+/// A command-line error, `--help` or `--version` from clap: printed as clap prints it, through
+/// [`inert`] in GitHub Actions; then exits with clap's status.
+pub fn clap_exit(error: &clap::Error) -> ! {
+    if !in_actions() {
+        error.exit()
+    }
+    let text = error.render().to_string();
+    if error.use_stderr() {
+        message(&text);
+    } else {
+        let mut out = inert(text.strip_suffix('\n').unwrap_or(&text), true);
+        out.push('\n');
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout
+            .write_all(out.as_bytes())
+            .and_then(|()| stdout.flush());
+    }
+    std::process::exit(error.exit_code())
+}
+
+/// A panic (a bug) said through [`message`], as Rust's own hook says it.
+pub fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "Box<dyn Any>".to_owned());
+        let location = info
+            .location()
+            .map(|l| format!(" at {}:{}:{}", l.file(), l.line(), l.column()))
+            .unwrap_or_default();
+        let thread = std::thread::current();
+        let mut text = format!(
+            "thread '{}' panicked{location}:\n{payload}",
+            thread.name().unwrap_or("<unnamed>")
+        );
+        let trace = std::backtrace::Backtrace::capture();
+        if trace.status() == std::backtrace::BacktraceStatus::Captured {
+            let _ = write!(text, "\nstack backtrace:\n{trace}");
+        } else {
+            text.push_str(
+                "\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace",
+            );
+        }
+        message(&text);
+    }));
+}
+
+/// An untrusted value shown on one line: line feed as `\n`, carriage return as `\r`, other
+/// control characters (tab aside) and the Unicode line and paragraph separators as `\u{…}`.
+/// Unchanged (borrowed) when it holds none.
+pub fn shown(value: &str) -> Cow<'_, str> {
+    if !value.chars().any(|c| c == '\n' || needs_escape(c)) {
+        return Cow::Borrowed(value);
+    }
+    let mut out = String::with_capacity(value.len() + 8);
+    for c in value.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            c => push_visible(&mut out, c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A path as [`shown`] shows a value.
+pub fn shown_path(path: impl AsRef<Path>) -> String {
+    shown(&path.as_ref().display().to_string()).into_owned()
+}
+
+/// Control characters other than line feed and tab, and U+2028/U+2029.
+fn needs_escape(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t') || c == '\u{2028}' || c == '\u{2029}'
+}
+
+fn push_visible(out: &mut String, c: char) {
+    match c {
+        '\r' => out.push_str("\\r"),
+        c if needs_escape(c) => {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        }
+        c => out.push(c),
+    }
+}
+
+/// Zero-width space: breaks `::` and `##[` for the runner, invisible to a reader.
+const ZWSP: char = '\u{200B}';
+
+/// `text` as it may be written: control characters but line feed and tab made visible (so the
+/// only line breaks left are the line feeds, each one a line of the message); and with
+/// `actions`, each line inert to the runner: no `::` at its start (after white space or an
+/// invisible character) and no `##[` in it.
+pub fn inert(text: &str, actions: bool) -> String {
+    let mut visible = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        push_visible(&mut visible, c);
+    }
+    if !actions {
+        return visible;
+    }
+    let mut out = String::with_capacity(visible.len() + 8);
+    for (i, line) in visible.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let body = line.trim_start_matches(|c: char| c.is_whitespace() || is_invisible(c));
+        let lead = &line[..line.len() - body.len()];
+        out.push_str(lead);
+        let body = match body.strip_prefix("::") {
+            Some(rest) => {
+                out.push(':');
+                out.push(ZWSP);
+                out.push(':');
+                rest
+            }
+            None => body,
+        };
+        out.push_str(&body.replace("##[", "#\u{200B}#["));
+    }
+    out
+}
+
+/// Characters that show nothing, which an older or other runner might trim as white space.
+fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{180E}' | '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}'
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The runner's reading of one line: a command when it starts with `::` after trimming, or
+    /// holds `##[`.
+    fn runner_sees_command(line: &str) -> bool {
+        line.trim_start().starts_with("::") || line.contains("##[")
+    }
+
+    #[test]
+    fn no_line_of_hostile_text_is_a_command_in_actions() {
+        let hostile = [
+            "evil\n::error title=pwn::x",
+            "R1\r::add-mask::ghp_x",
+            "a\r\n  ::set-output name=x::y",
+            "x ##[error]v1",
+            "###[error]x ##[##[warning]y",
+            "\u{FEFF}::error::bom",
+            "\u{200B}::error::zwsp",
+            "\t \u{A0}\u{3000}::error::spaces",
+            "::",
+        ];
+        for text in hostile {
+            let out = inert(text, true);
+            assert!(!out.contains('\r'), "{out:?}");
+            for line in out.split('\n') {
+                assert!(!runner_sees_command(line), "{text:?} -> {line:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn inert_text_reads_the_same() {
+        assert_eq!(
+            inert("nsys-gate: error: x\n  caused by: y", true),
+            "nsys-gate: error: x\n  caused by: y"
+        );
+        assert_eq!(inert("  ::error::x", true), "  :\u{200B}:error::x");
+        assert_eq!(inert("a ##[b] c::d", true), "a #\u{200B}#[b] c::d");
+        assert_eq!(inert("R1\r::x", true), "R1\\r::x");
+        assert_eq!(inert("R1\r::x", false), "R1\\r::x");
+        assert_eq!(inert("\u{1b}[2Kx", false), "\\u{1b}[2Kx");
+        assert_eq!(inert("::x\n##[y", false), "::x\n##[y");
+    }
+
+    #[test]
+    fn shown_values_stay_on_one_line() {
+        assert_eq!(shown("plain, tab\tok"), Cow::Borrowed("plain, tab\tok"));
+        assert_eq!(
+            shown("evil\n::error title=pwn::x\r\u{7}\u{2028}"),
+            "evil\\n::error title=pwn::x\\r\\u{7}\\u{2028}"
+        );
+        assert_eq!(shown_path(Path::new("/r/a\nb")), "/r/a\\nb");
+    }
+
+    /// Nothing in `src/` prints but this module: a stray `eprintln!` (or a child process
+    /// sharing our standard error) would bypass [`inert`].
+    #[test]
+    fn nothing_else_in_src_prints() {
+        let forbidden = [
+            "println!",
+            "print!",
+            "dbg!",
+            "io::stdout(",
+            "io::stderr(",
+            "Stdio::inherit",
+            "libc::write(",
+            "/dev/stdout",
+            "/dev/stderr",
+            "/dev/tty",
+        ];
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut stray = Vec::new();
+        let mut files = vec![src.clone()];
+        while let Some(path) = files.pop() {
+            if path.is_dir() {
+                for entry in std::fs::read_dir(&path).unwrap() {
+                    files.push(entry.unwrap().path());
+                }
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") || path == src.join("say.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let code = line.trim_start();
+                if code.starts_with("//") {
+                    continue;
+                }
+                let imported = code.starts_with("use std::io")
+                    && (code.contains("stdout") || code.contains("stderr"));
+                if imported || forbidden.iter().any(|w| code.contains(w)) {
+                    stray.push(format!("{}:{}: {code}", path.display(), n + 1));
+                }
+            }
+        }
+        assert!(
+            stray.is_empty(),
+            "print through crate::say (say!, say::message, say::report), not directly:\n{}",
+            stray.join("\n")
+        );
+    }
+}

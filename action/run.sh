@@ -5,17 +5,36 @@ set -uo pipefail
 
 bin=${NSYS_GATE:?the nsys-gate binary was not obtained}
 
-# The workflow_run half of the fork-safe pattern: post a report rendered elsewhere.
+# A workflow-command message, escaped as the runner reads it (%, CR and LF), so that input
+# text can neither end the command nor start another one on a line of its own.
+escape_data() {
+  local s=$1
+  s=${s//"%"/"%25"}
+  s=${s//$'\r'/"%0D"}
+  s=${s//$'\n'/"%0A"}
+  printf '%s' "$s"
+}
+error() {
+  echo "::error title=nsys-gate::$(escape_data "$1")" >&2
+}
+
 if [ -n "${INPUT_POST_REPORT:-}" ]; then
-  report=$INPUT_POST_REPORT
-  if [ -d "$report" ]; then
-    report=$(find "$report" -name report.md -type f | sort | head -n 1)
-  fi
-  if [ -z "$report" ] || [ ! -f "$report" ]; then
-    echo "::error title=nsys-gate::post-report '${INPUT_POST_REPORT}' holds no report.md" >&2
+  error "the post-report input was removed: it posted the artifact's report.md word for word, and on a fork's pull request the fork writes that file. Upload the analysis.json files instead and give their folder as post-analyses (see the README's fork-safe pattern)."
+  exit 2
+fi
+
+# The workflow_run half of the fork-safe pattern: the comment is rendered here, by this
+# binary, from the analysis.json files of another job's artifact (data, never posted as is).
+if [ -n "${INPUT_POST_ANALYSES:-}" ]; then
+  if [ -n "${INPUT_RUN_DIR:-}" ]; then
+    error "give either run-dir (analyse and post) or post-analyses (post another job's analyses), not both"
     exit 2
   fi
-  post_args=(post --report "$report")
+  if [ ! -d "$INPUT_POST_ANALYSES" ]; then
+    error "post-analyses '$INPUT_POST_ANALYSES' is not a folder (give the folder the artifact's analysis.json files were downloaded to)"
+    exit 2
+  fi
+  post_args=(post --analyses "$INPUT_POST_ANALYSES")
   [ -n "${INPUT_COMMENT_KEY:-}" ] && post_args+=(--comment-key "$INPUT_COMMENT_KEY")
   exec "$bin" "${post_args[@]}"
 fi
@@ -33,7 +52,7 @@ while IFS= read -r line || [ -n "$line" ]; do
   IFS= matches=($line)
   unset IFS
   if [ ${#matches[@]} -eq 0 ]; then
-    echo "::error title=nsys-gate::run-dir '$line' matches no directory" >&2
+    error "run-dir '$line' matches no directory"
     echo "gate=error" >> "${GITHUB_OUTPUT:-/dev/null}"
     exit 2
   fi
@@ -43,7 +62,7 @@ while IFS= read -r line || [ -n "$line" ]; do
   done
 done <<< "${INPUT_RUN_DIR:-}"
 if [ "$found" -eq 0 ]; then
-  echo "::error title=nsys-gate::the run-dir input is empty" >&2
+  error "the run-dir input is empty"
   echo "gate=error" >> "${GITHUB_OUTPUT:-/dev/null}"
   exit 2
 fi

@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgGroup, Args, Parser, Subcommand};
 
 use crate::artifact::WarningCode;
 
@@ -49,11 +49,17 @@ pub enum Command {
     /// post is a warning and does not change it, unless --fail-on-post-error (then 2).
     Run(RunArgs),
 
-    /// Post a rendered report as the pull request's comment, updated in place.
+    /// Post the report as the pull request's comment, updated in place.
     ///
-    /// The comment of a key (default: the key in the report's first line, `<!-- nsys-gate:KEY
-    /// -->`, which `run` and `report` set to the profile names) is found by that marker and
-    /// its author, updated with PATCH when it differs, created when missing. The token comes
+    /// Two sources: --report FILE posts a report.md that this same job rendered, as it is;
+    /// --analyses DIR renders the comment here from the analysis.json files under DIR (the
+    /// artifact of another job, such as a fork's pull request's: the `workflow_run` half of
+    /// the fork-safe pattern) and posts that.
+    ///
+    /// The comment of a key (default: for --report the key in the report's first line,
+    /// `<!-- nsys-gate:KEY -->`, which `run` and `report` set to the profile names; for
+    /// --analyses the profile names of the analyses read) is found by that marker and its
+    /// author, updated with PATCH when it differs, created when missing. The token comes
     /// from $GITHUB_TOKEN (or --token-env), the repository from --repo or
     /// $GITHUB_REPOSITORY, the API from --api-url or $GITHUB_API_URL, the pull request from --pr or the
     /// event at $GITHUB_EVENT_PATH (pull_request, pull_request_target, workflow_run). Without
@@ -100,10 +106,24 @@ pub struct CommentArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("source").required(true).args(["report", "analyses"])))]
 pub struct PostArgs {
-    /// The rendered report (report.md) to post.
+    /// A report that this same job rendered (`run`'s or `report`'s report.md), posted as it
+    /// is, word for word, under the key of its first line's marker. Never a report from
+    /// another job's artifact, such as a fork's (whatever it says would be posted with this
+    /// job's token): use --analyses for that.
     #[arg(long, value_name = "FILE")]
-    pub report: PathBuf,
+    pub report: Option<PathBuf>,
+
+    /// Render the comment from the analysis.json files under DIR and post it: for an
+    /// artifact of another job, such as a fork's pull request's (the fork-safe pattern).
+    /// DIR and the folders below it (16 levels at most) are searched for regular files named
+    /// analysis.json (256 at most; symlinks are not followed; anything else, report.md
+    /// included, is ignored). They are read as data: rendered with the built-in template,
+    /// every name escaped as in any report, under the key of their profile names (or
+    /// --comment-key, which comes from this command line, never from the artifact).
+    #[arg(long, value_name = "DIR")]
+    pub analyses: Option<PathBuf>,
 
     #[command(flatten)]
     pub comment: CommentArgs,

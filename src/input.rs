@@ -1,12 +1,13 @@
 //! Opening the files nsys-gate reads: regular files only, and never more than a bound.
 //!
 //! Inputs are data from outside the tool's control: the profiled program (a pull request's
-//! code) writes the run directory, and a fork's artifact carries the report that `post`
-//! reads. A FIFO blocks `open` until a writer comes, which may be never, and `/dev/zero`
-//! never ends; so every input is opened without blocking (`O_NONBLOCK`, which changes
-//! nothing for a regular file's reads), checked on the opened file's own metadata (a
-//! separate `stat` before the `open` could be outrun by a swap), and read through
-//! [`Read::take`].
+//! code) writes the run directory, and a fork's artifact carries the analysis.json files that
+//! `post --analyses` reads (found with [`find_named`], which follows no symlink, and read
+//! with [`read_regular_no_symlink`]). A FIFO blocks `open` until a writer comes, which may be
+//! never, and `/dev/zero` never ends; so every input is opened without blocking
+//! (`O_NONBLOCK`, which changes nothing for a regular file's reads), checked on the opened
+//! file's own metadata (a separate `stat` before the `open` could be outrun by a swap), and
+//! read through [`Read::take`].
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -28,6 +29,25 @@ pub(crate) enum InputError {
     NotAFile { path: PathBuf, what: &'static str },
     #[error("{} is larger than {limit} bytes; refusing to read it", shown_path(.path))]
     TooLarge { path: PathBuf, limit: u64 },
+}
+
+/// Why [`find_named`] could not search a folder. Every variant names the path.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SearchError {
+    #[error("cannot read {}: {source}", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{} is not a directory (it is {what})", .path.display())]
+    NotADirectory { path: PathBuf, what: &'static str },
+    #[error("{} holds more than {limit} {what}; refusing to search it", .path.display())]
+    TooMany {
+        path: PathBuf,
+        what: String,
+        limit: usize,
+    },
 }
 
 impl InputError {
@@ -56,15 +76,40 @@ impl InputError {
 /// Opens `path` for reading when it is a regular file (a symlink to one is fine); returns
 /// the file and its size.
 pub(crate) fn open_regular(path: &Path) -> Result<(File, u64), InputError> {
+    open_regular_with(path, Follow::Yes)
+}
+
+/// Whether the last component of a path may be a symlink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Follow {
+    Yes,
+    No,
+}
+
+fn open_regular_with(path: &Path, follow: Follow) -> Result<(File, u64), InputError> {
     let io_error = |source| InputError::Io {
         path: path.to_owned(),
         source,
     };
-    let file = std::fs::OpenOptions::new()
+    let mut flags = libc::O_NONBLOCK | libc::O_NOCTTY;
+    if follow == Follow::No {
+        flags |= libc::O_NOFOLLOW;
+    }
+    let file = match std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .custom_flags(flags)
         .open(path)
-        .map_err(io_error)?;
+    {
+        Ok(file) => file,
+        // O_NOFOLLOW on a symlink fails with ELOOP.
+        Err(e) if follow == Follow::No && e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(InputError::NotAFile {
+                path: path.to_owned(),
+                what: "a symlink",
+            })
+        }
+        Err(e) => return Err(io_error(e)),
+    };
     let meta = file.metadata().map_err(io_error)?;
     let kind = meta.file_type();
     if !kind.is_file() {
@@ -79,7 +124,17 @@ pub(crate) fn open_regular(path: &Path) -> Result<(File, u64), InputError> {
 /// Reads the regular file `path` whole, refusing one over `limit` bytes (checked on what is
 /// read, not only on the size the file had when it was opened).
 pub(crate) fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
-    let (file, size) = open_regular(path)?;
+    read_regular_with(path, limit, Follow::Yes)
+}
+
+/// [`read_regular`], refusing a symlink too: for files found in a folder that someone else
+/// filled (an artifact), where a symlink could point anywhere on the machine.
+pub(crate) fn read_regular_no_symlink(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
+    read_regular_with(path, limit, Follow::No)
+}
+
+fn read_regular_with(path: &Path, limit: u64, follow: Follow) -> Result<Vec<u8>, InputError> {
+    let (file, size) = open_regular_with(path, follow)?;
     let too_large = || InputError::TooLarge {
         path: path.to_owned(),
         limit,
@@ -110,9 +165,99 @@ pub(crate) fn read_regular_text(path: &Path, limit: u64) -> Result<String, Input
     })
 }
 
-/// What a file that is not a regular file is, for messages.
+/// How far [`find_named`] looks: a folder that someone else filled may be deep or huge.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SearchBounds {
+    /// Deepest level searched: the root's own entries are level 1.
+    pub max_depth: usize,
+    /// Folder entries looked at, in all.
+    pub max_entries: usize,
+    /// Files found, at most.
+    pub max_found: usize,
+}
+
+/// What [`find_named`] found: the regular files of the name, and what it passed over; each
+/// list sorted.
+#[derive(Debug, Default)]
+pub(crate) struct Found {
+    pub files: Vec<PathBuf>,
+    /// Entries of the name that are not regular files (a symlink is not followed), and what
+    /// each is.
+    pub skipped: Vec<(PathBuf, &'static str)>,
+    /// Folders not searched because they are deeper than `max_depth`.
+    pub too_deep: Vec<PathBuf>,
+}
+
+/// The regular files named `name` in the folder `root` and the folders below it, found
+/// without following a symlink (`root` itself may be one) and within `bounds`: more entries
+/// or more files than the bounds allow is an error, folders deeper than `max_depth` are
+/// passed over (and listed).
+pub(crate) fn find_named(
+    root: &Path,
+    name: &str,
+    bounds: SearchBounds,
+) -> Result<Found, SearchError> {
+    let io_error = |path: &Path| {
+        let path = path.to_owned();
+        move |source| SearchError::Io { path, source }
+    };
+    let meta = std::fs::metadata(root).map_err(io_error(root))?;
+    if !meta.is_dir() {
+        return Err(SearchError::NotADirectory {
+            path: root.to_owned(),
+            what: describe(meta.file_type()),
+        });
+    }
+    let too_many = |what: String, limit| SearchError::TooMany {
+        path: root.to_owned(),
+        what,
+        limit,
+    };
+    let mut found = Found::default();
+    let mut entries = 0usize;
+    // Depth first with a stack of its own: no recursion, so no depth can overflow it.
+    let mut stack = vec![(root.to_owned(), 1usize)];
+    while let Some((dir, depth)) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).map_err(io_error(&dir))? {
+            let entry = entry.map_err(io_error(&dir))?;
+            entries += 1;
+            if entries > bounds.max_entries {
+                return Err(too_many("entries".into(), bounds.max_entries));
+            }
+            let path = entry.path();
+            // The entry's own type: a symlink is a symlink here, never what it points to.
+            let kind = entry.file_type().map_err(io_error(&path))?;
+            if kind.is_dir() {
+                if depth < bounds.max_depth {
+                    stack.push((path, depth + 1));
+                } else {
+                    found.too_deep.push(path);
+                }
+            } else if entry.file_name() == name {
+                if !kind.is_file() {
+                    found.skipped.push((path, describe(kind)));
+                    continue;
+                }
+                if found.files.len() == bounds.max_found {
+                    return Err(too_many(format!("files named {name}"), bounds.max_found));
+                }
+                found.files.push(path);
+            }
+        }
+    }
+    found.files.sort();
+    found.skipped.sort();
+    found.too_deep.sort();
+    Ok(found)
+}
+
+/// What kind of file it is, for messages.
 fn describe(kind: std::fs::FileType) -> &'static str {
-    if kind.is_dir() {
+    if kind.is_file() {
+        "a regular file"
+    } else if kind.is_symlink() {
+        "a symlink"
+    } else if kind.is_dir() {
         "a directory"
     } else if kind.is_fifo() {
         "a FIFO"
@@ -162,6 +307,79 @@ mod tests {
                 .contains("is not a regular file (it is a FIFO)"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_symlink_is_refused_when_it_may_not_be_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target");
+        std::fs::write(&target, b"data").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert_eq!(read_regular(&link, 10).unwrap(), b"data");
+        let e = read_regular_no_symlink(&link, 10).unwrap_err();
+        assert!(
+            e.to_string()
+                .ends_with("link is not a regular file (it is a symlink); refusing to read it"),
+            "{e}"
+        );
+        assert_eq!(read_regular_no_symlink(&target, 10).unwrap(), b"data");
+    }
+
+    fn bounds(max_depth: usize, max_entries: usize, max_found: usize) -> SearchBounds {
+        SearchBounds {
+            max_depth,
+            max_entries,
+            max_found,
+        }
+    }
+
+    #[test]
+    fn the_search_follows_no_symlink_and_keeps_to_its_bounds() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        let outside = tmp.path().join("outside");
+        for dir in [&root.join("a/b"), &root.join("c"), &outside] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        for file in ["a/b/x.json", "c/x.json", "x.json", "a/other.json"] {
+            std::fs::write(root.join(file), b"{}").unwrap();
+        }
+        std::fs::write(outside.join("x.json"), b"{}").unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("to-outside")).unwrap();
+        std::os::unix::fs::symlink(outside.join("x.json"), root.join("a/x.json")).unwrap();
+        let found = find_named(&root, "x.json", bounds(16, 100, 10)).unwrap();
+        let rel = |paths: &[PathBuf]| -> Vec<String> {
+            paths
+                .iter()
+                .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+                .collect()
+        };
+        assert_eq!(rel(&found.files), ["a/b/x.json", "c/x.json", "x.json"]);
+        assert_eq!(found.skipped, [(root.join("a/x.json"), "a symlink")]);
+        assert!(found.too_deep.is_empty());
+        // Depth: the root's entries are level 1.
+        let found = find_named(&root, "x.json", bounds(2, 100, 10)).unwrap();
+        assert_eq!(rel(&found.files), ["c/x.json", "x.json"]);
+        assert_eq!(rel(&found.too_deep), ["a/b"]);
+        // Counts.
+        let e = find_named(&root, "x.json", bounds(16, 100, 2)).unwrap_err();
+        assert!(
+            e.to_string()
+                .ends_with("holds more than 2 files named x.json; refusing to search it"),
+            "{e}"
+        );
+        let e = find_named(&root, "x.json", bounds(16, 3, 10)).unwrap_err();
+        assert!(e.to_string().contains("holds more than 3 entries"), "{e}");
+        // The root must be a folder (a symlink to one is fine: the caller named it).
+        let e = find_named(&root.join("x.json"), "x.json", bounds(16, 100, 10)).unwrap_err();
+        assert!(
+            e.to_string()
+                .ends_with("x.json is not a directory (it is a regular file)"),
+            "{e}"
+        );
+        let found = find_named(&root.join("to-outside"), "x.json", bounds(16, 100, 10)).unwrap();
+        assert_eq!(found.files.len(), 1);
     }
 
     #[test]

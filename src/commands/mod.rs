@@ -5,8 +5,11 @@
 //! - [`analyze`]: one run directory to analysis.json;
 //! - [`report`]: analysis.json files to the markdown report;
 //! - [`run`]: `analyze` on each run directory, then the report, then the comment;
-//! - [`post`]: a rendered report to the pull-request comment.
+//! - [`post`]: a rendered report to the pull-request comment;
+//! - [`analyses`]: `post --analyses`, another job's analysis.json files to a comment rendered
+//!   here (the fork-safe pattern).
 
+mod analyses;
 mod analyze;
 mod output;
 mod post;

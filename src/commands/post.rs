@@ -1,5 +1,5 @@
-//! `nsys-gate post`, and the posting that `run` shares with it: find the pull request, then
-//! create or update the one comment of a key.
+//! `nsys-gate post --report`, and the posting that `run` and `post --analyses` share with it:
+//! find the pull request, then create or update the one comment of a key.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -18,7 +18,16 @@ use crate::render::{limit, Budget};
 use crate::say::{self, say, shown_path};
 
 pub fn post(args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let text = read_report(&args.report)?;
+    match (&args.report, &args.analyses) {
+        (_, Some(dir)) => super::analyses::post_analyses(dir, args, context),
+        (Some(report), None) => post_report(report, args, context),
+        (None, None) => anyhow::bail!("pass --report FILE or --analyses DIR"),
+    }
+}
+
+/// `post --report FILE`: the file as it is, under the key of its marker (or --comment-key).
+fn post_report(report: &Path, args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    let text = read_report(report)?;
     let key = match &args.comment.comment_key {
         Some(k) => k.clone(),
         None => match key_of_marker(&text) {
@@ -26,7 +35,7 @@ pub fn post(args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
             None => {
                 say!(
                     "nsys-gate: {} does not start with a `<!-- nsys-gate:KEY -->` marker and --comment-key is not given; using the key `{}`",
-                    shown_path(&args.report),
+                    shown_path(report),
                     marker::DEFAULT_KEY
                 );
                 marker::DEFAULT_KEY.to_owned()
@@ -36,11 +45,22 @@ pub fn post(args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let text = with_marker(&text, &key);
     let body = cut_report(&text, limit::COMMENT_CHARS);
     let shrink = |chars: usize| cut_report(&text, chars);
-    match post_comment(&args.comment, &key, body, &shrink, &context.env) {
-        Posted::Done | Posted::Skipped => Ok(ExitCode::SUCCESS),
+    Ok(exit_status(post_comment(
+        &args.comment,
+        &key,
+        body,
+        &shrink,
+        &context.env,
+    )))
+}
+
+/// `post`'s exit status: 0 posted, unchanged or skipped; 2 failed (said on standard error).
+pub fn exit_status(posted: Posted) -> ExitCode {
+    match posted {
+        Posted::Done | Posted::Skipped => ExitCode::SUCCESS,
         Posted::Failed(err) => {
             print_post_failure("error", &err);
-            Ok(ExitCode::from(gate::exit::ERROR))
+            ExitCode::from(gate::exit::ERROR)
         }
     }
 }

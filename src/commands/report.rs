@@ -51,7 +51,7 @@ pub fn read_outcome(dir: &Path) -> RunOutcome {
 }
 
 /// Largest analysis.json read: a trace of a million ranges makes about 42 MB.
-const MAX_ANALYSIS_BYTES: u64 = 1 << 30;
+pub(super) const MAX_ANALYSIS_BYTES: u64 = 1 << 30;
 
 fn read_analysis(dir: &Path, path: &Path) -> Result<Analysis, String> {
     let bytes = match input::read_regular(path, MAX_ANALYSIS_BYTES) {
@@ -65,6 +65,12 @@ fn read_analysis(dir: &Path, path: &Path) -> Result<Analysis, String> {
         }
         Err(e) => return Err(e.to_string()),
     };
+    parse_analysis(path, &bytes)
+}
+
+/// An analysis.json's bytes as an [`Analysis`] of this schema version; `Err` says why not,
+/// naming `path`.
+pub(super) fn parse_analysis(path: &Path, bytes: &[u8]) -> Result<Analysis, String> {
     let wrong_version = |v: &dyn std::fmt::Display| {
         format!(
             "{} has schema_version {v}; this nsys-gate reads {}",
@@ -72,11 +78,11 @@ fn read_analysis(dir: &Path, path: &Path) -> Result<Analysis, String> {
             artifact::SCHEMA_VERSION
         )
     };
-    match serde_json::from_slice::<Analysis>(&bytes) {
+    match serde_json::from_slice::<Analysis>(bytes) {
         Ok(analysis) if analysis.schema_version == artifact::SCHEMA_VERSION => Ok(analysis),
         Ok(analysis) => Err(wrong_version(&analysis.schema_version)),
         Err(e) => {
-            let version = serde_json::from_slice::<serde_json::Value>(&bytes)
+            let version = serde_json::from_slice::<serde_json::Value>(bytes)
                 .ok()
                 .and_then(|v| v.get("schema_version").cloned());
             match version {

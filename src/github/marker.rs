@@ -69,6 +69,26 @@ pub fn report_key(outcomes: &[RunOutcome]) -> String {
             }),
         })
         .collect();
+    key_of_names(names)
+}
+
+/// The key of a comment rendered from analysis.json files that another job wrote (`post
+/// --analyses`, the fork-safe pattern): the profile names the analyses carry, as
+/// [`report_key`] joins and sanitises them. A file that could not be read adds nothing: the
+/// only name it has is its path, which whoever made the artifact chose. No analysis read:
+/// [`DEFAULT_KEY`].
+pub fn analyses_key(outcomes: &[RunOutcome]) -> String {
+    let names: BTreeSet<String> = outcomes
+        .iter()
+        .filter_map(|o| match o {
+            RunOutcome::Analysed { analysis, .. } => Some(analysis.run.profile_name.clone()),
+            RunOutcome::Failed(_) => None,
+        })
+        .collect();
+    key_of_names(names)
+}
+
+fn key_of_names(names: BTreeSet<String>) -> String {
     sanitize_key(&names.into_iter().collect::<Vec<_>>().join(","))
 }
 
@@ -97,6 +117,21 @@ mod tests {
         assert_eq!(sanitize_key(&"k".repeat(500)).len(), 200);
         assert_eq!(key_of_marker("<!-- nsys-gate:k -->\r\nbody"), Some("k"));
         assert_eq!(key_of_marker("text\n<!-- nsys-gate:k -->"), None);
+    }
+
+    #[test]
+    fn sanitising_twice_changes_nothing() {
+        for raw in [
+            "a-->b\n<c>",
+            " @team #12 ",
+            "x---",
+            "",
+            "k,l (m) +=",
+            "--a--",
+        ] {
+            let once = sanitize_key(raw);
+            assert_eq!(sanitize_key(&once), once, "{raw:?}");
+        }
     }
 
     #[test]

@@ -264,7 +264,7 @@ impl PostError {
 }
 
 /// The explanation added to a 403/404 warning.
-pub const FORK_HINT: &str = "the token cannot write comments here. On a pull request from a fork GITHUB_TOKEN is read-only: use the fork-safe pattern. The `pull_request` job runs `nsys-gate run --no-post` (or `report`) and uploads report.md (and analysis.json) as an artifact; a second workflow `on: workflow_run` (with `permissions: pull-requests: write`) downloads it and runs `nsys-gate post --report report.md`, which finds the pull request from the event. Otherwise grant the job `permissions: pull-requests: write`.";
+pub const FORK_HINT: &str = "the token cannot write comments here. On a pull request from a fork GITHUB_TOKEN is read-only: use the fork-safe pattern. The `pull_request` job runs `nsys-gate run --no-post` and uploads its analysis.json files (only those) as an artifact; a second workflow `on: workflow_run` (with `permissions: pull-requests: write`) downloads them and runs `nsys-gate post --analyses DIR`, which renders the comment itself and finds the pull request from the event (never post the artifact's report.md: the fork wrote it). Otherwise grant the job `permissions: pull-requests: write`.";
 
 /// A comment as far as nsys-gate needs it (GitHub's and Gitea's JSON both fit).
 #[derive(Debug, Clone, Deserialize)]

@@ -5,13 +5,25 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::common::repo;
 use crate::github_server::Server;
+use crate::post::analyses::{
+    analysis_json, assert_inert, HOSTILE_KEY, HOSTILE_PROFILE, HOSTILE_RANGE, HOSTILE_REPORT,
+};
 use crate::require_nsys;
 
 const ACT_VERSION: &str = "0.2.89";
 const TOKEN: &str = "ghs_e2eSecretThatMustNotLeak0123456789";
+
+/// The act tests run one at a time: they share the action's build in act's tool cache (the
+/// first builds it, the others find it there) and two cores.
+static ACT_LOCK: Mutex<()> = Mutex::new(());
+
+fn act_lock() -> MutexGuard<'static, ()> {
+    ACT_LOCK.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 fn act() -> Option<PathBuf> {
     let path = repo().join(format!(".tools/act-{ACT_VERSION}/bin/act"));
@@ -88,8 +100,19 @@ struct Act {
     nsys: PathBuf,
 }
 
+/// One act invocation: the event, its payload, the workflow file, and what else the steps see.
+struct Invocation<'a> {
+    event: &'a str,
+    event_file: &'a Path,
+    workflow: &'a str,
+    env: Vec<(&'a str, String)>,
+    token: &'a str,
+}
+
 impl Act {
-    fn new(act: PathBuf, nsys: PathBuf) -> Act {
+    /// A temporary repository with the action's source in `nsys-gate/`, two fixtures in
+    /// `runs/`, and `files` (path in the repository, text), committed.
+    fn new(act: PathBuf, nsys: PathBuf, files: &[(&str, &str)]) -> Act {
         let tmp = assert_fs::TempDir::new().unwrap();
         let root = tmp.path().to_owned();
         let repo_dir = root.join("repo");
@@ -110,7 +133,11 @@ impl Act {
                 .unwrap();
             assert!(status.success());
         }
-        std::fs::write(repo_dir.join(".github/workflows/profile.yml"), WORKFLOW).unwrap();
+        for (path, text) in files {
+            let path = repo_dir.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
         std::fs::write(
             root.join("event.json"),
             r#"{"action": "synchronize", "number": 7,
@@ -154,16 +181,32 @@ impl Act {
         }
     }
 
-    /// Runs the workflow once on `run_dir`; returns act's output and the recorded outputs.
+    /// Runs profile.yml once on `run_dir`; returns act's output and the recorded outputs.
     fn run(&self, server: &Server, run_dir: &str) -> (Output, String) {
+        let event_file = self.root.join("event.json");
+        self.invoke(
+            server,
+            &Invocation {
+                event: "pull_request",
+                event_file: &event_file,
+                workflow: ".github/workflows/profile.yml",
+                env: vec![("RUN_DIR", format!("runs/{run_dir}"))],
+                token: TOKEN,
+            },
+        )
+    }
+
+    /// Runs one workflow of the repository under act; returns act's output and what the
+    /// workflow wrote to `$RESULT_FILE`.
+    fn invoke(&self, server: &Server, how: &Invocation) -> (Output, String) {
         let result = self.root.join("result.txt");
         let _ = std::fs::remove_file(&result);
         let cargo_home = std::env::var("CARGO_HOME")
             .unwrap_or_else(|_| format!("{}/.cargo", std::env::var("HOME").unwrap()));
         let rustup_home = std::env::var("RUSTUP_HOME")
             .unwrap_or_else(|_| format!("{}/.rustup", std::env::var("HOME").unwrap()));
-        let out = Command::new(&self.act)
-            .current_dir(&self.repo)
+        let mut cmd = Command::new(&self.act);
+        cmd.current_dir(&self.repo)
             // A clean environment: act in host mode passes the caller's environment to the
             // steps. Only a PATH with cargo, and where the Rust toolchain lives, go in.
             .env_clear()
@@ -174,17 +217,18 @@ impl Act {
             .env("HOME", &self.home)
             .env("CARGO_HOME", &cargo_home)
             .env("RUSTUP_HOME", &rustup_home)
-            .args(["pull_request", "-e"])
-            .arg(self.root.join("event.json"))
+            .args([how.event, "-W", how.workflow, "-e"])
+            .arg(how.event_file)
             .args(["-P", "self-hosted=-self-hosted"])
             .args(["--env", &format!("GITHUB_API_URL={}", server.api_url())])
             .args(["--env", "GITHUB_REPOSITORY=octo/gpu"])
-            .args(["--env", &format!("RUN_DIR=runs/{run_dir}")])
             .args(["--env", &format!("NSYS={}", self.nsys.display())])
             .args(["--env", &format!("RESULT_FILE={}", result.display())])
-            .args(["-s", &format!("GITHUB_TOKEN={TOKEN}")])
-            .output()
-            .unwrap();
+            .args(["-s", &format!("GITHUB_TOKEN={}", how.token)]);
+        for (name, value) in &how.env {
+            cmd.args(["--env", &format!("{name}={value}")]);
+        }
+        let out = cmd.output().unwrap();
         let recorded = std::fs::read_to_string(&result).unwrap_or_default();
         (out, recorded)
     }
@@ -202,8 +246,9 @@ fn text(out: &Output) -> String {
 fn the_action_builds_posts_updates_and_gates_under_act() {
     let nsys = require_nsys!("2024.2");
     let Some(act) = act() else { return };
+    let _one_at_a_time = act_lock();
     let server = Server::github_for(std::time::Duration::from_secs(1500));
-    let act = Act::new(act, nsys);
+    let act = Act::new(act, nsys, &[(".github/workflows/profile.yml", WORKFLOW)]);
 
     // First run: a clean run directory. The binary is built from the action's source, the
     // comment is created, the job passes.
@@ -273,4 +318,312 @@ fn the_action_builds_posts_updates_and_gates_under_act() {
         );
     }
     assert!(!log.contains(TOKEN), "the token leaked into act's output");
+}
+
+/// The fork's half of the fork-safe pair (examples/workflows/profile-untrusted.yml, cut
+/// down): analyse without posting, then upload. Its middle step is what the fork's own code
+/// can do: on a fork's pull request the fork controls this job and this very file, so the
+/// artifact holds whatever it likes.
+const UNTRUSTED_WORKFLOW: &str = r#"name: profile-untrusted
+on: pull_request
+permissions:
+  contents: read
+jobs:
+  profile:
+    runs-on: self-hosted
+    steps:
+      - uses: actions/checkout@v4
+      - id: gate
+        uses: ./nsys-gate
+        with:
+          run-dir: runs/clean
+          nsys: ${{ env.NSYS }}
+          post: "false"
+      - name: What the fork's code can do
+        run: |
+          mkdir -p runs/evil
+          cp hostile/analysis.json runs/evil/analysis.json
+          cp hostile/report.md runs/clean/report.md
+      - name: Upload (stand-in for actions/upload-artifact)
+        uses: ./.github/actions/artifact
+        with:
+          mode: upload
+          files: |
+            runs/*/analysis.json
+            runs/*/report.md
+"#;
+
+/// The privileged half (examples/workflows/post-comment.yml, with the stand-in download).
+const POST_WORKFLOW: &str = r#"name: post-comment
+on:
+  workflow_run:
+    workflows: [profile-untrusted]
+    types: [completed]
+permissions:
+  contents: read
+jobs:
+  post:
+    if: github.event.workflow_run.event == 'pull_request'
+    runs-on: self-hosted
+    permissions:
+      actions: read
+      pull-requests: write
+    steps:
+      - uses: actions/checkout@v4
+      - name: Download (stand-in for actions/download-artifact)
+        uses: ./.github/actions/artifact
+        with:
+          mode: download
+          files: results
+      - id: post
+        uses: ./nsys-gate
+        with:
+          post-analyses: results
+      - if: always()
+        name: Record the outputs
+        env:
+          COMMENT: ${{ steps.post.outputs.comment-url }}
+        run: printf 'comment=%s\n' "$COMMENT" > "$RESULT_FILE"
+"#;
+
+/// act cannot fetch actions/upload-artifact and actions/download-artifact here (only
+/// actions/checkout is handled locally), so the test's repository carries this stand-in:
+/// `upload` copies the files matching `files` (globs, one per line, paths kept) into
+/// `$ARTIFACT_DIR`; `download` copies them from there into the folder `files`.
+const ARTIFACT_STAND_IN: &str = r#"name: artifact (test stand-in)
+description: Copies files through $ARTIFACT_DIR in place of upload-artifact and download-artifact.
+inputs:
+  mode:
+    required: true
+  files:
+    required: true
+runs:
+  using: composite
+  steps:
+    - shell: bash
+      env:
+        MODE: ${{ inputs.mode }}
+        FILES: ${{ inputs.files }}
+      run: |
+        set -euo pipefail
+        store="$ARTIFACT_DIR/nsys-gate-analyses"
+        if [ "$MODE" = upload ]; then
+          shopt -s nullglob
+          mkdir -p "$store"
+          while IFS= read -r pattern; do
+            [ -n "$pattern" ] || continue
+            for f in $pattern; do cp --parents "$f" "$store/"; done
+          done <<< "$FILES"
+        else
+          mkdir -p "$FILES"
+          cp -R "$store/." "$FILES/"
+        fi
+"#;
+
+/// The fork-safe pair end to end under act, with a fork's hostile artifact: an analysis.json
+/// of its own full of mentions, images, links, HTML and another comment's marker, and a
+/// report.md of its own. The comment posted is the one the privileged job rendered from the
+/// analyses, inert, under the key derived from their profile names.
+#[test]
+fn the_fork_safe_pair_posts_what_the_privileged_job_rendered_under_act() {
+    let nsys = require_nsys!("2024.2");
+    let Some(act) = act() else { return };
+    let _one_at_a_time = act_lock();
+    let server = Server::github_for(std::time::Duration::from_secs(1500));
+    server.state().pulls = vec![(7, "0123abcd".into())];
+    let other = server.seed(
+        7,
+        "github-actions[bot]",
+        "<!-- nsys-gate:other -->\nkeep me",
+    );
+    let hostile = analysis_json(HOSTILE_PROFILE, HOSTILE_RANGE);
+    let act = Act::new(
+        act,
+        nsys,
+        &[
+            (
+                ".github/workflows/profile-untrusted.yml",
+                UNTRUSTED_WORKFLOW,
+            ),
+            (".github/workflows/post-comment.yml", POST_WORKFLOW),
+            (".github/actions/artifact/action.yml", ARTIFACT_STAND_IN),
+            ("hostile/analysis.json", &hostile),
+            ("hostile/report.md", HOSTILE_REPORT),
+        ],
+    );
+    let store = act.root.join("artifacts");
+    let artifact_dir = ("ARTIFACT_DIR", store.display().to_string());
+
+    // The fork's half: its token is read-only (and unused: nothing is posted).
+    let started = std::time::Instant::now();
+    let (out, _) = act.invoke(
+        &server,
+        &Invocation {
+            event: "pull_request",
+            event_file: &act.root.join("event.json"),
+            workflow: ".github/workflows/profile-untrusted.yml",
+            env: vec![artifact_dir.clone()],
+            token: "ghs_forkReadOnlyToken",
+        },
+    );
+    let log = text(&out);
+    assert!(out.status.success(), "the fork's half failed:\n{log}");
+    eprintln!("the fork's half took {:?}", started.elapsed());
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+    let uploaded = store.join("nsys-gate-analyses/runs");
+    for file in [
+        "clean/analysis.json",
+        "evil/analysis.json",
+        "clean/report.md",
+    ] {
+        assert!(
+            uploaded.join(file).is_file(),
+            "{file} was not uploaded:\n{log}"
+        );
+    }
+
+    // The privileged half, on the workflow_run event of the fork's run (whose pull_requests
+    // list is empty: the pull request is found by its head commit).
+    let event_file = act.root.join("workflow_run.json");
+    std::fs::write(
+        &event_file,
+        r#"{"action": "completed",
+            "workflow_run": {"id": 4242, "name": "profile-untrusted", "event": "pull_request",
+                             "conclusion": "success", "head_sha": "0123abcd", "head_branch": "feature",
+                             "pull_requests": [], "head_repository": {"full_name": "fork/gpu"}},
+            "repository": {"full_name": "octo/gpu"}}"#,
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let (out, recorded) = act.invoke(
+        &server,
+        &Invocation {
+            event: "workflow_run",
+            event_file: &event_file,
+            workflow: ".github/workflows/post-comment.yml",
+            env: vec![artifact_dir],
+            token: TOKEN,
+        },
+    );
+    let log = text(&out);
+    assert!(out.status.success(), "the privileged half failed:\n{log}");
+    eprintln!("the privileged half took {:?}", started.elapsed());
+    assert!(log.contains("using cached build"), "{log}");
+    let lines: Vec<String> = server.requests().iter().map(|r| r.line()).collect();
+    assert_eq!(
+        lines,
+        [
+            "GET /repos/octo/gpu/pulls?state=open&per_page=100",
+            "GET /repos/octo/gpu/issues/7/comments?per_page=100",
+            "POST /repos/octo/gpu/issues/7/comments",
+            "GET /repos/octo/gpu/issues/7/comments?per_page=100",
+        ],
+        "{log}"
+    );
+    let comments = server.comments(7);
+    assert_eq!(comments.len(), 2, "{comments:?}");
+    assert_eq!(
+        (comments[0].id, comments[0].body.as_str()),
+        (other, "<!-- nsys-gate:other -->\nkeep me")
+    );
+    let body = &comments[1].body;
+    assert!(
+        body.starts_with(&format!(
+            "<!-- nsys-gate:{HOSTILE_KEY},smoke-tensor -->\n# "
+        )),
+        "{body}"
+    );
+    assert_inert(body);
+    // Both analyses are in it, named by their paths in the artifact.
+    for path in ["runs/clean/analysis.json", "runs/evil/analysis.json"] {
+        assert!(body.contains(path), "{path} not in:\n{body}");
+    }
+    assert!(
+        recorded.contains(&format!(
+            "comment=https://github.example/octo/gpu/pull/7#issuecomment-{}",
+            comments[1].id
+        )),
+        "{recorded}\n{log}"
+    );
+    for r in &server.requests() {
+        assert_eq!(
+            r.header_values("authorization"),
+            [format!("Bearer {TOKEN}").as_str()]
+        );
+    }
+    assert!(!log.contains(TOKEN), "the token leaked into act's output");
+}
+
+/// action/run.sh puts input text into `::error` commands escaped as the runner reads them
+/// (`%`, CR, LF), so an input cannot end the command or start one of its own; the removed
+/// `post-report` input fails, naming its replacement. (run.sh alone, with a stand-in binary.)
+#[test]
+fn run_sh_escapes_inputs_in_workflow_commands() {
+    let tmp = assert_fs::TempDir::new().unwrap();
+    let fake = tmp.path().join("nsys-gate");
+    std::fs::write(&fake, "#!/bin/sh\necho \"called: $*\"\n").unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let run = |env: &[(&str, &str)]| {
+        let out = Command::new("bash")
+            .arg(repo().join("action/run.sh"))
+            .current_dir(tmp.path())
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("NSYS_GATE", &fake)
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        (out.status.code(), text(&out))
+    };
+    let commands = |log: &str| -> Vec<String> {
+        log.split(['\n', '\r'])
+            .filter(|l| l.trim_start().starts_with("::"))
+            .map(str::to_owned)
+            .collect()
+    };
+
+    let (code, log) = run(&[("INPUT_RUN_DIR", "none-*%\r::warning::injected")]);
+    assert_eq!(code, Some(2), "{log}");
+    assert_eq!(
+        commands(&log),
+        ["::error title=nsys-gate::run-dir 'none-*%25%0D::warning::injected' matches no directory"],
+        "{log:?}"
+    );
+
+    let (code, log) = run(&[("INPUT_POST_ANALYSES", "missing\n::add-mask::x%")]);
+    assert_eq!(code, Some(2), "{log}");
+    let found = commands(&log);
+    assert_eq!(found.len(), 1, "{log:?}");
+    assert!(
+        found[0].starts_with(
+            "::error title=nsys-gate::post-analyses 'missing%0A::add-mask::x%25' is not a folder"
+        ),
+        "{log:?}"
+    );
+
+    let (code, log) = run(&[("INPUT_POST_REPORT", "results")]);
+    assert_eq!(code, Some(2), "{log}");
+    assert!(
+        log.contains("the post-report input was removed") && log.contains("post-analyses"),
+        "{log}"
+    );
+    assert!(!log.contains("called:"), "{log}");
+
+    // A folder: `post --analyses` with the comment key, nothing else.
+    std::fs::create_dir_all(tmp.path().join("results")).unwrap();
+    let (code, log) = run(&[
+        ("INPUT_POST_ANALYSES", "results"),
+        ("INPUT_COMMENT_KEY", "leg 1"),
+    ]);
+    assert_eq!(code, Some(0), "{log}");
+    assert!(
+        log.contains("called: post --analyses results --comment-key leg 1"),
+        "{log}"
+    );
+    let (code, log) = run(&[
+        ("INPUT_POST_ANALYSES", "results"),
+        ("INPUT_RUN_DIR", "runs/*"),
+    ]);
+    assert_eq!(code, Some(2), "{log}");
+    assert!(log.contains("not both"), "{log}");
 }

@@ -12,6 +12,8 @@ use crate::common::{assert_status, bin, fixture, stderr};
 use crate::github_server::{Fault, Recorded, Server, ECHO_AUTHORIZATION, ECHO_CREDENTIAL};
 use crate::require_nsys;
 
+pub mod analyses;
+
 const SECRET: &str = "ghs_nsysGateTestSecret_7Qx2Lp9Vw4";
 const BOT: &str = "github-actions[bot]";
 
@@ -413,7 +415,8 @@ fn a_fork_token_gets_the_fork_safe_pattern() {
     assert!(
         err.contains("fork-safe pattern")
             && err.contains("on: workflow_run")
-            && err.contains("nsys-gate post --report"),
+            && err.contains("nsys-gate post --analyses DIR")
+            && !err.contains("post --report"),
         "{err}"
     );
     assert!(server.comments(7).is_empty());

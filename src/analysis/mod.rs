@@ -14,7 +14,8 @@
 //! - `gpu`: the projection joined to the ranges, and the GPU warnings;
 //! - `summary`: `iteration_summary` (statistics, first iteration, unattributed ranges) and
 //!   `iterations[]`;
-//! - `ranges`: `host_ranges[]` and `gpu_projected_ranges[]` by scoped name;
+//! - `ranges`: `host_ranges[]` and `gpu_projected_ranges[]` by scoped name, the nesting
+//!   limit and `nesting_truncated`;
 //! - `advisories`: `first_iteration_slow`, `high_variance`, `slow_iterations`;
 //! - `wording`: how messages list indexes.
 //!
@@ -166,8 +167,9 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
             first_iteration,
         );
         let iteration_list = summary::iteration_list(rows, &measured, gpu.as_ref());
-        let (host_ranges, gpu_projected_ranges) =
+        let (host_ranges, gpu_projected_ranges, nesting_warning) =
             tables.join().expect("the range tables do not panic");
+        warnings.extend(nesting_warning);
         Ok(Findings {
             warnings,
             iteration_summary,

@@ -7,7 +7,10 @@ use crate::reports::{Interner, PushPopRow};
 
 /// A tree of push/pop rows built from (parent index, name, start, length) tuples, with
 /// consistent DurChild/DurNonChild, as nsys would write them.
-fn build_rows(spec: &[(Option<usize>, &str, i64, i64)], names: &mut Interner) -> Vec<PushPopRow> {
+pub(super) fn build_rows(
+    spec: &[(Option<usize>, &str, i64, i64)],
+    names: &mut Interner,
+) -> Vec<PushPopRow> {
     let mut rows: Vec<PushPopRow> = spec
         .iter()
         .enumerate()
@@ -152,6 +155,64 @@ fn without_a_capture_range_a_cut_short_last_pass_is_incomplete() {
     let complete: Vec<bool> = f.iterations.iter().map(|i| i.complete).collect();
     assert_eq!(complete, [true, true, false]);
     assert_eq!(f.warnings[0].iterations.as_deref(), Some(&[2][..]));
+}
+
+#[test]
+fn ranges_deeper_than_the_limit_are_folded_with_a_warning() {
+    // An iteration holding a chain 300 levels deep: the tables name 256 levels, the 44
+    // below count in the range at level 256, and the exclusive times still add up.
+    const DEPTH: usize = 300;
+    let mut spec: Vec<(Option<usize>, String, i64, i64)> = vec![
+        (None, "cap".to_owned(), 0, 10_000),
+        (Some(0), "iteration 0".to_owned(), 10, 5_000),
+    ];
+    for level in 0..DEPTH {
+        let start = 20 + 10 * level as i64;
+        spec.push((
+            Some(level + 1),
+            format!("l{level}"),
+            start,
+            4_000 - 20 * level as i64,
+        ));
+    }
+    let spec: Vec<(Option<usize>, &str, i64, i64)> = spec
+        .iter()
+        .map(|(p, n, s, l)| (*p, n.as_str(), *s, *l))
+        .collect();
+    let mut names = Interner::new();
+    let rows = build_rows(&spec, &mut names);
+    let f = run(Some("cap"), 1, &rows, &names);
+    assert_eq!(codes(&f), ["nesting_truncated"]);
+    let w = &f.warnings[0];
+    assert_eq!(
+        (w.count, w.depth, w.depth_limit),
+        (Some(44), Some(300), Some(256))
+    );
+    assert_eq!(f.host_ranges.len(), 256);
+    let deepest = f.host_ranges.iter().max_by_key(|r| r.path.len()).unwrap();
+    assert_eq!(deepest.path.len(), 256);
+    assert_eq!(deepest.path.last().map(String::as_str), Some("l255"));
+    assert_eq!(deepest.name, deepest.path.join("."));
+    assert_eq!(deepest.exclusive.total_ns, deepest.inclusive.total_ns);
+    assert_eq!(deepest.child_total_ns, 0);
+    let exclusive: i64 = f
+        .host_ranges
+        .iter()
+        .map(|r| r.exclusive.total_ns)
+        .sum::<i64>()
+        + f.iteration_summary
+            .host_exclusive
+            .as_ref()
+            .unwrap()
+            .total_ns;
+    assert_eq!(
+        exclusive,
+        f.iteration_summary
+            .host_inclusive
+            .as_ref()
+            .unwrap()
+            .total_ns
+    );
 }
 
 proptest::proptest! {

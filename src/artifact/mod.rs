@@ -141,6 +141,12 @@ pub struct Warning {
     /// Environment variable names (never values) the warning is about.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub variables: Option<Vec<String>>,
+    /// `nesting_truncated`: the deepest level seen below an iteration.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub depth: Option<u64>,
+    /// `nesting_truncated`: the deepest level the range tables name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub depth_limit: Option<u64>,
 }
 
 impl Warning {
@@ -154,6 +160,8 @@ impl Warning {
             count: None,
             ranges: None,
             variables: None,
+            depth: None,
+            depth_limit: None,
         }
     }
 
@@ -174,6 +182,13 @@ impl Warning {
 
     pub fn with_variables(mut self, variables: Vec<String>) -> Self {
         self.variables = Some(variables);
+        self
+    }
+
+    /// The deepest nesting level seen and the limit (`nesting_truncated`).
+    pub fn with_depth(mut self, depth: u64, limit: u64) -> Self {
+        self.depth = Some(depth);
+        self.depth_limit = Some(limit);
         self
     }
 }

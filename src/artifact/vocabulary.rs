@@ -38,6 +38,7 @@ pub enum WarningCode {
     LegacyNsysReports,
     ManifestUnknownKey,
     MissingIterations,
+    NestingTruncated,
     SlowIterations,
     TraceEnvironmentSecrets,
     TracePathMoved,
@@ -46,7 +47,7 @@ pub enum WarningCode {
 
 impl WarningCode {
     /// Every code, in byte order of its name (the order `warnings[]` is sorted in).
-    pub const ALL: [WarningCode; 17] = [
+    pub const ALL: [WarningCode; 18] = [
         WarningCode::CaptureRangeExceeded,
         WarningCode::CaptureRangeMissing,
         WarningCode::CaptureRangeMultiple,
@@ -60,6 +61,7 @@ impl WarningCode {
         WarningCode::LegacyNsysReports,
         WarningCode::ManifestUnknownKey,
         WarningCode::MissingIterations,
+        WarningCode::NestingTruncated,
         WarningCode::SlowIterations,
         WarningCode::TraceEnvironmentSecrets,
         WarningCode::TracePathMoved,
@@ -82,6 +84,7 @@ impl WarningCode {
             WarningCode::LegacyNsysReports => "legacy_nsys_reports",
             WarningCode::ManifestUnknownKey => "manifest_unknown_key",
             WarningCode::MissingIterations => "missing_iterations",
+            WarningCode::NestingTruncated => "nesting_truncated",
             WarningCode::SlowIterations => "slow_iterations",
             WarningCode::TraceEnvironmentSecrets => "trace_environment_secrets",
             WarningCode::TracePathMoved => "trace_path_moved",

@@ -298,3 +298,66 @@ pub fn reuse_stats(dir: &Path) -> Output {
         .output()
         .expect("run nsys-gate")
 }
+
+/// `nsys-gate analyze --reuse-stats --run-dir DIR`, killed (SIGKILL) as soon as its peak
+/// resident memory passes `cap_kib`, so that a regression fails the test instead of eating
+/// the machine: its output, and its peak resident memory in KiB as the kernel counted it for
+/// this child alone (`wait4`; over the cap when it was killed for it).
+#[allow(unsafe_code)]
+#[allow(clippy::zombie_processes)] // `wait4` reaps it, which `Child::wait` cannot see
+pub fn reuse_stats_capped(dir: &Path, cap_kib: u64) -> (Output, u64) {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("nsys-gate"))
+        .args(["analyze", "--reuse-stats", "--run-dir"])
+        .arg(dir)
+        .env_remove("NSYS")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run nsys-gate");
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            pipe.read_to_end(&mut bytes).unwrap();
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    let status_file = PathBuf::from(format!("/proc/{pid}/status"));
+    let mut status: libc::c_int = 0;
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    loop {
+        // SAFETY: waits for this child only (std never reaps it behind our back); both
+        // pointers are valid for writes for the whole call.
+        let waited = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, usage.as_mut_ptr()) };
+        if waited == pid {
+            break;
+        }
+        assert_eq!(waited, 0, "wait4: {}", std::io::Error::last_os_error());
+        // Not reaped yet, so the pid is still this child's.
+        if vm_hwm_kib(&status_file).is_some_and(|kib| kib > cap_kib) {
+            child.kill().expect("kill nsys-gate");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // SAFETY: `wait4` returned the child, so it filled `usage` (and it was zeroed before).
+    let usage = unsafe { usage.assume_init() };
+    let out = Output {
+        status: std::process::ExitStatus::from_raw(status),
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    };
+    (out, u64::try_from(usage.ru_maxrss).unwrap())
+}
+
+/// A running process's peak resident memory (`VmHWM`, KiB).
+fn vm_hwm_kib(status_file: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(status_file).ok()?;
+    let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}

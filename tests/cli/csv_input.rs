@@ -201,3 +201,104 @@ fn ten_thousand_nested_levels_do_not_overflow_the_stack() {
         .unwrap();
     assert_eq!(deepest, 200);
 }
+
+/// A capture range holding `iteration 0` with a chain `depth` levels deep below it (each
+/// level's exclusive time 10 ns), without `RangeStack` and `NameTree` (which would make the
+/// file quadratic in depth), as nsys writes the other columns.
+fn deep_chain(depth: u64) -> String {
+    let header = "Start (ns),End (ns),Duration (ns),DurChild (ns),DurNonChild (ns),Name,PID,TID,Lvl,NumChild,RangeId,ParentId";
+    let total = 10 * depth as i64 + 100;
+    let mut out = String::with_capacity(64 * depth as usize);
+    writeln!(out, "{header}").unwrap();
+    let (end, inner) = (total + 20, total + 10);
+    writeln!(out, "0,{end},{end},{inner},10,profile-target,7,7,0,1,1,").unwrap();
+    writeln!(
+        out,
+        "5,{e},{inner},{total},10,iteration 0,7,7,1,1,2,1",
+        e = total + 15
+    )
+    .unwrap();
+    for level in 0..depth {
+        let (s, e) = (10 + 5 * level as i64, total + 10 - 5 * level as i64);
+        let d = e - s;
+        let (child, children) = if level + 1 == depth {
+            (0, 0)
+        } else {
+            (d - 10, 1)
+        };
+        writeln!(
+            out,
+            "{s},{e},{d},{child},{non},d,7,7,{lvl},{children},{id},{parent}",
+            non = d - child,
+            lvl = 2 + level,
+            id = 3 + level,
+            parent = 2 + level
+        )
+        .unwrap();
+    }
+    out
+}
+
+/// Analyses a `deep_chain(depth)` (one iteration expected) with the memory capped at 128 MiB;
+/// checks what holds at any depth over the limit, and returns the analysis.
+fn analyse_deep_chain(depth: u64) -> serde_json::Value {
+    const CAP_KIB: u64 = 128 << 10;
+    let run = run_with_csv(deep_chain(depth).as_bytes());
+    run.edit_manifest("  iterations: 5\n", "  iterations: 1\n");
+    let (out, peak_kib) = common::reuse_stats_capped(&run.dir, CAP_KIB);
+    eprintln!("{depth} levels: peak resident memory {peak_kib} KiB");
+    assert!(
+        peak_kib <= CAP_KIB,
+        "{depth} levels: peak resident memory {peak_kib} KiB (killed over {CAP_KIB} KiB)"
+    );
+    assert_status(&out, 0);
+    let size = std::fs::metadata(run.path("analysis.json")).unwrap().len();
+    eprintln!("{depth} levels: analysis.json {size} bytes");
+    assert!(size < 2 << 20, "analysis.json is {size} bytes");
+    let a = run.analysis();
+
+    let w = a["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == "nesting_truncated")
+        .expect("nesting_truncated");
+    assert_eq!(w["gating"], false);
+    assert_eq!(w["depth"], depth);
+    assert_eq!(w["depth_limit"], 256);
+    assert_eq!(w["count"], depth - 256);
+    let message = w["message"].as_str().unwrap();
+    assert!(message.contains(&format!("{depth} levels")), "{message}");
+
+    // 256 names, the deepest at level 256 holding the time of everything below it.
+    let ranges = a["host_ranges"].as_array().unwrap();
+    assert_eq!(ranges.len(), 256);
+    let deepest = ranges
+        .iter()
+        .max_by_key(|r| r["path"].as_array().unwrap().len())
+        .unwrap();
+    assert_eq!(deepest["path"].as_array().unwrap().len(), 256);
+    assert_eq!(
+        deepest["exclusive"]["total_ns"],
+        deepest["inclusive"]["total_ns"]
+    );
+    assert_eq!(deepest["child_total_ns"], 0);
+    let total = |v: &serde_json::Value| v["total_ns"].as_i64().unwrap();
+    let exclusive: i64 = ranges.iter().map(|r| total(&r["exclusive"])).sum::<i64>()
+        + total(&a["iteration_summary"]["host_exclusive"]);
+    assert_eq!(exclusive, total(&a["iteration_summary"]["host_inclusive"]));
+    a
+}
+
+#[test]
+fn ten_thousand_levels_below_an_iteration_fold_into_a_small_analysis() {
+    // Before the nesting limit: a 353 MB analysis.json and 2.8 GB of memory.
+    analyse_deep_chain(10_000);
+}
+
+#[test]
+fn two_hundred_thousand_levels_below_an_iteration_stay_in_bounded_memory() {
+    // Memory and output linear in the input: 20 times the depth of the test above, in the
+    // same 128 MiB and under the same 2 MB of output.
+    analyse_deep_chain(200_000);
+}

@@ -303,16 +303,24 @@ pub fn reuse_stats(dir: &Path) -> Output {
 /// resident memory passes `cap_kib`, so that a regression fails the test instead of eating
 /// the machine: its output, and its peak resident memory in KiB as the kernel counted it for
 /// this child alone (`wait4`; over the cap when it was killed for it).
+pub fn reuse_stats_capped(dir: &Path, cap_kib: u64) -> (Output, u64) {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("nsys-gate"));
+    cmd.args(["analyze", "--reuse-stats", "--run-dir"])
+        .arg(dir)
+        .env_remove("NSYS");
+    output_and_peak_kib(cmd, cap_kib)
+}
+
+/// Runs `cmd` (killed when its peak resident memory passes `cap_kib`): its output, and its
+/// peak resident memory in KiB as the kernel counted it for this child alone (`wait4`; over
+/// the cap when it was killed for it).
 #[allow(unsafe_code)]
 #[allow(clippy::zombie_processes)] // `wait4` reaps it, which `Child::wait` cannot see
-pub fn reuse_stats_capped(dir: &Path, cap_kib: u64) -> (Output, u64) {
+pub fn output_and_peak_kib(mut cmd: std::process::Command, cap_kib: u64) -> (Output, u64) {
     use std::io::Read;
     use std::os::unix::process::ExitStatusExt;
     use std::process::Stdio;
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("nsys-gate"))
-        .args(["analyze", "--reuse-stats", "--run-dir"])
-        .arg(dir)
-        .env_remove("NSYS")
+    let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

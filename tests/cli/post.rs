@@ -1078,44 +1078,6 @@ fn a_token_that_is_not_one_line_is_refused_before_any_request() {
     assert!(server.requests().is_empty());
 }
 
-/// Runs `cmd` to its end; its output, and its peak resident memory (KiB) as the kernel
-/// counted it for this child alone (`wait4`).
-#[allow(unsafe_code)]
-#[allow(clippy::zombie_processes)] // `wait4` reaps it, which `Child::wait` cannot see
-fn output_and_peak_kib(mut cmd: std::process::Command) -> (Output, u64) {
-    use std::io::Read;
-    use std::os::unix::process::ExitStatusExt;
-    use std::process::Stdio;
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("run nsys-gate");
-    let drain = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            pipe.read_to_end(&mut bytes).unwrap();
-            bytes
-        })
-    };
-    let stdout = drain(Box::new(child.stdout.take().unwrap()));
-    let stderr = drain(Box::new(child.stderr.take().unwrap()));
-    let pid = libc::pid_t::try_from(child.id()).unwrap();
-    let mut status: libc::c_int = 0;
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: waits for this child only (std never reaps it behind our back); both pointers
-    // are valid for writes for the whole call.
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, usage.as_mut_ptr()) };
-    assert_eq!(waited, pid, "wait4: {}", std::io::Error::last_os_error());
-    // SAFETY: `wait4` succeeded, so it filled `usage` (and it was zeroed before).
-    let usage = unsafe { usage.assume_init() };
-    let out = Output {
-        status: std::process::ExitStatus::from_raw(status),
-        stdout: stdout.join().unwrap(),
-        stderr: stderr.join().unwrap(),
-    };
-    (out, u64::try_from(usage.ru_maxrss).unwrap())
-}
-
 /// A reply larger than the cap on one response (64 MiB) is not read to its end: exit 2
 /// naming the request and the cap, no retry, and the memory stays bounded.
 #[test]
@@ -1134,7 +1096,7 @@ fn a_response_larger_than_the_cap_is_refused_in_bounded_memory() {
         }
         cmd.env("GITHUB_EVENT_NAME", name)
             .env("GITHUB_EVENT_PATH", path);
-        let (out, peak) = output_and_peak_kib(cmd);
+        let (out, peak) = crate::common::output_and_peak_kib(cmd, u64::MAX);
         assert_no_secret(&out, case.tmp.path());
         (out, peak)
     };

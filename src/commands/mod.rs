@@ -31,7 +31,7 @@ use crate::interrupt;
 use crate::nsys::NsysChoice;
 use crate::outcome::RunOutcome;
 use crate::pipeline::AnalyzeOptions;
-use crate::render::{Budget, RenderOptions, Template};
+use crate::render::{Budget, RenderError, RenderOptions, Template, MAX_TEMPLATE_BYTES};
 use crate::say::{self, say};
 
 pub use report::read_outcome;
@@ -132,11 +132,18 @@ fn analyze_options(
     }
 }
 
+/// `--template FILE` (a regular file, read with a bound), else the built-in template.
 fn load_template(path: Option<&Path>) -> anyhow::Result<Template> {
-    Ok(match path {
-        Some(p) => Template::from_file(p)?,
-        None => Template::builtin(),
-    })
+    let Some(path) = path else {
+        return Ok(Template::builtin());
+    };
+    let source = crate::input::read_regular_text(path, MAX_TEMPLATE_BYTES).map_err(|e| {
+        RenderError::Read {
+            path: path.to_owned(),
+            source: e.into_io_error(),
+        }
+    })?;
+    Ok(Template::from_source(path, source))
 }
 
 /// The report's options: `top` rows, the comment's budget, the marker of the outcomes' key.

@@ -61,17 +61,12 @@ impl Template {
         }
     }
 
-    pub fn from_file(path: &Path) -> Result<Self, RenderError> {
-        let source = crate::input::read_regular_text(path, MAX_TEMPLATE_BYTES).map_err(|e| {
-            RenderError::Read {
-                path: path.to_owned(),
-                source: e.into_io_error(),
-            }
-        })?;
-        Ok(Template {
+    /// A template read from `path` (the caller reads the file: render reads nothing).
+    pub fn from_source(path: &Path, source: String) -> Self {
+        Template {
             name: path.display().to_string(),
             source,
-        })
+        }
     }
 }
 

@@ -261,7 +261,9 @@ fn overall_gate(outcomes: &[RunOutcome], caps: &Caps) -> OverallGate {
         .count();
     let gating = outcomes
         .iter()
-        .filter(|o| o.status() == crate::gate::exit::FAIL)
+        .filter(|o| {
+            matches!(o, RunOutcome::Analysed { analysis, .. } if analysis.gate.result == GateResult::Fail)
+        })
         .count();
     let mut reasons = Vec::new();
     for o in outcomes {

@@ -15,11 +15,11 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use super::post::{cut_report, exit_status, post_comment};
+use super::post::{cut_report, exit_status, post_comment, rerendered};
 use super::report::{parse_analysis, MAX_ANALYSIS_BYTES};
 use super::Context;
 use crate::cli::PostArgs;
-use crate::github::marker::{self, key_of_marker, with_marker};
+use crate::github::marker::{self, key_of_marker};
 use crate::input::{self, SearchBounds};
 use crate::outcome::{Failure, FailureKind, RunOutcome};
 use crate::render::{limit, Budget, RenderOptions, Renderer, Template, DEFAULT_TOP};
@@ -69,12 +69,7 @@ pub fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::
         outcomes.len(),
         dir.display()
     );
-    let shrink = |chars: usize| {
-        let text = renderer
-            .render(&outcomes, &options.within(Budget::Chars(chars)))
-            .unwrap_or_else(|_| report.clone());
-        cut_report(&with_marker(&text, &key), chars)
-    };
+    let shrink = rerendered(&renderer, &outcomes, &options, &report, &key);
     let body = cut_report(&report, limit::COMMENT_CHARS);
     Ok(exit_status(post_comment(
         &args.comment,

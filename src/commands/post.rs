@@ -14,7 +14,8 @@ use crate::environment::Environment;
 use crate::gate;
 use crate::github::marker::{self, key_of_marker, with_marker};
 use crate::github::{self, EventPr, PostError, Repo};
-use crate::render::{limit, Budget};
+use crate::outcome::RunOutcome;
+use crate::render::{limit, Budget, RenderOptions, Renderer};
 use crate::say::{self, say, shown_path};
 
 pub fn post(args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
@@ -84,6 +85,23 @@ pub fn cut_report(text: &str, chars: usize) -> String {
             limit::thousands(chars)
         ),
     )
+}
+
+/// The comment shrunk to `chars` by rendering the outcomes again within that budget (tables
+/// first, as for the step summary), marker of `key` first; the full report when that fails.
+pub fn rerendered<'a>(
+    renderer: &'a Renderer,
+    outcomes: &'a [RunOutcome],
+    options: &'a RenderOptions,
+    report: &'a str,
+    key: &'a str,
+) -> impl Fn(usize) -> String + 'a {
+    move |chars: usize| {
+        let text = renderer
+            .render(outcomes, &options.within(Budget::Chars(chars)))
+            .unwrap_or_else(|_| report.to_owned());
+        cut_report(&with_marker(&text, key), chars)
+    }
 }
 
 /// Prints why posting failed, with a hint when the token may not write (a fork).

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use super::output::{finish, Finish};
-use super::post::{cut_report, post_comment, print_post_failure, Posted};
+use super::post::{cut_report, post_comment, print_post_failure, rerendered, Posted};
 use super::{absolute, analyze_options, interrupted, load_template, render_options, Context};
 use crate::cli::RunArgs;
 use crate::gate::{self, GateConfig};
@@ -12,7 +12,7 @@ use crate::github::marker::{report_key, with_marker};
 use crate::interrupt;
 use crate::outcome::{chain_text, RunOutcome};
 use crate::progress::Progress;
-use crate::render::{limit, Budget, Renderer};
+use crate::render::{limit, Renderer};
 use crate::say::{say, shown_path};
 
 pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
@@ -46,12 +46,7 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
         .comment_key
         .clone()
         .unwrap_or_else(|| report_key(&outcomes));
-    let shrink = |chars: usize| {
-        let text = renderer
-            .render(&outcomes, &options.within(Budget::Chars(chars)))
-            .unwrap_or_else(|_| report.clone());
-        cut_report(&with_marker(&text, &key), chars)
-    };
+    let shrink = rerendered(&renderer, &outcomes, &options, &report, &key);
     let body = cut_report(&with_marker(&report, &key), limit::COMMENT_CHARS);
     match post_comment(&args.comment, &key, body, &shrink, &context.env) {
         Posted::Done | Posted::Skipped => Ok(code),

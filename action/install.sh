@@ -1,72 +1,178 @@
 #!/usr/bin/env bash
 # Puts an nsys-gate binary for this runner in the tool cache and writes its path to the step's
-# `path` output: the prebuilt release binary for the action's version when one is published
-# (checked against its published SHA-256), otherwise a build of the action's own source with
-# `cargo build --release --locked`. Either is cached between runs.
+# `path` output.
+#
+# Which binary (input `install`, in INPUT_INSTALL):
+#   auto     (default) the release binary of the action's version when that release was built
+#            from exactly this action's source tree (its published source-tree hash equals the
+#            hash of the checked-out action, action/tree-hash.sh), otherwise a build of the
+#            action's own source: a branch, a local `uses: ./`, an edited copy.
+#   release  the release binary of the action's version, whatever the tree.
+#   source   a build of the action's own source (`cargo build --profile dist --locked`).
+# The ref the workflow used (`@v1`, `@v0.1.0`, a SHA) is not looked at: a composite action's
+# steps do not see it (actions/runner issue 2473).
+#
+# Where releases are (input `release-url`, in INPUT_RELEASE_URL): files are fetched from
+# RELEASE_URL/vVERSION/FILE, the shape of GitHub's releases/download URLs and of the folder
+# scripts/package-release.sh writes. Default: the releases of the action's repository on
+# GITHUB_SERVER_URL. A downloaded archive whose SHA-256 is not the published one is an error,
+# never a reason to build instead.
+#
+# Binaries are cached under RUNNER_TOOL_CACHE/nsys-gate by version and source-tree hash.
 set -euo pipefail
 
 action_dir=${GITHUB_ACTION_PATH:?GITHUB_ACTION_PATH is not set: run this as part of the nsys-gate action}
+# shellcheck source=action/lib.sh
+source "$action_dir/action/lib.sh"
+
+started=$SECONDS
+install=${INPUT_INSTALL:-auto}
+case "$install" in
+  auto|release|source) ;;
+  *) error "install '$install' is not one of auto, release, source"; exit 2 ;;
+esac
+
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$action_dir/Cargo.toml" | head -n 1)
 os=$(uname -s | tr '[:upper:]' '[:lower:]')
 arch=$(uname -m)
 case "$arch" in
-  x86_64|amd64) arch=x86_64 ;;
-  aarch64|arm64) arch=aarch64 ;;
+  amd64) arch=x86_64 ;;
+  arm64) arch=aarch64 ;;
 esac
-target="$arch-unknown-$os-musl"
+asset="nsys-gate-$version-$os-$arch.tar.gz"
+tree=$("$action_dir/action/tree-hash.sh" "$action_dir")
 cache_root=${RUNNER_TOOL_CACHE:-${RUNNER_TEMP:-/tmp}}/nsys-gate
+cache_dir="$cache_root/$version-${tree:0:16}"
 
-say() { echo "nsys-gate action: $*" >&2; }
-output() { echo "path=$1" >> "${GITHUB_OUTPUT:-/dev/null}"; echo "$1"; }
-
-# 1. A published release binary for exactly this version (only for a released action).
-release_dir="$cache_root/$version-release/$target"
-if [ -x "$release_dir/nsys-gate" ]; then
-  say "using cached release binary $release_dir/nsys-gate"
-  output "$release_dir/nsys-gate"
-  exit 0
-fi
-repository=${GITHUB_ACTION_REPOSITORY:-}
-if [ -n "$repository" ] && [ "${GITHUB_ACTION_REF:-}" = "v$version" ] && command -v curl >/dev/null; then
-  server=${GITHUB_SERVER_URL:-https://github.com}
-  asset="nsys-gate-$version-$target.tar.gz"
-  url="$server/$repository/releases/download/v$version/$asset"
-  tmp=$(mktemp -d)
-  if curl -fsSL --retry 3 -o "$tmp/$asset" "$url" && curl -fsSL --retry 3 -o "$tmp/$asset.sha256" "$url.sha256"; then
-    expected=$(awk '{print $1; exit}' "$tmp/$asset.sha256")
-    actual=$(sha256sum "$tmp/$asset" | awk '{print $1}')
-    if [ -n "$expected" ] && [ "$expected" = "$actual" ]; then
-      mkdir -p "$release_dir"
-      tar -xzf "$tmp/$asset" -C "$release_dir" nsys-gate
-      rm -rf "$tmp"
-      say "installed release binary $version ($target), SHA-256 $actual"
-      output "$release_dir/nsys-gate"
-      exit 0
-    fi
-    say "the published SHA-256 of $asset does not match ($expected != $actual); building from source instead"
-  else
-    say "no release binary $asset for $version; building from source"
+# The releases: the input, else the action's repository on this server (named by the workflow
+# expression github.action_repository when the runner fills it, else by the action's folder,
+# which the runner names _actions/OWNER/REPO/REF).
+release_url=${INPUT_RELEASE_URL:-}
+if [ -z "$release_url" ]; then
+  repository=${ACTION_REPOSITORY:-}
+  if [ -z "$repository" ] && [[ "$action_dir" =~ /_actions/([^/]+)/([^/]+)/[^/]+/?$ ]]; then
+    repository="${BASH_REMATCH[1]}/${BASH_REMATCH[2]}"
   fi
-  rm -rf "$tmp"
+  if [ -n "$repository" ]; then
+    release_url="${GITHUB_SERVER_URL:-https://github.com}/$repository/releases/download"
+  fi
 fi
+release_url=${release_url%/}
+base="$release_url/v$version"
 
-# 2. The action's own source, built once per source tree and cached.
-source_hash=$(cd "$action_dir" && find Cargo.toml Cargo.lock src templates -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)
-build_dir="$cache_root/$version-$source_hash/$target"
-if [ -x "$build_dir/nsys-gate" ]; then
-  say "using cached build $build_dir/nsys-gate"
-  output "$build_dir/nsys-gate"
+use() {
+  echo "path=$1" >> "${GITHUB_OUTPUT:-/dev/null}"
+  echo "$1"
   exit 0
+}
+
+# Fetches URL into FILE; on failure leaves curl's reason in $fetch_error and returns 1.
+fetch_error=""
+fetch() {
+  local url=$1 file=$2
+  if ! command -v curl >/dev/null; then
+    fetch_error="curl is not installed"
+    return 1
+  fi
+  if ! fetch_error=$(curl -fsSL --proto '=https,http,file' --connect-timeout 10 --max-time 600 \
+      --retry 2 --retry-delay 1 -o "$file" "$url" 2>&1); then
+    fetch_error=${fetch_error:-curl failed}
+    return 1
+  fi
+}
+
+# Downloads the release archive for this runner, checks its SHA-256 against the published one
+# and unpacks the binary into $1 (atomically: a concurrent job sees all of it or nothing).
+# Returns 1 when the files cannot be fetched; exits when the checksum is wrong.
+download_release() {
+  local into=$1 tmp expected actual
+  tmp=$(mktemp -d)
+  if ! fetch "$base/$asset" "$tmp/$asset" || ! fetch "$base/$asset.sha256" "$tmp/$asset.sha256"; then
+    rm -rf "$tmp"
+    return 1
+  fi
+  expected=$(awk '{print $1; exit}' "$tmp/$asset.sha256")
+  actual=$(sha256sum "$tmp/$asset" | cut -d' ' -f1)
+  if ! [[ "$expected" =~ ^[0-9a-f]{64}$ ]] || [ "$expected" != "$actual" ]; then
+    rm -rf "$tmp"
+    error "the SHA-256 of $base/$asset is $actual, but the published checksum ($base/$asset.sha256) says '${expected:0:64}'. The download is corrupt or the release files were altered, so it was not installed (and nothing was built instead). Re-run the job; if it fails again, check the files at release-url, or set install: source to build the action's source."
+    exit 1
+  fi
+  mkdir -p "$tmp/unpacked"
+  if ! tar -xzf "$tmp/$asset" -C "$tmp/unpacked" nsys-gate; then
+    rm -rf "$tmp"
+    error "$base/$asset has the published SHA-256 but holds no nsys-gate binary; the release is broken. Set install: source to build the action's source."
+    exit 1
+  fi
+  mkdir -p "$(dirname "$into")"
+  mv -T "$tmp/unpacked" "$into" 2>/dev/null || [ -x "$into/nsys-gate" ]
+  rm -rf "$tmp"
+  say "installed release $version ($os-$arch) from $base/$asset, SHA-256 $actual, in $((SECONDS - started)) s"
+}
+
+# 1. A release binary.
+case "$install" in
+  release)
+    if [ -x "$cache_root/$version-release/nsys-gate" ]; then
+      say "using the cached release binary $version ($os-$arch)"
+      use "$cache_root/$version-release/nsys-gate"
+    fi
+    if [ -z "$release_url" ]; then
+      error "install: release needs release-url: this action was not used as OWNER/REPO@REF, so there is no repository to take releases from. Set release-url to the folder holding v$version/$asset (a mirror filled by scripts/package-release.sh), or set install: auto or source."
+      exit 1
+    fi
+    if fetch "$base/nsys-gate-$version-source-tree.txt" "${RUNNER_TEMP:-/tmp}/nsys-gate-tree.$$" \
+        && [ "$(head -c 64 "${RUNNER_TEMP:-/tmp}/nsys-gate-tree.$$")" != "$tree" ]; then
+      say "note: this action's source tree differs from release $version's; using the release binary because install is release"
+    fi
+    rm -f "${RUNNER_TEMP:-/tmp}/nsys-gate-tree.$$"
+    if ! download_release "$cache_root/$version-release"; then
+      error "install: release could not download $base/$asset or its .sha256 ($fetch_error). Check that release v$version has an archive for $os-$arch and that release-url is right, or set install: source to build the action's source."
+      exit 1
+    fi
+    use "$cache_root/$version-release/nsys-gate"
+    ;;
+  auto)
+    for origin in release source; do
+      if [ -x "$cache_dir/$origin/nsys-gate" ]; then
+        say "using the cached $origin binary of nsys-gate $version (source tree ${tree:0:16})"
+        use "$cache_dir/$origin/nsys-gate"
+      fi
+    done
+    if [ -z "$release_url" ]; then
+      say "no release to compare with (a local action, and no release-url): building the action's source"
+    else
+      published="${RUNNER_TEMP:-/tmp}/nsys-gate-tree.$$"
+      if ! fetch "$base/nsys-gate-$version-source-tree.txt" "$published"; then
+        say "no published source-tree hash for release $version at $base ($fetch_error): building the action's source"
+      elif [ "$(head -c 64 "$published")" != "$tree" ]; then
+        say "this action's source tree (${tree:0:16}) is not the one release $version was built from ($(head -c 16 "$published")): building the action's source"
+      elif download_release "$cache_dir/release"; then
+        rm -f "$published"
+        use "$cache_dir/release/nsys-gate"
+      else
+        say "release $version has no archive for $os-$arch at $base ($fetch_error): building the action's source"
+      fi
+      rm -f "$published"
+    fi
+    ;;
+esac
+
+# 2. The action's own source, built once per source tree.
+if [ -x "$cache_dir/source/nsys-gate" ]; then
+  say "using the cached source build of nsys-gate $version (source tree ${tree:0:16})"
+  use "$cache_dir/source/nsys-gate"
 fi
 if ! command -v cargo >/dev/null; then
-  say "no prebuilt binary for $version on $target and no Rust toolchain to build one."
-  say "Install Rust on the runner (https://rustup.rs: 'curl https://sh.rustup.rs -sSf | sh -s -- -y', then add ~/.cargo/bin to PATH),"
-  say "or use a released version of the action (uses: OWNER/nsys-gate@vX.Y.Z) that ships binaries."
+  error "building nsys-gate $version from the action's source needs a Rust toolchain, and there is no cargo on PATH. Install Rust 1.89 or later on the runner (https://rustup.rs); or pin the action to a release (uses: OWNER/nsys-gate@v$version, OWNER being the account that hosts nsys-gate), whose binary is downloaded; or set install: release to download release $version's binary for this tree anyway."
   exit 1
 fi
-say "building nsys-gate $version from source (cargo build --release --locked); this happens once per version"
-cargo build --release --locked --manifest-path "$action_dir/Cargo.toml" --target-dir "$cache_root/target" >&2
-mkdir -p "$build_dir"
-cp "$cache_root/target/release/nsys-gate" "$build_dir/nsys-gate"
-say "built $build_dir/nsys-gate"
-output "$build_dir/nsys-gate"
+target_dir=${CARGO_TARGET_DIR:-$cache_root/target}
+say "building nsys-gate $version from the action's source (cargo build --profile dist --locked; a few minutes the first time, cached by source tree after that)"
+cargo build --profile dist --locked --manifest-path "$action_dir/Cargo.toml" --target-dir "$target_dir" >&2
+mkdir -p "$cache_dir"
+staged=$(mktemp -d "$cache_dir/.build.XXXXXX")
+cp "$target_dir/dist/nsys-gate" "$staged/nsys-gate"
+mv -T "$staged" "$cache_dir/source" 2>/dev/null || rm -rf "$staged"
+say "built nsys-gate $version from source in $((SECONDS - started)) s"
+use "$cache_dir/source/nsys-gate"

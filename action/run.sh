@@ -4,19 +4,21 @@
 set -uo pipefail
 
 bin=${NSYS_GATE:?the nsys-gate binary was not obtained}
+# shellcheck source=action/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-# A workflow-command message, escaped as the runner reads it (%, CR and LF), so that input
-# text can neither end the command nor start another one on a line of its own.
-escape_data() {
-  local s=$1
-  s=${s//"%"/"%25"}
-  s=${s//$'\r'/"%0D"}
-  s=${s//$'\n'/"%0A"}
-  printf '%s' "$s"
+# `true`/`false` inputs (YAML's spellings of true accepted).
+is_true() {
+  case "$1" in
+    true|True|TRUE|yes|1) return 0 ;;
+    *) return 1 ;;
+  esac
 }
-error() {
-  echo "::error title=nsys-gate::$(escape_data "$1")" >&2
-}
+
+# Options every subcommand that posts takes.
+comment_args=()
+[ -n "${INPUT_COMMENT_KEY:-}" ] && comment_args+=(--comment-key "$INPUT_COMMENT_KEY")
+[ -n "${INPUT_COMMENT_AUTHOR:-}" ] && comment_args+=(--comment-author "$INPUT_COMMENT_AUTHOR")
 
 if [ -n "${INPUT_POST_REPORT:-}" ]; then
   error "the post-report input was removed: it posted the artifact's report.md word for word, and on a fork's pull request the fork writes that file. Upload the analysis.json files instead and give their folder as post-analyses (see the README's fork-safe pattern)."
@@ -34,9 +36,7 @@ if [ -n "${INPUT_POST_ANALYSES:-}" ]; then
     error "post-analyses '$INPUT_POST_ANALYSES' is not a folder (give the folder the artifact's analysis.json files were downloaded to)"
     exit 2
   fi
-  post_args=(post --analyses "$INPUT_POST_ANALYSES")
-  [ -n "${INPUT_COMMENT_KEY:-}" ] && post_args+=(--comment-key "$INPUT_COMMENT_KEY")
-  exec "$bin" "${post_args[@]}"
+  exec "$bin" post --analyses "$INPUT_POST_ANALYSES" "${comment_args[@]}"
 fi
 
 args=(run)
@@ -70,14 +70,16 @@ fi
 [ -n "${INPUT_NSYS:-}" ] && args+=(--nsys "$INPUT_NSYS")
 [ -n "${INPUT_TEMPLATE:-}" ] && args+=(--template "$INPUT_TEMPLATE")
 [ -n "${INPUT_NSYS_TIMEOUT:-}" ] && args+=(--nsys-timeout "$INPUT_NSYS_TIMEOUT")
-[ -n "${INPUT_COMMENT_KEY:-}" ] && args+=(--comment-key "$INPUT_COMMENT_KEY")
-case "${INPUT_KEEP_EXPORT:-false}" in
-  true|True|TRUE|yes|1) args+=(--keep-export) ;;
-esac
-case "${INPUT_POST:-true}" in
-  true|True|TRUE|yes|1) ;;
-  *) args+=(--no-post) ;;
-esac
+[ -n "${INPUT_TOP:-}" ] && args+=(--top "$INPUT_TOP")
+args+=("${comment_args[@]}")
+# Warning codes, separated by commas, spaces or line breaks (no glob expansion).
+read -r -a codes <<< "$(printf '%s' "${INPUT_GATE_ON:-}" | tr ',\r\n\t' '    ')"
+for code in "${codes[@]}"; do args+=(--gate-on "$code"); done
+read -r -a codes <<< "$(printf '%s' "${INPUT_NO_GATE_ON:-}" | tr ',\r\n\t' '    ')"
+for code in "${codes[@]}"; do args+=(--no-gate-on "$code"); done
+is_true "${INPUT_KEEP_EXPORT:-false}" && args+=(--keep-export)
+is_true "${INPUT_POST:-true}" || args+=(--no-post)
+is_true "${INPUT_FAIL_ON_POST_ERROR:-false}" && args+=(--fail-on-post-error)
 
 "$bin" "${args[@]}"
 status=$?
@@ -85,9 +87,8 @@ status=$?
 case "$status" in
   0) exit 0 ;;
   1)
-    case "${INPUT_FAIL_ON_GATE:-true}" in
-      true|True|TRUE|yes|1) exit 1 ;;
-      *) echo "nsys-gate: gating warnings found; fail-on-gate is off, so the step passes" >&2; exit 0 ;;
-    esac ;;
+    is_true "${INPUT_FAIL_ON_GATE:-true}" && exit 1
+    say "gating warnings found; fail-on-gate is off, so the step passes"
+    exit 0 ;;
   *) exit "$status" ;;
 esac

@@ -64,6 +64,9 @@ pub enum NsysError {
         words: String,
     },
 
+    #[error("`{command}` is not Nsight Systems: it did not print `NVIDIA Nsight Systems version …` but:\n{words}\n(hint: pass --nsys or $NSYS the path of the nsys executable, such as /opt/nvidia/nsight-systems/2024.2.3/bin/nsys, or leave both unset to search PATH and the usual install places)")]
+    NotNsys { command: String, words: String },
+
     #[error("nsys {version} has neither `{PUSHPOP}`/`{GPU_PROJ}` nor the legacy `{LEGACY_PUSHPOP}`/`{LEGACY_GPU_PROJ}` reports (tried `{command}`)\n(hint: use Nsight Systems 2022.4 or newer)")]
     MissingReports { version: String, command: String },
 
@@ -112,7 +115,8 @@ impl NsysError {
             NsysError::NotFound { .. }
             | NsysError::NotExecutable { .. }
             | NsysError::Spawn { .. }
-            | NsysError::Version { .. } => FailureKind::MissingExecutable,
+            | NsysError::Version { .. }
+            | NsysError::NotNsys { .. } => FailureKind::MissingExecutable,
             NsysError::MissingReports { .. } | NsysError::IncompatibleTrace { .. } => {
                 FailureKind::IncompatibleTrace
             }
@@ -144,6 +148,7 @@ impl NsysError {
     pub fn words(&self) -> Option<&str> {
         match self {
             NsysError::Version { words, .. }
+            | NsysError::NotNsys { words, .. }
             | NsysError::IncompatibleTrace { words, .. }
             | NsysError::Failed { words, .. } => Some(words),
             _ => None,
@@ -155,6 +160,7 @@ impl NsysError {
         match self {
             NsysError::Spawn { command, .. }
             | NsysError::Version { command, .. }
+            | NsysError::NotNsys { command, .. }
             | NsysError::MissingReports { command, .. }
             | NsysError::IncompatibleTrace { command, .. }
             | NsysError::Timeout { command, .. }
@@ -281,21 +287,36 @@ pub fn identify(path: &Path) -> Result<Nsys, NsysError> {
         &mut |_| {},
     )?;
     let words = output.words();
-    let version = words
-        .lines()
-        .find_map(|l| l.split_once("version ").map(|(_, v)| v.trim().to_owned()))
-        .filter(|v| !v.is_empty());
-    match version {
-        Some(version) if output.status.as_ref().is_some_and(ExitStatus::success) => Ok(Nsys {
+    let command = format!("{} --version", path.display());
+    if !output.status.as_ref().is_some_and(ExitStatus::success) {
+        return Err(NsysError::Version {
+            command,
+            status: output.describe_status(),
+            words: output.excerpt(),
+        });
+    }
+    match version_of(&words) {
+        Some(version) => Ok(Nsys {
             path: path.to_owned(),
             version,
         }),
-        _ => Err(NsysError::Version {
-            command: format!("{} --version", path.display()),
-            status: output.describe_status(),
+        None => Err(NsysError::NotNsys {
+            command,
             words: output.excerpt(),
         }),
     }
+}
+
+/// The version in `nsys --version`'s words (`NVIDIA Nsight Systems version 2024.2.3.38-…`):
+/// the word after `version ` on the line naming Nsight Systems, when it starts with a digit.
+/// Another program's `--version` (`GNU GPL version 3 or later`) has none.
+fn version_of(words: &str) -> Option<String> {
+    words
+        .lines()
+        .filter(|l| l.contains("Nsight Systems"))
+        .find_map(|l| l.split_once("version ")?.1.split_whitespace().next())
+        .filter(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+        .map(str::to_owned)
 }
 
 /// What one `nsys stats` call produced.
@@ -1008,6 +1029,20 @@ fn kill_group(child: &mut Child) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_the_version_of_nsys_and_of_nothing_else() {
+        for (words, version) in [
+            ("NVIDIA Nsight Systems version 2022.4.2.1-df9881f\n", Some("2022.4.2.1-df9881f")),
+            ("NVIDIA Nsight Systems version 2024.2.3.38-242334140272v0", Some("2024.2.3.38-242334140272v0")),
+            // GNU coreutils' `true --version`.
+            ("true (GNU coreutils) 9.1\nLicense GPLv3+: GNU GPL version 3 or later <https://gnu.org/licenses/gpl.html>.", None),
+            ("NVIDIA Nsight Systems version unknown", None),
+            ("", None),
+        ] {
+            assert_eq!(version_of(words).as_deref(), version, "{words}");
+        }
+    }
 
     #[test]
     fn reads_the_incompatible_trace_messages_of_both_generations() {

@@ -171,11 +171,41 @@ impl FailureKind {
     }
 }
 
-/// The error and every cause, one per line, as `nsys-gate: error:` prints them.
+/// The error and every cause, one per line (`caused by: …`).
 pub fn chain_text(error: &anyhow::Error) -> String {
+    chain_lines(error, "caused by: ")
+}
+
+/// The error, then each cause on a line of its own after `prefix`, except a cause whose words
+/// are already there (an error that quotes its source, such as `cannot read X: No such file`,
+/// would otherwise say it twice).
+pub fn chain_lines(error: &anyhow::Error, prefix: &str) -> String {
     let mut text = error.to_string();
     for cause in error.chain().skip(1) {
-        text.push_str(&format!("\ncaused by: {cause}"));
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push('\n');
+            text.push_str(prefix);
+            text.push_str(&cause);
+        }
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_the_error_already_quotes_is_not_repeated() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
+        let quoting = anyhow::Error::new(io).context("cannot read t.j2: No such file");
+        assert_eq!(chain_text(&quoting), "cannot read t.j2: No such file");
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
+        let terse = anyhow::Error::new(io).context("cannot read t.j2");
+        assert_eq!(
+            chain_lines(&terse, "  caused by: "),
+            "cannot read t.j2\n  caused by: No such file"
+        );
+    }
 }

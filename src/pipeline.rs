@@ -517,7 +517,7 @@ mod tests {
 
     #[test]
     fn run_directory_errors() {
-        let e = AnalyzeError::from(RunDirError::Missing("/nowhere".into()));
+        let e = AnalyzeError::from(RunDirError::Missing("/nowhere".into(), Default::default()));
         assert_eq!(e.kind, FailureKind::RunDirectory);
         let e = AnalyzeError::from(RunDirError::NoTraceName { value: "x/".into() });
         assert_eq!(e.kind, FailureKind::Manifest);

@@ -23,8 +23,8 @@ pub const DEFAULT_TRACE_FILE: &str = "trace.nsys-rep";
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunDirError {
-    #[error("run directory {} does not exist", shown_path(.0))]
-    Missing(PathBuf),
+    #[error("run directory {} does not exist{}", shown_path(.0), listed(" (run directories beside it: ", .1, ")"))]
+    Missing(PathBuf, RunDirsFound),
     #[error("{} is not a directory", shown_path(.0))]
     NotADirectory(PathBuf),
     #[error("cannot read {}: {source}", shown_path(.path))]
@@ -32,8 +32,8 @@ pub enum RunDirError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("no {MANIFEST_FILE} in {} (hint: point --run-dir at a folder the profiling harness wrote)", shown_path(.0))]
-    NoManifest(PathBuf),
+    #[error("no {MANIFEST_FILE} in {}{}", shown_path(.0), if .1.names.is_empty() { " (hint: point --run-dir at a folder the profiling harness wrote)".to_owned() } else { listed("; it holds run directories: ", .1, &format!(" (hint: pass each with its own --run-dir, such as --run-dir {})", shown_path(&.0.join(&.1.names[0])))) })]
+    NoManifest(PathBuf, RunDirsFound),
     #[error(transparent)]
     Manifest(#[from] ManifestError),
     #[error("{MANIFEST_FILE}: `expected_trace_path` ({value:?}) does not end in a file name")]
@@ -54,6 +54,50 @@ pub enum RunDirError {
         expected: String,
         actual: String,
     },
+}
+
+/// The run directories (folders holding a manifest.yaml) directly inside a folder, named in
+/// the errors of a `--run-dir` that is not one: its parent (a typo), or a folder of runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunDirsFound {
+    /// The first few names, sorted.
+    pub names: Vec<String>,
+    /// How many there are in all.
+    pub total: usize,
+}
+
+impl RunDirsFound {
+    const SHOWN: usize = 8;
+
+    /// The run directories directly inside `folder` (none when it cannot be read).
+    pub fn in_folder(folder: &Path) -> RunDirsFound {
+        let Ok(entries) = std::fs::read_dir(folder) else {
+            return RunDirsFound::default();
+        };
+        let mut names: Vec<String> = entries
+            .filter_map(Result::ok)
+            .take(4096)
+            .filter(|e| e.path().join(MANIFEST_FILE).is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        let total = names.len();
+        names.truncate(Self::SHOWN);
+        RunDirsFound { names, total }
+    }
+}
+
+/// `before` + the names (and how many more) + `after`; empty when there are none.
+fn listed(before: &str, found: &RunDirsFound, after: &str) -> String {
+    if found.names.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = found.names.iter().map(|n| shown(n).into_owned()).collect();
+    let more = match found.total - found.names.len() {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    format!("{before}{}{more}{after}", names.join(", "))
 }
 
 impl RunDirError {
@@ -91,7 +135,14 @@ pub struct ManifestRead {
 /// Reads the manifest of the run directory `dir`.
 pub fn read_manifest_of(dir: &Path) -> Result<ManifestRead, RunDirError> {
     let meta = std::fs::metadata(dir).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => RunDirError::Missing(dir.to_owned()),
+        std::io::ErrorKind::NotFound => RunDirError::Missing(
+            dir.to_owned(),
+            RunDirsFound::in_folder(match dir.parent() {
+                Some(p) if p.as_os_str().is_empty() => Path::new("."),
+                Some(p) => p,
+                None => Path::new("."),
+            }),
+        ),
         _ => RunDirError::Io {
             path: dir.to_owned(),
             source: e,
@@ -328,8 +379,10 @@ fn probe_writable(dir: &Path) -> anyhow::Result<()> {
 
 fn read_manifest(path: &Path) -> Result<Vec<u8>, RunDirError> {
     if !path.exists() {
+        let dir = path.parent().unwrap_or(path);
         return Err(RunDirError::NoManifest(
-            path.parent().unwrap_or(path).to_owned(),
+            dir.to_owned(),
+            RunDirsFound::in_folder(dir),
         ));
     }
     Ok(manifest::read_bytes(path)?)

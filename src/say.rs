@@ -73,6 +73,11 @@ pub fn stderr_is_terminal() -> bool {
     std::io::stderr().is_terminal()
 }
 
+/// Whether standard output is a terminal (a person reading, not a log or a pipe).
+pub fn stdout_is_terminal() -> bool {
+    std::io::stdout().is_terminal()
+}
+
 /// Redraws the progress line on a terminal: `\r` and `text` ([`inert`]), no line break.
 pub fn redraw(text: &str) {
     let out = format!("\r{}", inert(text, in_actions()));

@@ -101,11 +101,8 @@ fn interrupted(signal: interrupt::Signal) -> ExitCode {
 }
 
 fn report_error(err: &anyhow::Error) {
-    let mut text = format!("nsys-gate: error: {err}");
-    for cause in err.chain().skip(1) {
-        text.push_str(&format!("\n  caused by: {cause}"));
-    }
-    say::message(&text);
+    let text = crate::outcome::chain_lines(err, "  caused by: ");
+    say::message(&format!("nsys-gate: error: {text}"));
 }
 
 /// The pipeline's options for one run directory; `gate` is checked once for all of them.

@@ -40,7 +40,24 @@ pub fn finish(
     let report = renderer.render(outcomes, &f.options)?;
 
     let report_path = write_report(&report, f)?;
-    if f.print || report_path.is_none() {
+    let nothing_analysed = outcomes
+        .iter()
+        .all(|o| matches!(o, RunOutcome::Failed(_)));
+    if (f.print || report_path.is_none())
+        && f.write_file
+        && nothing_analysed
+        && say::stdout_is_terminal()
+    {
+        // A mistyped --run-dir: the error above says it all; a page of markdown repeating it
+        // would only push it off the screen.
+        say!(
+            "nsys-gate: no run directory could be analysed, so the report (the errors above, in markdown) is not printed to the terminal{}",
+            report_path
+                .as_deref()
+                .map(|p| format!("; it is in {}", shown_path(p)))
+                .unwrap_or_default()
+        );
+    } else if f.print || report_path.is_none() {
         // Inside GitHub Actions, between `::stop-commands::TOKEN` and `::TOKEN::`.
         say::report(&report).context("cannot write the report to standard output")?;
     }
@@ -74,7 +91,7 @@ fn write_report(report: &str, f: &Finish) -> anyhow::Result<Option<PathBuf>> {
             say!("nsys-gate: report written to {}", shown_path(path));
         }
         None if f.write_file => say!(
-            "nsys-gate: no run directory exists to write {REPORT_FILE} into (pass --output FILE); the report goes to standard output"
+            "nsys-gate: no run directory exists to write {REPORT_FILE} into (pass --output FILE to keep the report)"
         ),
         None => {}
     }

@@ -186,9 +186,18 @@ fn target(args: &CommentArgs, env: &Environment) -> Result<Option<Target>, PostE
         Some(n) => EventPr::Number(n),
         None => match env.pull_request()? {
             EventPr::None { event } => {
-                say!(
+                let mut text = format!(
                     "nsys-gate: no pull request to comment on (event: {event}); the report was not posted (pass --pr N to post anyway)"
                 );
+                // Said now, not first on a pull request's run: the setup cannot post.
+                if !matches!(github::Token::from_env(&args.token_env), Ok(Some(_))) {
+                    text.push_str(&format!(
+                        "\n  note: there is no token in ${} either, so posting would fail on a pull request too: {}",
+                        args.token_env,
+                        token_hint(&args.token_env)
+                    ));
+                }
+                say::message(&text);
                 return Ok(None);
             }
             e => e,
@@ -209,8 +218,9 @@ fn target(args: &CommentArgs, env: &Environment) -> Result<Option<Target>, PostE
     };
     let Some(token) = github::Token::from_env(&args.token_env)? else {
         return Err(PostError::Config(format!(
-            "no token in ${}: in a workflow pass it with `env: {}: ${{{{ secrets.GITHUB_TOKEN }}}}` and grant `permissions: pull-requests: write`",
-            args.token_env, args.token_env
+            "no token in ${}: {}",
+            args.token_env,
+            token_hint(&args.token_env)
         )));
     };
     let budget = Duration::from_secs(args.post_timeout);
@@ -232,6 +242,13 @@ fn target(args: &CommentArgs, env: &Environment) -> Result<Option<Target>, PostE
         repo,
         config,
     }))
+}
+
+/// How to give the token that is missing from `$name`.
+fn token_hint(name: &str) -> String {
+    format!(
+        "in a workflow pass it with `env: {name}: ${{{{ secrets.GITHUB_TOKEN }}}}` and grant `permissions: pull-requests: write`; locally, set {name} to a token that may comment on the pull requests"
+    )
 }
 
 /// Finds the pull request (from a head commit, for `workflow_run`) and upserts the comment.

@@ -1,13 +1,20 @@
 //! action.yml end to end: a temporary git repository whose workflow uses the action by path
-//! from this checkout, run twice by real `act` in host mode (`-P self-hosted=-self-hosted`)
-//! against the local GitHub test server, with real nsys, from a clean environment (act in host
-//! mode hands the caller's whole environment to the steps, so nothing real may leak in).
+//! from this checkout, run by real `act` in host mode (`-P self-hosted=-self-hosted`) against
+//! the local GitHub test server, with real nsys, from a clean environment (act in host mode
+//! hands the caller's whole environment to the steps, so nothing real may leak in).
+//!
+//! The action installs its binary from a loopback release mirror that
+//! `scripts/package-release.sh` fills once per test run from the current source (the
+//! `release-url` input), the way a user's job downloads a release: one build for all the act
+//! tests. Only the test of an edited action tree builds the source under act, in a target
+//! folder it shares with that one package build.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::common::repo;
+use crate::file_server::FileServer;
 use crate::github_server::Server;
 use crate::post::analyses::{
     analysis_json, assert_inert, HOSTILE_KEY, HOSTILE_PROFILE, HOSTILE_RANGE, HOSTILE_REPORT,
@@ -17,9 +24,48 @@ use crate::require_nsys;
 const ACT_VERSION: &str = "0.2.89";
 const TOKEN: &str = "ghs_e2eSecretThatMustNotLeak0123456789";
 
-/// The act tests run one at a time: they share the action's build in act's tool cache (the
-/// first builds it, the others find it there) and two cores.
+/// The act tests run one at a time: they share the release mirror's build and two cores.
 static ACT_LOCK: Mutex<()> = Mutex::new(());
+
+/// Where `scripts/package-release.sh` builds for these tests, and where the source build of an
+/// edited action tree under act finds the dependencies already compiled.
+fn build_dir() -> PathBuf {
+    repo().join("target/act-build")
+}
+
+/// The release mirror: `scripts/package-release.sh` run once per test run on this checkout,
+/// laid out as `vVERSION/FILE` (the shape of GitHub's `releases/download` URLs).
+fn release_mirror() -> &'static Path {
+    static MIRROR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    MIRROR.get_or_init(|| {
+        let mirror = repo().join("target/act-mirror");
+        let _ = std::fs::remove_dir_all(&mirror);
+        let started = std::time::Instant::now();
+        let out = Command::new(repo().join("scripts/package-release.sh"))
+            .arg(&mirror)
+            .env("CARGO_TARGET_DIR", build_dir())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "scripts/package-release.sh failed:\n{}",
+            text(&out)
+        );
+        eprintln!("packaged the release mirror in {:?}", started.elapsed());
+        mirror
+    })
+}
+
+/// The version the action's Cargo.toml declares (the release the action looks for).
+fn version() -> String {
+    let manifest = std::fs::read_to_string(repo().join("Cargo.toml")).unwrap();
+    manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("version = \""))
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap()
+        .to_owned()
+}
 
 fn act_lock() -> MutexGuard<'static, ()> {
     ACT_LOCK.lock().unwrap_or_else(PoisonError::into_inner)
@@ -75,12 +121,17 @@ jobs:
     runs-on: self-hosted
     steps:
       - uses: actions/checkout@v4
+      - name: No Rust toolchain on this runner
+        run: "! command -v cargo"
       - id: gate
         uses: ./nsys-gate
         with:
           run-dir: ${{ env.RUN_DIR }}
           nsys: ${{ env.NSYS }}
+          install: release
+          release-url: ${{ env.RELEASE_URL }}
           comment-key: smoke
+          top: "3"
       - if: always()
         name: Record the outputs
         env:
@@ -88,11 +139,14 @@ jobs:
           COMMENT: ${{ steps.gate.outputs.comment-url }}
           REPORT: ${{ steps.gate.outputs.report-path }}
           ANALYSES: ${{ steps.gate.outputs.analysis-paths }}
-        run: printf 'gate=%s\ncomment=%s\nreport=%s\nanalyses=%s\n' "$GATE" "$COMMENT" "$REPORT" "$ANALYSES" > "$RESULT_FILE"
+          WARNINGS: ${{ steps.gate.outputs.warnings }}
+        run: printf 'gate=%s\ncomment=%s\nreport=%s\nanalyses=%s\nwarnings=%s\n' "$GATE" "$COMMENT" "$REPORT" "$ANALYSES" "$WARNINGS" > "$RESULT_FILE"
 "#;
 
 struct Act {
     _tmp: assert_fs::TempDir,
+    /// The runner's home, and so act's tool cache, where the action caches its binary: new
+    /// for each test, so that each one installs.
     home: PathBuf,
     root: PathBuf,
     repo: PathBuf,
@@ -107,6 +161,8 @@ struct Invocation<'a> {
     workflow: &'a str,
     env: Vec<(&'a str, String)>,
     token: &'a str,
+    /// Whether cargo is on the steps' PATH.
+    cargo: bool,
 }
 
 impl Act {
@@ -119,9 +175,7 @@ impl Act {
         std::fs::create_dir_all(repo_dir.join(".github/workflows")).unwrap();
         std::fs::create_dir_all(repo_dir.join("nsys-gate")).unwrap();
         std::fs::create_dir_all(repo_dir.join("runs")).unwrap();
-        // The runner's home (and so act's tool cache, where the action caches its build) is
-        // kept under target/, so that local reruns reuse the build; CI starts without it.
-        let home = repo().join("target/act-e2e-home");
+        let home = root.join("home");
         std::fs::create_dir_all(&home).unwrap();
         copy_action_source(&repo_dir.join("nsys-gate"));
         for fixture in ["clean", "missing-iterations"] {
@@ -181,8 +235,9 @@ impl Act {
         }
     }
 
-    /// Runs profile.yml once on `run_dir`; returns act's output and the recorded outputs.
-    fn run(&self, server: &Server, run_dir: &str) -> (Output, String) {
+    /// Runs profile.yml once on `run_dir` with the release mirror at `mirror`; returns act's
+    /// output and the recorded outputs.
+    fn run(&self, server: &Server, mirror: &str, run_dir: &str, cargo: bool) -> (Output, String) {
         let event_file = self.root.join("event.json");
         self.invoke(
             server,
@@ -190,8 +245,12 @@ impl Act {
                 event: "pull_request",
                 event_file: &event_file,
                 workflow: ".github/workflows/profile.yml",
-                env: vec![("RUN_DIR", format!("runs/{run_dir}"))],
+                env: vec![
+                    ("RUN_DIR", format!("runs/{run_dir}")),
+                    ("RELEASE_URL", mirror.to_owned()),
+                ],
                 token: TOKEN,
+                cargo,
             },
         )
     }
@@ -208,16 +267,22 @@ impl Act {
         let mut cmd = Command::new(&self.act);
         cmd.current_dir(&self.repo)
             // A clean environment: act in host mode passes the caller's environment to the
-            // steps. Only a PATH with cargo, and where the Rust toolchain lives, go in.
+            // steps. Only a PATH (with cargo when asked) and where the Rust toolchain lives go
+            // in, and the folder where a source build finds the mirror build's dependencies.
             .env_clear()
-            .env(
+            .env("HOME", &self.home);
+        if how.cargo {
+            cmd.env(
                 "PATH",
                 format!("{cargo_home}/bin:/usr/local/bin:/usr/bin:/bin"),
             )
-            .env("HOME", &self.home)
             .env("CARGO_HOME", &cargo_home)
             .env("RUSTUP_HOME", &rustup_home)
-            .args([how.event, "-W", how.workflow, "-e"])
+            .env("CARGO_TARGET_DIR", build_dir());
+        } else {
+            cmd.env("PATH", "/usr/local/bin:/usr/bin:/bin");
+        }
+        cmd            .args([how.event, "-W", how.workflow, "-e"])
             .arg(how.event_file)
             .args(["-P", "self-hosted=-self-hosted"])
             .args(["--env", &format!("GITHUB_API_URL={}", server.api_url())])
@@ -243,28 +308,42 @@ fn text(out: &Output) -> String {
 }
 
 #[test]
-fn the_action_builds_posts_updates_and_gates_under_act() {
+fn the_action_installs_the_release_posts_updates_and_gates_under_act() {
     let nsys = require_nsys!("2024.2");
     let Some(act) = act() else { return };
     let _one_at_a_time = act_lock();
+    let mirror = FileServer::serve(release_mirror());
     let server = Server::github_for(std::time::Duration::from_secs(1500));
     let act = Act::new(act, nsys, &[(".github/workflows/profile.yml", WORKFLOW)]);
+    let version = version();
 
-    // First run: a clean run directory. The binary is built from the action's source, the
-    // comment is created, the job passes.
-    let (out, recorded) = act.run(&server, "clean");
+    // First run: a clean run directory, on a runner without Rust. The release binary is
+    // downloaded from the mirror and checked, the comment is created, the job passes.
+    let started = std::time::Instant::now();
+    let (out, recorded) = act.run(&server, &mirror.url(), "clean", false);
+    let elapsed = started.elapsed();
     let log = text(&out);
     assert!(out.status.success(), "act failed:\n{log}");
-    // Built from the action's source (or, on a local rerun with the same source, the build
-    // cached by an earlier run).
+    eprintln!("install: release, download to comment posted: act ran {elapsed:?}");
+    let asset = format!("/v{version}/nsys-gate-{version}-linux-x86_64.tar.gz");
     assert!(
-        log.contains("building nsys-gate") || log.contains("using cached build"),
+        log.contains(&format!("installed release {version} (linux-x86_64) from {}{asset}", mirror.url())),
         "{log}"
+    );
+    assert!(!log.contains("building nsys-gate"), "{log}");
+    assert_eq!(
+        mirror.requests(),
+        [
+            format!("/v{version}/nsys-gate-{version}-source-tree.txt"),
+            asset.clone(),
+            format!("{asset}.sha256"),
+        ]
     );
     assert!(log.contains("Summary - "), "no step summary:\n{log}");
     assert!(recorded.contains("gate=pass"), "{recorded}\n{log}");
     assert!(recorded.contains("/runs/clean/analysis.json"), "{recorded}");
     assert!(recorded.contains("report.md"), "{recorded}");
+    assert!(recorded.contains("warnings=0"), "{recorded}");
     let comments = server.comments(7);
     assert_eq!(comments.len(), 1, "{comments:?}\n{log}");
     let id = comments[0].id;
@@ -285,14 +364,19 @@ fn the_action_builds_posts_updates_and_gates_under_act() {
     // Second run: missing iterations. The cached binary is used, the same comment is
     // updated in place, and the job fails on the gate.
     let before = server.requests().len();
-    let (out, recorded) = act.run(&server, "missing-iterations");
+    let (out, recorded) = act.run(&server, &mirror.url(), "missing-iterations", false);
     let log = text(&out);
     assert!(
         !out.status.success(),
         "the job passed on missing iterations:\n{log}"
     );
-    assert!(log.contains("using cached build"), "{log}");
+    assert!(
+        log.contains(&format!("using the cached release binary {version}")),
+        "{log}"
+    );
+    assert_eq!(mirror.requests().len(), 3, "{:?}", mirror.requests());
     assert!(recorded.contains("gate=fail"), "{recorded}\n{log}");
+    assert!(!recorded.contains("warnings=0"), "{recorded}");
     let comments = server.comments(7);
     assert_eq!(comments.len(), 1, "{comments:?}");
     assert_eq!(comments[0].id, id);
@@ -320,6 +404,131 @@ fn the_action_builds_posts_updates_and_gates_under_act() {
     assert!(!log.contains(TOKEN), "the token leaked into act's output");
 }
 
+/// The action with its default `install: auto`: no comment posted, only the install watched.
+const AUTO_WORKFLOW: &str = r#"name: profile
+on: pull_request
+permissions:
+  contents: read
+jobs:
+  gate:
+    runs-on: self-hosted
+    steps:
+      - uses: actions/checkout@v4
+      - id: gate
+        uses: ./nsys-gate
+        with:
+          run-dir: runs/clean
+          nsys: ${{ env.NSYS }}
+          release-url: ${{ env.RELEASE_URL }}
+          post: "false"
+      - if: always()
+        name: Record the outputs
+        env:
+          GATE: ${{ steps.gate.outputs.gate }}
+        run: printf 'gate=%s\n' "$GATE" > "$RESULT_FILE"
+"#;
+
+/// `install: auto` decides from the action's own tree, not from a ref: the mirror's release
+/// was built from this very source, so its binary is downloaded (Rust on PATH or not); after
+/// one file of the action's tree is edited, the published source-tree hash no longer matches
+/// and the action's source is built instead.
+#[test]
+fn install_auto_downloads_the_release_of_this_tree_and_builds_an_edited_tree_under_act() {
+    let nsys = require_nsys!("2024.2");
+    let Some(act) = act() else { return };
+    let _one_at_a_time = act_lock();
+    let mirror = FileServer::serve(release_mirror());
+    let server = Server::github_for(std::time::Duration::from_secs(1500));
+    let act = Act::new(act, nsys, &[(".github/workflows/profile.yml", AUTO_WORKFLOW)]);
+    let version = version();
+
+    let (out, recorded) = act.run(&server, &mirror.url(), "clean", true);
+    let log = text(&out);
+    assert!(out.status.success(), "act failed:\n{log}");
+    assert!(recorded.contains("gate=pass"), "{recorded}\n{log}");
+    assert!(
+        log.contains(&format!("installed release {version} (linux-x86_64)")),
+        "{log}"
+    );
+    assert!(!log.contains("building nsys-gate"), "{log}");
+    assert_eq!(mirror.requests().len(), 3, "{:?}", mirror.requests());
+
+    // One file of the action's tree edited (as in a branch or a vendored, patched copy).
+    let main_rs = act.repo.join("nsys-gate/src/main.rs");
+    let mut source = std::fs::read_to_string(&main_rs).unwrap();
+    source.push_str("\n// edited in a branch\n");
+    std::fs::write(&main_rs, source).unwrap();
+    let started = std::time::Instant::now();
+    let (out, recorded) = act.run(&server, &mirror.url(), "clean", true);
+    let log = text(&out);
+    assert!(out.status.success(), "act failed:\n{log}");
+    eprintln!("install: auto on an edited tree: act ran {:?}", started.elapsed());
+    assert!(recorded.contains("gate=pass"), "{recorded}\n{log}");
+    assert!(
+        log.contains(&format!("is not the one release {version} was built from")),
+        "{log}"
+    );
+    assert!(
+        log.contains(&format!("built nsys-gate {version} from source")),
+        "{log}"
+    );
+    // The tree hash was fetched again; the archive was not.
+    let requests = mirror.requests();
+    assert_eq!(requests.len(), 4, "{requests:?}");
+    assert!(requests[3].ends_with("-source-tree.txt"), "{requests:?}");
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+}
+
+/// A downloaded archive whose SHA-256 is not the published one fails the step, saying so, and
+/// is neither installed nor replaced by a source build (cargo is on PATH, and unused).
+#[test]
+fn a_wrong_checksum_fails_the_install_under_act() {
+    let nsys = require_nsys!("2024.2");
+    let Some(act) = act() else { return };
+    let _one_at_a_time = act_lock();
+    let version = version();
+    let altered = assert_fs::TempDir::new().unwrap();
+    let status = Command::new("cp")
+        .arg("-r")
+        .arg(release_mirror().join(format!("v{version}")))
+        .arg(altered.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let asset = format!("nsys-gate-{version}-linux-x86_64.tar.gz");
+    let wrong = "0".repeat(64);
+    std::fs::write(
+        altered
+            .path()
+            .join(format!("v{version}/{asset}.sha256")),
+        format!("{wrong}  {asset}\n"),
+    )
+    .unwrap();
+    let mirror = FileServer::serve(altered.path());
+    let server = Server::github_for(std::time::Duration::from_secs(1500));
+    let act = Act::new(act, nsys, &[(".github/workflows/profile.yml", AUTO_WORKFLOW)]);
+
+    let (out, recorded) = act.run(&server, &mirror.url(), "clean", true);
+    let log = text(&out);
+    assert!(!out.status.success(), "the job passed:\n{log}");
+    assert!(
+        log.contains(&format!(
+            "::error title=nsys-gate::the SHA-256 of {}/v{version}/{asset} is ",
+            mirror.url()
+        )),
+        "{log}"
+    );
+    assert!(
+        log.contains(&format!("the published checksum ({}/v{version}/{asset}.sha256) says '{wrong}'", mirror.url())),
+        "{log}"
+    );
+    assert!(log.contains("nothing was built instead"), "{log}");
+    assert!(!log.contains("building nsys-gate"), "{log}");
+    assert!(!log.contains("installed release"), "{log}");
+    // The run step never ran: no gate output.
+    assert_eq!(recorded, "gate=\n", "{log}");
+}
+
 /// The fork's half of the fork-safe pair (examples/workflows/profile-untrusted.yml, cut
 /// down): analyse without posting, then upload. Its middle step is what the fork's own code
 /// can do: on a fork's pull request the fork controls this job and this very file, so the
@@ -338,6 +547,7 @@ jobs:
         with:
           run-dir: runs/clean
           nsys: ${{ env.NSYS }}
+          release-url: ${{ env.RELEASE_URL }}
           post: "false"
       - name: What the fork's code can do
         run: |
@@ -379,6 +589,7 @@ jobs:
         uses: ./nsys-gate
         with:
           post-analyses: results
+          release-url: ${{ env.RELEASE_URL }}
       - if: always()
         name: Record the outputs
         env:
@@ -453,6 +664,8 @@ fn the_fork_safe_pair_posts_what_the_privileged_job_rendered_under_act() {
     );
     let store = act.root.join("artifacts");
     let artifact_dir = ("ARTIFACT_DIR", store.display().to_string());
+    let mirror = FileServer::serve(release_mirror());
+    let release_url = ("RELEASE_URL", mirror.url());
 
     // The fork's half: its token is read-only (and unused: nothing is posted).
     let started = std::time::Instant::now();
@@ -462,8 +675,9 @@ fn the_fork_safe_pair_posts_what_the_privileged_job_rendered_under_act() {
             event: "pull_request",
             event_file: &act.root.join("event.json"),
             workflow: ".github/workflows/profile-untrusted.yml",
-            env: vec![artifact_dir.clone()],
+            env: vec![artifact_dir.clone(), release_url.clone()],
             token: "ghs_forkReadOnlyToken",
+            cargo: false,
         },
     );
     let log = text(&out);
@@ -501,14 +715,17 @@ fn the_fork_safe_pair_posts_what_the_privileged_job_rendered_under_act() {
             event: "workflow_run",
             event_file: &event_file,
             workflow: ".github/workflows/post-comment.yml",
-            env: vec![artifact_dir],
+            env: vec![artifact_dir, release_url],
             token: TOKEN,
+            cargo: false,
         },
     );
     let log = text(&out);
     assert!(out.status.success(), "the privileged half failed:\n{log}");
     eprintln!("the privileged half took {:?}", started.elapsed());
-    assert!(log.contains("using cached build"), "{log}");
+    // Each job downloads the release binary into its runner's tool cache (here, one cache
+    // for both: the second job finds it there).
+    assert!(log.contains("using the cached release binary"), "{log}");
     let lines: Vec<String> = server.requests().iter().map(|r| r.line()).collect();
     assert_eq!(
         lines,
@@ -626,4 +843,94 @@ fn run_sh_escapes_inputs_in_workflow_commands() {
     ]);
     assert_eq!(code, Some(2), "{log}");
     assert!(log.contains("not both"), "{log}");
+
+    // The progress lines of action/lib.sh's `say` (install.sh's, with URLs and paths in
+    // them): one line, no command at its start, the legacy `##[` broken.
+    let out = Command::new("bash")
+        .args(["-c", "source \"$0\"; say \"$1\""])
+        .arg(repo().join("action/lib.sh"))
+        .arg("url\n::warning::injected\r##[error]x")
+        .env_clear()
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "nsys-gate action: url ::warning::injected #\u{200b}#[error]x\n"
+    );
+
+    // The new inputs reach the binary as options; gate codes split on commas and spaces and
+    // are never glob-expanded.
+    std::fs::create_dir_all(tmp.path().join("runs/a")).unwrap();
+    let (code, log) = run(&[
+        ("INPUT_RUN_DIR", "runs/*"),
+        ("INPUT_TOP", "3"),
+        ("INPUT_COMMENT_AUTHOR", "profile-bot[bot]"),
+        ("INPUT_GATE_ON", "unclosed_ranges, *\ncross_thread_ranges"),
+        ("INPUT_NO_GATE_ON", "missing_iterations"),
+        ("INPUT_FAIL_ON_POST_ERROR", "true"),
+    ]);
+    assert_eq!(code, Some(0), "{log}");
+    assert!(
+        log.contains("called: run --run-dir runs/a --top 3 --comment-author profile-bot[bot] --gate-on unclosed_ranges --gate-on * --gate-on cross_thread_ranges --no-gate-on missing_iterations --fail-on-post-error"),
+        "{log}"
+    );
+}
+
+/// Every input of action.yml is passed to a step and documented in the README's table, and so
+/// is every output; nothing is documented that action.yml does not have.
+#[test]
+fn action_inputs_and_outputs_are_used_and_documented() {
+    let action = std::fs::read_to_string(repo().join("action.yml")).unwrap();
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let section = |name: &str| -> Vec<String> {
+        let mut names = Vec::new();
+        let mut inside = false;
+        for line in action.lines() {
+            if !line.starts_with(' ') && !line.is_empty() {
+                inside = line == format!("{name}:");
+                continue;
+            }
+            if let Some(key) = line.strip_prefix("  ").and_then(|l| l.strip_suffix(':')) {
+                if inside && !key.starts_with(' ') {
+                    names.push(key.to_owned());
+                }
+            }
+        }
+        names
+    };
+    let table = |heading: &str| -> Vec<String> {
+        let start = readme.find(heading).unwrap();
+        readme[start..]
+            .lines()
+            .skip_while(|l| !l.starts_with("| "))
+            .take_while(|l| l.starts_with('|'))
+            .filter_map(|l| l.strip_prefix("| `")?.split_once('`').map(|(n, _)| n.to_owned()))
+            .collect()
+    };
+    let inputs = section("inputs");
+    assert!(inputs.len() > 15, "{inputs:?}");
+    for input in &inputs {
+        assert!(
+            action.contains(&format!("${{{{ inputs.{input} }}}}")),
+            "input {input} is passed to no step"
+        );
+    }
+    let mut documented = table("### Inputs");
+    let mut declared = inputs.clone();
+    documented.sort();
+    declared.sort();
+    assert_eq!(documented, declared, "README's inputs table vs action.yml");
+
+    let outputs = section("outputs");
+    for output in &outputs {
+        assert!(
+            action.contains(&format!("steps.run.outputs.{output} }}}}")),
+            "output {output} is not the run step's"
+        );
+    }
+    let mut documented = table("### Outputs");
+    let mut declared = outputs;
+    documented.sort();
+    declared.sort();
+    assert_eq!(documented, declared, "README's outputs table vs action.yml");
 }

@@ -5,6 +5,7 @@ mod action;
 mod common;
 mod csv_input;
 mod faults;
+mod file_server;
 mod files;
 mod fixtures;
 mod github_server;

@@ -7,6 +7,31 @@ use std::time::{Duration, Instant};
 use crate::common::{self, analyze, assert_status, fixture, stderr};
 use crate::require_nsys;
 
+/// Another program given as nsys (`--nsys /bin/true`) is named as not nsys, with what it said,
+/// instead of a version read out of its licence text.
+#[test]
+fn a_program_that_is_not_nsys_is_named_so() {
+    let run = fixture("clean");
+    std::fs::write(run.path("analysis.json"), "previous\n").unwrap();
+    let out = common::bin()
+        .args(["analyze", "--nsys", "/bin/true", "--run-dir"])
+        .arg(&run.dir)
+        .output()
+        .unwrap();
+    assert_status(&out, 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("`/bin/true --version` is not Nsight Systems"),
+        "{err}"
+    );
+    assert!(err.contains("GNU coreutils"), "{err}");
+    assert!(!err.contains("has neither"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(run.path("analysis.json")).unwrap(),
+        "previous\n"
+    );
+}
+
 #[test]
 fn no_nsys_anywhere_names_every_place_searched() {
     // A copy of the binary outside the repository, so that the project-local .nsys/ is not

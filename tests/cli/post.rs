@@ -397,7 +397,21 @@ fn no_pull_request_posts_nothing() {
             "{}",
             stderr(&out)
         );
+        // The token is there: nothing more is said.
+        assert!(!stderr(&out).contains("no token"), "{}", stderr(&out));
     }
+    // Without a token, that is said now rather than on the first pull request's run.
+    let out = case.post(
+        &server,
+        Some(case.event("push", json!({"ref": "refs/heads/main"}))),
+        &["--token-env", "NSYS_GATE_NO_SUCH_TOKEN"],
+    );
+    assert_status(&out, 0);
+    assert!(
+        stderr(&out).contains("note: there is no token in $NSYS_GATE_NO_SUCH_TOKEN either, so posting would fail on a pull request too"),
+        "{}",
+        stderr(&out)
+    );
     assert!(server.requests().is_empty());
 }
 

@@ -276,7 +276,13 @@ fn a_broken_template_exits_2_naming_its_line_before_nsys_runs() {
         .output()
         .unwrap();
     assert_status(&out, 2);
-    assert!(stderr(&out).contains("cannot read the template /nonexistent/t.j2"));
+    let err = stderr(&out);
+    assert!(
+        err.contains("cannot read the template /nonexistent/t.j2"),
+        "{err}"
+    );
+    // Said once: the error quotes its cause, so the cause is not repeated below it.
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
 }
 
 #[test]

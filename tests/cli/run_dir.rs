@@ -244,3 +244,78 @@ fn yaml_1_1_record_ids_stay_strings() {
     assert_eq!(a["run"]["record_count"], 3);
     assert!(run.manifest().contains("- 000000000139"));
 }
+
+/// `--run-dir` at the folder of runs above the run directories (`runs/`) names the run
+/// directories it holds; a mistyped one names those beside it.
+#[test]
+fn a_folder_of_runs_or_a_typo_names_the_run_directories_found() {
+    let tmp = assert_fs::TempDir::new().unwrap();
+    let runs = tmp.path().join("runs");
+    for name in ["20261201T090000Z", "20261130T090000Z"] {
+        std::fs::create_dir_all(runs.join(name)).unwrap();
+        std::fs::copy(
+            common::repo().join("tests/fixtures/clean/manifest.yaml"),
+            runs.join(name).join("manifest.yaml"),
+        )
+        .unwrap();
+    }
+    std::fs::create_dir_all(runs.join("notes")).unwrap();
+    let nsys = Path::new("/nonexistent/nsys");
+
+    let out = analyze(&runs, nsys, &[]);
+    assert_status(&out, 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("; it holds run directories: 20261130T090000Z, 20261201T090000Z (hint: pass each with its own --run-dir, such as --run-dir "),
+        "{err}"
+    );
+    assert!(!err.contains("notes"), "{err}");
+
+    let out = analyze(&runs.join("20261201T09000Z"), nsys, &[]);
+    assert_status(&out, 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("does not exist (run directories beside it: 20261130T090000Z, 20261201T090000Z)"),
+        "{err}"
+    );
+}
+
+/// `run` with a mistyped `--run-dir` in a terminal: the error, not a page of markdown
+/// repeating it. Piped (a CI log, `> file`), the report is printed as before.
+#[test]
+fn run_prints_no_failure_report_to_a_terminal() {
+    let tmp = assert_fs::TempDir::new().unwrap();
+    let exe = assert_cmd::cargo::cargo_bin("nsys-gate");
+    let command = format!(
+        "{} run --no-post --run-dir {}",
+        exe.display(),
+        tmp.path().join("runs/typo").display()
+    );
+    // `script` runs the command with a pseudo-terminal as its standard output.
+    let out = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .expect("script (util-linux)");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{shown}");
+    assert!(shown.contains("does not exist"), "{shown}");
+    assert!(
+        shown.contains("the report (the errors above, in markdown) is not printed to the terminal"),
+        "{shown}"
+    );
+    assert!(!shown.contains("# ⛔"), "{shown}");
+
+    let out = common::bin()
+        .args(["run", "--no-post", "--run-dir"])
+        .arg(tmp.path().join("runs/typo"))
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap();
+    assert_status(&out, 2);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("# ⛔"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -1,0 +1,113 @@
+//! A loopback HTTP server for static files, standing in for GitHub's `releases/download`
+//! URLs (or a mirror of them): `GET /PATH` answers the file ROOT/PATH with `200` and its
+//! bytes, anything missing with `404`, as a release host does. Every request path is recorded.
+//! It stops when dropped.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+pub struct FileServer {
+    port: u16,
+    requests: Arc<Mutex<Vec<String>>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl FileServer {
+    pub fn serve(root: &Path) -> FileServer {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        listener.set_nonblocking(true).expect("non-blocking");
+        let port = listener.local_addr().unwrap().port();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (root, requests, stop) = (root.to_owned(), requests.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    match listener.accept() {
+                        Ok((stream, _)) => {
+                            let _ = answer(stream, &root, &requests);
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                            std::thread::sleep(Duration::from_millis(2));
+                        }
+                        Err(_) => break,
+                    }
+                }
+            })
+        };
+        FileServer {
+            port,
+            requests,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The paths requested so far, in order.
+    pub fn requests(&self) -> Vec<String> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+impl Drop for FileServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn answer(stream: TcpStream, root: &Path, requests: &Mutex<Vec<String>>) -> std::io::Result<()> {
+    stream.set_nonblocking(false)?;
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or("").to_owned();
+    let path = parts.next().unwrap_or("").to_owned();
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header)? == 0 || header.trim_end().is_empty() {
+            break;
+        }
+    }
+    requests.lock().unwrap().push(path.clone());
+    let file = local_path(root, &path);
+    let (status, body) = match file.and_then(|f| std::fs::read(f).ok()) {
+        Some(bytes) if method == "GET" || method == "HEAD" => ("200 OK", bytes),
+        Some(_) => ("405 Method Not Allowed", Vec::new()),
+        None => ("404 Not Found", b"Not Found".to_vec()),
+    };
+    let mut out = stream;
+    write!(
+        out,
+        "HTTP/1.1 {status}\r\ncontent-type: application/octet-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    )?;
+    if method != "HEAD" {
+        out.write_all(&body)?;
+    }
+    out.flush()
+}
+
+/// ROOT/PATH for a request path made only of normal components (no `..`, no query).
+fn local_path(root: &Path, path: &str) -> Option<PathBuf> {
+    let relative = Path::new(path.split('?').next()?.trim_start_matches('/'));
+    relative
+        .components()
+        .all(|c| matches!(c, Component::Normal(_)))
+        .then(|| root.join(relative))
+        .filter(|p| p.is_file())
+}

@@ -377,7 +377,12 @@ fn the_action_installs_the_release_posts_updates_and_gates_under_act() {
     // Second run: missing iterations. The cached binary is used, the same comment is
     // updated in place, and the job fails on the gate.
     let before = server.requests().len();
+    let started = std::time::Instant::now();
     let (out, recorded) = act.run(&server, &mirror.url(), "missing-iterations", false);
+    eprintln!(
+        "install: release, cached, to comment updated: act ran {:?}",
+        started.elapsed()
+    );
     let log = text(&out);
     assert!(
         !out.status.success(),

@@ -32,7 +32,7 @@ pub enum RunDirError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("no {MANIFEST_FILE} in {}{}", shown_path(.0), if .1.names.is_empty() { " (hint: point --run-dir at a folder the profiling harness wrote)".to_owned() } else { listed("; it holds run directories: ", .1, &format!(" (hint: pass each with its own --run-dir, such as --run-dir {})", shown_path(&.0.join(&.1.names[0])))) })]
+    #[error("no {MANIFEST_FILE} in {}{}", shown_path(.0), no_manifest_hint(.0, .1))]
     NoManifest(PathBuf, RunDirsFound),
     #[error(transparent)]
     Manifest(#[from] ManifestError),
@@ -98,6 +98,21 @@ fn listed(before: &str, found: &RunDirsFound, after: &str) -> String {
         n => format!(" and {n} more"),
     };
     format!("{before}{}{more}{after}", names.join(", "))
+}
+
+/// What to do about a folder without a manifest: the run directories it holds, or a hint.
+fn no_manifest_hint(dir: &Path, found: &RunDirsFound) -> String {
+    match found.names.first() {
+        Some(first) => listed(
+            "; it holds run directories: ",
+            found,
+            &format!(
+                " (hint: pass each with its own --run-dir, such as --run-dir {})",
+                shown_path(dir.join(first))
+            ),
+        ),
+        None => " (hint: point --run-dir at a folder the profiling harness wrote)".to_owned(),
+    }
 }
 
 impl RunDirError {

@@ -40,9 +40,7 @@ pub fn finish(
     let report = renderer.render(outcomes, &f.options)?;
 
     let report_path = write_report(&report, f)?;
-    let nothing_analysed = outcomes
-        .iter()
-        .all(|o| matches!(o, RunOutcome::Failed(_)));
+    let nothing_analysed = outcomes.iter().all(|o| matches!(o, RunOutcome::Failed(_)));
     if (f.print || report_path.is_none())
         && f.write_file
         && nothing_analysed

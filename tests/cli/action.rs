@@ -288,7 +288,7 @@ impl Act {
         } else {
             cmd.env("PATH", "/usr/local/bin:/usr/bin:/bin");
         }
-        cmd            .args([how.event, "-W", how.workflow, "-e"])
+        cmd.args([how.event, "-W", how.workflow, "-e"])
             .arg(how.event_file)
             .args(["-P", "self-hosted=-self-hosted"])
             .args(["--env", &format!("GITHUB_API_URL={}", server.api_url())])
@@ -333,7 +333,10 @@ fn the_action_installs_the_release_posts_updates_and_gates_under_act() {
     eprintln!("install: release, download to comment posted: act ran {elapsed:?}");
     let asset = format!("/v{version}/nsys-gate-{version}-linux-x86_64.tar.gz");
     assert!(
-        log.contains(&format!("installed release {version} (linux-x86_64) from {}{asset}", mirror.url())),
+        log.contains(&format!(
+            "installed release {version} (linux-x86_64) from {}{asset}",
+            mirror.url()
+        )),
         "{log}"
     );
     assert!(!log.contains("building nsys-gate"), "{log}");
@@ -457,7 +460,11 @@ fn install_auto_downloads_the_release_of_this_tree_and_builds_an_edited_tree_und
     let _one_at_a_time = act_lock();
     let mirror = FileServer::serve(release_mirror());
     let server = Server::github_for(std::time::Duration::from_secs(1500));
-    let act = Act::new(act, nsys, &[(".github/workflows/profile.yml", AUTO_WORKFLOW)]);
+    let act = Act::new(
+        act,
+        nsys,
+        &[(".github/workflows/profile.yml", AUTO_WORKFLOW)],
+    );
     let version = version();
 
     let (out, recorded) = act.run(&server, &mirror.url(), "clean", true);
@@ -488,7 +495,10 @@ fn install_auto_downloads_the_release_of_this_tree_and_builds_an_edited_tree_und
     let (out, recorded) = act.run(&server, &mirror.url(), "clean", true);
     let log = text(&out);
     assert!(out.status.success(), "act failed:\n{log}");
-    eprintln!("install: auto on an edited tree: act ran {:?}", started.elapsed());
+    eprintln!(
+        "install: auto on an edited tree: act ran {:?}",
+        started.elapsed()
+    );
     assert!(recorded.contains("gate=pass"), "{recorded}\n{log}");
     assert!(
         log.contains(&format!("is not the one release {version} was built from")),
@@ -524,15 +534,17 @@ fn a_wrong_checksum_fails_the_install_under_act() {
     let asset = format!("nsys-gate-{version}-linux-x86_64.tar.gz");
     let wrong = "0".repeat(64);
     std::fs::write(
-        altered
-            .path()
-            .join(format!("v{version}/{asset}.sha256")),
+        altered.path().join(format!("v{version}/{asset}.sha256")),
         format!("{wrong}  {asset}\n"),
     )
     .unwrap();
     let mirror = FileServer::serve(altered.path());
     let server = Server::github_for(std::time::Duration::from_secs(1500));
-    let act = Act::new(act, nsys, &[(".github/workflows/profile.yml", AUTO_WORKFLOW)]);
+    let act = Act::new(
+        act,
+        nsys,
+        &[(".github/workflows/profile.yml", AUTO_WORKFLOW)],
+    );
 
     let (out, recorded) = act.run(&server, &mirror.url(), "clean", true);
     let log = text(&out);
@@ -545,7 +557,10 @@ fn a_wrong_checksum_fails_the_install_under_act() {
         "{log}"
     );
     assert!(
-        log.contains(&format!("the published checksum ({}/v{version}/{asset}.sha256) says '{wrong}'", mirror.url())),
+        log.contains(&format!(
+            "the published checksum ({}/v{version}/{asset}.sha256) says '{wrong}'",
+            mirror.url()
+        )),
         "{log}"
     );
     assert!(log.contains("nothing was built instead"), "{log}");
@@ -930,7 +945,11 @@ fn action_inputs_and_outputs_are_used_and_documented() {
             .lines()
             .skip_while(|l| !l.starts_with("| "))
             .take_while(|l| l.starts_with('|'))
-            .filter_map(|l| l.strip_prefix("| `")?.split_once('`').map(|(n, _)| n.to_owned()))
+            .filter_map(|l| {
+                l.strip_prefix("| `")?
+                    .split_once('`')
+                    .map(|(n, _)| n.to_owned())
+            })
             .collect()
     };
     let inputs = section("inputs");

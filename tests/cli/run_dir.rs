@@ -275,7 +275,9 @@ fn a_folder_of_runs_or_a_typo_names_the_run_directories_found() {
     assert_status(&out, 2);
     let err = stderr(&out);
     assert!(
-        err.contains("does not exist (run directories beside it: 20261130T090000Z, 20261201T090000Z)"),
+        err.contains(
+            "does not exist (run directories beside it: 20261130T090000Z, 20261201T090000Z)"
+        ),
         "{err}"
     );
 }

@@ -19,7 +19,6 @@ use crate::github_server::Server;
 use crate::post::analyses::{
     analysis_json, assert_inert, HOSTILE_KEY, HOSTILE_PROFILE, HOSTILE_RANGE, HOSTILE_REPORT,
 };
-use crate::require_nsys;
 
 const ACT_VERSION: &str = "0.2.89";
 const TOKEN: &str = "ghs_e2eSecretThatMustNotLeak0123456789";
@@ -91,6 +90,29 @@ fn act() -> Option<PathBuf> {
     }
     eprintln!("SKIPPED: {hint}; set CI=1 to make this a failure");
     None
+}
+
+/// What every act test needs: nsys, act, its turn, the release mirror and the GitHub-like
+/// server. `None` (skipped, loudly) when nsys or act is missing outside CI.
+struct Setup {
+    nsys: PathBuf,
+    act: PathBuf,
+    _turn: MutexGuard<'static, ()>,
+    mirror: FileServer,
+    server: Server,
+}
+
+fn setup() -> Option<Setup> {
+    let nsys = crate::common::nsys("2024.2")?;
+    let act = act()?;
+    let turn = act_lock();
+    Some(Setup {
+        nsys,
+        act,
+        _turn: turn,
+        mirror: FileServer::serve(release_mirror()),
+        server: Server::github_for(std::time::Duration::from_secs(1500)),
+    })
 }
 
 /// Copies what the action needs to build itself (no target/, no .git, no fixtures) into `to`.
@@ -315,11 +337,16 @@ fn text(out: &Output) -> String {
 
 #[test]
 fn the_action_installs_the_release_posts_updates_and_gates_under_act() {
-    let nsys = require_nsys!("2024.2");
-    let Some(act) = act() else { return };
-    let _one_at_a_time = act_lock();
-    let mirror = FileServer::serve(release_mirror());
-    let server = Server::github_for(std::time::Duration::from_secs(1500));
+    let Some(Setup {
+        nsys,
+        act,
+        _turn,
+        mirror,
+        server,
+    }) = setup()
+    else {
+        return;
+    };
     let act = Act::new(act, nsys, &[(".github/workflows/profile.yml", WORKFLOW)]);
     let version = version();
 
@@ -455,11 +482,16 @@ jobs:
 /// and the action's source is built instead.
 #[test]
 fn install_auto_downloads_the_release_of_this_tree_and_builds_an_edited_tree_under_act() {
-    let nsys = require_nsys!("2024.2");
-    let Some(act) = act() else { return };
-    let _one_at_a_time = act_lock();
-    let mirror = FileServer::serve(release_mirror());
-    let server = Server::github_for(std::time::Duration::from_secs(1500));
+    let Some(Setup {
+        nsys,
+        act,
+        _turn,
+        mirror,
+        server,
+    }) = setup()
+    else {
+        return;
+    };
     let act = Act::new(
         act,
         nsys,
@@ -519,9 +551,16 @@ fn install_auto_downloads_the_release_of_this_tree_and_builds_an_edited_tree_und
 /// is neither installed nor replaced by a source build (cargo is on PATH, and unused).
 #[test]
 fn a_wrong_checksum_fails_the_install_under_act() {
-    let nsys = require_nsys!("2024.2");
-    let Some(act) = act() else { return };
-    let _one_at_a_time = act_lock();
+    let Some(Setup {
+        nsys,
+        act,
+        _turn,
+        server,
+        ..
+    }) = setup()
+    else {
+        return;
+    };
     let version = version();
     let altered = assert_fs::TempDir::new().unwrap();
     let status = Command::new("cp")
@@ -539,7 +578,6 @@ fn a_wrong_checksum_fails_the_install_under_act() {
     )
     .unwrap();
     let mirror = FileServer::serve(altered.path());
-    let server = Server::github_for(std::time::Duration::from_secs(1500));
     let act = Act::new(
         act,
         nsys,
@@ -678,10 +716,16 @@ runs:
 /// analyses, inert, under the key derived from their profile names.
 #[test]
 fn the_fork_safe_pair_posts_what_the_privileged_job_rendered_under_act() {
-    let nsys = require_nsys!("2024.2");
-    let Some(act) = act() else { return };
-    let _one_at_a_time = act_lock();
-    let server = Server::github_for(std::time::Duration::from_secs(1500));
+    let Some(Setup {
+        nsys,
+        act,
+        _turn,
+        mirror,
+        server,
+    }) = setup()
+    else {
+        return;
+    };
     server.state().pulls = vec![(7, "0123abcd".into())];
     let other = server.seed(
         7,
@@ -705,7 +749,6 @@ fn the_fork_safe_pair_posts_what_the_privileged_job_rendered_under_act() {
     );
     let store = act.root.join("artifacts");
     let artifact_dir = ("ARTIFACT_DIR", store.display().to_string());
-    let mirror = FileServer::serve(release_mirror());
     let release_url = ("RELEASE_URL", mirror.url());
 
     // The fork's half: its token is read-only (and unused: nothing is posted).

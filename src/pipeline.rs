@@ -187,6 +187,8 @@ pub fn analyze(
         iteration_summary: findings.iteration_summary,
         iterations: findings.iterations,
         host_ranges: findings.host_ranges,
+        host_range_groups: findings.host_range_groups,
+        gpu_projected_range_groups: findings.gpu_projected_range_groups,
         gpu_projected_ranges: findings.gpu_projected_ranges,
     };
     AnalyzeError::check_interrupt().map_err(add_facts)?;

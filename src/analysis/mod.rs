@@ -29,6 +29,7 @@ mod advisories;
 mod capture;
 mod completeness;
 mod gpu;
+mod groups;
 mod index_checks;
 mod iterations;
 mod ranges;
@@ -44,7 +45,10 @@ use std::thread;
 
 use regex::Regex;
 
-use crate::artifact::{GpuProjectedRange, HostRange, Iteration, IterationSummary, Warning};
+use crate::artifact::{
+    GpuProjectedRange, GpuProjectedRangeGroup, HostRange, HostRangeGroup, Iteration,
+    IterationSummary, Warning,
+};
 use crate::reports::{GpuProjRow, Interner, PushPopRow};
 
 pub use iterations::full_match_regex;
@@ -80,6 +84,8 @@ pub struct Findings {
     pub iterations: Vec<Iteration>,
     pub host_ranges: Vec<HostRange>,
     pub gpu_projected_ranges: Vec<GpuProjectedRange>,
+    pub host_range_groups: Vec<HostRangeGroup>,
+    pub gpu_projected_range_groups: Vec<GpuProjectedRangeGroup>,
 }
 
 /// Rows that are individually valid but do not fit together.
@@ -174,6 +180,8 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
             warnings,
             iteration_summary,
             iterations: iteration_list,
+            host_range_groups: groups::host_groups(&host_ranges),
+            gpu_projected_range_groups: groups::gpu_groups(&gpu_projected_ranges),
             host_ranges,
             gpu_projected_ranges,
         })

@@ -43,6 +43,13 @@ pub struct Analysis {
     pub iterations: Vec<Iteration>,
     pub host_ranges: Vec<HostRange>,
     pub gpu_projected_ranges: Vec<GpuProjectedRange>,
+    /// `host_ranges` with names that differ only in decimal numbers taken together (absent in
+    /// files written before it was added).
+    #[serde(default)]
+    pub host_range_groups: Vec<HostRangeGroup>,
+    /// `gpu_projected_ranges` grouped the same way.
+    #[serde(default)]
+    pub gpu_projected_range_groups: Vec<GpuProjectedRangeGroup>,
 }
 
 /// Where the numbers came from.
@@ -260,6 +267,38 @@ pub struct GpuProjectedRange {
     pub instances: u64,
     pub projected: RangeStats,
     /// Host inclusive total of the same instances (a different clock: never add the two).
+    pub host_total_ns: i64,
+    pub gpu_operation_count: u64,
+}
+
+/// Totals of a group of ranges: no median or standard deviation (they need every instance).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupStats {
+    pub total_ns: i64,
+    pub mean_ns: f64,
+    pub minimum_ns: i64,
+    pub maximum_ns: i64,
+}
+
+/// Host ranges whose scoped names differ only in decimal numbers (`group`: each run of digits
+/// written `#`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostRangeGroup {
+    pub group: String,
+    /// Distinct scoped names in the group.
+    pub names: u64,
+    pub instances: u64,
+    pub inclusive: GroupStats,
+    pub exclusive: GroupStats,
+}
+
+/// GPU-projected ranges grouped as [`HostRangeGroup`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuProjectedRangeGroup {
+    pub group: String,
+    pub names: u64,
+    pub instances: u64,
+    pub projected: GroupStats,
     pub host_total_ns: i64,
     pub gpu_operation_count: u64,
 }

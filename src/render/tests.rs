@@ -149,6 +149,8 @@ fn analysis(name: &str, iterations: u64, ranges: usize, gpu: bool) -> Analysis {
             first_iteration: None,
         },
         iterations: iteration_list,
+        host_range_groups: Vec::new(),
+        gpu_projected_range_groups: Vec::new(),
         host_ranges,
         gpu_projected_ranges: gpu_ranges,
     }

@@ -8,6 +8,7 @@
 //! 3. [`limit`] keeps the result under GitHub's size limits: tables shrink first, and only
 //!    then is the text cut.
 
+mod chart;
 pub mod escape;
 pub mod format;
 pub mod limit;

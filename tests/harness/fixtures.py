@@ -53,6 +53,17 @@ HOSTILE_WORK = [
     [HOSTILE_POST, HOSTILE_POST_CHILD],
 ] + [[name] for name in HOSTILE_EXTRA]
 
+
+def llama_work(layers, tokens):
+    """The work paths of --llama LAYERS passes for the given token indexes."""
+    paths = [["embed"], ["sample"]]
+    for t in tokens:
+        for layer in range(layers):
+            outer = f"layer_{layer}_token_{t}"
+            paths += [[outer], [outer, f"ensure_layer_{layer}_weights"],
+                      [outer, f"forward_layer_{layer}"]]
+    return paths
+
 DEFAULT_PATTERN = r"^iteration (\d+)$"
 
 # ------------------------------------------------------------------------------------------------
@@ -450,8 +461,10 @@ def analyse(rows, capture_range, pattern, iterations):
         "unattributed": len(unattributed),
         "slow": slow,
         "durations": durations,
+        "first_ratio": (durations[0] / statistics.median(durations)) if durations else None,
         "warnings": sorted(warnings),
         "work_paths": sorted(work_paths),
+        "distinct_work_paths": len(work_paths),
         "threads": len({(r["pid"], r["tid"]) for r in rows}),
         "rows": len(rows),
     }
@@ -502,8 +515,17 @@ def cmd_check_pushpop(args):
         if result["slow"] != want:
             timing.append(f"slow iterations: expected {want}, got {result['slow']}")
 
+    if args.expect_first_ratio is not None:
+        low, high = (float(x) for x in args.expect_first_ratio.split(","))
+        ratio = result["first_ratio"]
+        if ratio is None or not low <= ratio <= high:
+            timing.append(f"first iteration / median: expected {low}-{high}, got {ratio}")
+
     if args.work is not None:
-        base = {"plain": PLAIN_WORK, "hostile": HOSTILE_WORK}[args.work]
+        if args.work == "llama":
+            base = llama_work(args.layers, sorted(set(result["measured"])))
+        else:
+            base = {"plain": PLAIN_WORK, "hostile": HOSTILE_WORK}[args.work]
         want = sorted(tuple(args.name_prefix + n for n in path) for path in base)
         if result["work_paths"] != want:
             problems.append("work ranges below the iterations differ:\n  expected "
@@ -771,7 +793,10 @@ def main():
     p.add_argument("--expect-measured")
     p.add_argument("--expect-warnings", default="")
     p.add_argument("--expect-slow")
-    p.add_argument("--work", choices=["plain", "hostile"])
+    p.add_argument("--work", choices=["plain", "hostile", "llama"])
+    p.add_argument("--layers", type=int, default=8, help="with --work llama: harness --llama")
+    p.add_argument("--expect-first-ratio", metavar="MIN,MAX",
+                   help="the first counted iteration's duration over the median (timing)")
     p.add_argument("--name-prefix", default="")
     p.add_argument("--summary-out")
     p.set_defaults(func=cmd_check_pushpop)

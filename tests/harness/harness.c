@@ -18,8 +18,9 @@
  *     iteration 1
  *     ...
  *
- * Every other flag bends that picture into one of the failure modes nsys-gate must recognise;
- * see usage() and tests/harness/README.md. Build (the NVTX v3 headers are header-only):
+ * Every other flag bends that picture into one of the failure modes nsys-gate must recognise,
+ * or (--llama) into the shape of a real LLM inference trace; see usage() and
+ * tests/harness/README.md. Build (the NVTX v3 headers are header-only):
  *
  *   gcc -O2 -std=c11 -Wall -Wextra -I NVTX_INCLUDE -o harness harness.c -ldl -pthread
  */
@@ -27,6 +28,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +67,9 @@ struct options {
     const char *iteration_format; /* printf format of an iteration's name, one %d */
     int gpu_markers;              /* NVTX marks where a real program would launch GPU work */
     int no_wait;                  /* no timed waits: many ranges fast (large-trace benchmarks) */
+    int llama_layers;             /* 0, or the layers of an LLM decoding step (--llama) */
+    int first_pass_factor;        /* the first measured pass's waits take this many times as long */
+    int realtime;                 /* the measured loop at real-time priority, where permitted */
 };
 
 static struct options opt = {
@@ -75,6 +80,7 @@ static struct options opt = {
     .skip_from = -1,
     .nvtx = 1,
     .iteration_format = "iteration %d",
+    .first_pass_factor = 1,
 };
 
 static void usage(FILE *out)
@@ -107,6 +113,14 @@ static void usage(FILE *out)
         "                           loader thread that pushes no range\n"
         "  --no-wait                no timed waits: pushes ranges as fast as it can (to record\n"
         "                           traces with a million ranges for benchmarks)\n"
+        "  --llama LAYERS           each pass is an LLM decoding step of token T (its index):\n"
+        "                           embed, then per layer L a range layer_L_token_T holding\n"
+        "                           ensure_layer_L_weights and forward_layer_L, then sample\n"
+        "  --first-pass-factor F    every wait of the first measured pass takes F times as long\n"
+        "                           (an integer; default 1)\n"
+        "  --realtime               run the measured loop at real-time priority (SCHED_FIFO 1)\n"
+        "                           where permitted, so that other processes on a busy machine\n"
+        "                           do not make waits end milliseconds late\n"
         "  -h, --help               show this help\n",
         out);
 }
@@ -232,6 +246,18 @@ static void parse_args(int argc, char **argv)
             opt.iteration_format = value;
         } else if (strcmp(flag, "--gpu-markers") == 0) {
             opt.gpu_markers = 1;
+        } else if (strcmp(flag, "--llama") == 0) {
+            NEEDS_VALUE();
+            opt.llama_layers = parse_count(flag, value);
+            if (opt.llama_layers == 0)
+                die("%s needs at least one layer", flag);
+        } else if (strcmp(flag, "--realtime") == 0) {
+            opt.realtime = 1;
+        } else if (strcmp(flag, "--first-pass-factor") == 0) {
+            NEEDS_VALUE();
+            opt.first_pass_factor = parse_count(flag, value);
+            if (opt.first_pass_factor == 0)
+                die("%s needs a factor of at least 1", flag);
         } else {
             usage(stderr);
             die("unknown argument '%s'", flag);
@@ -248,6 +274,8 @@ static void parse_args(int argc, char **argv)
     }
     if (opt.capture_twice && !opt.capture_range)
         die("%s cannot be combined with --no-capture-range", "--capture-twice");
+    if (opt.llama_layers > 0 && (opt.hostile_names || opt.slow_count > 0 || opt.gpu_markers))
+        die("%s cannot be combined with --hostile-names, --slow or --gpu-markers", "--llama");
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -302,13 +330,15 @@ static long long now_ns(void)
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* Waits `us` microseconds: sleeps most of it (the machine is shared) and spins the last 50 us,
- * so that durations stay close to the requested ones. */
-static void work_us(long us)
+/* How many times as long every wait of this thread takes: --first-pass-factor during the first
+ * measured pass (main thread only), else 1. */
+static _Thread_local int wait_factor = 1;
+static int first_pass_done; /* the first measured pass has started (--capture-twice: once) */
+
+/* Waits until `deadline` (CLOCK_MONOTONIC ns): sleeps most of it (the machine is shared) and
+ * spins the last 50 us, so that it ends close to the deadline. */
+static void wait_until(long long deadline)
 {
-    if (opt.no_wait)
-        return;
-    long long deadline = now_ns() + us * 1000LL;
     long long sleep_until = deadline - 50000LL;
     if (sleep_until > now_ns()) {
         struct timespec ts = {
@@ -320,6 +350,25 @@ static void work_us(long us)
     }
     while (now_ns() < deadline) {
     }
+}
+
+/* Waits `us` microseconds (times wait_factor). */
+static void work_us(long us)
+{
+    if (opt.no_wait)
+        return;
+    wait_until(now_ns() + us * wait_factor * 1000LL);
+}
+
+/* Waits until `us` microseconds (times wait_factor) after the previous deadline of `schedule`:
+ * a wait that ended late (another process held the core) is made up by the next ones, so a
+ * pass keeps its length. */
+static void work_scheduled_us(long long *schedule, long us)
+{
+    if (opt.no_wait)
+        return;
+    *schedule += us * wait_factor * 1000LL;
+    wait_until(*schedule);
 }
 
 /* Names of the work ranges of one pass. */
@@ -412,6 +461,58 @@ static void run_pass(int index, int die_midway)
     }
 }
 
+/* One LLM decoding step of token `token` (--llama): the shape of a public GPU inference trace
+ * whose passes hold per-layer ranges with decimal indexes in their names. 8 layers give 24
+ * indexed ranges a pass and 1,536 distinct scoped names over 64 passes, as that trace had.
+ *
+ *   embed
+ *   layer_0_token_T > ensure_layer_0_weights, forward_layer_0
+ *   ...
+ *   layer_{LAYERS-1}_token_T > ...
+ *   sample
+ *
+ * About 1.9 ms with 8 layers; --first-pass-factor 15 makes the first measured pass ~28 ms, as a
+ * prompt's prefill makes the first token's.
+ *
+ * The waits follow one schedule from the start of the pass (work_scheduled_us): a wait that a
+ * busy machine made end late shortens the next ones, so the pass keeps its length. `sample`
+ * takes 30-130 us by token, in a fixed pattern: steady passes then spread by about +-2.5 %, as
+ * real ones do, and their median absolute deviation (~30 us) is not so small that a few
+ * microseconds of noise at the end of a pass make it a slow iteration (CONTRACT.md: over
+ * median + 5 x MAD). */
+static void run_llama_pass(int token)
+{
+    char name[96];
+    long long schedule = now_ns();
+
+    range_push("embed");
+    work_scheduled_us(&schedule, 60);
+    range_pop();
+    work_scheduled_us(&schedule, 10);
+
+    for (int layer = 0; layer < opt.llama_layers; layer++) {
+        snprintf(name, sizeof name, "layer_%d_token_%d", layer, token);
+        range_push(name);
+        work_scheduled_us(&schedule, 10);
+        snprintf(name, sizeof name, "ensure_layer_%d_weights", layer);
+        range_push(name);
+        work_scheduled_us(&schedule, 40);
+        range_pop();
+        work_scheduled_us(&schedule, 10);
+        snprintf(name, sizeof name, "forward_layer_%d", layer);
+        range_push(name);
+        work_scheduled_us(&schedule, 140);
+        range_pop();
+        work_scheduled_us(&schedule, 10);
+        range_pop();
+        work_scheduled_us(&schedule, 10);
+    }
+
+    range_push("sample");
+    work_scheduled_us(&schedule, 80 + 10 * ((token * 7) % 11 - 5));
+    range_pop();
+}
+
 static void iteration_name(char *buffer, size_t size, int index)
 {
     snprintf(buffer, size, opt.iteration_format, index);
@@ -422,7 +523,10 @@ static void run_iteration(int index, int die_midway)
     char name[256];
     iteration_name(name, sizeof name, index);
     range_push(name);
-    run_pass(index, die_midway);
+    if (opt.llama_layers > 0)
+        run_llama_pass(index);
+    else
+        run_pass(index, die_midway);
     range_pop();
 }
 
@@ -461,6 +565,22 @@ static void *loader_main(void *unused)
 /* The run                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
+/* --realtime: the main thread at SCHED_FIFO priority 1 during the measured loop. On a shared
+ * machine a sleeping thread can wake milliseconds late when other processes hold every core; a
+ * real-time thread goes ahead of them (not always at once: a kernel without full preemption
+ * first lets a running task reach a preemption point). It sleeps most of the time and spins
+ * only the last 50 us of each wait. Without the privilege it says so and carries on. */
+static void set_realtime(int on)
+{
+    if (!opt.realtime)
+        return;
+    struct sched_param param = {.sched_priority = on ? 1 : 0};
+    int rc = pthread_setschedparam(pthread_self(), on ? SCHED_FIFO : SCHED_OTHER, &param);
+    if (rc != 0 && on)
+        fprintf(stderr, "harness: --realtime: %s; the measured loop runs at normal priority\n",
+                strerror(rc));
+}
+
 static void measured_loop(void)
 {
     pthread_t worker, loader;
@@ -471,6 +591,7 @@ static void measured_loop(void)
         die("%s", "could not start the worker thread");
     if (have_loader && pthread_create(&loader, NULL, loader_main, NULL) != 0)
         die("%s", "could not start the loader thread");
+    set_realtime(1); /* after starting the threads, which would inherit it */
 
     for (int i = 0; i < opt.index_count; i++) {
         int index = opt.indexes[i];
@@ -481,9 +602,14 @@ static void measured_loop(void)
             gpu_mark("gpu:kernel");
             work_us(200);
         }
+        if (!first_pass_done)
+            wait_factor = opt.first_pass_factor;
+        first_pass_done = 1;
         run_iteration(index, opt.unclosed_last && i == opt.index_count - 1);
+        wait_factor = 1;
         work_us(100);
     }
+    set_realtime(0);
 
     if (have_loader)
         pthread_join(loader, NULL);
@@ -515,7 +641,10 @@ int main(int argc, char **argv)
         char name[64];
         snprintf(name, sizeof name, "warmup %d", w);
         range_push(name);
-        run_pass(-1, 0);
+        if (opt.llama_layers > 0)
+            run_llama_pass(w);
+        else
+            run_pass(-1, 0);
         range_pop();
     }
     work_us(200);

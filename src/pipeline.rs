@@ -16,7 +16,7 @@ use crate::artifact::{
 };
 use crate::gate::{self, GateConfig};
 use crate::interrupt;
-use crate::nsys::{self, NsysChoice, NsysError, StatsStamp};
+use crate::nsys::{self, NsysChoice, NsysError, StatsPlan, StatsStamp};
 use crate::outcome::{chain_text, Failure, FailureKind, RunFacts};
 use crate::progress::Progress;
 use crate::reports::{self, GpuProjRow, Interner, PushPopRow};
@@ -31,6 +31,8 @@ pub struct AnalyzeOptions {
     pub run_dir: PathBuf,
     pub nsys: NsysChoice,
     pub nsys_timeout: Duration,
+    /// How many `nsys stats` processes run the reports at once.
+    pub stats_plan: StatsPlan,
     /// Where analysis.json goes [default: RUN_DIR/analysis.json].
     pub output: Option<PathBuf>,
     /// Read the CSVs an earlier run left under `stats/` instead of running nsys.
@@ -217,6 +219,7 @@ fn stats(
         &run.trace,
         stats_dir,
         options.nsys_timeout,
+        options.stats_plan,
         &mut |elapsed| progress.tick(elapsed),
     );
     progress.finish_nsys();

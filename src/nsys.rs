@@ -337,6 +337,20 @@ pub fn adds_default_domain_prefix(version: &str) -> bool {
     }
 }
 
+/// The nsys versions the tests run (`year.release`).
+pub const TESTED_VERSIONS: [&str; 3] = ["2022.4", "2023.4", "2024.2"];
+
+/// Whether nsys `version` (`nsys --version`'s) is one of [`TESTED_VERSIONS`].
+pub fn is_tested_version(version: &str) -> bool {
+    let mut numbers = version
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|n| !n.is_empty());
+    match (numbers.next(), numbers.next()) {
+        (Some(year), Some(release)) => TESTED_VERSIONS.contains(&format!("{year}.{release}").as_str()),
+        _ => false,
+    }
+}
+
 /// CSV path of a report under the stats folder.
 pub fn csv_path(stats_dir: &Path, report: &str) -> PathBuf {
     stats_dir.join(format!("{OUTPUT_PREFIX}_{report}.csv"))
@@ -765,8 +779,7 @@ impl StatsCall {
                 None => out.push((
                     a.report,
                     ReportStatus::skipped(format!(
-                        "nsys {} {} and wrote no `{}` report; nsys said: {}",
-                        nsys.version,
+                        "nsys {} and wrote no `{}` report; nsys said: {}",
                         output.describe_status(),
                         a.produced,
                         report_words(&words, a.produced).unwrap_or_else(|| output.excerpt())

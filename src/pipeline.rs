@@ -25,6 +25,8 @@ use crate::say::{say, shown, shown_path};
 use crate::trace_env;
 use crate::{ANALYSIS_FILE, STATS_DIR, TOOL_VERSION};
 
+mod gpu_work;
+
 /// What `analyze` is asked to do, free of command-line types.
 #[derive(Debug, Clone)]
 pub struct AnalyzeOptions {
@@ -155,11 +157,21 @@ pub fn analyze(
     let stamp = stats(options, &run, &stats_dir, progress).map_err(add_facts)?;
     AnalyzeError::check_interrupt().map_err(add_facts)?;
 
-    // 3. The CSVs.
-    let csvs = read_reports(&stats_dir, &stamp).map_err(add_facts)?;
+    // 3. The CSVs: the NVTX reports (required) beside the GPU-work reports (each optional).
+    let (csvs, gpu_csvs) = std::thread::scope(|scope| {
+        let gpu_csvs = scope.spawn(|| gpu_work::read(&stats_dir, &stamp));
+        let csvs = read_reports(&stats_dir, &stamp);
+        let gpu_csvs = gpu_csvs.join().expect("the GPU-work readers do not panic");
+        (csvs, gpu_csvs)
+    });
+    let csvs = csvs.map_err(add_facts)?;
 
     // 4. The analysis.
-    let findings = analyse(&run, &csvs, &stats_dir, &stamp).map_err(add_facts)?;
+    let mut findings = analyse(&run, &csvs, &gpu_csvs, &stats_dir, &stamp).map_err(add_facts)?;
+    let (gpu_work, gpu_warnings) = gpu_csvs.assemble(
+        findings.kernel_mix.take(),
+        stamp.status(ReportName::GpuProjection).is_written(),
+    );
 
     // 5. Warnings from every stage, and the gate.
     let mut warnings: Vec<Warning> = run.warnings.clone();
@@ -175,6 +187,8 @@ pub fn analyze(
     if let Some(reason) = csvs.gpu_unavailable {
         warnings.push(Warning::new(WarningCode::GpuProjectionUnavailable, reason));
     }
+    warnings.extend(gpu_warnings);
+    warnings.extend(gpu_work::untested_version_warning(&stamp.nsys_version));
     warnings.extend(credentials_warning(&stamp.credential_variables));
     warnings.extend(findings.warnings);
     let gate = gate::apply(&options.gate, &mut warnings);
@@ -190,6 +204,7 @@ pub fn analyze(
         iterations: findings.iterations,
         host_ranges: findings.host_ranges,
         gpu_projected_ranges: findings.gpu_projected_ranges,
+        gpu_work,
     };
     AnalyzeError::check_interrupt().map_err(add_facts)?;
     artifact::write_atomically_with(&output, |out| analysis.write_json(out))
@@ -376,6 +391,7 @@ fn read_reports(stats_dir: &Path, stamp: &StatsStamp) -> Result<Csvs, AnalyzeErr
 fn analyse(
     run: &RunDir,
     csvs: &Csvs,
+    gpu_csvs: &gpu_work::GpuWorkCsvs,
     stats_dir: &Path,
     stamp: &StatsStamp,
 ) -> Result<analysis::Findings, AnalyzeError> {
@@ -399,6 +415,7 @@ fn analyse(
             pushpop_path: &relative(ReportName::PushPop),
             gpu: csvs.gpu.as_deref(),
             gpu_path: &relative(ReportName::GpuProjection),
+            launches: gpu_csvs.launches(),
         },
     )
     .map_err(|e| {

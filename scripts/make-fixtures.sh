@@ -45,6 +45,7 @@ SCENARIOS=(
   named-domain hostile-names no-nvtx capture-null custom-pattern slow-iterations
   gpu-projection gpu-projection-2023.4 gpu-projection-2022.4 gpu-iteration-without-work
   gpu-outside-capture gpu-outside-capture-2023.4
+  gpu-work gpu-work-2023.4 gpu-work-2022.4
   example-smoke-tensor
 )
 
@@ -62,6 +63,8 @@ die() { say "$*"; exit 1; }
 #   expect      arguments of `fixtures.py check-pushpop` (what the push/pop report must show)
 #   gpu         empty, or the `fixtures.py add-gpu-work --mode` giving the trace synthetic CUDA
 #               work (the run directory then holds trace.sqlite)
+#   gpu_work    `fixtures.py add-gpu-work --work`: projection (kernels and copies) or full (also
+#               memsets, pageable copies both ways, a hostile kernel name, TARGET_INFO_GPU)
 #   gpu_expect  arguments of `fixtures.py check-gpu`
 # ------------------------------------------------------------------------------------------------
 scenario() {
@@ -73,7 +76,7 @@ scenario() {
   m_capture=profile-target m_iterations=5 m_warmup=1 m_pattern='' m_source=dummy m_sha=0
   m_run_id=$name m_profile=smoke-tensor
   expect=()
-  gpu='' gpu_skip='' gpu_expect=()
+  gpu='' gpu_skip='' gpu_work=projection gpu_expect=()
   local plain=(--work plain --expect-unattributed 0)
 
   case $name in
@@ -151,9 +154,10 @@ scenario() {
       harness=(--warmup 1 --iterations 8 --slow 0,5)
       expect=(--expect-found 8 --expect-complete 8 "${plain[@]}" --expect-slow 0,5
               --expect-warnings first_iteration_slow,high_variance,slow_iterations) ;;
-    gpu-projection|gpu-projection-2023.4|gpu-projection-2022.4)
-      [ "$name" = gpu-projection-2023.4 ] && { version=2023.4; m_source=coco; }
-      [ "$name" = gpu-projection-2022.4 ] && version=2022.4
+    gpu-projection|gpu-projection-2023.4|gpu-projection-2022.4|gpu-work|gpu-work-2023.4|gpu-work-2022.4)
+      case $name in *-2023.4) version=2023.4 ;; *-2022.4) version=2022.4 ;; esac
+      [ "$name" = gpu-projection-2023.4 ] && m_source=coco
+      case $name in gpu-work*) gpu_work=full ;; esac
       harness=(--warmup 1 --iterations 5 --gpu-markers)
       expect=(--expect-found 5 --expect-complete 5 --expect-measured 0,1,2,3,4 "${plain[@]}")
       gpu=all
@@ -290,7 +294,7 @@ record_once() {
     { "${nsys[@]}" export --type sqlite --force-overwrite=true -o trace.sqlite trace.nsys-rep &&
       "${nsys[@]}" export --type sqlite --lazy=false --force-overwrite=true -o stats/schema.sqlite \
         trace.nsys-rep; } >"$run/export.log" 2>&1 || { cat "$run/export.log" >&2; die "$name: nsys export failed"; }
-    local mode=(--mode "$gpu")
+    local mode=(--mode "$gpu" --work "$gpu_work")
     [ -n "$gpu_skip" ] && mode+=(--skip-iteration "$gpu_skip")
     [ -n "$m_pattern" ] && mode+=(--pattern "$m_pattern")
     "${tool[@]}" add-gpu-work --sqlite "$run/trace.sqlite" --schema-from "$run/stats/schema.sqlite" \

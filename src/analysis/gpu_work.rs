@@ -334,7 +334,7 @@ pub fn pageable_warning(copies: &[MemoryCopies]) -> Option<Warning> {
         Warning::new(
             WarningCode::PageableMemoryCopies,
             format!(
-                "{} ({}, {} bytes) {} pageable host memory: each is staged through a pinned buffer and synchronous with the host; pinned host memory (`pin_memory=True`, `cudaHostAlloc`) lets copies overlap with other work",
+                "{count} {} ({}, {} bytes) {} pageable host memory: each is staged through a pinned buffer and synchronous with the host; pinned host memory (`pin_memory=True`, `cudaHostAlloc`) lets copies overlap with other work",
                 plural(count, "memory copy", "memory copies"),
                 kinds.join(", "),
                 bytes,

@@ -8,6 +8,7 @@ mod faults;
 mod files;
 mod fixtures;
 mod github_server;
+mod gpu_work;
 mod injection;
 mod nsys_failures;
 mod output;

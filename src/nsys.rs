@@ -346,7 +346,9 @@ pub fn is_tested_version(version: &str) -> bool {
         .split(|c: char| !c.is_ascii_digit())
         .filter(|n| !n.is_empty());
     match (numbers.next(), numbers.next()) {
-        (Some(year), Some(release)) => TESTED_VERSIONS.contains(&format!("{year}.{release}").as_str()),
+        (Some(year), Some(release)) => {
+            TESTED_VERSIONS.contains(&format!("{year}.{release}").as_str())
+        }
         _ => false,
     }
 }
@@ -484,10 +486,12 @@ pub fn run_stats(
     }
     for (call, output) in calls.iter().zip(outputs) {
         for (report, status) in call.classify(nsys, stats_dir, output?)? {
-            if legacy && status.is_written() {
-                rename_legacy(stats_dir, report)?;
-            }
             statuses.insert(report.as_str().to_owned(), status);
+        }
+        for asked in &call.reports {
+            if asked.produced != asked.report.as_str() {
+                rename_legacy(stats_dir, asked.report)?;
+            }
         }
     }
     Ok(StatsStamp {
@@ -525,9 +529,7 @@ fn groups(asked: &[Asked], processes: usize) -> Vec<Vec<Asked>> {
 /// nsys 2022.x's legacy ones (`legacy` true, for the NVTX reports). A GPU-work report this
 /// nsys lacks is not asked for: it is returned with why.
 #[allow(clippy::type_complexity)]
-fn report_names(
-    nsys: &Nsys,
-) -> Result<(bool, Vec<Asked>, Vec<(ReportName, String)>), NsysError> {
+fn report_names(nsys: &Nsys) -> Result<(bool, Vec<Asked>, Vec<(ReportName, String)>), NsysError> {
     let args: Vec<OsString> = vec!["stats".into(), "--help-reports".into()];
     let output = run_captured(
         &Invocation::new(&nsys.path, &args, Duration::from_secs(120)),

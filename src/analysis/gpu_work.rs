@@ -70,7 +70,11 @@ pub fn kernel_table(rows: &[KernelSummaryRow], names: &Interner) -> Vec<KernelSt
             }
         })
         .collect();
-    out.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| a.name.cmp(&b.name)));
+    out.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| a.name.cmp(&b.name))
+    });
     out
 }
 
@@ -197,7 +201,8 @@ impl GpuTraceSummary {
             .into_iter()
             .map(|((copy_kind, source, destination), t)| {
                 let total_ns = clamp(t.total_ns);
-                let pageable_host = is_pageable_host(&copy_kind, source.as_deref(), destination.as_deref());
+                let pageable_host =
+                    is_pageable_host(&copy_kind, source.as_deref(), destination.as_deref());
                 MemoryCopies {
                     copy_kind,
                     source,
@@ -302,7 +307,11 @@ fn split_device(device: &str) -> (Option<String>, Option<u64>) {
     let Some((name, id)) = device
         .strip_suffix(')')
         .and_then(|d| d.rsplit_once(" ("))
-        .or_else(|| device.strip_suffix(')').and_then(|d| d.strip_prefix('(').map(|i| ("", i))))
+        .or_else(|| {
+            device
+                .strip_suffix(')')
+                .and_then(|d| d.strip_prefix('(').map(|i| ("", i)))
+        })
     else {
         return ((!device.is_empty()).then(|| device.to_owned()), None);
     };
@@ -395,7 +404,10 @@ pub(super) fn kernel_mix(
                 NONE => i as u32,
                 AMBIGUOUS => AMBIGUOUS,
                 j if launches.api[j as usize].pid == call.pid
-                    && launches.api[j as usize].tid == call.tid => j,
+                    && launches.api[j as usize].tid == call.tid =>
+                {
+                    j
+                }
                 _ => AMBIGUOUS,
             };
         }
@@ -468,8 +480,10 @@ fn top_ranges(
         .iter()
         .map(|g| (g.name.as_str(), g.projected.total_ns))
         .collect();
-    let instances: FxHashMap<&str, u64> =
-        host.iter().map(|h| (h.name.as_str(), h.instances)).collect();
+    let instances: FxHashMap<&str, u64> = host
+        .iter()
+        .map(|h| (h.name.as_str(), h.instances))
+        .collect();
     let mut ranked: Vec<(u32, Option<i64>, &Mix)> = by_scope
         .iter()
         .enumerate()
@@ -533,7 +547,11 @@ impl Mix {
                 share: share(total, self.total_ns),
             })
             .collect();
-        all.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| a.name.cmp(&b.name)));
+        all.sort_by(|a, b| {
+            b.total_ns
+                .cmp(&a.total_ns)
+                .then_with(|| a.name.cmp(&b.name))
+        });
         let rest = all.split_off(all.len().min(TOP_KERNELS));
         let other = (!rest.is_empty()).then(|| {
             let total: i128 = rest.iter().map(|k| i128::from(k.total_ns)).sum();
@@ -654,11 +672,31 @@ mod tests {
 
     #[test]
     fn only_host_side_pageable_memory_counts() {
-        assert!(is_pageable_host("Host-to-Device", Some("Pageable"), Some("Device")));
-        assert!(is_pageable_host("Device-to-Host", Some("Device"), Some("Pageable")));
-        assert!(!is_pageable_host("Host-to-Device", Some("Pinned"), Some("Device")));
-        assert!(!is_pageable_host("Device-to-Host", Some("Pageable"), Some("Pinned")));
-        assert!(!is_pageable_host("Host-to-Host", Some("Pageable"), Some("Pageable")));
+        assert!(is_pageable_host(
+            "Host-to-Device",
+            Some("Pageable"),
+            Some("Device")
+        ));
+        assert!(is_pageable_host(
+            "Device-to-Host",
+            Some("Device"),
+            Some("Pageable")
+        ));
+        assert!(!is_pageable_host(
+            "Host-to-Device",
+            Some("Pinned"),
+            Some("Device")
+        ));
+        assert!(!is_pageable_host(
+            "Device-to-Host",
+            Some("Pageable"),
+            Some("Pinned")
+        ));
+        assert!(!is_pageable_host(
+            "Host-to-Host",
+            Some("Pageable"),
+            Some("Pageable")
+        ));
     }
 
     #[test]
@@ -667,14 +705,172 @@ mod tests {
             split_device("NVIDIA A100-SXM4-80GB (0)"),
             (Some("NVIDIA A100-SXM4-80GB".to_owned()), Some(0))
         );
-        assert_eq!(split_device("GPU (x) (12)"), (Some("GPU (x)".to_owned()), Some(12)));
+        assert_eq!(
+            split_device("GPU (x) (12)"),
+            (Some("GPU (x)".to_owned()), Some(12))
+        );
         assert_eq!(split_device(" (3)"), (None, Some(3)));
         assert_eq!(split_device("(3)"), (None, Some(3)));
         assert_eq!(split_device("odd"), (Some("odd".to_owned()), None));
         assert_eq!(split_device(""), (None, None));
     }
 
-    fn row(name: NameId, total: i64, instances: u64, min: i64, max: i64, sd: f64) -> KernelSummaryRow {
+    /// `cap > iteration 0 > (a > b), c` and `iteration 1 > a`; calls on the iterations' thread
+    /// (1) at the edges of ranges, on another thread, outside the iterations, and with an
+    /// id two processes share.
+    #[test]
+    fn kernels_go_to_the_innermost_range_around_their_launch() {
+        use crate::analysis::iterations::Measured;
+        use crate::analysis::tests::build_rows;
+        use crate::analysis::tree::Tree;
+        use crate::stats::Sample;
+        use std::path::Path;
+
+        let mut names = Interner::new();
+        let spec: &[(Option<usize>, &str, i64, i64)] = &[
+            (None, "cap", 0, 10_000),
+            (Some(0), "iteration 0", 100, 1_000),
+            (Some(1), "a", 200, 500),
+            (Some(2), "b", 300, 100),
+            (Some(1), "c", 800, 200),
+            (Some(0), "iteration 1", 2_000, 1_000),
+            (Some(5), "a", 2_100, 500),
+        ];
+        let rows = build_rows(spec, &mut names);
+        let tree = Tree::build(&rows, Path::new("p.csv")).unwrap();
+        let measured = [
+            Measured {
+                row: 1,
+                index: 0,
+                complete: true,
+                duplicate: false,
+            },
+            Measured {
+                row: 5,
+                index: 1,
+                complete: true,
+                duplicate: false,
+            },
+        ];
+        let counted: Vec<&Measured> = measured.iter().collect();
+        let tables =
+            crate::analysis::ranges::range_tables(&tree, &rows, &names, &counted, None, true);
+        let scopes = tables.scopes.unwrap();
+
+        let call = |corr_id, start, end, pid, tid| ApiCall {
+            start_ns: start,
+            end_ns: end,
+            corr_id,
+            pid,
+            tid,
+        };
+        let api = [
+            call(1, 300, 310, 1, 1),     // b (starts with it)
+            call(2, 390, 400, 1, 1),     // b (ends with it)
+            call(3, 395, 405, 1, 1),     // runs past b: a
+            call(4, 150, 160, 1, 1),     // iteration 0 itself
+            call(5, 850, 860, 1, 1),     // c
+            call(6, 2_200, 2_210, 1, 1), // iteration 1's a
+            call(7, 300, 310, 1, 2),     // another thread: elsewhere
+            call(8, 5_000, 5_010, 1, 1), // outside the iterations: elsewhere
+            call(9, 310, 320, 1, 1),     // id 9 also in process 2: ambiguous
+            call(9, 310, 320, 2, 1),
+        ];
+        let mut kernel_names = Interner::new();
+        let gemm = kernel_names
+            .intern_bytes(b"void gemm<float, 2>(float*, int)")
+            .unwrap();
+        let relu = kernel_names.intern_bytes(b"relu").unwrap();
+        let launch = |corr_id, duration_ns, name| KernelLaunch {
+            corr_id,
+            duration_ns,
+            name,
+        };
+        let kernels = [
+            launch(1, 10, gemm),
+            launch(2, 10, gemm),
+            launch(3, 5, relu),
+            launch(4, 7, relu),
+            launch(5, 3, relu),
+            launch(6, 20, gemm),
+            launch(7, 1, gemm),
+            launch(8, 1, gemm),
+            launch(9, 1, gemm),
+            launch(10, 1, gemm), // no API call has its id
+        ];
+        let launches = Launches {
+            api: &api,
+            kernels: &kernels,
+            kernel_rows: 11,
+            names: &kernel_names,
+        };
+        let gpu: Vec<GpuProjectedRange> = ["a", "a.b", "c"]
+            .iter()
+            .zip([300, 100, 50])
+            .map(|(name, total)| GpuProjectedRange {
+                name: (*name).to_owned(),
+                path: name.split('.').map(str::to_owned).collect(),
+                style: "PushPop".to_owned(),
+                instances: 1,
+                projected: Sample::new(vec![total]).range_stats(),
+                host_total_ns: 0,
+                gpu_operation_count: 1,
+            })
+            .collect();
+        let mix = kernel_mix(
+            &tree,
+            &rows,
+            &counted,
+            &scopes,
+            &launches,
+            &tables.host,
+            &gpu,
+        );
+
+        assert_eq!(
+            mix.attribution,
+            KernelAttribution {
+                kernels: 11,
+                in_counted_iterations: 6,
+                elsewhere: 2,
+                without_api_call: 2,
+                ambiguous: 1
+            }
+        );
+        assert_eq!((mix.iteration.launches, mix.iteration.total_ns), (6, 55));
+        let got: Vec<(&str, u64, i64, Vec<(&str, u64, i64)>)> = mix
+            .ranges
+            .iter()
+            .map(|r| {
+                let k = r
+                    .kernels
+                    .iter()
+                    .map(|k| (k.name.as_str(), k.launches, k.total_ns))
+                    .collect();
+                (r.name.as_str(), r.instances, r.total_ns, k)
+            })
+            .collect();
+        let gemm = "void gemm<float, 2>(float*, int)";
+        assert_eq!(
+            got,
+            [
+                // Largest projected total first; a holds b's kernels and iteration 1's.
+                ("a", 2, 45, vec![(gemm, 3, 40), ("relu", 1, 5)]),
+                ("a.b", 1, 20, vec![(gemm, 2, 20)]),
+                ("c", 1, 3, vec![("relu", 1, 3)]),
+            ]
+        );
+        assert!((mix.ranges[0].kernels[0].share - 40.0 / 45.0).abs() < 1e-12);
+    }
+
+    fn row(
+        name: NameId,
+        total: i64,
+        instances: u64,
+        min: i64,
+        max: i64,
+        sd: f64,
+    ) -> KernelSummaryRow {
         KernelSummaryRow {
             name,
             total_ns: total,
@@ -702,7 +898,10 @@ mod tests {
         let table = kernel_table(&rows, &names);
         assert_eq!(table.len(), 2);
         let k = &table[0];
-        assert_eq!((k.name.as_str(), k.instances, k.total_ns), ("a<int, 2>(int)", 4, 60));
+        assert_eq!(
+            (k.name.as_str(), k.instances, k.total_ns),
+            ("a<int, 2>(int)", 4, 60)
+        );
         assert_eq!((k.minimum_ns, k.maximum_ns, k.median_ns), (10, 20, None));
         assert!((k.stddev_ns.unwrap() - (100.0f64 / 3.0).sqrt()).abs() < 1e-9);
         assert!((k.share - 0.6).abs() < 1e-12);

@@ -161,7 +161,11 @@ impl GpuWorkCsvs {
                 failed.push(u.clone());
             }
         };
-        const MIX: [&str; 3] = ["iteration_kernels", "kernel_attribution", "per_range_kernels"];
+        const MIX: [&str; 3] = [
+            "iteration_kernels",
+            "kernel_attribution",
+            "per_range_kernels",
+        ];
         if let Err(u) = &self.kernels {
             note(u, &["kernels"]);
         }
@@ -203,9 +207,7 @@ impl GpuWorkCsvs {
 fn unavailable_warning(u: &Unavailable) -> Warning {
     let parts = match u.report {
         ReportName::KernelSummary => "`kernels`",
-        ReportName::GpuTrace => {
-            "`devices`, `memory_copies`, `memsets` and the kernels per range"
-        }
+        ReportName::GpuTrace => "`devices`, `memory_copies`, `memsets` and the kernels per range",
         _ => "the kernels per range",
     };
     Warning::new(

@@ -151,6 +151,7 @@ fn analysis(name: &str, iterations: u64, ranges: usize, gpu: bool) -> Analysis {
         iterations: iteration_list,
         host_ranges,
         gpu_projected_ranges: gpu_ranges,
+        gpu_work: None,
     }
 }
 

@@ -89,13 +89,18 @@ impl Schema for KernSumSchema {
             return Err((Some(c[INSTANCES]), "no instances".to_owned()));
         }
         if min > max {
-            return Err((Some(c[MAX]), format!("`Max` ({max}) is below `Min` ({min})")));
+            return Err((
+                Some(c[MAX]),
+                format!("`Max` ({max}) is below `Min` ({min})"),
+            ));
         }
         let within = |x: f64| x >= min as f64 - ROUNDING && x <= max as f64 + ROUNDING;
         if !within(mean) || !within(median) {
             return Err((
                 Some(c[AVG]),
-                format!("`Avg` ({mean}) or `Med` ({median}) is outside `Min`..`Max` ({min}..{max})"),
+                format!(
+                    "`Avg` ({mean}) or `Med` ({median}) is outside `Min`..`Max` ({min}..{max})"
+                ),
             ));
         }
         let n = i128::from(instances);

@@ -23,8 +23,8 @@ mod api_trace;
 mod columns;
 mod gpu_proj;
 mod gpu_trace;
-mod kern_sum;
 mod interner;
+mod kern_sum;
 mod parts;
 mod pushpop;
 mod render;
@@ -588,7 +588,10 @@ impl Report for gpu_trace::GpuTraceSchema {
     fn relocate(row: &mut GpuOpRow, lines: u64, ids: &[NameId]) {
         row.line = parts::relocated_line(row.line, lines);
         row.name = parts::relocated_name(row.name, ids);
-        for id in [&mut row.device, &mut row.src, &mut row.dst].into_iter().flatten() {
+        for id in [&mut row.device, &mut row.src, &mut row.dst]
+            .into_iter()
+            .flatten()
+        {
             *id = parts::relocated_name(*id, ids);
         }
     }

@@ -7,10 +7,10 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::require_nsys;
 use crate::common::{
     self, analyze, assert_status, codes, fixture, plain_pushpop, read_json, warning, Run,
 };
+use crate::require_nsys;
 
 /// The gpu-work fixture of each tested nsys, with the nsys that reads it.
 const VERSIONS: [(&str, &str); 3] = [
@@ -25,7 +25,15 @@ fn nsys_json(nsys: &Path, trace: &Path, report: &str, format: &str) -> Vec<Value
     let tmp = assert_fs::TempDir::new().unwrap();
     let out = tmp.path().join("j");
     let status = std::process::Command::new(nsys)
-        .args(["stats", "--report", report, "--format", format, "--timeunit", "nsec"])
+        .args([
+            "stats",
+            "--report",
+            report,
+            "--format",
+            format,
+            "--timeunit",
+            "nsec",
+        ])
         .arg("--output")
         .arg(&out)
         .arg("--force-overwrite=true")
@@ -109,7 +117,9 @@ fn check_trace(a: &Value, json: &[Value]) {
     let mut memsets = (0u64, 0i64, 0i64);
     let mut devices: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     for r in json {
-        let device = devices.entry(r["Device"].as_str().unwrap().to_owned()).or_default();
+        let device = devices
+            .entry(r["Device"].as_str().unwrap().to_owned())
+            .or_default();
         let Some(bytes) = r["Bytes (B)"].as_i64() else {
             device.0 += 1;
             continue;
@@ -237,7 +247,10 @@ fn check_per_range(run: &Run, a: &Value, api: &[Value], trace: &[Value]) {
         }
     }
     let g = &a["gpu_work"];
-    assert_eq!(g["kernel_attribution"]["in_counted_iterations"], in_iterations);
+    assert_eq!(
+        g["kernel_attribution"]["in_counted_iterations"],
+        in_iterations
+    );
     let mix = |kernels: &Value| -> BTreeMap<String, (u64, i64)> {
         kernels
             .as_array()
@@ -255,7 +268,11 @@ fn check_per_range(run: &Run, a: &Value, api: &[Value], trace: &[Value]) {
     assert_eq!(mix(&g["iteration_kernels"]["kernels"]), want[""]);
     let ranges = g["per_range_kernels"].as_array().unwrap();
     let listed: Vec<&str> = ranges.iter().map(|r| r["name"].as_str().unwrap()).collect();
-    let expected: Vec<&str> = want.keys().filter(|k| !k.is_empty()).map(String::as_str).collect();
+    let expected: Vec<&str> = want
+        .keys()
+        .filter(|k| !k.is_empty())
+        .map(String::as_str)
+        .collect();
     let mut sorted = listed.clone();
     sorted.sort_unstable();
     assert_eq!(sorted, expected);
@@ -273,10 +290,31 @@ fn gpu_work_matches_nsys_json_output_on_every_tested_version() {
         assert_status(&analyze(&run.dir, &nsys, &[]), 0);
         let a = run.analysis();
         let trace = run.path("trace.sqlite");
-        let report = |new: &str, old: &str| if legacy(version) { old.to_owned() } else { new.to_owned() };
-        let kern = nsys_json(&nsys, &trace, &report("cuda_gpu_kern_sum", "gpukernsum"), "json");
-        let gpu = nsys_json(&nsys, &trace, &report("cuda_gpu_trace", "gputrace"), "json:mem=B");
-        let api = nsys_json(&nsys, &trace, &report("cuda_api_trace", "cudaapitrace"), "json");
+        let report = |new: &str, old: &str| {
+            if legacy(version) {
+                old.to_owned()
+            } else {
+                new.to_owned()
+            }
+        };
+        let kern = nsys_json(
+            &nsys,
+            &trace,
+            &report("cuda_gpu_kern_sum", "gpukernsum"),
+            "json",
+        );
+        let gpu = nsys_json(
+            &nsys,
+            &trace,
+            &report("cuda_gpu_trace", "gputrace"),
+            "json:mem=B",
+        );
+        let api = nsys_json(
+            &nsys,
+            &trace,
+            &report("cuda_api_trace", "cudaapitrace"),
+            "json",
+        );
         check_kernels(&a, &kern);
         check_trace(&a, &gpu);
         check_per_range(&run, &a, &api, &gpu);
@@ -284,7 +322,10 @@ fn gpu_work_matches_nsys_json_output_on_every_tested_version() {
         let g = &a["gpu_work"];
         assert_eq!(g["unavailable"], serde_json::json!({}), "{version}");
         // What the fixture holds (tests/fixtures/README.md), beside nsys's own numbers.
-        assert_eq!(g["devices"][0]["name"], "NVIDIA A100-SXM4-80GB", "{version}");
+        assert_eq!(
+            g["devices"][0]["name"], "NVIDIA A100-SXM4-80GB",
+            "{version}"
+        );
         assert_eq!(g["devices"][0]["id"], 0);
         assert!(g["kernels"]
             .as_array()
@@ -299,11 +340,21 @@ fn gpu_work_matches_nsys_json_output_on_every_tested_version() {
             .map(|r| r["name"].as_str().unwrap())
             .collect();
         // Largest GPU-projected total first; `postprocessing.resize` launched nothing.
-        assert_eq!(ranges, ["inference", "preprocessing", "preprocessing.resize"], "{version}");
+        assert_eq!(
+            ranges,
+            ["inference", "preprocessing", "preprocessing.resize"],
+            "{version}"
+        );
         assert_eq!(g["iteration_kernels"]["launches"], 15);
-        assert_eq!(g["kernel_attribution"]["elsewhere"], 5, "reduce_sum_kernel, between iterations");
+        assert_eq!(
+            g["kernel_attribution"]["elsewhere"], 5,
+            "reduce_sum_kernel, between iterations"
+        );
         let w = warning(&a, "pageable_memory_copies");
-        assert_eq!((w["count"].as_u64(), w["bytes"].as_u64()), (Some(10), Some(5 * 49152 + 5 * 16384)));
+        assert_eq!(
+            (w["count"].as_u64(), w["bytes"].as_u64()),
+            (Some(10), Some(5 * 49152 + 5 * 16384))
+        );
         assert_eq!(w["gating"], false);
         assert!(!codes(&a).contains(&"gpu_work_unavailable".to_owned()));
         assert!(!codes(&a).contains(&"nsys_version_untested".to_owned()));
@@ -365,10 +416,16 @@ fn no_cuda_data_at_all_is_gpu_work_null_with_one_warning() {
     let a = run.analysis();
     assert!(a["gpu_work"].is_null());
     let c = codes(&a);
-    assert!(c.contains(&"gpu_projection_unavailable".to_owned()), "{c:?}");
+    assert!(
+        c.contains(&"gpu_projection_unavailable".to_owned()),
+        "{c:?}"
+    );
     assert!(!c.contains(&"gpu_work_unavailable".to_owned()), "{c:?}");
     for report in ["cuda_gpu_kern_sum", "cuda_gpu_trace", "cuda_api_trace"] {
-        assert_eq!(a["provenance"]["report_status"][report]["status"], "skipped");
+        assert_eq!(
+            a["provenance"]["report_status"][report]["status"],
+            "skipped"
+        );
     }
 }
 
@@ -388,7 +445,9 @@ fn reuse_stats_reads_the_gpu_work_csvs_and_classifies_what_is_wrong_with_them() 
     std::fs::write(&csv, original.replacen("Bytes (B)", "Bytes (MB)", 1)).unwrap();
     assert_status(&common::reuse_stats(&run.dir), 0);
     let a = run.analysis();
-    let why = a["gpu_work"]["unavailable"]["memory_copies"].as_str().unwrap();
+    let why = a["gpu_work"]["unavailable"]["memory_copies"]
+        .as_str()
+        .unwrap();
     assert!(why.contains("missing required column `Bytes`"), "{why}");
     assert!(why.contains("nsys_cuda_gpu_trace.csv"), "{why}");
     assert_eq!(a["gpu_work"]["kernels"], first["gpu_work"]["kernels"]);
@@ -403,7 +462,10 @@ fn reuse_stats_reads_the_gpu_work_csvs_and_classifies_what_is_wrong_with_them() 
     assert!(g["per_range_kernels"].is_null());
     let why = g["unavailable"]["per_range_kernels"].as_str().unwrap();
     assert!(why.contains("empty file (0 bytes)"), "{why}");
-    assert_eq!(warning(&a, "gpu_work_unavailable")["report"], "cuda_api_trace");
+    assert_eq!(
+        warning(&a, "gpu_work_unavailable")["report"],
+        "cuda_api_trace"
+    );
 }
 
 #[test]
@@ -440,7 +502,10 @@ fn concurrent_processes_give_the_analysis_of_one_call() {
             let run = fixture(name);
             let out = analyze(&run.dir, &nsys, &["--nsys-processes", processes]);
             assert_status(&out, 0);
-            assert!(!run.path("stats/trace.sqlite").exists(), "{name} {processes}");
+            assert!(
+                !run.path("stats/trace.sqlite").exists(),
+                "{name} {processes}"
+            );
             let mut a = read_json(&run.path("analysis.json"));
             a["provenance"]["run_dir"] = Value::Null;
             analyses.push(a);

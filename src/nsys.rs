@@ -1,6 +1,7 @@
-//! Running NVIDIA's `nsys`: finding it, asking its version, and the one `nsys stats` call
-//! that turns a trace into the two CSV reports, with what happened classified from the files
-//! it left and the words it printed.
+//! Running NVIDIA's `nsys`: finding it, asking its version, and the `nsys stats` runs that
+//! turn a trace into the CSV reports (the two NVTX reports, required, and the GPU-work
+//! reports, optional): one call, or one export and concurrent processes over it, with what
+//! happened to each report classified from the files it left and the words it printed.
 //!
 //! nsys's exit status does not tell success: it exits 0 after an "incompatible report" error
 //! and after a skipped report, leaving 0-byte CSVs. So every outcome here is decided from the

@@ -592,14 +592,32 @@ def insert(con, table, **values):
     con.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(values.values()))
 
 
-def enclosing_ranges(con, tid, ts):
-    """Push/pop ranges of thread `tid` open at `ts`, outermost first (name, start, end)."""
-    return con.execute(
-        """SELECT coalesce(s.value, e.text), e.start, e.end FROM NVTX_EVENTS AS e
-           LEFT JOIN StringIds AS s ON e.textId = s.id
-           WHERE e.eventType = ? AND e.globalTid = ? AND e.start <= ?
-                 AND (e.end IS NULL OR e.end >= ?)
-           ORDER BY e.start""", (EVENT_TYPE_PUSHPOP, tid, ts, ts)).fetchall()
+class EnclosingRanges:
+    """Push/pop ranges of a thread open at a time, outermost first (name, start, end), for
+    times asked in increasing order per thread: one sweep over each thread's ranges (a query
+    per mark made large traces quadratic)."""
+
+    def __init__(self, con):
+        self.ranges = {}
+        for name, start, end, tid in con.execute(
+                """SELECT coalesce(s.value, e.text), e.start, e.end, e.globalTid FROM NVTX_EVENTS AS e
+                   LEFT JOIN StringIds AS s ON e.textId = s.id
+                   WHERE e.eventType = ? ORDER BY e.globalTid, e.start, e.end DESC""",
+                (EVENT_TYPE_PUSHPOP,)):
+            self.ranges.setdefault(tid, []).append((name, start, end))
+        self.next = {tid: 0 for tid in self.ranges}
+        self.open = {tid: [] for tid in self.ranges}
+
+    def at(self, tid, ts):
+        ranges = self.ranges.get(tid, [])
+        stack = self.open.setdefault(tid, [])
+        i = self.next.get(tid, 0)
+        while i < len(ranges) and ranges[i][1] <= ts:
+            stack.append(ranges[i])
+            i += 1
+        self.next[tid] = i
+        stack[:] = [r for r in stack if r[2] is None or r[2] >= ts]
+        return list(stack)
 
 
 def cmd_add_gpu_work(args):
@@ -638,6 +656,7 @@ def cmd_add_gpu_work(args):
                isDiscrete=1, totalMemory=85899345920, smCount=108, cuDevice=0,
                computeMajor=8, computeMinor=0)
     pattern = re.compile(args.pattern)
+    enclosing = EnclosingRanges(con)
     launch = string_id(con, "cudaLaunchKernel_v7000")
     memcpy = string_id(con, "cudaMemcpyAsync_v3020")
     memset = string_id(con, "cudaMemsetAsync_v3020")
@@ -701,7 +720,7 @@ def cmd_add_gpu_work(args):
     per_thread_launches = {}
     inserted = {"kernels": 0, "copies": 0, "outside": 0, "skipped": 0}
     for ts, tid, what in marks:
-        stack = enclosing_ranges(con, tid, ts)
+        stack = enclosing.at(tid, ts)
         names = [s[0] for s in stack]
         iteration = next((n for n in names if pattern.fullmatch(n)), None)
         index = int(pattern.fullmatch(iteration).group(1)) if iteration else None

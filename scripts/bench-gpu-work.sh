@@ -47,13 +47,13 @@ echo "bench-gpu-work: recording $passes passes with nsys 2024.2 (no waits, GPU m
   env -i PATH=/usr/bin:/bin HOME="$work" NSYS_NVTX_PROFILER_REGISTER_ONLY=0 \
     "$nsys" profile --trace=nvtx --sample=none --cpuctxsw=none \
     --capture-range=nvtx --nvtx-capture='profile-target@*' --capture-range-end=stop \
-    -o trace ./harness --no-wait --gpu-markers --warmup 1 --iterations "$passes" >/dev/null
+    -o trace ./harness --no-wait --gpu-markers --warmup 1 --iterations "$passes" >/dev/null 2>&1
   if [ ! -f trace.nsys-rep ]; then
     LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu" \
       "$prefix/usr/lib/nsight-systems/host-linux-x64/QdstrmImporter" -i trace.qdstrm >/dev/null
   fi
-  "$nsys" export --type sqlite --force-overwrite=true -o trace.sqlite trace.nsys-rep >/dev/null
-  "$nsys" export --type sqlite --lazy=false --force-overwrite=true -o schema.sqlite trace.nsys-rep >/dev/null
+  "$nsys" export --type sqlite --force-overwrite=true -o trace.sqlite trace.nsys-rep >/dev/null 2>&1
+  "$nsys" export --type sqlite --lazy=false --force-overwrite=true -o schema.sqlite trace.nsys-rep >/dev/null 2>&1
 )
 python3 tests/harness/fixtures.py add-gpu-work --sqlite "$work/trace.sqlite" \
   --schema-from "$work/schema.sqlite" --work full >&2

@@ -503,24 +503,32 @@ pub fn run_stats(
     })
 }
 
-/// The reports split into at most `processes` groups, the NVTX reports first: one group
-/// holds everything; two put the push/pop report beside the rest; three give the projection
-/// a process of its own too (the two NVTX reports cost about the same on a big trace, the
-/// GPU-work reports together about as much again).
+/// The reports split into at most `processes` groups of about equal cost, measured on a trace
+/// of 140,000 NVTX ranges and 163,000 GPU operations (`scripts/bench-gpu-work.sh`): the two
+/// NVTX reports about 5.5 s each, `cuda_gpu_trace` 3.9 s, `cuda_api_trace` 2.4 s,
+/// `cuda_gpu_kern_sum` 0.3 s. Two groups: the push/pop report with the API trace, the
+/// projection with the others; three: the push/pop report, the projection with the kernel
+/// summary, the two GPU traces. On a trace without CUDA data the GPU-work reports end at once,
+/// and the two NVTX reports are still apart.
 fn groups(asked: &[Asked], processes: usize) -> Vec<Vec<Asked>> {
-    let of = |pick: &dyn Fn(ReportName) -> bool| -> Vec<Asked> {
-        asked.iter().copied().filter(|a| pick(a.report)).collect()
+    use ReportName::{ApiTrace, GpuProjection, GpuTrace, KernelSummary, PushPop};
+    let of = |reports: &[ReportName]| -> Vec<Asked> {
+        asked
+            .iter()
+            .copied()
+            .filter(|a| reports.contains(&a.report))
+            .collect()
     };
     let groups = match processes {
         0 | 1 => vec![asked.to_vec()],
         2 => vec![
-            of(&|r| r == ReportName::PushPop),
-            of(&|r| r != ReportName::PushPop),
+            of(&[PushPop, ApiTrace]),
+            of(&[GpuProjection, KernelSummary, GpuTrace]),
         ],
         _ => vec![
-            of(&|r| r == ReportName::PushPop),
-            of(&|r| r == ReportName::GpuProjection),
-            of(&|r| !r.is_required()),
+            of(&[PushPop]),
+            of(&[GpuProjection, KernelSummary]),
+            of(&[GpuTrace, ApiTrace]),
         ],
     };
     groups.into_iter().filter(|g| !g.is_empty()).collect()

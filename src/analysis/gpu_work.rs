@@ -718,8 +718,7 @@ mod tests {
     /// `cap > iteration 0 > (a > b), c` and `iteration 1 > a`; calls on the iterations' thread
     /// (1) at the edges of ranges, on another thread, outside the iterations, and with an
     /// id two processes share.
-    #[test]
-    fn kernels_go_to_the_innermost_range_around_their_launch() {
+    fn mix_of_the_example() -> KernelMix {
         use crate::analysis::iterations::Measured;
         use crate::analysis::tests::build_rows;
         use crate::analysis::tree::Tree;
@@ -817,7 +816,7 @@ mod tests {
                 gpu_operation_count: 1,
             })
             .collect();
-        let mix = kernel_mix(
+        kernel_mix(
             &tree,
             &rows,
             &counted,
@@ -825,7 +824,15 @@ mod tests {
             &launches,
             &tables.host,
             &gpu,
-        );
+        )
+    }
+
+    /// A range, its instances, kernel total and (kernel, launches, total) mix.
+    type Mixed<'a> = (&'a str, u64, i64, Vec<(&'a str, u64, i64)>);
+
+    #[test]
+    fn kernels_go_to_the_innermost_range_around_their_launch() {
+        let mix = mix_of_the_example();
 
         assert_eq!(
             mix.attribution,
@@ -838,7 +845,7 @@ mod tests {
             }
         );
         assert_eq!((mix.iteration.launches, mix.iteration.total_ns), (6, 55));
-        let got: Vec<(&str, u64, i64, Vec<(&str, u64, i64)>)> = mix
+        let got: Vec<Mixed> = mix
             .ranges
             .iter()
             .map(|r| {

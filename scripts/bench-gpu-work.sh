@@ -18,7 +18,9 @@
 #   2. `nsys-gate analyze --nsys-processes N` on the .sqlite for N = 1, 2, 3 (five reports:
 #      the two NVTX reports, cuda_gpu_kern_sum, cuda_gpu_trace, cuda_api_trace);
 #   3. on the NVTX-only .nsys-rep: the bare `nsys stats` call of the two NVTX reports (what
-#      analyze ran before issue 13, plus its reading) against `nsys-gate analyze` (default).
+#      analyze ran before issue 13, plus its reading) against `nsys-gate analyze` (default);
+#   4. what the kernels per range cost nsys-gate itself: `analyze --reuse-stats` on the CSVs
+#      of (2), against the same with `cuda_api_trace` marked skipped in the stamp (no join).
 #
 # Needs nsys 2024.2 (scripts/install-nsys.sh), gcc, python3; builds nsys-gate in release mode.
 set -euo pipefail
@@ -80,16 +82,40 @@ bare_nvtx=("$nsys" stats --report nvtx_pushpop_trace,nvtx_gpu_proj_trace --forma
            --output "$bare/nvtx" --sqlite "$bare/trace.sqlite" --force-export=true --force-overwrite=true "$rep/trace.nsys-rep")
 q() { printf '%q ' "$@"; }
 
+rm -rf "$work/runs/gpu-noapi"
+"$gate" analyze --run-dir "$gpu" --nsys "$nsys" >/dev/null 2>&1 || true
+cp -r "$gpu" "$work/runs/gpu-noapi"
+python3 - "$work/runs/gpu-noapi/stats/nsys-gate-stats.json" <<'PY'
+import json, sys
+stamp = json.load(open(sys.argv[1]))
+stamp["reports"]["cuda_api_trace"] = {"status": "skipped", "message": "left out for the measurement"}
+json.dump(stamp, open(sys.argv[1], "w"), indent=2)
+PY
+medians() {  # hyperfine's JSON export: the median of each command
+  python3 - "$1" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    print("%s: median %.2f s (min %.2f, max %.2f)" % (r["command"], r["median"], r["min"], r["max"]))
+PY
+}
+
 if command -v hyperfine >/dev/null; then
+  hyperfine --runs 5 --warmup 1 --style basic --export-markdown "$work/results/reuse.md" \
+    --export-json "$work/results/reuse.json" \
+    -n "analyze --reuse-stats" "$(q "$gate" analyze --reuse-stats --run-dir "$gpu")" \
+    -n "analyze --reuse-stats, no kernels per range" "$(q "$gate" analyze --reuse-stats --run-dir "$work/runs/gpu-noapi")"
   hyperfine --runs 5 --warmup 1 --style basic --export-markdown "$work/results/sqlite.md" \
+    --export-json "$work/results/sqlite.json" \
     -n "sequential nsys stats (5 reports)" "$(q "${sequential[@]}")" \
     -n "analyze --nsys-processes 1" "$(q "$gate" analyze --run-dir "$gpu" --nsys "$nsys" --nsys-processes 1)" \
     -n "analyze --nsys-processes 2" "$(q "$gate" analyze --run-dir "$gpu" --nsys "$nsys" --nsys-processes 2)" \
     -n "analyze --nsys-processes 3" "$(q "$gate" analyze --run-dir "$gpu" --nsys "$nsys" --nsys-processes 3)"
   hyperfine --runs 5 --warmup 1 --style basic --export-markdown "$work/results/nsys-rep.md" \
+    --export-json "$work/results/nsys-rep.json" \
     -n "bare nsys stats (2 NVTX reports, with export)" "$(q "${bare_nvtx[@]}")" \
     -n "analyze (default)" "$(q "$gate" analyze --run-dir "$rep" --nsys "$nsys")"
-  cat "$work/results/sqlite.md" "$work/results/nsys-rep.md"
+  for r in reuse sqlite nsys-rep; do medians "$work/results/$r.json"; done
+  echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 else
   median() {  # median of 5 runs of a command, in seconds
     local t=() i start end

@@ -46,6 +46,7 @@ SCENARIOS=(
   named-domain hostile-names no-nvtx capture-null custom-pattern slow-iterations llama-like
   gpu-projection gpu-projection-2023.4 gpu-projection-2022.4 gpu-iteration-without-work
   gpu-outside-capture gpu-outside-capture-2023.4
+  gpu-work gpu-work-2023.4 gpu-work-2022.4
   example-smoke-tensor
 )
 
@@ -63,6 +64,8 @@ die() { say "$*"; exit 1; }
 #   expect      arguments of `fixtures.py check-pushpop` (what the push/pop report must show)
 #   gpu         empty, or the `fixtures.py add-gpu-work --mode` giving the trace synthetic CUDA
 #               work (the run directory then holds trace.sqlite)
+#   gpu_work    `fixtures.py add-gpu-work --work`: projection (kernels and copies) or full (also
+#               memsets, pageable copies both ways, a hostile kernel name, TARGET_INFO_GPU)
 #   gpu_expect  arguments of `fixtures.py check-gpu`
 # ------------------------------------------------------------------------------------------------
 scenario() {
@@ -75,7 +78,7 @@ scenario() {
   m_run_id=$name m_profile=smoke-tensor
   expect=()
   tries=$attempts
-  gpu='' gpu_skip='' gpu_expect=()
+  gpu='' gpu_skip='' gpu_work=projection gpu_expect=()
   local plain=(--work plain --expect-unattributed 0)
 
   case $name in
@@ -167,9 +170,10 @@ scenario() {
               --work llama --layers 8 --expect-unattributed 0 --expect-slow 0
               --expect-first-ratio 12,18
               --expect-warnings first_iteration_slow,high_variance,slow_iterations) ;;
-    gpu-projection|gpu-projection-2023.4|gpu-projection-2022.4)
-      [ "$name" = gpu-projection-2023.4 ] && { version=2023.4; m_source=coco; }
-      [ "$name" = gpu-projection-2022.4 ] && version=2022.4
+    gpu-projection|gpu-projection-2023.4|gpu-projection-2022.4|gpu-work|gpu-work-2023.4|gpu-work-2022.4)
+      case $name in *-2023.4) version=2023.4 ;; *-2022.4) version=2022.4 ;; esac
+      [ "$name" = gpu-projection-2023.4 ] && m_source=coco
+      case $name in gpu-work*) gpu_work=full ;; esac
       harness=(--warmup 1 --iterations 5 --gpu-markers)
       expect=(--expect-found 5 --expect-complete 5 --expect-measured 0,1,2,3,4 "${plain[@]}")
       gpu=all
@@ -306,7 +310,7 @@ record_once() {
     { "${nsys[@]}" export --type sqlite --force-overwrite=true -o trace.sqlite trace.nsys-rep &&
       "${nsys[@]}" export --type sqlite --lazy=false --force-overwrite=true -o stats/schema.sqlite \
         trace.nsys-rep; } >"$run/export.log" 2>&1 || { cat "$run/export.log" >&2; die "$name: nsys export failed"; }
-    local mode=(--mode "$gpu")
+    local mode=(--mode "$gpu" --work "$gpu_work")
     [ -n "$gpu_skip" ] && mode+=(--skip-iteration "$gpu_skip")
     [ -n "$m_pattern" ] && mode+=(--pattern "$m_pattern")
     "${tool[@]}" add-gpu-work --sqlite "$run/trace.sqlite" --schema-from "$run/stats/schema.sqlite" \

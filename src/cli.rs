@@ -209,6 +209,11 @@ pub struct AnalysisArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
     pub nsys_timeout: u64,
 
+    /// How many `nsys stats` processes run the reports at once [default: one per core, at
+    /// most 3]. 1: one `nsys stats` call makes the export and every report.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=3))]
+    pub nsys_processes: Option<u8>,
+
     /// Analyse the CSVs already under DIR/stats/ without running nsys.
     #[arg(long)]
     pub reuse_stats: bool,

@@ -43,7 +43,7 @@ pub(crate) mod stats;
 pub(crate) mod trace_env;
 
 pub use artifact::TOOL_VERSION;
-pub use nsys::NsysChoice;
+pub use nsys::{NsysChoice, StatsPlan};
 pub use pipeline::{analyze, AnalyzeError, AnalyzeOptions};
 
 /// The folder under a run directory that nsys's CSVs go to.

@@ -1,6 +1,7 @@
-//! Running NVIDIA's `nsys`: finding it, asking its version, and the one `nsys stats` call
-//! that turns a trace into the two CSV reports, with what happened classified from the files
-//! it left and the words it printed.
+//! Running NVIDIA's `nsys`: finding it, asking its version, and the `nsys stats` runs that
+//! turn a trace into the CSV reports (the two NVTX reports, required, and the GPU-work
+//! reports, optional): one call, or one export and concurrent processes over it, with what
+//! happened to each report classified from the files it left and the words it printed.
 //!
 //! nsys's exit status does not tell success: it exits 0 after an "incompatible report" error
 //! and after a skipped report, leaving 0-byte CSVs. So every outcome here is decided from the
@@ -23,8 +24,8 @@ use crate::say::shown_path;
 
 const PUSHPOP: &str = ReportName::PushPop.as_str();
 const GPU_PROJ: &str = ReportName::GpuProjection.as_str();
-const LEGACY_PUSHPOP: &str = "nvtxpptrace";
-const LEGACY_GPU_PROJ: &str = "nvtxgpuproj";
+const LEGACY_PUSHPOP: &str = ReportName::PushPop.legacy_name();
+const LEGACY_GPU_PROJ: &str = ReportName::GpuProjection.legacy_name();
 
 /// Output prefix under the stats folder: nsys writes `nsys_<report>.csv`.
 pub const OUTPUT_PREFIX: &str = "nsys";
@@ -358,6 +359,22 @@ pub fn adds_default_domain_prefix(version: &str) -> bool {
     }
 }
 
+/// The nsys versions the tests run (`year.release`).
+pub const TESTED_VERSIONS: [&str; 3] = ["2022.4", "2023.4", "2024.2"];
+
+/// Whether nsys `version` (`nsys --version`'s) is one of [`TESTED_VERSIONS`].
+pub fn is_tested_version(version: &str) -> bool {
+    let mut numbers = version
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|n| !n.is_empty());
+    match (numbers.next(), numbers.next()) {
+        (Some(year), Some(release)) => {
+            TESTED_VERSIONS.contains(&format!("{year}.{release}").as_str())
+        }
+        _ => false,
+    }
+}
+
 /// CSV path of a report under the stats folder.
 pub fn csv_path(stats_dir: &Path, report: &str) -> PathBuf {
     stats_dir.join(format!("{OUTPUT_PREFIX}_{report}.csv"))
@@ -405,8 +422,44 @@ pub fn is_sqlite_trace(trace: &Path) -> bool {
     trace.extension().is_some_and(|e| e == "sqlite")
 }
 
-/// Runs the one `nsys stats` call for both reports and classifies the outcome.
-/// `progress` is called about once a second with the time spent so far.
+/// How `nsys stats` is run: how many processes at once, at most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatsPlan {
+    /// 1: one `nsys stats` call for every report (with the export, for a `.nsys-rep`).
+    /// More: the SQLite export is made first (`nsys export`), then the reports run as up to
+    /// this many `nsys stats` processes over it at once, each classified on its own.
+    pub processes: usize,
+}
+
+impl StatsPlan {
+    /// At most this many processes: five reports in three groups (see [`groups`]).
+    pub const MAX_PROCESSES: usize = 3;
+
+    /// One process per core, at most [`StatsPlan::MAX_PROCESSES`].
+    pub fn default_for_machine() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        StatsPlan {
+            processes: cores.clamp(1, Self::MAX_PROCESSES),
+        }
+    }
+}
+
+/// One report as this nsys is asked for it: the contract's name and the name this nsys gives
+/// it (2022.x's legacy names), whose CSV is renamed to the contract's.
+#[derive(Debug, Clone, Copy)]
+struct Asked {
+    report: ReportName,
+    produced: &'static str,
+}
+
+/// Runs `nsys stats` for the two NVTX reports and the GPU-work reports and classifies what it
+/// did with each. `progress` is called about once a second with the time spent so far.
+///
+/// With `plan.processes` 1, one call makes the export and every report. Otherwise a
+/// `.nsys-rep` is exported first (`nsys export`), and the reports run as concurrent `nsys
+/// stats` processes over the export (a `.sqlite` trace is read as it is), each classified on
+/// its own: a failure of a required report is an error, of a GPU-work report a `skipped`
+/// status with nsys's words (never an error).
 ///
 /// nsys runs in the run directory with paths relative to it (`stats/nsys`, `stats/trace.sqlite`,
 /// `trace.nsys-rep`), so its words never hold the run directory's own path, which may contain
@@ -418,30 +471,186 @@ pub fn run_stats(
     trace: &Path,
     stats_dir: &Path,
     timeout: Duration,
+    plan: StatsPlan,
     progress: &mut dyn FnMut(Duration),
 ) -> Result<StatsStamp, NsysError> {
-    let legacy = uses_legacy_reports(nsys)?;
-    let (pushpop_name, gpu_name) = if legacy {
-        (LEGACY_PUSHPOP, LEGACY_GPU_PROJ)
-    } else {
-        (PUSHPOP, GPU_PROJ)
-    };
+    let (legacy, asked, missing) = report_names(nsys)?;
     // Nothing stale may be mistaken for this run's output.
-    for name in [PUSHPOP, GPU_PROJ, LEGACY_PUSHPOP, LEGACY_GPU_PROJ] {
-        remove_if_present(&csv_path(stats_dir, name))?;
+    for report in ReportName::ALL {
+        for name in [report.as_str(), report.legacy_name()] {
+            remove_if_present(&csv_path(stats_dir, name))?;
+        }
     }
     remove_if_present(&stats_dir.join(STAMP_FILE))?;
-
     if !is_sqlite_trace(trace) {
         // A fresh export, never written through a symlink left in the old one's place.
         remove_if_present(&stats_dir.join(EXPORT_FILE))?;
     }
     let run_dir = stats_dir.parent().unwrap_or(stats_dir);
-    let reports = format!("{pushpop_name},{gpu_name}");
-    let args = stats_args(&reports, trace, stats_dir, |p| relative_to(p, run_dir));
-    let shown = stats_args(&reports, trace, stats_dir, Path::to_path_buf);
-    let command = describe_command(&nsys.path, &shown);
-    // nsys runs in another folder: `--nsys ./bin/nsys` must still name it.
+    let started = Instant::now();
+    let groups = groups(&asked, plan.processes);
+    let input = if groups.len() > 1 && !is_sqlite_trace(trace) {
+        export(nsys, trace, stats_dir, timeout, progress)?;
+        stats_dir.join(EXPORT_FILE)
+    } else {
+        trace.to_owned()
+    };
+    let remaining = timeout.saturating_sub(started.elapsed());
+    let calls: Vec<StatsCall> = groups
+        .into_iter()
+        .map(|reports| StatsCall::new(nsys, &input, stats_dir, run_dir, reports, remaining))
+        .collect();
+    let outputs = run_concurrently(&calls, started, progress);
+
+    let mut statuses = std::collections::BTreeMap::new();
+    for (report, why) in missing {
+        statuses.insert(report.as_str().to_owned(), ReportStatus::skipped(why));
+    }
+    for (call, output) in calls.iter().zip(outputs) {
+        for (report, status) in call.classify(nsys, stats_dir, output?)? {
+            statuses.insert(report.as_str().to_owned(), status);
+        }
+        for asked in &call.reports {
+            if asked.produced != asked.report.as_str() {
+                rename_legacy(stats_dir, asked.report)?;
+            }
+        }
+    }
+    Ok(StatsStamp {
+        nsys_version: nsys.version.clone(),
+        legacy_reports: legacy,
+        reports: statuses,
+        credential_variables: Vec::new(),
+    })
+}
+
+/// The reports split into at most `processes` groups of about equal cost, measured on a trace
+/// of 140,000 NVTX ranges and 163,000 GPU operations (`scripts/bench-gpu-work.sh`): the two
+/// NVTX reports about 5.5 s each, `cuda_gpu_trace` 3.9 s, `cuda_api_trace` 2.4 s,
+/// `cuda_gpu_kern_sum` 0.3 s. Two groups: the push/pop report with the API trace, the
+/// projection with the others; three: the push/pop report, the projection with the kernel
+/// summary, the two GPU traces. On a trace without CUDA data the GPU-work reports end at once,
+/// and the two NVTX reports are still apart.
+fn groups(asked: &[Asked], processes: usize) -> Vec<Vec<Asked>> {
+    use ReportName::{ApiTrace, GpuProjection, GpuTrace, KernelSummary, PushPop};
+    let of = |reports: &[ReportName]| -> Vec<Asked> {
+        asked
+            .iter()
+            .copied()
+            .filter(|a| reports.contains(&a.report))
+            .collect()
+    };
+    let groups = match processes {
+        0 | 1 => vec![asked.to_vec()],
+        2 => vec![
+            of(&[PushPop, ApiTrace]),
+            of(&[GpuProjection, KernelSummary, GpuTrace]),
+        ],
+        _ => vec![
+            of(&[PushPop]),
+            of(&[GpuProjection, KernelSummary]),
+            of(&[GpuTrace, ApiTrace]),
+        ],
+    };
+    groups.into_iter().filter(|g| !g.is_empty()).collect()
+}
+
+/// The name this nsys gives each report (`nsys stats --help-reports`): the new names, or
+/// nsys 2022.x's legacy ones (`legacy` true, for the NVTX reports). A GPU-work report this
+/// nsys lacks is not asked for: it is returned with why.
+#[allow(clippy::type_complexity)]
+fn report_names(nsys: &Nsys) -> Result<(bool, Vec<Asked>, Vec<(ReportName, String)>), NsysError> {
+    let args: Vec<OsString> = vec!["stats".into(), "--help-reports".into()];
+    let output = run_captured(
+        &Invocation::new(&nsys.path, &args, Duration::from_secs(120)),
+        &mut |_| {},
+    )?;
+    let words = output.words();
+    let has = |name: &str| {
+        words.lines().any(|l| {
+            l.trim_start()
+                .split(|c: char| c.is_whitespace() || c == '[')
+                .next()
+                == Some(name)
+        })
+    };
+    let legacy = if ReportName::REQUIRED.iter().all(|r| has(r.as_str())) {
+        false
+    } else if ReportName::REQUIRED.iter().all(|r| has(r.legacy_name())) {
+        true
+    } else {
+        return Err(NsysError::MissingReports {
+            version: nsys.version.clone(),
+            command: describe_command(&nsys.path, &args),
+        });
+    };
+    let mut asked = Vec::new();
+    let mut missing = Vec::new();
+    for report in ReportName::ALL {
+        let produced = if report.is_required() && legacy {
+            Some(report.legacy_name())
+        } else if has(report.as_str()) {
+            Some(report.as_str())
+        } else if has(report.legacy_name()) {
+            Some(report.legacy_name())
+        } else {
+            None
+        };
+        match produced {
+            Some(produced) => asked.push(Asked { report, produced }),
+            None => missing.push((
+                report,
+                format!(
+                    "nsys {} has no `{}` report (nor `{}`): `{}` does not list it",
+                    nsys.version,
+                    report.as_str(),
+                    report.legacy_name(),
+                    describe_command(&nsys.path, &args)
+                ),
+            )),
+        }
+    }
+    Ok((legacy, asked, missing))
+}
+
+/// Renames a legacy report's CSV to the contract's name (same output names whichever nsys
+/// made them).
+fn rename_legacy(stats_dir: &Path, report: ReportName) -> Result<(), NsysError> {
+    let produced = csv_path(stats_dir, report.legacy_name());
+    let wanted = csv_path(stats_dir, report.as_str());
+    if produced.exists() {
+        std::fs::rename(&produced, &wanted).map_err(|source| NsysError::Io {
+            path: wanted.clone(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// `nsys export --type sqlite` of a `.nsys-rep` into `stats/trace.sqlite`, before the reports
+/// run over it at once.
+fn export(
+    nsys: &Nsys,
+    trace: &Path,
+    stats_dir: &Path,
+    timeout: Duration,
+    progress: &mut dyn FnMut(Duration),
+) -> Result<(), NsysError> {
+    let run_dir = stats_dir.parent().unwrap_or(stats_dir);
+    let export = stats_dir.join(EXPORT_FILE);
+    let args_with = |path: &dyn Fn(&Path) -> PathBuf| -> Vec<OsString> {
+        vec![
+            "export".into(),
+            "--type".into(),
+            "sqlite".into(),
+            "--force-overwrite=true".into(),
+            "--output".into(),
+            path(&export).into(),
+            path(trace).into(),
+        ]
+    };
+    let args = args_with(&|p| relative_to(p, run_dir));
+    let command = describe_command(&nsys.path, &args_with(&Path::to_path_buf));
     let program = std::path::absolute(&nsys.path).unwrap_or_else(|_| nsys.path.clone());
     let invocation = Invocation {
         dir: Some(run_dir),
@@ -457,54 +666,197 @@ pub fn run_stats(
         });
     }
     let words = output.words();
-    if let Some((trace_version, nsys_version)) = incompatible_trace(&words) {
-        return Err(NsysError::IncompatibleTrace {
-            trace_version,
-            nsys_version: if nsys_version.is_empty() {
-                nsys.version.clone()
-            } else {
-                nsys_version
-            },
-            words: first_line_with(&words, &["newer than", "Version number is invalid"]),
+    if let Some(e) = incompatible_error(nsys, &words, &command) {
+        return Err(e);
+    }
+    let written = std::fs::metadata(&export).is_ok_and(|m| m.is_file() && m.len() > 0);
+    if !written || !output.status.is_some_and(|s| s.success()) {
+        return Err(NsysError::Failed {
+            version: nsys.version.clone(),
+            status: output.describe_status(),
+            report: "SQLite export",
             command,
+            words: output.excerpt(),
         });
     }
+    Ok(())
+}
 
-    let mut reports = std::collections::BTreeMap::new();
-    for (report, produced) in [(PUSHPOP, pushpop_name), (GPU_PROJ, gpu_name)] {
-        let produced_path = csv_path(stats_dir, produced);
-        let status = classify(&produced_path, &words, report, produced).ok_or_else(|| {
-            NsysError::Failed {
-                version: nsys.version.clone(),
-                status: output.describe_status(),
-                report,
-                command: command.clone(),
-                words: output.excerpt(),
+fn incompatible_error(nsys: &Nsys, words: &str, command: &str) -> Option<NsysError> {
+    let (trace_version, nsys_version) = incompatible_trace(words)?;
+    Some(NsysError::IncompatibleTrace {
+        trace_version,
+        nsys_version: if nsys_version.is_empty() {
+            nsys.version.clone()
+        } else {
+            nsys_version
+        },
+        words: first_line_with(words, &["newer than", "Version number is invalid"]),
+        command: command.to_owned(),
+    })
+}
+
+/// One `nsys stats` process: the reports it makes, its arguments and its command as
+/// messages show it.
+struct StatsCall {
+    reports: Vec<Asked>,
+    program: PathBuf,
+    args: Vec<OsString>,
+    run_dir: PathBuf,
+    command: String,
+    timeout: Duration,
+}
+
+impl StatsCall {
+    fn new(
+        nsys: &Nsys,
+        input: &Path,
+        stats_dir: &Path,
+        run_dir: &Path,
+        reports: Vec<Asked>,
+        timeout: Duration,
+    ) -> Self {
+        let names: Vec<&str> = reports.iter().map(|a| a.produced).collect();
+        // `cuda_gpu_trace` in bytes (its default is MB with three decimals); nsys pairs
+        // formats with reports in order.
+        let formats: Vec<&str> = reports
+            .iter()
+            .map(|a| {
+                if a.report == ReportName::GpuTrace {
+                    "csv:mem=B"
+                } else {
+                    "csv"
+                }
+            })
+            .collect();
+        let formats = if formats.iter().all(|f| *f == "csv") {
+            "csv".to_owned()
+        } else {
+            formats.join(",")
+        };
+        let names = names.join(",");
+        let args = stats_args(&names, &formats, input, stats_dir, |p| {
+            relative_to(p, run_dir)
+        });
+        let shown = stats_args(&names, &formats, input, stats_dir, Path::to_path_buf);
+        StatsCall {
+            reports,
+            // nsys runs in another folder: `--nsys ./bin/nsys` must still name it.
+            program: std::path::absolute(&nsys.path).unwrap_or_else(|_| nsys.path.clone()),
+            command: describe_command(&nsys.path, &shown),
+            args,
+            run_dir: run_dir.to_owned(),
+            timeout,
+        }
+    }
+
+    fn run(&self, progress: &mut dyn FnMut(Duration)) -> Result<Captured, NsysError> {
+        let invocation = Invocation {
+            dir: Some(&self.run_dir),
+            command: self.command.clone(),
+            ..Invocation::new(&self.program, &self.args, self.timeout)
+        };
+        run_captured(&invocation, progress)
+    }
+
+    /// What this process did with each of its reports. A failure concerning a required
+    /// report (a timeout, a trace from a newer nsys, no CSV and no skip) is an error; for a
+    /// GPU-work report it is a `skipped` status with what happened.
+    fn classify(
+        &self,
+        nsys: &Nsys,
+        stats_dir: &Path,
+        output: Captured,
+    ) -> Result<Vec<(ReportName, ReportStatus)>, NsysError> {
+        let required = self.reports.iter().any(|a| a.report.is_required());
+        let words = output.words();
+        if output.timed_out {
+            if required {
+                return Err(NsysError::Timeout {
+                    version: nsys.version.clone(),
+                    seconds: self.timeout.as_secs(),
+                    command: self.command.clone(),
+                });
             }
-        })?;
-        if legacy {
-            // Same output names whichever nsys made them.
-            let wanted = csv_path(stats_dir, report);
-            if produced_path.exists() {
-                std::fs::rename(&produced_path, &wanted).map_err(|source| NsysError::Io {
-                    path: wanted.clone(),
-                    source,
-                })?;
+            let why = format!(
+                "nsys {} ran past the timeout ({} s left for it) and was killed",
+                nsys.version,
+                self.timeout.as_secs()
+            );
+            return Ok(self
+                .reports
+                .iter()
+                .map(|a| (a.report, ReportStatus::skipped(why.clone())))
+                .collect());
+        }
+        if let Some(e) = incompatible_error(nsys, &words, &self.command) {
+            if required {
+                return Err(e);
             }
         }
-        reports.insert(report.to_owned(), status);
+        let mut out = Vec::new();
+        for a in &self.reports {
+            let produced_path = csv_path(stats_dir, a.produced);
+            match classify(&produced_path, &words, a.report, a.produced) {
+                Some(status) => out.push((a.report, status)),
+                None if a.report.is_required() => {
+                    return Err(NsysError::Failed {
+                        version: nsys.version.clone(),
+                        status: output.describe_status(),
+                        report: a.report.as_str(),
+                        command: self.command.clone(),
+                        words: output.excerpt(),
+                    })
+                }
+                None => out.push((
+                    a.report,
+                    ReportStatus::skipped(format!(
+                        "nsys {} and wrote no `{}` report; nsys said: {}",
+                        output.describe_status(),
+                        a.produced,
+                        report_words(&words, a.produced).unwrap_or_else(|| output.excerpt())
+                    )),
+                )),
+            }
+        }
+        Ok(out)
     }
-    Ok(StatsStamp {
-        nsys_version: nsys.version.clone(),
-        legacy_reports: legacy,
-        reports,
-        credential_variables: Vec::new(),
+}
+
+/// Runs the calls at once, one thread each, and returns their outputs in order; `progress`
+/// is called from this thread about once a second.
+fn run_concurrently(
+    calls: &[StatsCall],
+    started: Instant,
+    progress: &mut dyn FnMut(Duration),
+) -> Vec<Result<Captured, NsysError>> {
+    if let [call] = calls {
+        return vec![call.run(&mut |_| progress(started.elapsed()))];
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = calls
+            .iter()
+            .map(|call| scope.spawn(move || call.run(&mut |_| {})))
+            .collect();
+        let mut last_tick = Instant::now();
+        while !handles.iter().all(|h| h.is_finished()) {
+            if last_tick.elapsed() >= Duration::from_secs(1) {
+                last_tick = Instant::now();
+                progress(started.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("an nsys runner thread does not panic"))
+            .collect()
     })
 }
 
 /// The `nsys stats` arguments, each path passed through `path` (relative or absolute).
 fn stats_args(
     reports: &str,
+    formats: &str,
     trace: &Path,
     stats_dir: &Path,
     path: impl Fn(&Path) -> PathBuf,
@@ -514,7 +866,7 @@ fn stats_args(
         "--report".into(),
         reports.into(),
         "--format".into(),
-        "csv".into(),
+        formats.into(),
         "--timeunit".into(),
         "nsec".into(),
         "--output".into(),
@@ -546,7 +898,7 @@ fn relative_to(path: &Path, base: &Path) -> PathBuf {
 fn classify(
     produced_path: &Path,
     words: &str,
-    report: &str,
+    report: ReportName,
     produced: &str,
 ) -> Option<ReportStatus> {
     let size = std::fs::metadata(produced_path).map(|m| m.len()).ok();
@@ -556,11 +908,31 @@ fn classify(
         // nsys 2024.2 writes an empty projection, saying neither PROCESSED nor SKIPPED,
         // when the trace has CUDA data but no range launched anything: a result, not a
         // skip. The push/pop report has no such case (no ranges means no NVTX data).
-        (Some(0), None) if report == GPU_PROJ && mentions_report(words, produced) => {
+        (Some(0), None)
+            if report == ReportName::GpuProjection && mentions_report(words, produced) =>
+        {
             Some(ReportStatus::written())
         }
         _ => None,
     }
+}
+
+/// nsys's words about one report: an `ERROR` line naming its script (nsys 2022.4 prints
+/// `ERROR: Report 'gputrace.py' encountered an internal error: …` after every report), else
+/// what it said past the `...` of that report's `Processing [` line.
+fn report_words(words: &str, report: &str) -> Option<String> {
+    let script = format!("'{report}.py'");
+    if let Some(line) = words
+        .lines()
+        .find(|l| l.contains("ERROR") && l.contains(&script))
+    {
+        return Some(line.trim().to_owned());
+    }
+    report_blocks(words)
+        .find(|block| is_report_block(block, report))
+        .and_then(|block| block.split_once("... ").map(|(_, rest)| rest))
+        .map(|rest| excerpt(rest.trim()))
+        .filter(|w| w != "(nothing)")
 }
 
 fn remove_if_present(path: &Path) -> Result<(), NsysError> {
@@ -570,34 +942,6 @@ fn remove_if_present(path: &Path) -> Result<(), NsysError> {
             source: e,
         }),
         _ => Ok(()),
-    }
-}
-
-/// Asks `nsys stats --help-reports` which report names this nsys has.
-fn uses_legacy_reports(nsys: &Nsys) -> Result<bool, NsysError> {
-    let args: Vec<OsString> = vec!["stats".into(), "--help-reports".into()];
-    let output = run_captured(
-        &Invocation::new(&nsys.path, &args, Duration::from_secs(120)),
-        &mut |_| {},
-    )?;
-    let words = output.words();
-    let has = |name: &str| {
-        words.lines().any(|l| {
-            l.trim_start()
-                .split(|c: char| c.is_whitespace() || c == '[')
-                .next()
-                == Some(name)
-        })
-    };
-    if has(PUSHPOP) && has(GPU_PROJ) {
-        Ok(false)
-    } else if has(LEGACY_PUSHPOP) && has(LEGACY_GPU_PROJ) {
-        Ok(true)
-    } else {
-        Err(NsysError::MissingReports {
-            version: nsys.version.clone(),
-            command: describe_command(&nsys.path, &args),
-        })
     }
 }
 
@@ -1138,6 +1482,7 @@ mod tests {
         let run = Path::new("/r/a\nb");
         let args = stats_args(
             "a,b",
+            "csv",
             &run.join("trace.nsys-rep"),
             &run.join("stats"),
             |p| relative_to(p, run),

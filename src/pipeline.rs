@@ -16,7 +16,7 @@ use crate::artifact::{
 };
 use crate::gate::{self, GateConfig};
 use crate::interrupt;
-use crate::nsys::{self, NsysChoice, NsysError, StatsStamp};
+use crate::nsys::{self, NsysChoice, NsysError, StatsPlan, StatsStamp};
 use crate::outcome::{chain_text, Failure, FailureKind, RunFacts};
 use crate::progress::Progress;
 use crate::reports::{self, GpuProjRow, Interner, PushPopRow};
@@ -25,12 +25,16 @@ use crate::say::{say, shown, shown_path};
 use crate::trace_env;
 use crate::{ANALYSIS_FILE, STATS_DIR, TOOL_VERSION};
 
+mod gpu_work;
+
 /// What `analyze` is asked to do, free of command-line types.
 #[derive(Debug, Clone)]
 pub struct AnalyzeOptions {
     pub run_dir: PathBuf,
     pub nsys: NsysChoice,
     pub nsys_timeout: Duration,
+    /// How many `nsys stats` processes run the reports at once.
+    pub stats_plan: StatsPlan,
     /// Where analysis.json goes [default: RUN_DIR/analysis.json].
     pub output: Option<PathBuf>,
     /// Read the CSVs an earlier run left under `stats/` instead of running nsys.
@@ -153,11 +157,21 @@ pub fn analyze(
     let stamp = stats(options, &run, &stats_dir, progress).map_err(add_facts)?;
     AnalyzeError::check_interrupt().map_err(add_facts)?;
 
-    // 3. The CSVs.
-    let csvs = read_reports(&stats_dir, &stamp).map_err(add_facts)?;
+    // 3. The CSVs: the NVTX reports (required) beside the GPU-work reports (each optional).
+    let (csvs, gpu_csvs) = std::thread::scope(|scope| {
+        let gpu_csvs = scope.spawn(|| gpu_work::read(&stats_dir, &stamp));
+        let csvs = read_reports(&stats_dir, &stamp);
+        let gpu_csvs = gpu_csvs.join().expect("the GPU-work readers do not panic");
+        (csvs, gpu_csvs)
+    });
+    let csvs = csvs.map_err(add_facts)?;
 
     // 4. The analysis.
-    let findings = analyse(&run, &csvs, &stats_dir, &stamp).map_err(add_facts)?;
+    let mut findings = analyse(&run, &csvs, &gpu_csvs, &stats_dir, &stamp).map_err(add_facts)?;
+    let (gpu_work, gpu_warnings) = gpu_csvs.assemble(
+        findings.kernel_mix.take(),
+        stamp.status(ReportName::GpuProjection).is_written(),
+    );
 
     // 5. Warnings from every stage, and the gate.
     let mut warnings: Vec<Warning> = run.warnings.clone();
@@ -173,6 +187,8 @@ pub fn analyze(
     if let Some(reason) = csvs.gpu_unavailable {
         warnings.push(Warning::new(WarningCode::GpuProjectionUnavailable, reason));
     }
+    warnings.extend(gpu_warnings);
+    warnings.extend(gpu_work::untested_version_warning(&stamp.nsys_version));
     warnings.extend(credentials_warning(&stamp.credential_variables));
     warnings.extend(findings.warnings);
     let gate = gate::apply(&options.gate, &mut warnings);
@@ -190,6 +206,7 @@ pub fn analyze(
         host_range_groups: findings.host_range_groups,
         gpu_projected_range_groups: findings.gpu_projected_range_groups,
         gpu_projected_ranges: findings.gpu_projected_ranges,
+        gpu_work,
     };
     AnalyzeError::check_interrupt().map_err(add_facts)?;
     artifact::write_atomically_with(&output, |out| analysis.write_json(out))
@@ -219,6 +236,7 @@ fn stats(
         &run.trace,
         stats_dir,
         options.nsys_timeout,
+        options.stats_plan,
         &mut |elapsed| progress.tick(elapsed),
     );
     progress.finish_nsys();
@@ -375,6 +393,7 @@ fn read_reports(stats_dir: &Path, stamp: &StatsStamp) -> Result<Csvs, AnalyzeErr
 fn analyse(
     run: &RunDir,
     csvs: &Csvs,
+    gpu_csvs: &gpu_work::GpuWorkCsvs,
     stats_dir: &Path,
     stamp: &StatsStamp,
 ) -> Result<analysis::Findings, AnalyzeError> {
@@ -398,6 +417,7 @@ fn analyse(
             pushpop_path: &relative(ReportName::PushPop),
             gpu: csvs.gpu.as_deref(),
             gpu_path: &relative(ReportName::GpuProjection),
+            launches: gpu_csvs.launches(),
         },
     )
     .map_err(|e| {

@@ -26,7 +26,7 @@ use nsys_gate::gate::GateConfig;
 use nsys_gate::outcome::RunOutcome;
 use nsys_gate::progress::Progress;
 use nsys_gate::render::{Budget, RenderOptions, Renderer, Template};
-use nsys_gate::{AnalyzeOptions, NsysChoice};
+use nsys_gate::{AnalyzeOptions, NsysChoice, StatsPlan};
 
 const SIZES: &[usize] = &[100_000, 1_000_000, 5_000_000];
 
@@ -82,6 +82,7 @@ fn measure(dir: &Path, written: usize) {
         run_dir: dir.to_path_buf(),
         nsys: NsysChoice::Search,
         nsys_timeout: Duration::from_secs(1),
+        stats_plan: StatsPlan { processes: 1 },
         output: None,
         reuse_stats: true,
         keep_export: false,

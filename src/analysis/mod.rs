@@ -17,6 +17,8 @@
 //! - `ranges`: `host_ranges[]` and `gpu_projected_ranges[]` by scoped name, the nesting
 //!   limit and `nesting_truncated`;
 //! - `advisories`: `first_iteration_slow`, `high_variance`, `slow_iterations`;
+//! - `gpu_work`: the GPU-work reports (kernels, memory copies, memsets, devices), the kernels
+//!   attributed to ranges, `pageable_memory_copies`;
 //! - `wording`: how messages list indexes.
 //!
 //! [`analyze`] runs them in order, and holds the only threads: the order in which it adds
@@ -29,6 +31,7 @@ mod advisories;
 mod capture;
 mod completeness;
 mod gpu;
+pub mod gpu_work;
 mod groups;
 mod index_checks;
 mod iterations;
@@ -51,6 +54,7 @@ use crate::artifact::{
 };
 use crate::reports::{GpuProjRow, Interner, PushPopRow};
 
+pub use gpu_work::{KernelMix, Launches};
 pub use iterations::full_match_regex;
 
 use gpu::GpuIndex;
@@ -74,6 +78,9 @@ pub struct Reports<'a> {
     /// `None` when nsys produced no GPU projection.
     pub gpu: Option<&'a [GpuProjRow]>,
     pub gpu_path: &'a Path,
+    /// The CUDA API calls and the kernels they launched (`cuda_api_trace`, `cuda_gpu_trace`),
+    /// when both reports were read: the kernels are then attributed to ranges.
+    pub launches: Option<Launches<'a>>,
 }
 
 /// Everything the analysis found; the caller adds provenance, run settings and the gate.
@@ -86,6 +93,9 @@ pub struct Findings {
     pub gpu_projected_ranges: Vec<GpuProjectedRange>,
     pub host_range_groups: Vec<HostRangeGroup>,
     pub gpu_projected_range_groups: Vec<GpuProjectedRangeGroup>,
+    /// The kernels of the counted iterations and of the largest GPU-projected ranges, when
+    /// [`Reports::launches`] was given.
+    pub kernel_mix: Option<KernelMix>,
 }
 
 /// Rows that are individually valid but do not fit together.
@@ -143,8 +153,16 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
 
     // The range tables take a walk of their own: on a second thread, beside the rest.
     thread::scope(|scope| {
-        let tables =
-            scope.spawn(|| ranges::range_tables(&tree, rows, names, &counted, gpu.as_ref()));
+        let tables = scope.spawn(|| {
+            ranges::range_tables(
+                &tree,
+                rows,
+                names,
+                &counted,
+                gpu.as_ref(),
+                reports.launches.is_some(),
+            )
+        });
 
         let samples = summary::Samples::new(rows, &counted, gpu.as_ref());
         let first_iteration = summary::first_iteration(rows, &counted, &samples.host_inclusive);
@@ -173,17 +191,29 @@ pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, D
             first_iteration,
         );
         let iteration_list = summary::iteration_list(rows, &measured, gpu.as_ref());
-        let (host_ranges, gpu_projected_ranges, nesting_warning) =
-            tables.join().expect("the range tables do not panic");
-        warnings.extend(nesting_warning);
+        let tables = tables.join().expect("the range tables do not panic");
+        warnings.extend(tables.nesting);
+        let kernel_mix = match (&reports.launches, &tables.scopes) {
+            (Some(launches), Some(scopes)) => Some(gpu_work::kernel_mix(
+                &tree,
+                rows,
+                &counted,
+                scopes,
+                launches,
+                &tables.host,
+                &tables.gpu,
+            )),
+            _ => None,
+        };
         Ok(Findings {
             warnings,
             iteration_summary,
             iterations: iteration_list,
-            host_range_groups: groups::host_groups(&host_ranges),
-            gpu_projected_range_groups: groups::gpu_groups(&gpu_projected_ranges),
-            host_ranges,
-            gpu_projected_ranges,
+            host_range_groups: groups::host_groups(&tables.host),
+            gpu_projected_range_groups: groups::gpu_groups(&tables.gpu),
+            host_ranges: tables.host,
+            gpu_projected_ranges: tables.gpu,
+            kernel_mix,
         })
     })
 }

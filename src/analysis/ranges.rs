@@ -60,6 +60,27 @@ struct Nesting {
     folded: u64,
 }
 
+/// The scoped names of the ranges below the counted iterations, for attributing work to
+/// them by row: `of_row[row]` is the scoped-name id of a push/pop row (a folded range has its
+/// ancestor's at the limit; NONE outside the counted iterations and for the iterations
+/// themselves), `parent[id]` the id of the name it extends (NONE at level 1), `name[id]` and
+/// `path[id]` the name as the tables write it.
+pub(super) struct Scopes {
+    pub of_row: Vec<u32>,
+    pub parent: Vec<u32>,
+    pub name: Vec<String>,
+    pub path: Vec<Vec<String>>,
+}
+
+/// The range tables, `nesting_truncated` when ranges nest deeper than [`MAX_LEVEL`], and
+/// (with `want_scopes`) the scoped name of each row.
+pub(super) struct RangeTables {
+    pub host: Vec<HostRange>,
+    pub gpu: Vec<GpuProjectedRange>,
+    pub nesting: Option<Warning>,
+    pub scopes: Option<Scopes>,
+}
+
 /// The two tables, and `nesting_truncated` when ranges nest deeper than [`MAX_LEVEL`].
 pub(super) fn range_tables(
     tree: &Tree,
@@ -67,10 +88,20 @@ pub(super) fn range_tables(
     names: &Interner,
     counted: &[&Measured],
     gpu: Option<&GpuIndex>,
-) -> (Vec<HostRange>, Vec<GpuProjectedRange>, Option<Warning>) {
-    tables_with_limit(tree, rows, names, counted, gpu, MAX_LEVEL)
+    want_scopes: bool,
+) -> RangeTables {
+    let mut of_row = want_scopes.then(|| vec![NONE; rows.len()]);
+    let (scoped, nesting) = accumulate(tree, rows, counted, gpu, MAX_LEVEL, of_row.as_mut());
+    let (host, gpu_ranges, scopes) = tables(scoped, names, of_row);
+    RangeTables {
+        host,
+        gpu: gpu_ranges,
+        nesting: truncated_warning(nesting, MAX_LEVEL),
+        scopes,
+    }
 }
 
+#[cfg(test)]
 fn tables_with_limit(
     tree: &Tree,
     rows: &[PushPopRow],
@@ -79,8 +110,8 @@ fn tables_with_limit(
     gpu: Option<&GpuIndex>,
     limit: u32,
 ) -> (Vec<HostRange>, Vec<GpuProjectedRange>, Option<Warning>) {
-    let (scoped, nesting) = accumulate(tree, rows, counted, gpu, limit);
-    let (host, gpu_ranges) = tables(scoped, names);
+    let (scoped, nesting) = accumulate(tree, rows, counted, gpu, limit, None);
+    let (host, gpu_ranges, _) = tables(scoped, names, None);
     (host, gpu_ranges, truncated_warning(nesting, limit))
 }
 
@@ -108,6 +139,7 @@ fn accumulate(
     counted: &[&Measured],
     gpu: Option<&GpuIndex>,
     limit: u32,
+    mut of_row: Option<&mut Vec<u32>>,
 ) -> (ScopedNames, Nesting) {
     let mut path_ids: FxHashMap<(u32, NameId), u32> = FxHashMap::default();
     let mut scoped = ScopedNames {
@@ -129,12 +161,21 @@ fn accumulate(
                 (scoped.paths.len() - 1) as u32
             });
             nesting.deepest = nesting.deepest.max(level);
+            if let Some(of_row) = of_row.as_deref_mut() {
+                of_row[i as usize] = id;
+            }
             // Above the limit the walk goes on; at it, the ranges below fold into this instance.
             let folded = if level < limit {
                 stack.extend(tree.children(i).iter().map(|&c| (c, id, level + 1)));
                 0
             } else {
-                fold_below(tree, rows, i, level, &mut below, &mut nesting)
+                let folded = fold_below(tree, rows, i, level, &mut below, &mut nesting);
+                if let Some(of_row) = of_row.as_deref_mut() {
+                    // The folded ranges are this instance's: `below` still holds none of
+                    // them, so walk again (rare: only past the limit).
+                    tree.mark_subtree_with(of_row, i, id);
+                }
+                folded
             };
             let a = &mut scoped.acc[id as usize];
             a.inclusive.push(r.duration_ns());
@@ -177,8 +218,18 @@ fn clamp(v: i128) -> i64 {
     i64::try_from(v).unwrap_or(if v < 0 { i64::MIN } else { i64::MAX })
 }
 
-fn tables(scoped: ScopedNames, names: &Interner) -> (Vec<HostRange>, Vec<GpuProjectedRange>) {
+fn tables(
+    scoped: ScopedNames,
+    names: &Interner,
+    of_row: Option<Vec<u32>>,
+) -> (Vec<HostRange>, Vec<GpuProjectedRange>, Option<Scopes>) {
     let ScopedNames { paths, acc } = scoped;
+    let mut scopes = of_row.map(|of_row| Scopes {
+        of_row,
+        parent: paths.iter().map(|&(parent, _)| parent).collect(),
+        name: Vec::with_capacity(paths.len()),
+        path: Vec::with_capacity(paths.len()),
+    });
     let path_of = |mut id: u32| -> Vec<String> {
         let mut out = Vec::new();
         while id != NONE {
@@ -194,6 +245,10 @@ fn tables(scoped: ScopedNames, names: &Interner) -> (Vec<HostRange>, Vec<GpuProj
     for (id, a) in acc.into_iter().enumerate() {
         let path = path_of(id as u32);
         let name = path.join(".");
+        if let Some(scopes) = scopes.as_mut() {
+            scopes.name.push(name.clone());
+            scopes.path.push(path.clone());
+        }
         if !a.projected.is_empty() {
             gpu_ranges.push(GpuProjectedRange {
                 name: name.clone(),
@@ -216,7 +271,7 @@ fn tables(scoped: ScopedNames, names: &Interner) -> (Vec<HostRange>, Vec<GpuProj
     }
     host.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.path.cmp(&b.path)));
     gpu_ranges.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.path.cmp(&b.path)));
-    (host, gpu_ranges)
+    (host, gpu_ranges, scopes)
 }
 
 #[cfg(test)]

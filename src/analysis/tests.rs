@@ -49,6 +49,7 @@ fn run(capture: Option<&str>, expected: u64, rows: &[PushPopRow], names: &Intern
             pushpop_path: Path::new("p.csv"),
             gpu: None,
             gpu_path: Path::new("g.csv"),
+            launches: None,
         },
     )
     .unwrap()

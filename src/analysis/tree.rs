@@ -158,6 +158,15 @@ impl Tree {
         seen
     }
 
+    /// Sets `slot[row] = value` for every row below row `i` (not `i` itself).
+    pub(super) fn mark_subtree_with(&self, slot: &mut [u32], i: u32, value: u32) {
+        let mut stack: Vec<u32> = self.children(i).to_vec();
+        while let Some(j) = stack.pop() {
+            slot[j as usize] = value;
+            stack.extend_from_slice(self.children(j));
+        }
+    }
+
     /// Marks the rows of `stack` and everything below them, not walking on below a row that
     /// is marked already.
     pub(super) fn mark_subtrees(&self, marked: &mut [bool], mut stack: Vec<u32>) {

@@ -50,6 +50,148 @@ pub struct Analysis {
     /// `gpu_projected_ranges` grouped the same way.
     #[serde(default)]
     pub gpu_projected_range_groups: Vec<GpuProjectedRangeGroup>,
+    /// The GPU work of the capture: kernels, memory copies, memsets, the kernels of the
+    /// iterations and of the largest GPU-projected ranges. `null` when the trace holds no
+    /// CUDA data (`gpu_projection_unavailable` says why). Absent in files written before it
+    /// existed: read as `null`.
+    #[serde(default)]
+    pub gpu_work: Option<GpuWork>,
+}
+
+/// `gpu_work`: what ran on the GPU, from `cuda_gpu_kern_sum`, `cuda_gpu_trace` and
+/// `cuda_api_trace`. A part whose report failed is `null`, and `unavailable` says why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuWork {
+    /// The GPUs that ran work, by `cuda_gpu_trace`'s `Device` column (sorted).
+    pub devices: Option<Vec<GpuDevice>>,
+    /// Every kernel name over the whole capture (`cuda_gpu_kern_sum`), largest total first.
+    pub kernels: Option<Vec<KernelStats>>,
+    /// Memory copies grouped by copy kind, source and destination memory kind, largest total
+    /// time first.
+    pub memory_copies: Option<Vec<MemoryCopies>>,
+    pub memsets: Option<Memsets>,
+    /// The kernels launched inside the counted iterations (complete, not duplicate).
+    pub iteration_kernels: Option<IterationKernels>,
+    /// The kernels launched inside the ranges with the largest GPU-projected totals (scoped
+    /// names, counted iterations only), largest first.
+    pub per_range_kernels: Option<Vec<RangeKernels>>,
+    /// How the kernels of `cuda_gpu_trace` were attributed to ranges.
+    pub kernel_attribution: Option<KernelAttribution>,
+    /// Part (`devices`, `kernels`, …) -> why it is `null`: the report and nsys's words.
+    pub unavailable: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuDevice {
+    /// As nsys writes it: `NAME (ID)`, e.g. `NVIDIA A100-SXM4-80GB (0)`.
+    pub device: String,
+    /// The GPU's name (`NAME`), `null` when nsys had none.
+    pub name: Option<String>,
+    /// The CUDA device id (`ID`).
+    pub id: Option<u64>,
+    pub kernels: u64,
+    pub memory_operations: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelStats {
+    /// Exactly as nsys wrote it (a demangled signature).
+    pub name: String,
+    pub instances: u64,
+    pub total_ns: i64,
+    pub mean_ns: f64,
+    /// `null` when nsys 2022.4 split the name over several grid/block rows (medians do not
+    /// merge).
+    pub median_ns: Option<f64>,
+    pub minimum_ns: i64,
+    pub maximum_ns: i64,
+    pub stddev_ns: Option<f64>,
+    /// Share of all kernel time of the capture (0..1).
+    pub share: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryCopies {
+    /// `Host-to-Device`, `Device-to-Host`, `Device-to-Device`, … (nsys's label).
+    pub copy_kind: String,
+    /// Source memory kind: `Pageable`, `Pinned`, `Device`, …; `null` when nsys had none.
+    pub source: Option<String>,
+    pub destination: Option<String>,
+    pub count: u64,
+    pub bytes: u64,
+    pub total_ns: i64,
+    /// Bytes over the copies' total duration; `null` when that is 0.
+    pub bandwidth_bytes_per_s: Option<f64>,
+    /// A host-to-device copy from, or device-to-host copy to, pageable host memory.
+    pub pageable_host: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Memsets {
+    pub count: u64,
+    pub bytes: u64,
+    pub total_ns: i64,
+}
+
+/// A kernel in a range's mix.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RangeKernel {
+    pub name: String,
+    pub launches: u64,
+    pub total_ns: i64,
+    /// Share of the range's kernel time (0..1).
+    pub share: f64,
+}
+
+/// The kernels past the first few of a mix, together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OtherKernels {
+    /// How many kernel names.
+    pub kernels: u64,
+    pub launches: u64,
+    pub total_ns: i64,
+    pub share: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IterationKernels {
+    /// Counted iterations.
+    pub iterations: u64,
+    pub launches: u64,
+    /// Sum of the kernels' durations: GPU busy time of kernels, not a projection.
+    pub total_ns: i64,
+    pub kernels: Vec<RangeKernel>,
+    pub other_kernels: Option<OtherKernels>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RangeKernels {
+    /// Scoped name, as in `host_ranges` and `gpu_projected_ranges`.
+    pub name: String,
+    pub path: Vec<String>,
+    /// Instances of the range in the counted iterations.
+    pub instances: u64,
+    /// Its GPU-projected total (`gpu_projected_ranges`), for reference; `null` without one.
+    pub projected_total_ns: Option<i64>,
+    /// Kernels launched inside the range, nested ranges included.
+    pub launches: u64,
+    pub total_ns: i64,
+    pub kernels: Vec<RangeKernel>,
+    pub other_kernels: Option<OtherKernels>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelAttribution {
+    /// Kernel rows of `cuda_gpu_trace`.
+    pub kernels: u64,
+    /// Launched (by their CUDA API call) inside a counted iteration.
+    pub in_counted_iterations: u64,
+    /// Launched elsewhere: outside every counted iteration, or on another thread.
+    pub elsewhere: u64,
+    /// No CUDA API call has their correlation id.
+    pub without_api_call: u64,
+    /// Their correlation id is on API calls of more than one process: left out.
+    pub ambiguous: u64,
 }
 
 /// Where the numbers came from.
@@ -154,6 +296,12 @@ pub struct Warning {
     /// `nesting_truncated`: the deepest level the range tables name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub depth_limit: Option<u64>,
+    /// `pageable_memory_copies`: bytes copied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// `gpu_work_unavailable`: the report that failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<String>,
 }
 
 impl Warning {
@@ -169,7 +317,19 @@ impl Warning {
             variables: None,
             depth: None,
             depth_limit: None,
+            bytes: None,
+            report: None,
         }
+    }
+
+    pub fn with_bytes(mut self, bytes: u64) -> Self {
+        self.bytes = Some(bytes);
+        self
+    }
+
+    pub fn with_report(mut self, report: &str) -> Self {
+        self.report = Some(report.to_owned());
+        self
     }
 
     pub fn with_iterations(mut self, iterations: Vec<u64>) -> Self {
@@ -324,20 +484,33 @@ impl Analysis {
 /// spaces), anything deeper on one line (`{"index": 0, "range_id": 2, ...}`), as in the
 /// contract's example. One line per iteration, warning or range keeps a large analysis
 /// readable and greppable, and a large analysis a third smaller than fully indented JSON.
+/// `gpu_work` goes one level deeper (one line per kernel, copy group, device or range), its
+/// lists being one level further down.
 #[derive(Default)]
 struct JsonLayout {
     /// Containers open.
     level: usize,
     /// The innermost open container has a member already.
     has_value: bool,
+    /// Reading a key of the top-level object (its text goes to `top_key`).
+    in_top_key: bool,
+    /// The top-level member being written.
+    top_key: String,
 }
 
 /// Containers opened at this level or deeper are written on one line.
 const INLINE_LEVEL: usize = 3;
+/// The top-level member whose lists hold objects one level deeper.
+const DEEPER_MEMBER: &str = "gpu_work";
 
 impl JsonLayout {
     fn inline(&self) -> bool {
-        self.level >= INLINE_LEVEL
+        let inline_level = if self.top_key == DEEPER_MEMBER {
+            INLINE_LEVEL + 1
+        } else {
+            INLINE_LEVEL
+        };
+        self.level >= inline_level
     }
 
     fn open<W: ?Sized + Write>(&mut self, w: &mut W, bracket: &[u8]) -> std::io::Result<()> {
@@ -407,7 +580,27 @@ impl serde_json::ser::Formatter for JsonLayout {
         w: &mut W,
         first: bool,
     ) -> std::io::Result<()> {
+        if self.level == 1 {
+            self.in_top_key = true;
+            self.top_key.clear();
+        }
         self.member(w, first)
+    }
+
+    fn end_object_key<W: ?Sized + Write>(&mut self, _w: &mut W) -> std::io::Result<()> {
+        self.in_top_key = false;
+        Ok(())
+    }
+
+    fn write_string_fragment<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        if self.in_top_key {
+            self.top_key.push_str(fragment);
+        }
+        w.write_all(fragment.as_bytes())
     }
 
     fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {

@@ -33,12 +33,15 @@ pub enum WarningCode {
     FirstIterationSlow,
     GpuOpsOutsideRanges,
     GpuProjectionUnavailable,
+    GpuWorkUnavailable,
     HighVariance,
     IterationsWithoutGpuProjection,
     LegacyNsysReports,
     ManifestUnknownKey,
     MissingIterations,
     NestingTruncated,
+    NsysVersionUntested,
+    PageableMemoryCopies,
     SlowIterations,
     TraceEnvironmentSecrets,
     TracePathMoved,
@@ -47,7 +50,7 @@ pub enum WarningCode {
 
 impl WarningCode {
     /// Every code, in byte order of its name (the order `warnings[]` is sorted in).
-    pub const ALL: [WarningCode; 18] = [
+    pub const ALL: [WarningCode; 21] = [
         WarningCode::CaptureRangeExceeded,
         WarningCode::CaptureRangeMissing,
         WarningCode::CaptureRangeMultiple,
@@ -56,12 +59,15 @@ impl WarningCode {
         WarningCode::FirstIterationSlow,
         WarningCode::GpuOpsOutsideRanges,
         WarningCode::GpuProjectionUnavailable,
+        WarningCode::GpuWorkUnavailable,
         WarningCode::HighVariance,
         WarningCode::IterationsWithoutGpuProjection,
         WarningCode::LegacyNsysReports,
         WarningCode::ManifestUnknownKey,
         WarningCode::MissingIterations,
         WarningCode::NestingTruncated,
+        WarningCode::NsysVersionUntested,
+        WarningCode::PageableMemoryCopies,
         WarningCode::SlowIterations,
         WarningCode::TraceEnvironmentSecrets,
         WarningCode::TracePathMoved,
@@ -79,12 +85,15 @@ impl WarningCode {
             WarningCode::FirstIterationSlow => "first_iteration_slow",
             WarningCode::GpuOpsOutsideRanges => "gpu_ops_outside_ranges",
             WarningCode::GpuProjectionUnavailable => "gpu_projection_unavailable",
+            WarningCode::GpuWorkUnavailable => "gpu_work_unavailable",
             WarningCode::HighVariance => "high_variance",
             WarningCode::IterationsWithoutGpuProjection => "iterations_without_gpu_projection",
             WarningCode::LegacyNsysReports => "legacy_nsys_reports",
             WarningCode::ManifestUnknownKey => "manifest_unknown_key",
             WarningCode::MissingIterations => "missing_iterations",
             WarningCode::NestingTruncated => "nesting_truncated",
+            WarningCode::NsysVersionUntested => "nsys_version_untested",
+            WarningCode::PageableMemoryCopies => "pageable_memory_copies",
             WarningCode::SlowIterations => "slow_iterations",
             WarningCode::TraceEnvironmentSecrets => "trace_environment_secrets",
             WarningCode::TracePathMoved => "trace_path_moved",
@@ -177,18 +186,60 @@ pub enum ReportName {
     PushPop,
     /// `nvtx_gpu_proj_trace`: the GPU projection of each range.
     GpuProjection,
+    /// `cuda_gpu_kern_sum`: each kernel name with its instances and times over the capture.
+    KernelSummary,
+    /// `cuda_gpu_trace`: one row per kernel, memory copy and memset on the GPU.
+    GpuTrace,
+    /// `cuda_api_trace`: one row per CUDA API call on the host, with its thread.
+    ApiTrace,
 }
 
 impl ReportName {
-    /// Both, in the order nsys is asked for them.
-    pub const ALL: [ReportName; 2] = [ReportName::PushPop, ReportName::GpuProjection];
+    /// Every report, in the order nsys is asked for them.
+    pub const ALL: [ReportName; 5] = [
+        ReportName::PushPop,
+        ReportName::GpuProjection,
+        ReportName::KernelSummary,
+        ReportName::GpuTrace,
+        ReportName::ApiTrace,
+    ];
+
+    /// The two NVTX reports: without them there is no analysis.
+    pub const REQUIRED: [ReportName; 2] = [ReportName::PushPop, ReportName::GpuProjection];
+
+    /// The GPU-work reports (`gpu_work`): each may fail on its own, with a warning.
+    pub const GPU_WORK: [ReportName; 3] = [
+        ReportName::KernelSummary,
+        ReportName::GpuTrace,
+        ReportName::ApiTrace,
+    ];
 
     /// The report's name as `nsys stats --report` takes it.
     pub const fn as_str(self) -> &'static str {
         match self {
             ReportName::PushPop => "nvtx_pushpop_trace",
             ReportName::GpuProjection => "nvtx_gpu_proj_trace",
+            ReportName::KernelSummary => "cuda_gpu_kern_sum",
+            ReportName::GpuTrace => "cuda_gpu_trace",
+            ReportName::ApiTrace => "cuda_api_trace",
         }
+    }
+
+    /// The same report's name in nsys 2022.x (same columns, except that 2022.4's
+    /// `gpukernsum` has a row per kernel name, grid and block).
+    pub const fn legacy_name(self) -> &'static str {
+        match self {
+            ReportName::PushPop => "nvtxpptrace",
+            ReportName::GpuProjection => "nvtxgpuproj",
+            ReportName::KernelSummary => "gpukernsum",
+            ReportName::GpuTrace => "gputrace",
+            ReportName::ApiTrace => "cudaapitrace",
+        }
+    }
+
+    /// Whether the analysis needs it (the NVTX reports) or can go on without it.
+    pub const fn is_required(self) -> bool {
+        matches!(self, ReportName::PushPop | ReportName::GpuProjection)
     }
 }
 

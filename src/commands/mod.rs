@@ -28,7 +28,7 @@ use crate::environment::Environment;
 use crate::gate::{self, GateConfig};
 use crate::github::marker;
 use crate::interrupt;
-use crate::nsys::NsysChoice;
+use crate::nsys::{NsysChoice, StatsPlan};
 use crate::outcome::RunOutcome;
 use crate::pipeline::AnalyzeOptions;
 use crate::render::{Budget, RenderError, RenderOptions, Template, MAX_TEMPLATE_BYTES};
@@ -122,6 +122,12 @@ fn analyze_options(
         run_dir: run_dir.to_owned(),
         nsys,
         nsys_timeout: Duration::from_secs(args.nsys_timeout),
+        stats_plan: match args.nsys_processes {
+            Some(n) => StatsPlan {
+                processes: usize::from(n),
+            },
+            None => StatsPlan::default_for_machine(),
+        },
         output,
         reuse_stats: args.reuse_stats,
         keep_export: args.keep_export,

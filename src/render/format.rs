@@ -71,6 +71,25 @@ fn round_significant(x: f64, digits: u32) -> f64 {
     r
 }
 
+/// A size in bytes with three significant digits in the largest binary unit in which it is
+/// at least 1: `512 B`, `48.0 KiB`, `4.00 MiB`.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut v = n as f64;
+    let mut unit = "B";
+    for u in UNITS {
+        if v < 1024.0 {
+            break;
+        }
+        v /= 1024.0;
+        unit = u;
+    }
+    format!("{} {unit}", significant(v, 3))
+}
+
 /// The unit a set of durations is charted in: the largest one in which the largest value is
 /// at least 1. Returns the unit's size in nanoseconds and its name.
 pub fn chart_unit(max_ns: f64) -> (f64, &'static str) {

@@ -153,6 +153,7 @@ fn analysis(name: &str, iterations: u64, ranges: usize, gpu: bool) -> Analysis {
         gpu_projected_range_groups: Vec::new(),
         host_ranges,
         gpu_projected_ranges: gpu_ranges,
+        gpu_work: None,
     }
 }
 

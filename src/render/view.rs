@@ -15,8 +15,8 @@ use super::format::{self, duration, duration_i};
 use super::limit::{Budget, Caps};
 use super::RenderOptions;
 use crate::artifact::{
-    Analysis, GateResult, GpuProjectedRange, HostRange, Iteration, IterationStats, ReportName,
-    Verdict, Warning, WarningCode,
+    Analysis, GateResult, GpuProjectedRange, GpuWork, HostRange, Iteration, IterationStats,
+    MemoryCopies, OtherKernels, RangeKernel, ReportName, Verdict, Warning, WarningCode,
 };
 use crate::outcome::{Failure, RunOutcome};
 
@@ -87,6 +87,8 @@ pub struct AnalysedView {
     /// Largest GPU-projected totals; no rows when the projection is unavailable.
     pub gpu_ranges: Table<GpuRow>,
     pub advice: Vec<String>,
+    /// The GPU work: none when the trace holds no CUDA data.
+    pub gpu_work: Option<GpuWorkView>,
     pub iterations: Table<IterationRow>,
     /// The warm-up line of the per-iteration table, when the manifest records warm-up passes.
     pub warmup_row: Option<IterationRow>,
@@ -165,6 +167,56 @@ pub struct GpuRow {
     pub projected_max: String,
     pub gpu_operations: u64,
     pub host_inclusive_total: String,
+}
+
+/// `gpu_work` for people: top kernels, the kernel mix of the iterations and of the largest
+/// GPU-projected ranges, copies by kind.
+#[derive(Debug, Serialize)]
+pub struct GpuWorkView {
+    /// One line: the GPUs, kernel time and launches, copies, memsets.
+    pub summary: String,
+    /// The parts of gpu_work that are unavailable (the `gpu_work_unavailable` warnings say
+    /// why), in one line.
+    pub unavailable: Option<String>,
+    pub kernels: Table<KernelRow>,
+    /// The kernel mix of the counted iterations, in one line.
+    pub iteration_mix: Option<String>,
+    pub ranges: Table<RangeMixRow>,
+    pub copies: Table<CopyRow>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct KernelRow {
+    /// Escaped; shortened to the kernel's name and template arguments (return type and
+    /// parameter list left out: analysis.json has the whole signature).
+    pub name: String,
+    pub instances: u64,
+    pub total: String,
+    pub mean: String,
+    pub share: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RangeMixRow {
+    pub name: String,
+    pub projected_total: String,
+    pub launches: u64,
+    pub kernel_total: String,
+    /// `kernel 61 %, kernel 22 %, 3 others 17 %`.
+    pub mix: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CopyRow {
+    pub kind: String,
+    /// `Pageable → Device`.
+    pub memory: String,
+    pub count: u64,
+    pub bytes: String,
+    pub total: String,
+    pub bandwidth: String,
+    /// `⚠️ pageable host memory` for a host-side pageable copy.
+    pub note: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -504,6 +556,10 @@ fn analysed(a: &Analysis, path: &Path, caps: &Caps) -> AnalysedView {
         host_inclusive: host_table(a, caps, false, &path_text),
         gpu_ranges: gpu_table(a, caps, &path_text),
         advice: advice(a, gpu_ok, caps),
+        gpu_work: a
+            .gpu_work
+            .as_ref()
+            .map(|g| gpu_work_view(g, caps, &path_text)),
         iterations: iteration_table(a, caps, gpu_ok, &path_text),
         warmup_row: warmup(a).filter(|n| *n > 0).map(|n| IterationRow {
             index: format!("warm-up ×{n}"),
@@ -891,8 +947,30 @@ fn advice(a: &Analysis, gpu_ok: bool, caps: &Caps) -> Vec<String> {
             continue;
         }
         if named.insert(g.name.as_str()) {
+            let kernels = a
+                .gpu_work
+                .as_ref()
+                .and_then(|w| w.per_range_kernels.as_ref())
+                .and_then(|r| r.iter().find(|r| r.name == g.name))
+                .filter(|r| !r.kernels.is_empty())
+                .map(|r| {
+                    let top: Vec<String> = r
+                        .kernels
+                        .iter()
+                        .take(3)
+                        .map(|k| {
+                            format!(
+                                "{} {}",
+                                esc(kernel_display(&k.name), caps.name_chars),
+                                format::percent(k.share, 1.0)
+                            )
+                        })
+                        .collect();
+                    format!(": {} of its kernel time", top.join(", "))
+                })
+                .unwrap_or_default();
             out.push(format!(
-                "**{}**: the GPU work it launched spans {} per instance (projected, {} GPU operations in all). Look at the kernels launched in this range.",
+                "**{}**: the GPU work it launched spans {} per instance (projected, {} GPU operations in all). Look at the kernels launched in this range{kernels}.",
                 esc(&g.name, caps.name_chars),
                 duration(g.projected.mean_ns),
                 g.gpu_operation_count
@@ -900,6 +978,206 @@ fn advice(a: &Analysis, gpu_ok: bool, caps: &Caps) -> Vec<String> {
         }
     }
     out
+}
+
+/// Rows of the GPU-work tables: the range tables' cap, at most five.
+const GPU_WORK_ROWS: usize = 5;
+
+fn gpu_work_view(g: &GpuWork, caps: &Caps, path: &str) -> GpuWorkView {
+    let rows = caps.top.min(GPU_WORK_ROWS);
+    let unavailable = (!g.unavailable.is_empty()).then(|| {
+        let parts: Vec<String> = g.unavailable.keys().map(|p| escape::code(p)).collect();
+        format!(
+            "Unavailable (a GPU-work report failed; the `gpu_work_unavailable` warning says why): {}.",
+            parts.join(", ")
+        )
+    });
+    let all = g.kernels.as_deref().unwrap_or(&[]);
+    let kernels: Vec<KernelRow> = all
+        .iter()
+        .take(rows)
+        .map(|k| KernelRow {
+            name: esc(kernel_display(&k.name), caps.name_chars),
+            instances: k.instances,
+            total: duration_i(k.total_ns),
+            mean: duration(k.mean_ns),
+            share: format::percent(k.share, 1.0),
+        })
+        .collect();
+    let iteration_mix = g
+        .iteration_kernels
+        .as_ref()
+        .filter(|i| i.launches > 0)
+        .map(|i| {
+            format!(
+                "{} in {} over {}: {}",
+                duration_i(i.total_ns),
+                plural(i.launches as usize, "kernel launch", "kernel launches"),
+                plural(
+                    i.iterations as usize,
+                    "counted iteration",
+                    "counted iterations"
+                ),
+                kernel_mix_text(&i.kernels, i.other_kernels.as_ref(), caps)
+            )
+        });
+    let ranges_all = g.per_range_kernels.as_deref().unwrap_or(&[]);
+    let ranges: Vec<RangeMixRow> = ranges_all
+        .iter()
+        .take(rows)
+        .map(|r| RangeMixRow {
+            name: esc(&r.name, caps.name_chars),
+            projected_total: r
+                .projected_total_ns
+                .map_or("no projection".to_owned(), duration_i),
+            launches: r.launches,
+            kernel_total: duration_i(r.total_ns),
+            mix: kernel_mix_text(&r.kernels, r.other_kernels.as_ref(), caps),
+        })
+        .collect();
+    let copies_all = g.memory_copies.as_deref().unwrap_or(&[]);
+    let copies: Vec<CopyRow> = copies_all
+        .iter()
+        .take(rows)
+        .map(|c| copy_row(c, caps))
+        .collect();
+    GpuWorkView {
+        summary: gpu_work_summary(g, caps),
+        unavailable,
+        kernels: Table {
+            note: left_out_note(kernels.len(), all.len(), "kernels", path),
+            total: all.len(),
+            rows: kernels,
+        },
+        iteration_mix,
+        ranges: Table {
+            note: left_out_note(ranges.len(), ranges_all.len(), "ranges", path),
+            total: ranges_all.len(),
+            rows: ranges,
+        },
+        copies: Table {
+            note: left_out_note(copies.len(), copies_all.len(), "copy kinds", path),
+            total: copies_all.len(),
+            rows: copies,
+        },
+    }
+}
+
+/// One line: the GPUs, kernel time and launches, copies, memsets.
+fn gpu_work_summary(g: &GpuWork, caps: &Caps) -> String {
+    let mut summary = Vec::new();
+    if let Some(devices) = &g.devices {
+        let names: Vec<String> = devices
+            .iter()
+            .map(|d| esc(&d.device, caps.name_chars))
+            .collect();
+        summary.push(match names.len() {
+            0 => "no GPU operation".to_owned(),
+            1 => format!("GPU: {}", names[0]),
+            _ => format!("GPUs: {}", names.join(", ")),
+        });
+    }
+    if let Some(kernels) = &g.kernels {
+        let total: i64 = kernels.iter().map(|k| k.total_ns).sum();
+        let launches: u64 = kernels.iter().map(|k| k.instances).sum();
+        summary.push(format!(
+            "kernels: {} in {} of {} (sum of kernel durations over the whole capture)",
+            duration_i(total),
+            plural(launches as usize, "launch", "launches"),
+            plural(kernels.len(), "kernel", "kernels"),
+        ));
+    }
+    if let Some(copies) = &g.memory_copies {
+        let count: u64 = copies.iter().map(|c| c.count).sum();
+        let bytes: u64 = copies.iter().map(|c| c.bytes).sum();
+        let total: i64 = copies.iter().map(|c| c.total_ns).sum();
+        summary.push(format!(
+            "memory copies: {count} ({}, {})",
+            format::bytes(bytes),
+            duration_i(total)
+        ));
+    }
+    if let Some(m) = &g.memsets {
+        summary.push(format!(
+            "memsets: {} ({}, {})",
+            m.count,
+            format::bytes(m.bytes),
+            duration_i(m.total_ns)
+        ));
+    }
+    format!("{}.", summary.join("; "))
+}
+
+/// `kernel 61.0 %, kernel 22.0 %, 3 others 17.0 %`.
+fn kernel_mix_text(kernels: &[RangeKernel], other: Option<&OtherKernels>, caps: &Caps) -> String {
+    let mut parts: Vec<String> = kernels
+        .iter()
+        .map(|k| {
+            format!(
+                "{} {}",
+                esc(kernel_display(&k.name), caps.name_chars),
+                format::percent(k.share, 1.0)
+            )
+        })
+        .collect();
+    if let Some(o) = other {
+        parts.push(format!(
+            "{} {}",
+            plural(o.kernels as usize, "other", "others"),
+            format::percent(o.share, 1.0)
+        ));
+    }
+    parts.join(", ")
+}
+
+fn copy_row(c: &MemoryCopies, caps: &Caps) -> CopyRow {
+    CopyRow {
+        kind: esc(&c.copy_kind, caps.name_chars),
+        memory: format!(
+            "{} → {}",
+            esc(c.source.as_deref().unwrap_or("unknown"), caps.name_chars),
+            esc(
+                c.destination.as_deref().unwrap_or("unknown"),
+                caps.name_chars
+            )
+        ),
+        count: c.count,
+        bytes: format::bytes(c.bytes),
+        total: duration_i(c.total_ns),
+        bandwidth: c.bandwidth_bytes_per_s.map_or("n/a".to_owned(), |b| {
+            format!("{} GB/s", format::significant(b / 1e9, 3))
+        }),
+        note: if c.pageable_host {
+            "⚠️ pageable host memory".to_owned()
+        } else {
+            String::new()
+        },
+    }
+}
+
+/// A kernel's name for the report: its demangled signature without the return type `void `
+/// and the parameter list (`void gemm<float, 64>(float const*, int)` -> `gemm<float, 64>`).
+/// Anything that does not end in a balanced parameter list is shown whole.
+fn kernel_display(name: &str) -> &str {
+    let name = name.strip_prefix("void ").unwrap_or(name);
+    if !name.ends_with(')') {
+        return name;
+    }
+    let mut depth = 0usize;
+    for (i, c) in name.char_indices().rev() {
+        match c {
+            ')' => depth += 1,
+            '(' => {
+                depth -= 1;
+                if depth == 0 {
+                    let head = name[..i].trim_end();
+                    return if head.is_empty() { name } else { head };
+                }
+            }
+            _ => {}
+        }
+    }
+    name
 }
 
 fn iteration_table(a: &Analysis, caps: &Caps, gpu_ok: bool, path: &str) -> Table<IterationRow> {

@@ -19,9 +19,12 @@
 //! Files are read through a bounded window ([`window`]) and parsed in place: memory does
 //! not grow with the file, except for the rows returned and the distinct names.
 
+mod api_trace;
 mod columns;
 mod gpu_proj;
+mod gpu_trace;
 mod interner;
+mod kern_sum;
 mod parts;
 mod pushpop;
 mod render;
@@ -31,6 +34,7 @@ mod window;
 #[cfg(test)]
 mod tests;
 
+pub use api_trace::ApiCall;
 use interner::InternError;
 pub use interner::{Interner, NameId};
 pub use render::{
@@ -117,6 +121,41 @@ pub struct GpuProjRow {
     pub style: Option<RangeStyle>,
 }
 
+/// One row of `cuda_gpu_kern_sum`: a kernel name and its times over the capture.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelSummaryRow {
+    pub name: NameId,
+    pub total_ns: i64,
+    pub instances: u64,
+    pub mean_ns: f64,
+    pub median_ns: f64,
+    pub minimum_ns: i64,
+    pub maximum_ns: i64,
+    /// Empty when nsys had no standard deviation to give.
+    pub stddev_ns: Option<f64>,
+    /// 1-based line where the record starts.
+    pub line: u32,
+}
+
+/// One row of `cuda_gpu_trace`: a kernel (`bytes` is `None`), a memory copy or a memset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuOpRow {
+    pub start_ns: i64,
+    pub duration_ns: i64,
+    pub corr_id: Option<u64>,
+    pub bytes: Option<u64>,
+    /// The kernel's name, or `[CUDA memcpy …]` / `[CUDA memset]`.
+    pub name: NameId,
+    /// `NAME (ID)`; `None` when empty.
+    pub device: Option<NameId>,
+    /// Source memory kind (a memset's memory kind); `None` when empty or `None`.
+    pub src: Option<NameId>,
+    /// Destination memory kind; `None` when empty or `None`.
+    pub dst: Option<NameId>,
+    /// 1-based line where the record starts.
+    pub line: u32,
+}
+
 /// How a report's names are read, decided by the caller from the nsys version that wrote it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReadOptions {
@@ -197,6 +236,43 @@ pub fn read_gpu_proj(
     options: ReadOptions,
 ) -> Result<Vec<GpuProjRow>, ReportError> {
     read_file::<gpu_proj::GpuProjSchema>(path, interner, options)
+}
+
+/// Reads a `cuda_gpu_kern_sum` CSV file (or 2022.4's `gpukernsum`).
+pub fn read_kernel_summary(
+    path: &Path,
+    interner: &mut Interner,
+) -> Result<Vec<KernelSummaryRow>, ReportError> {
+    read_file::<kern_sum::KernSumSchema>(path, interner, ReadOptions::default())
+}
+
+/// Reads a `cuda_api_trace` CSV file (or 2022.4's `cudaapitrace`): every CUDA API call.
+pub fn read_api_trace(path: &Path) -> Result<Vec<ApiCall>, ReportError> {
+    read_file::<api_trace::ApiTraceSchema>(path, &mut Interner::new(), ReadOptions::default())
+}
+
+/// Reads a `cuda_gpu_trace` CSV file (or 2022.4's `gputrace`) in one pass, handing each row
+/// to `sink` as it is read: the report has a row per GPU operation, and the caller keeps
+/// only what it needs.
+pub fn stream_gpu_trace(
+    path: &Path,
+    interner: &mut Interner,
+    sink: &mut impl Extend<GpuOpRow>,
+) -> Result<(), ReportError> {
+    let (file, _, limits) = open(path)?;
+    let mut w = Window::new(file, limits.initial_window, limits.max_window);
+    let (schema, crlf) = read_header::<gpu_trace::GpuTraceSchema, _>(&mut w, path, limits)?;
+    let body = Body {
+        schema: &schema,
+        crlf,
+        label: path,
+        limits: Limits {
+            expected_rows: 0,
+            ..limits
+        },
+        options: ReadOptions::default(),
+    };
+    read_records(&mut w, &body, interner, u64::MAX, sink)
 }
 
 fn read_file<T>(
@@ -399,6 +475,125 @@ impl Report for gpu_proj::GpuProjSchema {
     fn relocate(row: &mut GpuProjRow, lines: u64, ids: &[NameId]) {
         row.line = parts::relocated_line(row.line, lines);
         row.name = row.name.map(|n| parts::relocated_name(n, ids));
+    }
+}
+
+impl Report for kern_sum::KernSumSchema {
+    type Row = KernelSummaryRow;
+    const DEFS: &'static [ColumnDef] = kern_sum::DEFS;
+
+    fn build(layout: Layout) -> Option<Self> {
+        Self::new(layout)
+    }
+
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn finish(
+        &self,
+        p: kern_sum::Pending,
+        record: &[u8],
+        line: u32,
+        names: Names<'_>,
+    ) -> Result<KernelSummaryRow, Finish> {
+        Ok(KernelSummaryRow {
+            name: intern_name(record, p.name, names.interner, false)?,
+            total_ns: p.total_ns,
+            instances: p.instances,
+            mean_ns: p.mean_ns,
+            median_ns: p.median_ns,
+            minimum_ns: p.minimum_ns,
+            maximum_ns: p.maximum_ns,
+            stddev_ns: p.stddev_ns,
+            line,
+        })
+    }
+
+    fn relocate(row: &mut KernelSummaryRow, lines: u64, ids: &[NameId]) {
+        row.line = parts::relocated_line(row.line, lines);
+        row.name = parts::relocated_name(row.name, ids);
+    }
+}
+
+impl Report for api_trace::ApiTraceSchema {
+    type Row = ApiCall;
+    const DEFS: &'static [ColumnDef] = api_trace::DEFS;
+
+    fn build(layout: Layout) -> Option<Self> {
+        Self::new(layout)
+    }
+
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn finish(
+        &self,
+        p: ApiCall,
+        _record: &[u8],
+        _line: u32,
+        _names: Names<'_>,
+    ) -> Result<ApiCall, Finish> {
+        Ok(p)
+    }
+
+    fn relocate(_row: &mut ApiCall, _lines: u64, _ids: &[NameId]) {}
+}
+
+impl Report for gpu_trace::GpuTraceSchema {
+    type Row = GpuOpRow;
+    const DEFS: &'static [ColumnDef] = gpu_trace::DEFS;
+
+    fn build(layout: Layout) -> Option<Self> {
+        Self::new(layout)
+    }
+
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn finish(
+        &self,
+        p: gpu_trace::Pending,
+        record: &[u8],
+        line: u32,
+        names: Names<'_>,
+    ) -> Result<GpuOpRow, Finish> {
+        let interner = names.interner;
+        let mut optional = |span: Span| -> Result<Option<NameId>, Finish> {
+            let bytes = span.of(record);
+            if bytes.is_empty() || bytes == b"None" {
+                Ok(None)
+            } else {
+                intern_name(record, span, interner, false).map(Some)
+            }
+        };
+        let device = optional(p.device)?;
+        let src = optional(p.src)?;
+        let dst = optional(p.dst)?;
+        Ok(GpuOpRow {
+            start_ns: p.start_ns,
+            duration_ns: p.duration_ns,
+            corr_id: p.corr_id,
+            bytes: p.bytes,
+            name: intern_name(record, p.name, interner, false)?,
+            device,
+            src,
+            dst,
+            line,
+        })
+    }
+
+    fn relocate(row: &mut GpuOpRow, lines: u64, ids: &[NameId]) {
+        row.line = parts::relocated_line(row.line, lines);
+        row.name = parts::relocated_name(row.name, ids);
+        for id in [&mut row.device, &mut row.src, &mut row.dst]
+            .into_iter()
+            .flatten()
+        {
+            *id = parts::relocated_name(*id, ids);
+        }
     }
 }
 
@@ -640,12 +835,12 @@ pub(crate) fn read_header<T: Report, R: Read>(
 
 /// Reads records into `rows` until the end of the file, or until the window's offset reaches
 /// `stop` (always at a record boundary: the record that crosses `stop` is read whole).
-pub(crate) fn read_records<T: Report, R: Read>(
+pub(crate) fn read_records<T: Report, R: Read, E: Extend<T::Row>>(
     w: &mut Window<R>,
     body: &Body<'_, T>,
     interner: &mut Interner,
     stop: u64,
-    rows: &mut Vec<T::Row>,
+    rows: &mut E,
 ) -> Result<(), ReportError> {
     let path = || body.label.to_path_buf();
     let schema = body.schema;
@@ -669,7 +864,7 @@ pub(crate) fn read_records<T: Report, R: Read>(
                     strip_default_domain: body.options.strip_default_domain,
                 };
                 match schema.finish(pending, record, line, names) {
-                    Ok(row) => rows.push(row),
+                    Ok(row) => rows.extend(std::iter::once(row)),
                     Err(Finish::NotUtf8 { offset }) => {
                         let at = record.get(..offset).unwrap_or(record);
                         return Err(ReportError::NotUtf8 {

@@ -40,6 +40,9 @@ pub(crate) enum ColType {
     OptUnsigned,
     /// An integer (of either sign) or nothing; its value is not used.
     Lenient,
+    /// A decimal number such as `64166.7` (nsys's means, medians and standard deviations),
+    /// or nothing.
+    Decimal,
     /// `PushPop`, `StartEnd`, or nothing.
     Style,
     /// Range ids such as `:1:2:3`, or nothing.
@@ -67,6 +70,8 @@ enum Tag {
     Num,
     PushPop,
     StartEnd,
+    /// A decimal number: `value` holds its `f64` bits.
+    Float,
     /// Anything else that passed its check (text, a lenient number, a range stack).
     Other,
 }
@@ -94,6 +99,22 @@ impl Cell {
             RangeStyle::StartEnd => Tag::StartEnd,
         };
         Cell { tag, value: 0 }
+    }
+
+    pub(crate) fn float(value: f64) -> Cell {
+        Cell {
+            tag: Tag::Float,
+            value: value.to_bits(),
+        }
+    }
+
+    /// A decimal number; a plain integer is one too.
+    pub(crate) fn as_float(self) -> Option<f64> {
+        match self.tag {
+            Tag::Float => Some(f64::from_bits(self.value)),
+            Tag::Num => Some(self.value as f64),
+            _ => None,
+        }
     }
 
     pub(crate) fn as_num(self) -> Option<u64> {
@@ -870,6 +891,8 @@ pub(crate) fn cell(ty: ColType, v: &[u8]) -> Option<Cell> {
             let digits = v.strip_prefix(b"-").unwrap_or(v);
             (!digits.is_empty() && digits.iter().all(u8::is_ascii_digit)).then_some(Cell::OTHER)
         }
+        ColType::Decimal if null => Some(Cell::EMPTY),
+        ColType::Decimal => parse_decimal(v).map(Cell::float),
         ColType::Style => match v {
             b"PushPop" => Some(Cell::style(RangeStyle::PushPop)),
             b"StartEnd" => Some(Cell::style(RangeStyle::StartEnd)),
@@ -878,6 +901,24 @@ pub(crate) fn cell(ty: ColType, v: &[u8]) -> Option<Cell> {
         ColType::RangeStack if null => Some(Cell::EMPTY),
         ColType::RangeStack => is_range_stack(v).then_some(Cell::OTHER),
     }
+}
+
+/// A finite decimal number as nsys writes one (`64166.7`, `0.0`, `1.5e+06`, `-3`): digits, one
+/// point, an exponent; nothing else (no spaces, no `inf`, no `nan`).
+#[inline]
+fn parse_decimal(v: &[u8]) -> Option<f64> {
+    if !v
+        .iter()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
+        || !v.iter().any(u8::is_ascii_digit)
+    {
+        return None;
+    }
+    std::str::from_utf8(v)
+        .ok()?
+        .parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite())
 }
 
 /// `:1:2:3`: ids of digits, each after a colon.
@@ -913,6 +954,7 @@ pub(crate) fn check_cell(ty: ColType, v: &[u8]) -> Result<Cell, String> {
             Ok(_) => format!("expected an unsigned integer, found {}", quote(v)),
         },
         ColType::Lenient => format!("expected an integer or nothing, found {}", quote(v)),
+        ColType::Decimal => format!("expected a number or nothing, found {}", quote(v)),
         ColType::Style => format!("expected `PushPop` or `StartEnd`, found {}", quote(v)),
         ColType::RangeStack => format!("expected range ids such as `:1:2`, found {}", quote(v)),
         ColType::Text => "unexpected text".to_string(),
@@ -1100,6 +1142,14 @@ mod tests {
         assert_eq!(check_cell(ColType::OptUnsigned, b""), Ok(Cell::EMPTY));
         assert_eq!(check_cell(ColType::Lenient, b"-3"), Ok(Cell::OTHER));
         assert!(check_cell(ColType::Lenient, b"x").is_err());
+        assert_eq!(
+            check_cell(ColType::Decimal, b"64166.7").map(Cell::as_float),
+            Ok(Some(64166.7))
+        );
+        assert_eq!(check_cell(ColType::Decimal, b"None"), Ok(Cell::EMPTY));
+        for bad in [&b"1,5"[..], b"nan", b"inf", b" 1", b"."] {
+            assert!(check_cell(ColType::Decimal, bad).is_err(), "{bad:?}");
+        }
         assert_eq!(
             check_cell(ColType::Style, b"StartEnd"),
             Ok(Cell::style(RangeStyle::StartEnd))

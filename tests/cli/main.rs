@@ -9,6 +9,7 @@ mod file_server;
 mod files;
 mod fixtures;
 mod github_server;
+mod gpu_work;
 mod injection;
 mod nsys_failures;
 mod output;

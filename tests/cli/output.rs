@@ -50,9 +50,17 @@ fn analysis_json_has_a_line_per_member_and_per_entry() {
     assert_eq!(lines.first(), Some(&"{"));
     assert_eq!(lines.get(1), Some(&"  \"schema_version\": 1,"));
     assert_eq!(lines.last(), Some(&"}"));
+    // `gpu_work` goes one level deeper: a line per kernel, copy group, device or range.
+    let mut in_gpu_work = false;
     for line in &lines[1..lines.len() - 1] {
         let depth = line.len() - line.trim_start().len();
-        assert!(depth == 2 || depth == 4, "{line:?}");
+        if depth == 2 {
+            in_gpu_work = line.starts_with("  \"gpu_work\": {");
+        }
+        assert!(
+            depth == 2 || depth == 4 || (in_gpu_work && depth == 6),
+            "{line:?}"
+        );
     }
     let entries = |list: &str| -> Vec<serde_json::Value> {
         let start = lines
@@ -71,6 +79,19 @@ fn analysis_json_has_a_line_per_member_and_per_entry() {
         assert!(!got.is_empty(), "{list}");
         assert_eq!(&serde_json::Value::Array(got), &value[list], "{list}");
     }
+    let start = lines
+        .iter()
+        .position(|l| *l == "    \"kernels\": [")
+        .expect("gpu_work.kernels");
+    let kernels: Vec<serde_json::Value> = lines[start + 1..]
+        .iter()
+        .take_while(|l| l.starts_with("      {"))
+        .map(|l| serde_json::from_str(l.trim_end_matches(',')).expect("a kernel per line"))
+        .collect();
+    assert_eq!(
+        serde_json::Value::Array(kernels),
+        value["gpu_work"]["kernels"]
+    );
     // Nothing is lost: it reads back as the analysis it was written from.
     let analysis: nsys_gate::artifact::Analysis = serde_json::from_str(&text).unwrap();
     assert_eq!(String::from_utf8(analysis.to_json()).unwrap(), text);

@@ -80,6 +80,18 @@ fn snapshot_gpu_projection() {
 }
 
 #[test]
+fn snapshot_gpu_work() {
+    let nsys = require_nsys!("2024.2");
+    let report = snapshot_of("gpu-work", &nsys, 0);
+    assert!(report.contains("### GPU work"));
+    // A kernel name with commas, quotes and templates stays one table cell.
+    assert!(report
+        .contains("| attention\\_kernel&lt;\"causal\",64, cutlass::half\\_t&gt; | 5 | 7.00 ms |"));
+    assert!(report.contains("⚠️ pageable host memory"));
+    insta::assert_snapshot!("gpu_work", report);
+}
+
+#[test]
 fn snapshot_hostile_names() {
     let nsys = require_nsys!("2024.2");
     let report = snapshot_of("hostile-names", &nsys, 0);

@@ -551,6 +551,25 @@ def cmd_check_pushpop(args):
 # export (`nsys export --lazy=false`) by the same nsys, so they are exactly what nsys writes.
 CUDA_TABLES = ["CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL",
                "CUPTI_ACTIVITY_KIND_MEMCPY"]
+# With `--work full` (the gpu-work fixtures): memsets and the GPUs' descriptions too, which
+# `cuda_gpu_trace` needs (it is skipped without TARGET_INFO_GPU).
+FULL_TABLES = ["CUPTI_ACTIVITY_KIND_MEMSET", "TARGET_INFO_GPU"]
+GPU_NAME = "NVIDIA A100-SXM4-80GB"
+MEMCPY_DTOH = 2
+# `--work full`: the second kernel of `inference` has a name with commas, quotes and
+# templates (`",` inside it, as no real CSV reader expects), a small kernel runs in
+# `preprocessing > resize` beside its copy (pageable host memory), and `inference` also sets
+# memory and copies its output back to pageable host memory.
+FULL_KERNELS = {
+    "resize": ("resize_bilinear_kernel",
+               "void resize_bilinear_kernel<uchar3, float>(uchar3 const*, float*, int, int)",
+               30_000),
+    "inference-2": ("attention_kernel",
+                    'void attention_kernel<"causal",64, cutlass::half_t>(int, float const*, "x",1,2)',
+                    1_400_000),
+}
+MEMSET_NS, MEMSET_BYTES = 5_000, 4096
+DTOH_NS, DTOH_BYTES = 20_000, 16384
 
 EVENT_TYPE_MARK = 34
 EVENT_TYPE_PUSHPOP = 59
@@ -595,20 +614,39 @@ def insert(con, table, **values):
     con.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(values.values()))
 
 
-def enclosing_ranges(con, tid, ts):
-    """Push/pop ranges of thread `tid` open at `ts`, outermost first (name, start, end)."""
-    return con.execute(
-        """SELECT coalesce(s.value, e.text), e.start, e.end FROM NVTX_EVENTS AS e
-           LEFT JOIN StringIds AS s ON e.textId = s.id
-           WHERE e.eventType = ? AND e.globalTid = ? AND e.start <= ?
-                 AND (e.end IS NULL OR e.end >= ?)
-           ORDER BY e.start""", (EVENT_TYPE_PUSHPOP, tid, ts, ts)).fetchall()
+class EnclosingRanges:
+    """Push/pop ranges of a thread open at a time, outermost first (name, start, end), for
+    times asked in increasing order per thread: one sweep over each thread's ranges (a query
+    per mark made large traces quadratic)."""
+
+    def __init__(self, con):
+        self.ranges = {}
+        for name, start, end, tid in con.execute(
+                """SELECT coalesce(s.value, e.text), e.start, e.end, e.globalTid FROM NVTX_EVENTS AS e
+                   LEFT JOIN StringIds AS s ON e.textId = s.id
+                   WHERE e.eventType = ? ORDER BY e.globalTid, e.start, e.end DESC""",
+                (EVENT_TYPE_PUSHPOP,)):
+            self.ranges.setdefault(tid, []).append((name, start, end))
+        self.next = {tid: 0 for tid in self.ranges}
+        self.open = {tid: [] for tid in self.ranges}
+
+    def at(self, tid, ts):
+        ranges = self.ranges.get(tid, [])
+        stack = self.open.setdefault(tid, [])
+        i = self.next.get(tid, 0)
+        while i < len(ranges) and ranges[i][1] <= ts:
+            stack.append(ranges[i])
+            i += 1
+        self.next[tid] = i
+        stack[:] = [r for r in stack if r[2] is None or r[2] >= ts]
+        return list(stack)
 
 
 def cmd_add_gpu_work(args):
+    tables = CUDA_TABLES + (FULL_TABLES if args.work == "full" else [])
     schema = sqlite3.connect(f"file:{args.schema_from}?mode=ro", uri=True)
     ddl = []
-    for table in CUDA_TABLES:
+    for table in tables:
         rows = schema.execute(
             "SELECT sql FROM sqlite_master WHERE tbl_name = ? AND sql IS NOT NULL "
             "ORDER BY type = 'table' DESC", (table,)).fetchall()
@@ -618,7 +656,7 @@ def cmd_add_gpu_work(args):
     schema.close()
 
     con = sqlite3.connect(args.sqlite)
-    for table in CUDA_TABLES:
+    for table in tables:
         exists = con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
                              (table,)).fetchone()
         if exists:
@@ -634,16 +672,77 @@ def cmd_add_gpu_work(args):
     if not marks:
         raise SystemExit(f"{args.sqlite}: no gpu:* marks (record the harness with --gpu-markers)")
 
+    full = args.work == "full"
+    if full:
+        insert(con, "TARGET_INFO_GPU", vmId=0, id=0, name=GPU_NAME, busLocation="0000:07:00.0",
+               isDiscrete=1, totalMemory=85899345920, smCount=108, cuDevice=0,
+               computeMajor=8, computeMinor=0)
     pattern = re.compile(args.pattern)
+    enclosing = EnclosingRanges(con)
     launch = string_id(con, "cudaLaunchKernel_v7000")
     memcpy = string_id(con, "cudaMemcpyAsync_v3020")
+    memset = string_id(con, "cudaMemsetAsync_v3020")
     correlation, grid_id = 100, 1
+
+    def add_kernel(tid, pid, api_start, names, duration):
+        """A launch call at api_start and its kernel on stream 7; returns the call's end."""
+        nonlocal correlation, grid_id
+        short, demangled = names
+        correlation += 1
+        api_end = api_start + API_NS
+        gpu_start = max(api_end + QUEUE_NS, stream_free.get(7, 0))
+        insert(con, "CUPTI_ACTIVITY_KIND_RUNTIME", start=api_start, end=api_end,
+               eventClass=EVENT_CLASS_CUDA_RUNTIME, globalTid=tid, correlationId=correlation,
+               nameId=launch, returnValue=0)
+        insert(con, "CUPTI_ACTIVITY_KIND_KERNEL", start=gpu_start, end=gpu_start + duration,
+               deviceId=0, contextId=1, streamId=7, correlationId=correlation,
+               globalPid=pid, demangledName=string_id(con, demangled),
+               shortName=string_id(con, short), launchType=LAUNCH_REGULAR, cacheConfig=0,
+               registersPerThread=32, gridX=256, gridY=1, gridZ=1, blockX=128, blockY=1,
+               blockZ=1, staticSharedMemory=0, dynamicSharedMemory=0,
+               localMemoryPerThread=0, localMemoryTotal=0, gridId=grid_id,
+               sharedMemoryExecuted=0)
+        grid_id += 1
+        stream_free[7] = gpu_start + duration
+        return api_end
+
+    def add_copy(tid, pid, api_start, kind, src, dst, size, duration, stream):
+        nonlocal correlation
+        correlation += 1
+        api_end = api_start + API_NS
+        gpu_start = max(api_end + QUEUE_NS, stream_free.get(stream, 0), stream_free.get(7, 0)
+                        if kind == MEMCPY_DTOH else 0)
+        insert(con, "CUPTI_ACTIVITY_KIND_RUNTIME", start=api_start, end=api_end,
+               eventClass=EVENT_CLASS_CUDA_RUNTIME, globalTid=tid, correlationId=correlation,
+               nameId=memcpy, returnValue=0)
+        insert(con, "CUPTI_ACTIVITY_KIND_MEMCPY", start=gpu_start, end=gpu_start + duration,
+               deviceId=0, contextId=1, streamId=stream, correlationId=correlation,
+               globalPid=pid, bytes=size, copyKind=kind, srcKind=src,
+               dstKind=dst, srcDeviceId=0, srcContextId=1, dstDeviceId=0,
+               dstContextId=1)
+        stream_free[stream] = gpu_start + duration
+        return api_end
+
+    def add_memset(tid, pid, api_start):
+        nonlocal correlation
+        correlation += 1
+        api_end = api_start + API_NS
+        gpu_start = max(api_end + QUEUE_NS, stream_free.get(7, 0))
+        insert(con, "CUPTI_ACTIVITY_KIND_RUNTIME", start=api_start, end=api_end,
+               eventClass=EVENT_CLASS_CUDA_RUNTIME, globalTid=tid, correlationId=correlation,
+               nameId=memset, returnValue=0)
+        insert(con, "CUPTI_ACTIVITY_KIND_MEMSET", start=gpu_start, end=gpu_start + MEMSET_NS,
+               deviceId=0, contextId=1, streamId=7, correlationId=correlation,
+               globalPid=pid, value=0, bytes=MEMSET_BYTES, memKind=MEM_KIND_DEVICE)
+        stream_free[7] = gpu_start + MEMSET_NS
+        return api_end
+
     # the GPU runs one stream per kind of work; work on a stream never overlaps
     stream_free = {}
     per_thread_launches = {}
     inserted = {"kernels": 0, "copies": 0, "outside": 0, "skipped": 0}
     for ts, tid, what in marks:
-        stack = enclosing_ranges(con, tid, ts)
+        stack = enclosing.at(tid, ts)
         names = [s[0] for s in stack]
         iteration = next((n for n in names if pattern.fullmatch(n)), None)
         index = int(pattern.fullmatch(iteration).group(1)) if iteration else None
@@ -655,6 +754,33 @@ def cmd_add_gpu_work(args):
             continue
         pid = tid & 0xFFFFFFFFFF000000
         api_start = ts + 1_000
+        if full:
+            # Every call of a mark starts 1 µs after the one before it (all inside its range).
+            if what == "gpu:memcpy" and stack:
+                add_kernel(tid, pid, api_start, FULL_KERNELS["resize"][:2],
+                           FULL_KERNELS["resize"][2])
+                add_copy(tid, pid, api_start + 5_000, MEMCPY_HTOD, MEM_KIND_PAGEABLE,
+                         MEM_KIND_DEVICE, COPY_NS["resize"][1], COPY_NS["resize"][0], 14)
+                inserted["kernels"] += 1
+                inserted["copies"] += 1
+                continue
+            if what == "gpu:kernel" and names and names[-1].endswith("inference"):
+                nth = per_thread_launches.get((tid, index), 0)
+                per_thread_launches[(tid, index)] = nth + 1
+                if nth == 0:
+                    short, demangled, duration = KERNELS["inference"][0]
+                    add_kernel(tid, pid, api_start, (short, demangled), duration)
+                    add_memset(tid, pid, api_start + 5_000)
+                    inserted["kernels"] += 1
+                    inserted["memsets"] = inserted.get("memsets", 0) + 1
+                else:
+                    short, demangled, duration = FULL_KERNELS["inference-2"]
+                    add_kernel(tid, pid, api_start, (short, demangled), duration)
+                    add_copy(tid, pid, api_start + 5_000, MEMCPY_DTOH, MEM_KIND_DEVICE,
+                             MEM_KIND_PAGEABLE, DTOH_BYTES, DTOH_NS, 16)
+                    inserted["kernels"] += 1
+                    inserted["copies"] += 1
+                continue
         api_end = api_start + API_NS
         correlation += 1
         if what == "gpu:memcpy":
@@ -808,6 +934,9 @@ def main():
     p.add_argument("--pattern", default=DEFAULT_PATTERN)
     p.add_argument("--mode", choices=["all", "skip-iteration", "outside-only"], default="all")
     p.add_argument("--skip-iteration", type=int)
+    p.add_argument("--work", choices=["projection", "full"], default="projection",
+                   help="full: also memsets, copies to and from pageable memory, a kernel with "
+                        "a hostile name and TARGET_INFO_GPU (the gpu-work fixtures)")
     p.set_defaults(func=cmd_add_gpu_work)
 
     p = sub.add_parser("check-gpu")

@@ -1,0 +1,114 @@
+//! The `cuda_api_trace` report (2022.4: `cudaapitrace`, same columns): one row per CUDA API
+//! call on the host. Kept: start, end, correlation id, process and thread.
+//!
+//! Two text columns: `Name` (the API function, in the middle) and `Thread Name` (last, may be
+//! `None` in 2022.4); `Result`, `CorrID`, `Pid`, `Tid` and `T-Pri` around them are numbers,
+//! which pin both down.
+
+use super::columns::{ColumnDef, Layout};
+use super::scan::{Cell, ColType, Schema, Span};
+use super::{required_i64, required_id, required_u64, Check};
+
+pub(crate) const DEFS: &[ColumnDef] = &[
+    ColumnDef {
+        name: "Start",
+        timed: true,
+        required: true,
+        ty: ColType::Unsigned,
+        aliases: &[],
+    },
+    ColumnDef {
+        name: "Duration",
+        timed: true,
+        required: true,
+        ty: ColType::Unsigned,
+        aliases: &[],
+    },
+    ColumnDef {
+        name: "Result",
+        timed: false,
+        required: false,
+        ty: ColType::Lenient,
+        aliases: &[],
+    },
+    ColumnDef {
+        name: "CorrID",
+        timed: false,
+        required: true,
+        ty: ColType::Unsigned,
+        aliases: &["CorrId"],
+    },
+    ColumnDef {
+        name: "Pid",
+        timed: false,
+        required: true,
+        ty: ColType::Unsigned,
+        aliases: &["PID"],
+    },
+    ColumnDef {
+        name: "Tid",
+        timed: false,
+        required: true,
+        ty: ColType::Unsigned,
+        aliases: &["TID"],
+    },
+    ColumnDef {
+        name: "T-Pri",
+        timed: false,
+        required: false,
+        ty: ColType::Lenient,
+        aliases: &[],
+    },
+];
+
+const START: usize = 0;
+const DURATION: usize = 1;
+const CORR_ID: usize = 3;
+const PID: usize = 4;
+const TID: usize = 5;
+
+pub(crate) struct ApiTraceSchema {
+    pub layout: Layout,
+    col: [usize; DEFS.len()],
+}
+
+impl ApiTraceSchema {
+    pub(crate) fn new(layout: Layout) -> Option<Self> {
+        let defs: &[ColumnDef; DEFS.len()] = DEFS.try_into().ok()?;
+        let (col, _) = layout.resolve(defs)?;
+        Some(ApiTraceSchema { layout, col })
+    }
+}
+
+/// One CUDA API call: when it ran on which thread, and the correlation id that ties it to
+/// the GPU operation it launched (24 bytes; a trace has millions of calls).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApiCall {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub corr_id: u64,
+    /// nsys writes 24-bit process and thread ids.
+    pub pid: u32,
+    pub tid: u32,
+}
+
+impl Schema for ApiTraceSchema {
+    type Pending = ApiCall;
+
+    fn types(&self) -> &[ColType] {
+        &self.layout.types
+    }
+
+    fn check(&self, _data: &[u8], _spans: &[Span], cells: &[Cell]) -> Check<ApiCall> {
+        let c = &self.col;
+        let start = required_i64(cells, c[START])?;
+        let duration = required_i64(cells, c[DURATION])?;
+        Ok(ApiCall {
+            start_ns: start,
+            end_ns: start.saturating_add(duration),
+            corr_id: required_u64(cells, c[CORR_ID])?,
+            pid: required_id(cells, c[PID])?,
+            tid: required_id(cells, c[TID])?,
+        })
+    }
+}

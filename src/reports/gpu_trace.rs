@@ -1,0 +1,128 @@
+//! The `cuda_gpu_trace` report (2022.4: `gputrace`), written with `--format csv:mem=B`: one
+//! row per kernel, memory copy and memset on the GPU, sorted by start.
+//!
+//! A kernel row has its grid (`GrdX`) and no `Bytes`; a memory operation has `Bytes` and no
+//! grid, its source and destination memory kinds (`SrcMemKd`, `DstMemKd`; a memset has only
+//! the first), and a fixed name (`[CUDA memcpy Host-to-Device]`, 2022.4 `[CUDA memcpy
+//! HtoD]`; `[CUDA memset]`). `Device` is `NAME (ID)`. Text columns: the memory kinds, the
+//! device and `Name` (last: kernel signatures hold commas, templates and quotes); the numbers
+//! around them, the kernel-or-memory rule and the next row pin them down. Empty and `None`
+//! (2022.4) are nothing.
+//!
+//! The report can be large (a row per GPU operation): it is read in one pass into a caller's
+//! sink ([`super::stream_gpu_trace`]), not into a vector.
+
+use super::columns::{ColumnDef, Layout};
+use super::scan::{Cell, ColType, Schema, Span};
+use super::{required_i64, Check};
+
+const fn def(
+    name: &'static str,
+    timed: bool,
+    required: bool,
+    ty: ColType,
+    aliases: &'static [&'static str],
+) -> ColumnDef {
+    ColumnDef {
+        name,
+        timed,
+        required,
+        ty,
+        aliases,
+    }
+}
+
+pub(crate) const DEFS: &[ColumnDef] = &[
+    def("Start", true, true, ColType::Unsigned, &[]),
+    def("Duration", true, true, ColType::Unsigned, &[]),
+    def("CorrId", false, true, ColType::OptUnsigned, &["CorrID"]),
+    def("GrdX", false, true, ColType::OptUnsigned, &[]),
+    // Bytes, never MB: `--format csv:mem=B` (the default unit is MB with three decimals).
+    def(
+        "Bytes",
+        false,
+        true,
+        ColType::OptUnsigned,
+        &["Bytes (B)", "Bytes:mem_B"],
+    ),
+    def("SrcMemKd", false, true, ColType::Text, &[]),
+    def("DstMemKd", false, true, ColType::Text, &[]),
+    def("Device", false, true, ColType::Text, &[]),
+    def("Name", false, true, ColType::Text, &[]),
+    // Numbers between the text columns, checked and not kept.
+    def("GrdY", false, false, ColType::Lenient, &[]),
+    def("GrdZ", false, false, ColType::Lenient, &[]),
+    def("BlkX", false, false, ColType::Lenient, &[]),
+    def("BlkY", false, false, ColType::Lenient, &[]),
+    def("BlkZ", false, false, ColType::Lenient, &[]),
+    def("Reg/Trd", false, false, ColType::Lenient, &[]),
+    def("Ctx", false, false, ColType::Lenient, &[]),
+    def("GreenCtx", false, false, ColType::Lenient, &[]),
+    def("Strm", false, false, ColType::Lenient, &[]),
+];
+
+const START: usize = 0;
+const DURATION: usize = 1;
+const CORR_ID: usize = 2;
+const GRID_X: usize = 3;
+const BYTES: usize = 4;
+const SRC: usize = 5;
+const DST: usize = 6;
+const DEVICE: usize = 7;
+const NAME: usize = 8;
+
+pub(crate) struct GpuTraceSchema {
+    pub layout: Layout,
+    col: [usize; DEFS.len()],
+}
+
+impl GpuTraceSchema {
+    pub(crate) fn new(layout: Layout) -> Option<Self> {
+        let defs: &[ColumnDef; DEFS.len()] = DEFS.try_into().ok()?;
+        let (col, _) = layout.resolve(defs)?;
+        Some(GpuTraceSchema { layout, col })
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Pending {
+    pub start_ns: i64,
+    pub duration_ns: i64,
+    pub corr_id: Option<u64>,
+    /// `None`: a kernel.
+    pub bytes: Option<u64>,
+    pub src: Span,
+    pub dst: Span,
+    pub device: Span,
+    pub name: Span,
+}
+
+impl Schema for GpuTraceSchema {
+    type Pending = Pending;
+
+    fn types(&self) -> &[ColType] {
+        &self.layout.types
+    }
+
+    fn check(&self, _data: &[u8], spans: &[Span], cells: &[Cell]) -> Check<Pending> {
+        let c = &self.col;
+        let grid = cells[c[GRID_X]].as_num();
+        let bytes = cells[c[BYTES]].as_num();
+        if grid.is_some() == bytes.is_some() {
+            return Err((
+                Some(c[BYTES]),
+                "a row is either a kernel (`GrdX`, no `Bytes`) or a memory operation (`Bytes`, no `GrdX`)".to_owned(),
+            ));
+        }
+        Ok(Pending {
+            start_ns: required_i64(cells, c[START])?,
+            duration_ns: required_i64(cells, c[DURATION])?,
+            corr_id: cells[c[CORR_ID]].as_num(),
+            bytes,
+            src: spans[c[SRC]],
+            dst: spans[c[DST]],
+            device: spans[c[DEVICE]],
+            name: spans[c[NAME]],
+        })
+    }
+}

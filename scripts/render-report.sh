@@ -55,5 +55,5 @@ HTML
 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
   --disable-background-networking --disable-component-update --disable-sync \
   --user-data-dir="$work/profile" --allow-file-access-from-files --virtual-time-budget=5000 \
-  --window-size="$width,4000" --screenshot="$out" "file://$work/report.html" 2>/dev/null
+  --window-size="$width,${HEIGHT:-4000}" --screenshot="$out" "file://$work/report.html" 2>/dev/null
 echo "render-report: $out" >&2

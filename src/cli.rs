@@ -125,6 +125,10 @@ pub struct PostArgs {
     #[arg(long, value_name = "DIR")]
     pub analyses: Option<PathBuf>,
 
+    /// With --analyses: show exact range names instead of groups (see `run --exact-names`).
+    #[arg(long, requires = "analyses")]
+    pub exact_names: bool,
+
     #[command(flatten)]
     pub comment: CommentArgs,
 }
@@ -196,6 +200,11 @@ pub struct RenderArgs {
     /// Rows of each range table.
     #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
     pub top: u16,
+
+    /// Show exact range names in the report's tables and advice; by default names that differ
+    /// only in decimal numbers (`layer_3_token_6`) are shown together (`layer_#_token_#`).
+    #[arg(long)]
+    pub exact_names: bool,
 }
 
 /// How run directories are analysed: shared by `analyze` and `run`.

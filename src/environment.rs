@@ -20,6 +20,9 @@ pub struct Environment {
     pub step_summary: Option<PathBuf>,
     /// `GITHUB_OUTPUT`.
     pub output: Option<PathBuf>,
+    /// The workflow run's page, `GITHUB_SERVER_URL/GITHUB_REPOSITORY/actions/runs/GITHUB_RUN_ID`
+    /// (in Actions, when all three are set): where a reader finds the job's artifacts.
+    pub run_url: Option<String>,
 }
 
 impl Environment {
@@ -43,6 +46,7 @@ impl Environment {
             event_path: path("GITHUB_EVENT_PATH"),
             step_summary: path("GITHUB_STEP_SUMMARY"),
             output: path("GITHUB_OUTPUT"),
+            run_url: run_url(&text),
         }
     }
 
@@ -57,9 +61,65 @@ impl Environment {
     }
 }
 
+/// The workflow run's page from the runner's variables; `None` unless each is a plain value
+/// (an `http(s)` server, `OWNER/NAME`, a number), so that nothing else reaches a link.
+fn run_url(text: &impl Fn(&str) -> Option<String>) -> Option<String> {
+    if text("GITHUB_ACTIONS").as_deref() != Some("true") {
+        return None;
+    }
+    let server = text("GITHUB_SERVER_URL")?;
+    let repository = text("GITHUB_REPOSITORY")?;
+    let id = text("GITHUB_RUN_ID")?;
+    let plain_server = (server.starts_with("https://") || server.starts_with("http://"))
+        && server
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, ':' | '/' | '.' | '-' | '_'));
+    let plain_repository = repository.split('/').count() == 2
+        && repository
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '-' | '_'));
+    let plain_id = id.chars().all(|c| c.is_ascii_digit());
+    (plain_server && plain_repository && plain_id).then(|| {
+        format!(
+            "{}/{repository}/actions/runs/{id}",
+            server.trim_end_matches('/')
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_run_url_is_built_from_plain_values_only() {
+        let env = |vars: &[(&'static str, &'static str)]| {
+            Environment::from_lookup(move |name| {
+                vars.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).into())
+            })
+        };
+        let base = [
+            ("GITHUB_ACTIONS", "true"),
+            ("GITHUB_SERVER_URL", "https://github.com/"),
+            ("GITHUB_REPOSITORY", "octo/gpu"),
+            ("GITHUB_RUN_ID", "4242"),
+        ];
+        assert_eq!(
+            env(&base).run_url.as_deref(),
+            Some("https://github.com/octo/gpu/actions/runs/4242")
+        );
+        assert_eq!(env(&base[1..]).run_url, None);
+        assert_eq!(
+            env(&[
+                ("GITHUB_ACTIONS", "true"),
+                ("GITHUB_SERVER_URL", "javascript:alert(1)"),
+                ("GITHUB_REPOSITORY", "octo/gpu"),
+                ("GITHUB_RUN_ID", "4242"),
+            ])
+            .run_url,
+            None
+        );
+    }
 
     #[test]
     fn empty_and_blank_values_are_absent() {

@@ -41,6 +41,7 @@ pub(crate) mod rundir;
 pub(crate) mod say;
 pub(crate) mod stats;
 pub(crate) mod trace_env;
+pub mod units;
 
 pub use artifact::TOOL_VERSION;
 pub use nsys::{NsysChoice, StatsPlan};

@@ -105,6 +105,8 @@ fn measure(dir: &Path, written: usize) {
                 top: 10,
                 budget: Budget::comment(),
                 marker: "<!-- nsys-gate:bench -->".to_owned(),
+                exact_names: false,
+                links: nsys_gate::render::Links::default(),
             },
         )
         .unwrap();

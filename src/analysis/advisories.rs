@@ -27,8 +27,9 @@ pub(super) fn first_iteration_slow_warning(
         Warning::new(
             WarningCode::FirstIterationSlow,
             format!(
-                "first measured iteration {} took {:.2}x the median host inclusive time",
-                first.index, first.ratio_to_median
+                "first measured iteration {} took {} the median host inclusive time",
+                first.index,
+                crate::units::ratio(first.ratio_to_median)
             ),
         )
         .with_iterations(vec![first.index])
@@ -72,9 +73,9 @@ pub(super) fn slow_iterations_warning(
         Warning::new(
             WarningCode::SlowIterations,
             format!(
-                "{} took longer than the median + 5 x MAD of host inclusive time ({:.0} ns)",
+                "{} took longer than the median + 5 × MAD of host inclusive time ({})",
                 list_named_indexes(&slow),
-                limit
+                crate::units::duration(limit)
             ),
         )
         .with_count(slow.len() as u64)

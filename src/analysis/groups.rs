@@ -12,28 +12,11 @@
 
 use std::collections::BTreeMap;
 
+pub use crate::artifact::group_name;
 use crate::artifact::{
     GpuProjectedRange, GpuProjectedRangeGroup, GroupStats, HostRange, HostRangeGroup,
 };
 use crate::stats::RangeStats;
-
-/// The group of a scoped name: each run of ASCII digits replaced with `#`.
-pub fn group_name(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut in_digits = false;
-    for c in name.chars() {
-        if c.is_ascii_digit() {
-            if !in_digits {
-                out.push('#');
-            }
-            in_digits = true;
-        } else {
-            out.push(c);
-            in_digits = false;
-        }
-    }
-    out
-}
 
 /// Adds one member's statistics to a group's (the mean is set by [`finish`]).
 fn add(into: &mut Option<GroupStats>, member: &RangeStats) {

@@ -431,6 +431,25 @@ pub struct GpuProjectedRange {
     pub gpu_operation_count: u64,
 }
 
+/// The group of a scoped range name (`host_range_groups[].group`): each run of ASCII digits
+/// replaced with `#` (`layer_3_token_6` -> `layer_#_token_#`).
+pub fn group_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut in_digits = false;
+    for c in name.chars() {
+        if c.is_ascii_digit() {
+            if !in_digits {
+                out.push('#');
+            }
+            in_digits = true;
+        } else {
+            out.push(c);
+            in_digits = false;
+        }
+    }
+    out
+}
+
 /// Totals of a group of ranges: no median or standard deviation (they need every instance).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GroupStats {

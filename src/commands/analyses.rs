@@ -52,6 +52,8 @@ pub fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::
         top: DEFAULT_TOP,
         budget: Budget::comment(),
         marker: marker::marker(&key),
+        exact_names: args.exact_names,
+        links: super::links(&context.env),
     };
     let report = renderer.render(&outcomes, &options)?;
     // The comment is found and updated by the key derived above: its marker must be the

@@ -23,7 +23,7 @@ use std::time::Duration;
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches};
 
-use crate::cli::{AnalysisArgs, Cli, Command};
+use crate::cli::{AnalysisArgs, Cli, Command, RenderArgs};
 use crate::environment::Environment;
 use crate::gate::{self, GateConfig};
 use crate::github::marker;
@@ -149,12 +149,23 @@ fn load_template(path: Option<&Path>) -> anyhow::Result<Template> {
     Ok(Template::from_source(path, source))
 }
 
-/// The report's options: `top` rows, the comment's budget, the marker of the outcomes' key.
-fn render_options(top: u16, outcomes: &[RunOutcome]) -> RenderOptions {
+/// The report's options: the command line's, the comment's budget, the marker of the
+/// outcomes' key, and where the reader finds the full data.
+fn render_options(args: &RenderArgs, outcomes: &[RunOutcome], env: &Environment) -> RenderOptions {
     RenderOptions {
-        top: usize::from(top),
+        top: usize::from(args.top),
         budget: Budget::comment(),
         marker: marker::marker(&marker::report_key(outcomes)),
+        exact_names: args.exact_names,
+        links: links(env),
+    }
+}
+
+/// The workflow run's page in Actions; paths relative to the working folder.
+fn links(env: &Environment) -> crate::render::Links {
+    crate::render::Links {
+        run_url: env.run_url.clone(),
+        base_dir: std::env::current_dir().ok(),
     }
 }
 

@@ -21,7 +21,7 @@ pub fn report(args: &ReportArgs, context: &Context) -> anyhow::Result<ExitCode> 
         &renderer,
         &outcomes,
         &Finish {
-            options: render_options(args.render.top, &outcomes),
+            options: render_options(&args.render, &outcomes, &context.env),
             output: args.output.clone().filter(|_| !to_stdout),
             write_file: !to_stdout,
             run_dirs: &args.run_dirs,

@@ -25,7 +25,7 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
         // Neither a report of half the run directories nor a comment.
         return Ok(interrupted(signal));
     }
-    let options = render_options(args.render.top, &outcomes);
+    let options = render_options(&args.render, &outcomes, &context.env);
     let (code, report) = finish(
         &renderer,
         &outcomes,

@@ -55,8 +55,10 @@ pub fn axis_top(values: &[f64]) -> f64 {
     }
 }
 
-/// A sparkline of `values` from 0 to `top`: values above `top` are drawn as the highest bar.
-pub fn sparkline(values: &[f64], top: f64) -> String {
+/// A sparkline of `values` from `low` (the lowest bar) to `top` (the highest): values above
+/// `top` are drawn as the highest bar. Scaled between the two, not from zero, so that a
+/// steady series shows its small differences; the caption gives both ends.
+pub fn sparkline(values: &[f64], low: f64, top: f64) -> String {
     if values.is_empty() {
         return String::new();
     }
@@ -65,10 +67,13 @@ pub fn sparkline(values: &[f64], top: f64) -> String {
         .chunks(buckets)
         .map(|chunk| {
             let v = chunk.iter().copied().fold(0.0, f64::max);
-            let level = if top <= 0.0 {
-                0
+            let span = top - low;
+            let level = if span <= 0.0 {
+                BARS.len() - 1
             } else {
-                ((v / top) * (BARS.len() - 1) as f64).round().clamp(0.0, 7.0) as usize
+                (((v - low) / span) * (BARS.len() - 1) as f64)
+                    .round()
+                    .clamp(0.0, 7.0) as usize
             };
             BARS[level]
         })
@@ -87,10 +92,9 @@ mod tests {
         values.extend((0..63).map(|i| 9.8 + f64::from(i % 3) * 0.1));
         let top = axis_top(&values);
         assert!((9.9..=10.0).contains(&top), "{top}");
-        let line = sparkline(&values, top);
+        let line = sparkline(&values, 9.8, top);
         assert_eq!(line.chars().count(), 64);
-        assert!(line.starts_with('█'), "{line}");
-        assert!(line.chars().skip(1).all(|c| c == '█' || c == '▇'), "{line}");
+        assert!(line.starts_with("█▁▅█"), "{line}");
     }
 
     #[test]
@@ -98,8 +102,9 @@ mod tests {
         assert_eq!(axis_top(&[1.0, 2.0, 3.0]), 3.0);
         assert_eq!(axis_top(&[5.0; 10]), 5.0);
         assert_eq!(axis_top(&[]), 0.0);
-        assert_eq!(sparkline(&[0.0, 5.0, 10.0], 10.0), "▁▅█");
-        assert_eq!(sparkline(&[], 1.0), "");
+        assert_eq!(sparkline(&[0.0, 5.0, 10.0], 0.0, 10.0), "▁▅█");
+        assert_eq!(sparkline(&[4.0, 4.0], 4.0, 4.0), "██");
+        assert_eq!(sparkline(&[], 0.0, 1.0), "");
     }
 
     proptest! {
@@ -110,7 +115,8 @@ mod tests {
             let top = axis_top(&values);
             prop_assert!(values.contains(&top));
             prop_assert!(top <= values.iter().copied().fold(0.0, f64::max));
-            let line = sparkline(&values, top);
+            let low = values.iter().copied().fold(f64::INFINITY, f64::min);
+            let line = sparkline(&values, low, top);
             prop_assert_eq!(line.chars().count(), values.len().div_ceil(values.len().div_ceil(SPARKLINE_WIDTH)));
             prop_assert!(line.chars().count() <= SPARKLINE_WIDTH);
         }

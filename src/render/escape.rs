@@ -108,6 +108,37 @@ pub fn code(text: &str) -> String {
     }
 }
 
+/// Any one-line text as a code span (a pattern, a path): shown as written, nothing in it
+/// interpreted (no link, mention, emphasis or HTML), `|` escaped for tables. Text with a
+/// backtick, a line break or a `<` (inert in a code span, but kept out of the markdown
+/// altogether) is escaped as any text instead.
+pub fn code_span(text: &str) -> String {
+    if text.is_empty()
+        || text.contains(['`', '\n', '\r', '<'])
+        || text.chars().any(char::is_control)
+    {
+        return inline(text);
+    }
+    format!("`{}`", text.replace('|', "\\|"))
+}
+
+/// A message nsys-gate wrote, with names from the trace or manifest in it: its `backticked`
+/// parts become code spans when they are plain identifiers (through [`code`]), everything
+/// else is escaped as any text. At most `max_chars` characters (counted before escaping).
+/// A message with unbalanced backticks is escaped whole.
+pub fn message(text: &str, max_chars: usize) -> String {
+    let text = shorten(text, max_chars);
+    let parts: Vec<&str> = text.split('`').collect();
+    if parts.len() % 2 == 0 {
+        return inline(&text);
+    }
+    parts
+        .iter()
+        .enumerate()
+        .map(|(i, part)| if i % 2 == 1 { code(part) } else { inline(part) })
+        .collect()
+}
+
 /// [`inline`] of at most `max_chars` characters of `text` (counted before escaping); a
 /// shortened text ends with `…`.
 pub fn inline_shortened(text: &str, max_chars: usize) -> String {
@@ -182,6 +213,26 @@ fn preceded_by_ignore_case(chars: &[char], i: usize, word: &str) -> bool {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn code_spans_hold_any_one_line_text() {
+        assert_eq!(code_span("^token_(\\d+)_processing$"), "`^token_(\\d+)_processing$`");
+        assert_eq!(code_span("a|b @x"), "`a\\|b @x`");
+        assert_eq!(code_span("<b>"), inline("<b>"));
+        assert_eq!(code_span("a`b"), inline("a`b"));
+        assert_eq!(code_span("a\nb"), inline("a\nb"));
+    }
+
+    #[test]
+    fn messages_show_plain_identifiers_as_code_and_escape_the_rest() {
+        assert_eq!(
+            message("a folder named `20261129T120000Z`, this one `runs`", 200),
+            "a folder named `20261129T120000Z`, this one `runs`"
+        );
+        // Not an identifier: escaped text, no code span that the name could end.
+        assert_eq!(message("named `a`b` here", 200), inline("named `a`b` here"));
+        assert_eq!(message("named `<b> @x`", 200), "named &lt;b&gt; @\u{200B}x");
+    }
 
     #[test]
     fn examples() {

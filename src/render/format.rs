@@ -1,94 +1,7 @@
 //! Numbers for people: durations in the largest unit that keeps them readable, with three
 //! significant digits. `analysis.json` keeps integer nanoseconds; only the report rounds.
 
-/// Units from the largest down: seconds, milliseconds, microseconds, nanoseconds.
-const UNITS: [(f64, &str); 4] = [(1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns")];
-
-/// A duration given in nanoseconds, in the largest unit in which it is at least 1, with three
-/// significant digits: `2.61 ms`, `950 µs`, `12 ns`, `1.00 s`. Whole nanoseconds below 1 µs
-/// are shown as they are (`12 ns`, not `12.0 ns`). Seconds are the largest unit: `1234 s`.
-pub fn duration(ns: f64) -> String {
-    if !ns.is_finite() {
-        return "n/a".to_owned();
-    }
-    if ns == 0.0 {
-        return "0 ns".to_owned();
-    }
-    let sign = if ns < 0.0 { "-" } else { "" };
-    let v = ns.abs();
-    if v < 1000.0 && v.fract() == 0.0 {
-        return format!("{sign}{v} ns");
-    }
-    for (i, (scale, unit)) in UNITS.iter().enumerate() {
-        if v >= *scale || i == UNITS.len() - 1 {
-            let x = round_significant(v / scale, 3);
-            // 999.7 µs rounds to 1000 µs: that is 1.00 ms.
-            if x >= 1000.0 && i > 0 {
-                let (bigger, bigger_unit) = UNITS[i - 1];
-                return format!("{sign}{} {bigger_unit}", significant(v / bigger, 3));
-            }
-            if x >= 1000.0 {
-                return format!("{sign}{:.0} {unit}", v / scale);
-            }
-            return format!("{sign}{} {unit}", significant(v / scale, 3));
-        }
-    }
-    unreachable!("the last unit always matches")
-}
-
-/// An integer number of nanoseconds; see [`duration`].
-pub fn duration_i(ns: i64) -> String {
-    duration(ns as f64)
-}
-
-/// `x` with `digits` significant digits, trailing zeros kept (`2.60`, `0.0341`, `123`).
-/// Values of 10^digits and over are shown as whole numbers.
-pub fn significant(x: f64, digits: u32) -> String {
-    if !x.is_finite() {
-        return "n/a".to_owned();
-    }
-    if x == 0.0 {
-        return "0".to_owned();
-    }
-    let r = round_significant(x, digits);
-    let magnitude = r.abs().log10().floor() as i32;
-    let decimals = (digits as i32 - 1 - magnitude).max(0) as usize;
-    format!("{r:.decimals$}")
-}
-
-fn round_significant(x: f64, digits: u32) -> f64 {
-    if x == 0.0 || !x.is_finite() {
-        return x;
-    }
-    let magnitude = x.abs().log10().floor() as i32;
-    let factor = 10f64.powi(digits as i32 - 1 - magnitude);
-    let r = (x * factor).round() / factor;
-    // Rounding may add a digit (9.996 -> 10.0): round again at the new magnitude.
-    if r.abs().log10().floor() as i32 != magnitude {
-        let factor = 10f64.powi(digits as i32 - 2 - magnitude);
-        return (x * factor).round() / factor;
-    }
-    r
-}
-
-/// A size in bytes with three significant digits in the largest binary unit in which it is
-/// at least 1: `512 B`, `48.0 KiB`, `4.00 MiB`.
-pub fn bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let mut v = n as f64;
-    let mut unit = "B";
-    for u in UNITS {
-        if v < 1024.0 {
-            break;
-        }
-        v /= 1024.0;
-        unit = u;
-    }
-    format!("{} {unit}", significant(v, 3))
-}
+pub use crate::units::{bytes, duration, duration_i, ratio, round_significant, significant, NBSP, UNITS};
 
 /// The unit a set of durations is charted in: the largest one in which the largest value is
 /// at least 1. Returns the unit's size in nanoseconds and its name.
@@ -101,14 +14,31 @@ pub fn chart_unit(max_ns: f64) -> (f64, &'static str) {
     (1.0, "ns")
 }
 
+/// The durations of one table column, all in one unit: the unit of the column's largest value
+/// (a column showing `9.51 ms` above `225 µs` misleads at a glance; `0.225 ms` does not).
+pub fn column(values_ns: &[f64]) -> Vec<String> {
+    let max = values_ns
+        .iter()
+        .copied()
+        .filter(|v| v.is_finite())
+        .map(f64::abs)
+        .fold(0.0, f64::max);
+    let (scale, unit) = chart_unit(max);
+    values_ns
+        .iter()
+        .map(|v| {
+            if v.is_finite() {
+                format!("{}{NBSP}{unit}", significant(v / scale, 3))
+            } else {
+                "n/a".to_owned()
+            }
+        })
+        .collect()
+}
+
 /// A plain number for a chart axis: three significant digits, no unit.
 pub fn chart_value(ns: f64, scale: f64) -> String {
     significant(ns / scale, 3)
-}
-
-/// A ratio such as `2.31×`.
-pub fn ratio(x: f64) -> String {
-    format!("{}×", significant(x, 3))
 }
 
 /// A share such as `41.2 %` of `part / whole`; `n/a` when the whole is zero.
@@ -118,9 +48,23 @@ pub fn percent(part: f64, whole: f64) -> String {
     }
     let p = 100.0 * part / whole;
     if p > 0.0 && p < 0.1 {
-        return "under 0.1 %".to_owned();
+        return format!("under 0.1{NBSP}%");
     }
-    format!("{p:.1} %")
+    format!("{p:.1}{NBSP}%")
+}
+
+/// Items for prose: `a, b and c`, or past `max`, the first `max` and how many more.
+pub fn index_list_words(items: &[String], max: usize) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        _ if items.len() > max => format!(
+            "{} and {} more",
+            items[..max].join(", "),
+            items.len() - max
+        ),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
 }
 
 /// Iteration indexes for prose: `3, 4, 7` or, past `max`, `3, 4, 7, … (12 in all)`; runs of
@@ -178,11 +122,12 @@ mod tests {
             (-2_000.0, "-2.00 µs"),
             (9_996.0, "10.0 µs"),
         ];
+        // A no-break space between number and unit, so that the two never wrap apart.
         for (ns, want) in cases {
-            assert_eq!(duration(*ns), *want, "{ns} ns");
+            assert_eq!(duration(*ns), want.replace(' ', "\u{a0}"), "{ns} ns");
         }
         assert_eq!(duration(f64::NAN), "n/a");
-        assert_eq!(duration_i(2_612_345), "2.61 ms");
+        assert_eq!(duration_i(2_612_345), "2.61\u{a0}ms");
     }
 
     #[test]
@@ -193,9 +138,9 @@ mod tests {
         assert_eq!(significant(9.996, 3), "10.0");
         assert_eq!(significant(12_345.0, 3), "12300");
         assert_eq!(ratio(2.3149), "2.31×");
-        assert_eq!(percent(1.0, 3.0), "33.3 %");
+        assert_eq!(percent(1.0, 3.0), "33.3\u{a0}%");
         assert_eq!(percent(1.0, 0.0), "n/a");
-        assert_eq!(percent(1.0, 100_000.0), "under 0.1 %");
+        assert_eq!(percent(1.0, 100_000.0), "under 0.1\u{a0}%");
     }
 
     #[test]
@@ -204,6 +149,15 @@ mod tests {
         assert_eq!(chart_unit(5.0), (1.0, "ns"));
         assert_eq!(chart_unit(0.0), (1.0, "ns"));
         assert_eq!(chart_value(2_612_345.0, 1e6), "2.61");
+    }
+
+    #[test]
+    fn a_column_has_one_unit() {
+        assert_eq!(
+            column(&[9_510_000.0, 225_000.0, 0.0]),
+            ["9.51\u{a0}ms", "0.225\u{a0}ms", "0\u{a0}ms"]
+        );
+        assert_eq!(column(&[]), Vec::<String>::new());
     }
 
     #[test]

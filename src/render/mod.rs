@@ -79,6 +79,21 @@ pub struct RenderOptions {
     /// The report's first line: the hidden marker of its pull-request comment
     /// (`crate::github::marker`), given by the caller.
     pub marker: String,
+    /// Show exact range names in the tables and advice instead of groups of names that
+    /// differ only in decimal numbers (`--exact-names`).
+    pub exact_names: bool,
+    /// Where the reader finds the analysis.json files.
+    pub links: Links,
+}
+
+/// Where the report points for the full data: a path on the runner is no use to a reader.
+#[derive(Debug, Clone, Default)]
+pub struct Links {
+    /// The workflow run's page (in GitHub Actions), whose artifacts hold the analysis.json
+    /// files the workflow uploaded.
+    pub run_url: Option<String>,
+    /// Paths are shown relative to this folder (the working folder) when inside it.
+    pub base_dir: Option<PathBuf>,
 }
 
 impl RenderOptions {

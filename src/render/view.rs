@@ -5,11 +5,12 @@
 //! messages) is already escaped with [`escape::inline`] or [`escape::code_block`]; every
 //! duration is already formatted. A custom template receives exactly these fields.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 use serde::Serialize;
 
+use super::chart;
 use super::escape::{self, inline_shortened as esc};
 use super::format::{self, duration, duration_i};
 use super::limit::{Budget, Caps};
@@ -18,6 +19,7 @@ use crate::artifact::{
     Analysis, GateResult, GpuProjectedRange, GpuWork, HostRange, Iteration, IterationStats,
     MemoryCopies, OtherKernels, RangeKernel, ReportName, Verdict, Warning, WarningCode,
 };
+use crate::artifact::{GroupStats, RangeStats};
 use crate::outcome::{Failure, RunOutcome};
 
 #[derive(Debug, Serialize)]
@@ -27,7 +29,13 @@ pub struct ReportView {
     pub marker: String,
     pub tool_version: &'static str,
     pub gate: OverallGate,
-    /// One row per run directory when there are several; empty for one.
+    /// One line under the title: the gate, then for one run its medians, iterations and
+    /// warnings (for several, how many passed; the overview table has their numbers).
+    pub headline: String,
+    /// The host inclusive time of each counted iteration as a Unicode sparkline in a code span
+    /// (one run only), axis clipped as the chart's; with what it shows.
+    pub sparkline: Option<String>,
+    /// One row per run directory (also for one).
     pub overview: Vec<OverviewRow>,
     pub runs: Vec<RunView>,
     /// Set when tables were shortened to fit the size limit: what was left out.
@@ -53,9 +61,12 @@ pub struct OverviewRow {
     pub run: String,
     pub gate: String,
     pub iterations: String,
+    /// `1.91 ms (p90 1.96 ms)`.
     pub host_median: String,
     pub gpu_median: String,
     pub warnings: String,
+    /// The sparkline of the run's host inclusive times, in a code span; empty when none.
+    pub trend: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -95,6 +106,11 @@ pub struct AnalysedView {
     pub chart: Option<ChartView>,
     /// The exact path of analysis.json (escaped).
     pub analysis_path: String,
+    /// Where the reader finds analysis.json: a link to the workflow run in GitHub Actions,
+    /// else the path relative to the working folder; one sentence.
+    pub full_data: String,
+    /// The tables and advice show groups of names that differ only in decimal numbers.
+    pub grouped: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -103,6 +119,9 @@ pub struct WarningView {
     pub gating: bool,
     pub icon: &'static str,
     pub message: String,
+    /// What the warning means for this run, in words (missing data, a first-iteration
+    /// effect, large variance, slow iterations), said here instead of a call-out of its own.
+    pub explanation: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -265,7 +284,7 @@ pub fn build(outcomes: &[RunOutcome], caps: &Caps, options: &RenderOptions) -> R
         .map(|o| match o {
             RunOutcome::Analysed { analysis, path } => RunView {
                 kind: "analysed",
-                analysed: Some(Box::new(analysed(analysis, path, caps))),
+                analysed: Some(Box::new(analysed(analysis, path, caps, options))),
                 failed: None,
             },
             RunOutcome::Failed(f) => RunView {
@@ -275,17 +294,79 @@ pub fn build(outcomes: &[RunOutcome], caps: &Caps, options: &RenderOptions) -> R
             },
         })
         .collect();
+    let mut runs = runs;
+    let mut overview: Vec<OverviewRow> = outcomes.iter().map(|o| overview_row(o, caps)).collect();
+    distinguish_titles(outcomes, &mut runs, &mut overview, caps);
     ReportView {
         marker: options.marker.clone(),
         tool_version: crate::artifact::TOOL_VERSION,
         gate: overall_gate(outcomes, caps),
-        overview: if outcomes.len() > 1 {
-            outcomes.iter().map(|o| overview_row(o, caps)).collect()
-        } else {
-            Vec::new()
+        headline: headline(outcomes),
+        sparkline: match outcomes {
+            [RunOutcome::Analysed { analysis, .. }] => sparkline(analysis).map(|(line, low, top)| {
+                format!(
+                    "Host inclusive time per iteration: {line} (lowest bar {}, highest {}{})",
+                    duration(low),
+                    duration(top),
+                    if chart_clips(analysis, top) {
+                        " or more"
+                    } else {
+                        ""
+                    }
+                )
+            }),
+            _ => None,
         },
+        overview,
         runs,
         shortened: shortened_notice(caps, &Caps::full(options.top), options.budget),
+    }
+}
+
+/// Run directories of one profile and run id (the legs of a matrix across GPUs: the manifest's
+/// `device` is `cuda:0` on every runner) get their GPU's name in their title, from
+/// `gpu_work.devices`, else their run directory's name.
+fn distinguish_titles(
+    outcomes: &[RunOutcome],
+    runs: &mut [RunView],
+    overview: &mut [OverviewRow],
+    caps: &Caps,
+) {
+    let titles: Vec<Option<String>> = runs
+        .iter()
+        .map(|r| r.analysed.as_ref().map(|a| a.title.clone()))
+        .collect();
+    for (n, outcome) in outcomes.iter().enumerate() {
+        let RunOutcome::Analysed { analysis, path } = outcome else {
+            continue;
+        };
+        let shared = titles.iter().filter(|t| **t == titles[n]).count() > 1;
+        if !shared {
+            continue;
+        }
+        let gpu = analysis
+            .gpu_work
+            .as_ref()
+            .and_then(|w| w.devices.as_ref())
+            .map(|d| {
+                let names: BTreeSet<&str> = d
+                    .iter()
+                    .map(|d| d.name.as_deref().unwrap_or(&d.device))
+                    .collect();
+                names.into_iter().collect::<Vec<_>>().join(", ")
+            })
+            .filter(|n| !n.is_empty());
+        let label = gpu.unwrap_or_else(|| {
+            path.parent()
+                .and_then(Path::file_name)
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        });
+        let suffix = format!(" · {}", esc(&label, caps.name_chars));
+        if let Some(view) = runs[n].analysed.as_mut() {
+            view.title.push_str(&suffix);
+        }
+        overview[n].run.push_str(&suffix);
     }
 }
 
@@ -395,45 +476,132 @@ fn overall_gate(outcomes: &[RunOutcome], caps: &Caps) -> OverallGate {
     }
 }
 
+/// The host inclusive times of the counted iterations as a sparkline in a code span, and the
+/// ends of its scale: the lowest time and the chart's clipped axis top.
+fn sparkline(a: &Analysis) -> Option<(String, f64, f64)> {
+    let values: Vec<f64> = counted_iterations(a)
+        .iter()
+        .map(|i| i.host.inclusive_ns as f64)
+        .collect();
+    if values.len() < 2 {
+        return None;
+    }
+    let top = chart::axis_top(&values);
+    let low = values.iter().copied().fold(f64::INFINITY, f64::min);
+    Some((
+        format!("`{}`", chart::sparkline(&values, low, top)),
+        low,
+        top,
+    ))
+}
+
+fn chart_clips(a: &Analysis, top: f64) -> bool {
+    counted_iterations(a)
+        .iter()
+        .any(|i| i.host.inclusive_ns as f64 > top)
+}
+
+/// `host median 1.91 ms (p90 1.96 ms)`-style cells of a run.
+fn medians(a: &Analysis) -> (String, String) {
+    let s = &a.iteration_summary;
+    let host = s.host_inclusive.as_ref().map_or("none".to_owned(), |h| {
+        format!("{} (p90 {})", duration(h.median_ns), duration(h.p90_ns))
+    });
+    let gpu = if gpu_available(a) {
+        s.gpu_projected
+            .as_ref()
+            .map_or("no GPU work".to_owned(), |g| duration(g.median_ns))
+    } else {
+        "unavailable".to_owned()
+    };
+    (host, gpu)
+}
+
+fn warning_count(a: &Analysis) -> String {
+    let gating = a.warnings.iter().filter(|w| w.gating).count();
+    match (a.warnings.len(), gating) {
+        (0, _) => "no warnings".to_owned(),
+        (n, 0) => format!("{}, none gating", plural(n, "warning", "warnings")),
+        (n, g) => format!("{}, {g} gating", plural(n, "warning", "warnings")),
+    }
+}
+
+/// The line under the title.
+fn headline(outcomes: &[RunOutcome]) -> String {
+    let nb = format::NBSP;
+    match outcomes {
+        [RunOutcome::Analysed { analysis: a, .. }] => {
+            let s = &a.iteration_summary;
+            let (host, gpu) = medians(a);
+            let gate = if a.gate.result == GateResult::Pass {
+                format!("✅{nb}**gate passed**")
+            } else {
+                format!("❌{nb}**gate failed**")
+            };
+            format!(
+                "{gate} · host median **{host}** · GPU projected median **{gpu}** · **{}{nb}/{nb}{}** iterations complete · {}",
+                s.complete,
+                s.expected,
+                warning_count(a)
+            )
+        }
+        [RunOutcome::Failed(_)] => format!("⛔{nb}**gate error**: the run directory could not be analysed"),
+        _ => {
+            let count = |f: &dyn Fn(&RunOutcome) -> bool| outcomes.iter().filter(|o| f(o)).count();
+            let passed = count(&|o| {
+                matches!(o, RunOutcome::Analysed { analysis, .. } if analysis.gate.result == GateResult::Pass)
+            });
+            let failed = count(&|o| matches!(o, RunOutcome::Failed(_)));
+            let gating = outcomes.len() - passed - failed;
+            let mut parts = vec![format!("{passed} passed")];
+            if gating > 0 {
+                parts.push(format!("{gating} with gating warnings"));
+            }
+            if failed > 0 {
+                parts.push(format!("{failed} not analysed"));
+            }
+            format!(
+                "**{}**: {}",
+                plural(outcomes.len(), "run directory", "run directories"),
+                parts.join(", ")
+            )
+        }
+    }
+}
+
 fn overview_row(o: &RunOutcome, caps: &Caps) -> OverviewRow {
     match o {
         RunOutcome::Analysed { analysis: a, .. } => {
             let s = &a.iteration_summary;
             let gating = a.warnings.iter().filter(|w| w.gating).count();
+            let (host_median, gpu_median) = medians(a);
             OverviewRow {
                 run: run_title(a, caps),
                 gate: if a.gate.result == GateResult::Pass {
-                    "✅ passed"
+                    "✅\u{a0}passed"
                 } else {
-                    "❌ failed"
+                    "❌\u{a0}failed"
                 }
                 .to_owned(),
-                iterations: format!("{} / {}", s.complete, s.expected),
-                host_median: s
-                    .host_inclusive
-                    .as_ref()
-                    .map_or("none".to_owned(), |h| duration(h.median_ns)),
-                gpu_median: if gpu_available(a) {
-                    s.gpu_projected
-                        .as_ref()
-                        .map_or("no GPU work".to_owned(), |g| duration(g.median_ns))
-                } else {
-                    "unavailable".to_owned()
-                },
+                iterations: format!("{}\u{a0}/\u{a0}{}", s.complete, s.expected),
+                host_median,
+                gpu_median,
                 warnings: if a.warnings.is_empty() {
                     "none".to_owned()
                 } else {
                     format!("{} ({gating} gating)", a.warnings.len())
                 },
+                trend: sparkline(a).map(|(line, ..)| line).unwrap_or_default(),
             }
         }
         RunOutcome::Failed(f) => OverviewRow {
             run: path_text(&f.run_dir, caps),
-            gate: "⛔ error".to_owned(),
+            gate: "⛔\u{a0}error".to_owned(),
             iterations: "not analysed".to_owned(),
             host_median: "none".to_owned(),
             gpu_median: "none".to_owned(),
             warnings: f.kind.label().to_owned(),
+            trend: String::new(),
         },
     }
 }
@@ -504,12 +672,14 @@ fn not_recorded<T: AsRef<str>>(value: Option<T>, caps: &Caps) -> String {
     }
 }
 
-fn analysed(a: &Analysis, path: &Path, caps: &Caps) -> AnalysedView {
+fn analysed(a: &Analysis, path: &Path, caps: &Caps, options: &RenderOptions) -> AnalysedView {
     let s = &a.iteration_summary;
+    let (hosts, gpus) = shown_ranges(a, options.exact_names);
     let counted = s.host_inclusive.as_ref().map_or(0, |h| h.count);
     let gpu_ok = gpu_available(a);
     let path_text = path_text(path, caps);
 
+    let mut explained = callouts(a, counted, caps);
     // Warnings: gating first.
     let mut ordered: Vec<&Warning> = a.warnings.iter().filter(|w| w.gating).collect();
     ordered.extend(a.warnings.iter().filter(|w| !w.gating));
@@ -520,7 +690,11 @@ fn analysed(a: &Analysis, path: &Path, caps: &Caps) -> AnalysedView {
             code: escape::code(w.code.as_str()),
             gating: w.gating,
             icon: if w.gating { "❌" } else { "⚠️" },
-            message: esc(&w.message, caps.message_chars),
+            message: escape::message(&w.message, caps.message_chars),
+            explanation: explained
+                .iter()
+                .position(|(code, _)| *code == Some(w.code))
+                .map(|i| explained.remove(i).1),
         })
         .collect();
     let warnings_note = (ordered.len() > warnings.len()).then(|| {
@@ -549,13 +723,13 @@ fn analysed(a: &Analysis, path: &Path, caps: &Caps) -> AnalysedView {
         gate_line,
         warnings,
         warnings_note,
-        callouts: callouts(a, counted, caps),
+        callouts: explained.into_iter().map(|(_, text)| text).collect(),
         facts: facts(a, counted, caps),
         stats: stats(a, counted, gpu_ok),
-        host_exclusive: host_table(a, caps, true, &path_text),
-        host_inclusive: host_table(a, caps, false, &path_text),
-        gpu_ranges: gpu_table(a, caps, &path_text),
-        advice: advice(a, gpu_ok, caps),
+        host_exclusive: host_table(a, &hosts, caps, true, &path_text),
+        host_inclusive: host_table(a, &hosts, caps, false, &path_text),
+        gpu_ranges: gpu_table(&gpus, caps, &path_text),
+        advice: advice(a, (&hosts, &gpus), gpu_ok, caps),
         gpu_work: a
             .gpu_work
             .as_ref()
@@ -574,7 +748,30 @@ fn analysed(a: &Analysis, path: &Path, caps: &Caps) -> AnalysedView {
             },
         }),
         chart: chart(a, caps, gpu_ok),
+        full_data: full_data(path, &options.links, caps),
+        grouped: !options.exact_names && hosts.len() < a.host_ranges.len(),
         analysis_path: path_text,
+    }
+}
+
+/// `path` relative to `base` when inside it.
+fn relative<'p>(path: &'p Path, base: Option<&Path>) -> &'p Path {
+    base.and_then(|b| path.strip_prefix(b).ok())
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(path)
+}
+
+/// Where the reader finds analysis.json: a path on the runner is no use in a comment.
+fn full_data(path: &Path, links: &super::Links, caps: &Caps) -> String {
+    let shown = escape::code_span(&escape::shorten(
+        &relative(path, links.base_dir.as_deref()).to_string_lossy(),
+        caps.name_chars.max(300),
+    ));
+    match &links.run_url {
+        Some(url) => format!(
+            "Full data: {shown} of this run, in the artifacts of [the workflow run]({url}) when the workflow uploads it (the examples upload it as `nsys-gate-analysis`)."
+        ),
+        None => format!("Full data: {shown}."),
     }
 }
 
@@ -626,7 +823,10 @@ fn facts(a: &Analysis, counted: u64, caps: &Caps) -> Facts {
             Some(c) => esc(c, caps.name_chars),
             None => "none (the whole trace was captured)".to_owned(),
         },
-        iteration_pattern: esc(&a.run.iteration_pattern, caps.name_chars),
+        iteration_pattern: escape::code_span(&escape::shorten(
+            &a.run.iteration_pattern,
+            caps.name_chars,
+        )),
         tool_version: esc(&p.tool_version, 40),
     }
 }
@@ -680,21 +880,23 @@ fn synchronization(cuda: Option<&serde_json::Value>, caps: &Caps) -> String {
     esc(&text, caps.message_chars)
 }
 
-fn callouts(a: &Analysis, counted: u64, caps: &Caps) -> Vec<String> {
+/// What the timing and completeness warnings mean for this run, in words; each with the
+/// warning it explains (`None`: no warning says it, such as no iteration found).
+fn callouts(a: &Analysis, counted: u64, caps: &Caps) -> Vec<(Option<WarningCode>, String)> {
     let s = &a.iteration_summary;
     let mut out = Vec::new();
     if s.found == 0 {
-        out.push(format!(
+        out.push((None, format!(
             "**Missing data:** no iteration was measured, so there are no statistics. Check that the program pushes ranges matching {}{}.",
             esc(&a.run.iteration_pattern, caps.name_chars),
             match &a.run.capture_range {
                 Some(c) => format!(" inside the capture range {}", esc(c, caps.name_chars)),
                 None => String::new(),
             }
-        ));
+        )));
     } else if let Some(w) = warning(a, WarningCode::MissingIterations) {
         let missing = w.iterations.as_deref().unwrap_or(&[]);
-        out.push(format!(
+        out.push((Some(WarningCode::MissingIterations), format!(
             "**Missing data:** {} of {} expected iterations {} no complete measurement ({}); the statistics cover {} {}.",
             missing.len(),
             s.expected,
@@ -702,18 +904,18 @@ fn callouts(a: &Analysis, counted: u64, caps: &Caps) -> Vec<String> {
             format::index_list(missing, 20),
             counted,
             if counted == 1 { "iteration" } else { "iterations" }
-        ));
+        )));
     } else if counted < s.expected {
-        out.push(format!(
+        out.push((None, format!(
             "**Missing data:** the statistics cover {counted} of {} expected iterations.",
             s.expected
-        ));
+        )));
     }
     if let (Some(_), Some(first)) = (
         warning(a, WarningCode::FirstIterationSlow),
         &s.first_iteration,
     ) {
-        out.push(format!(
+        out.push((Some(WarningCode::FirstIterationSlow), format!(
             "**First-iteration effect:** iteration {} took {} ({} the median host inclusive time). It is counted in the statistics; {}.",
             first.index,
             duration_i(first.host_inclusive_ns),
@@ -725,43 +927,57 @@ fn callouts(a: &Analysis, counted: u64, caps: &Caps) -> Vec<String> {
                     plural(n as usize, "warm-up pass", "warm-up passes")
                 ),
             }
-        ));
+        )));
     }
     if let (Some(_), Some(h)) = (warning(a, WarningCode::HighVariance), &s.host_inclusive) {
         let slow = warning(a, WarningCode::SlowIterations)
             .and_then(|w| w.iterations.as_deref())
-            .map(|i| format!(" Slow iterations: {}.", format::index_list(i, 20)))
+            .map(|_| " The slow ones are named below.")
             .unwrap_or_default();
-        out.push(format!(
+        out.push((Some(WarningCode::HighVariance), format!(
             "**Large variance:** the host inclusive time varies a lot between iterations (cv {}, over 0.10; from {} to {}): the mean and median hide that spread, see the per-iteration timings.{slow}",
             format::significant(h.cv, 3),
             duration_i(h.minimum_ns),
             duration_i(h.maximum_ns),
-        ));
+        )));
     } else if let Some(w) = warning(a, WarningCode::SlowIterations) {
         if let Some(i) = w.iterations.as_deref() {
-            out.push(format!(
+            out.push((Some(WarningCode::SlowIterations), format!(
                 "**Slow iterations:** {} took much longer than the median (over median + 5 × MAD); see the per-iteration timings.",
-                format::index_list(i, 20)
-            ));
+                iterations_named(i)
+            )));
         }
     }
     out
 }
 
+/// `iteration 0` or `iterations 3, 5-9`.
+fn iterations_named(indexes: &[u64]) -> String {
+    format!(
+        "{}\u{a0}{}",
+        if indexes.len() == 1 { "iteration" } else { "iterations" },
+        format::index_list(indexes, 20)
+    )
+}
+
 fn stat_cells(s: Option<&IterationStats>, missing: &str) -> Vec<String> {
     match s {
         None => vec![missing.to_owned(); 8],
-        Some(s) => vec![
-            s.count.to_string(),
-            duration(s.mean_ns),
-            duration(s.median_ns),
-            duration_i(s.minimum_ns),
-            duration_i(s.maximum_ns),
-            duration(s.p90_ns),
-            duration(s.stddev_ns),
-            format::significant(s.cv, 3),
-        ],
+        Some(s) => {
+            // The durations in one unit (the count and cv are not durations).
+            let durations = format::column(&[
+                s.mean_ns,
+                s.median_ns,
+                s.minimum_ns as f64,
+                s.maximum_ns as f64,
+                s.p90_ns,
+                s.stddev_ns,
+            ]);
+            let mut cells = vec![s.count.to_string()];
+            cells.extend(durations);
+            cells.push(format::significant(s.cv, 3));
+            cells
+        }
     }
 }
 
@@ -802,6 +1018,69 @@ fn stats(a: &Analysis, counted: u64, gpu_ok: bool) -> StatsView {
     }
 }
 
+/// The ranges the tables and advice show: groups of names that differ only in decimal
+/// numbers (a group of one shows its exact name), or the exact names with `--exact-names` or
+/// when the analysis has no groups (written before they existed).
+fn shown_ranges(a: &Analysis, exact: bool) -> (Vec<HostRange>, Vec<GpuProjectedRange>) {
+    if exact || (a.host_range_groups.is_empty() && !a.host_ranges.is_empty()) {
+        return (a.host_ranges.clone(), a.gpu_projected_ranges.clone());
+    }
+    let stats = |g: &GroupStats| RangeStats {
+        total_ns: g.total_ns,
+        mean_ns: g.mean_ns,
+        median_ns: f64::NAN,
+        minimum_ns: g.minimum_ns,
+        maximum_ns: g.maximum_ns,
+        stddev_ns: f64::NAN,
+    };
+    let host_names = names_by_group(a.host_ranges.iter().map(|r| &r.name));
+    let gpu_names = names_by_group(a.gpu_projected_ranges.iter().map(|r| &r.name));
+    let hosts = a
+        .host_range_groups
+        .iter()
+        .map(|g| HostRange {
+            name: group_display(&g.group, g.names, &host_names),
+            path: Vec::new(),
+            instances: g.instances,
+            inclusive: stats(&g.inclusive),
+            exclusive: stats(&g.exclusive),
+            child_total_ns: g.inclusive.total_ns - g.exclusive.total_ns,
+        })
+        .collect();
+    let gpus = a
+        .gpu_projected_range_groups
+        .iter()
+        .map(|g| GpuProjectedRange {
+            name: group_display(&g.group, g.names, &gpu_names),
+            path: Vec::new(),
+            style: "PushPop".to_owned(),
+            instances: g.instances,
+            projected: stats(&g.projected),
+            host_total_ns: g.host_total_ns,
+            gpu_operation_count: g.gpu_operation_count,
+        })
+        .collect();
+    (hosts, gpus)
+}
+
+/// Each group's exact name, for the groups of one name.
+fn names_by_group<'a>(names: impl Iterator<Item = &'a String>) -> HashMap<String, &'a str> {
+    let mut map = HashMap::new();
+    for name in names {
+        map.entry(crate::artifact::group_name(name))
+            .or_insert(name.as_str());
+    }
+    map
+}
+
+/// How a group is named in a table: its one exact name, or the group with how many names.
+fn group_display(group: &str, names: u64, exact: &HashMap<String, &str>) -> String {
+    match exact.get(group) {
+        Some(name) if names == 1 => (*name).to_owned(),
+        _ => format!("{group} ({names} names)"),
+    }
+}
+
 fn left_out_note(shown: usize, total: usize, what: &str, path: &str) -> Option<String> {
     (shown < total).then(|| {
         if shown == 0 {
@@ -815,8 +1094,14 @@ fn left_out_note(shown: usize, total: usize, what: &str, path: &str) -> Option<S
     })
 }
 
-fn host_table(a: &Analysis, caps: &Caps, exclusive: bool, path: &str) -> Table<HostRow> {
-    let mut ranges: Vec<&HostRange> = a.host_ranges.iter().collect();
+fn host_table(
+    a: &Analysis,
+    shown: &[HostRange],
+    caps: &Caps,
+    exclusive: bool,
+    path: &str,
+) -> Table<HostRow> {
+    let mut ranges: Vec<&HostRange> = shown.iter().collect();
     let key = |r: &HostRange| {
         if exclusive {
             r.exclusive.total_ns
@@ -830,18 +1115,28 @@ fn host_table(a: &Analysis, caps: &Caps, exclusive: bool, path: &str) -> Table<H
         .host_inclusive
         .as_ref()
         .map_or(0, |h| h.total_ns);
-    let rows: Vec<HostRow> = ranges
+    let top: Vec<&HostRange> = ranges.iter().take(caps.top).copied().collect();
+    // One unit per column.
+    let column = |value: fn(&HostRange) -> f64| {
+        format::column(&top.iter().map(|r| value(r)).collect::<Vec<_>>())
+    };
+    let mut exclusive_total = column(|r| r.exclusive.total_ns as f64).into_iter();
+    let mut exclusive_mean = column(|r| r.exclusive.mean_ns).into_iter();
+    let mut inclusive_total = column(|r| r.inclusive.total_ns as f64).into_iter();
+    let mut inclusive_mean = column(|r| r.inclusive.mean_ns).into_iter();
+    let mut inclusive_max = column(|r| r.inclusive.maximum_ns as f64).into_iter();
+    let next = |c: &mut std::vec::IntoIter<String>| c.next().unwrap_or_default();
+    let rows: Vec<HostRow> = top
         .iter()
-        .take(caps.top)
         .map(|r| HostRow {
             name: esc(&r.name, caps.name_chars),
             instances: r.instances,
-            exclusive_total: duration_i(r.exclusive.total_ns),
-            exclusive_mean: duration(r.exclusive.mean_ns),
+            exclusive_total: next(&mut exclusive_total),
+            exclusive_mean: next(&mut exclusive_mean),
             exclusive_share: format::percent(r.exclusive.total_ns as f64, iteration_total as f64),
-            inclusive_total: duration_i(r.inclusive.total_ns),
-            inclusive_mean: duration(r.inclusive.mean_ns),
-            inclusive_max: duration_i(r.inclusive.maximum_ns),
+            inclusive_total: next(&mut inclusive_total),
+            inclusive_mean: next(&mut inclusive_mean),
+            inclusive_max: next(&mut inclusive_max),
         })
         .collect();
     Table {
@@ -851,25 +1146,34 @@ fn host_table(a: &Analysis, caps: &Caps, exclusive: bool, path: &str) -> Table<H
     }
 }
 
-fn gpu_table(a: &Analysis, caps: &Caps, path: &str) -> Table<GpuRow> {
-    let mut ranges: Vec<&GpuProjectedRange> = a.gpu_projected_ranges.iter().collect();
+fn gpu_table(shown: &[GpuProjectedRange], caps: &Caps, path: &str) -> Table<GpuRow> {
+    let mut ranges: Vec<&GpuProjectedRange> = shown.iter().collect();
     ranges.sort_by(|x, y| {
         y.projected
             .total_ns
             .cmp(&x.projected.total_ns)
             .then_with(|| x.name.cmp(&y.name))
     });
-    let rows: Vec<GpuRow> = ranges
+    let top: Vec<&GpuProjectedRange> = ranges.iter().take(caps.top).copied().collect();
+    // One unit per column.
+    let column = |value: fn(&GpuProjectedRange) -> f64| {
+        format::column(&top.iter().map(|r| value(r)).collect::<Vec<_>>())
+    };
+    let mut projected_total = column(|r| r.projected.total_ns as f64).into_iter();
+    let mut projected_mean = column(|r| r.projected.mean_ns).into_iter();
+    let mut projected_max = column(|r| r.projected.maximum_ns as f64).into_iter();
+    let mut host_total = column(|r| r.host_total_ns as f64).into_iter();
+    let next = |c: &mut std::vec::IntoIter<String>| c.next().unwrap_or_default();
+    let rows: Vec<GpuRow> = top
         .iter()
-        .take(caps.top)
         .map(|r| GpuRow {
             name: esc(&r.name, caps.name_chars),
             instances: r.instances,
-            projected_total: duration_i(r.projected.total_ns),
-            projected_mean: duration(r.projected.mean_ns),
-            projected_max: duration_i(r.projected.maximum_ns),
+            projected_total: next(&mut projected_total),
+            projected_mean: next(&mut projected_mean),
+            projected_max: next(&mut projected_max),
             gpu_operations: r.gpu_operation_count,
-            host_inclusive_total: duration_i(r.host_total_ns),
+            host_inclusive_total: next(&mut host_total),
         })
         .collect();
     Table {
@@ -882,17 +1186,22 @@ fn gpu_table(a: &Analysis, caps: &Caps, path: &str) -> Table<GpuRow> {
 /// Advice after the measurements, in the contract's terms: time on the host only points at
 /// preparation, orchestration, synchronization and I/O; a large GPU projection points at the
 /// kernels launched in that range.
-fn advice(a: &Analysis, gpu_ok: bool, caps: &Caps) -> Vec<String> {
+fn advice(
+    a: &Analysis,
+    (hosts, gpus): (&[HostRange], &[GpuProjectedRange]),
+    gpu_ok: bool,
+    caps: &Caps,
+) -> Vec<String> {
     let counted = a
         .iteration_summary
         .host_inclusive
         .as_ref()
         .map_or(0, |h| h.count);
-    if counted == 0 || a.host_ranges.is_empty() {
+    if counted == 0 || hosts.is_empty() {
         return Vec::new();
     }
     let mut out = Vec::new();
-    let mut by_exclusive: Vec<&HostRange> = a.host_ranges.iter().collect();
+    let mut by_exclusive: Vec<&HostRange> = hosts.iter().collect();
     by_exclusive.sort_by(|x, y| {
         y.exclusive
             .total_ns
@@ -914,7 +1223,7 @@ fn advice(a: &Analysis, gpu_ok: bool, caps: &Caps) -> Vec<String> {
         if r.exclusive.total_ns <= 0 {
             continue;
         }
-        let gpu = a.gpu_projected_ranges.iter().find(|g| g.name == r.name);
+        let gpu = gpus.iter().find(|g| g.name == r.name);
         let host_only = match gpu {
             None => true,
             Some(g) => (g.projected.total_ns as f64) < 0.5 * r.inclusive.total_ns as f64,
@@ -934,7 +1243,7 @@ fn advice(a: &Analysis, gpu_ok: bool, caps: &Caps) -> Vec<String> {
             ));
         }
     }
-    let mut by_projected: Vec<&GpuProjectedRange> = a.gpu_projected_ranges.iter().collect();
+    let mut by_projected: Vec<&GpuProjectedRange> = gpus.iter().collect();
     by_projected.sort_by(|x, y| {
         y.projected
             .total_ns
@@ -1145,7 +1454,7 @@ fn copy_row(c: &MemoryCopies, caps: &Caps) -> CopyRow {
         bytes: format::bytes(c.bytes),
         total: duration_i(c.total_ns),
         bandwidth: c.bandwidth_bytes_per_s.map_or("n/a".to_owned(), |b| {
-            format!("{} GB/s", format::significant(b / 1e9, 3))
+            format!("{}{}GB/s", format::significant(b / 1e9, 3), format::NBSP)
         }),
         note: if c.pageable_host {
             "⚠️ pageable host memory".to_owned()
@@ -1274,50 +1583,66 @@ fn iteration_table(a: &Analysis, caps: &Caps, gpu_ok: bool, path: &str) -> Table
     Table { rows, total, note }
 }
 
-fn chart(a: &Analysis, caps: &Caps, gpu_ok: bool) -> Option<ChartView> {
-    let counted: Vec<_> = a
-        .iterations
+/// The counted iterations: complete and not duplicates, in index order.
+fn counted_iterations(a: &Analysis) -> Vec<&Iteration> {
+    a.iterations
         .iter()
         .filter(|i| i.complete && !i.duplicate)
-        .collect();
+        .collect()
+}
+
+fn chart(a: &Analysis, caps: &Caps, gpu_ok: bool) -> Option<ChartView> {
+    let counted = counted_iterations(a);
     if counted.is_empty() || caps.chart_points == 0 {
         return None;
     }
     let shown = &counted[..counted.len().min(caps.chart_points)];
-    let max = shown
-        .iter()
-        .map(|i| {
-            let gpu = i.gpu_projection.as_ref().map_or(0, |g| g.projected_ns);
-            i.host.inclusive_ns.max(gpu)
-        })
-        .max()
-        .unwrap_or(0) as f64;
-    let (scale, unit) = format::chart_unit(max);
-    let list = |values: Vec<String>| format!("[{}]", values.join(", "));
-    let host = list(
+    let host_ns: Vec<f64> = shown.iter().map(|i| i.host.inclusive_ns as f64).collect();
+    let all_gpu = shown.iter().all(|i| i.gpu_projection.is_some());
+    let gpu_ns: Option<Vec<f64>> = (gpu_ok && all_gpu).then(|| {
         shown
             .iter()
-            .map(|i| format::chart_value(i.host.inclusive_ns as f64, scale))
-            .collect(),
-    );
-    let all_gpu = shown.iter().all(|i| i.gpu_projection.is_some());
-    let gpu = (gpu_ok && all_gpu).then(|| {
-        list(
-            shown
-                .iter()
-                .map(|i| {
-                    let ns = i.gpu_projection.as_ref().map_or(0, |g| g.projected_ns);
-                    format::chart_value(ns as f64, scale)
-                })
-                .collect(),
-        )
+            .map(|i| i.gpu_projection.as_ref().map_or(0, |g| g.projected_ns) as f64)
+            .collect()
     });
+    // The axis stops above the slowest iteration that is not an outlier; the outliers are
+    // drawn at the top and named with their real values.
+    let top = chart::axis_top(&host_ns).max(gpu_ns.as_deref().map_or(0.0, chart::axis_top));
+    let (scale, unit) = format::chart_unit(top);
+    let list = |values: &[f64]| {
+        let cells: Vec<String> = values
+            .iter()
+            .map(|v| format::chart_value(v.min(top), scale))
+            .collect();
+        format!("[{}]", cells.join(", "))
+    };
+    let clipped: Vec<String> = shown
+        .iter()
+        .enumerate()
+        .filter_map(|(n, i)| {
+            let gpu = gpu_ns.as_ref().map_or(0.0, |g| g[n]);
+            (host_ns[n] > top || gpu > top).then(|| {
+                format!(
+                    "iteration\u{a0}{} ({})",
+                    i.index,
+                    duration(host_ns[n].max(gpu))
+                )
+            })
+        })
+        .collect();
     let mut note = String::from("Bars: host inclusive time of each counted iteration");
-    note.push_str(match (&gpu, gpu_ok) {
+    note.push_str(match (&gpu_ns, gpu_ok) {
         (Some(_), _) => "; line: GPU projected time (another clock, shown beside it, never added).",
         (None, true) => "; no GPU-projected line: some counted iterations launched no GPU work.",
         (None, false) => "; no GPU-projected line: the projection is unavailable.",
     });
+    if !clipped.is_empty() {
+        note.push_str(&format!(
+            " The axis stops at {} so that the steady iterations can be read; above it, drawn at the top: {}.",
+            duration(top),
+            format::index_list_words(&clipped, 10)
+        ));
+    }
     if shown.len() < counted.len() {
         note.push_str(&format!(
             " The first {} of {} counted iterations are shown.",
@@ -1325,20 +1650,30 @@ fn chart(a: &Analysis, caps: &Caps, gpu_ok: bool) -> Option<ChartView> {
             counted.len()
         ));
     }
-    let top = format::significant(max / scale * 1.1, 2);
+    // A numeric axis when the indexes run without a gap (64 labels do not fit side by side);
+    // with gaps, a label per bar.
+    let (first, last) = (shown[0].index, shown[shown.len() - 1].index);
+    let contiguous = last - first + 1 == shown.len() as u64;
+    let x_axis = if contiguous && shown.len() > 1 {
+        format!("\"iteration\" {first} --> {last}")
+    } else {
+        let labels: Vec<String> = shown.iter().map(|i| format!("\"{}\"", i.index)).collect();
+        format!("\"iteration\" [{}]", labels.join(", "))
+    };
+    let y_top = format::significant(top / scale * 1.1, 2);
     Some(ChartView {
-        title: format!("\"Per-iteration duration ({unit})\""),
-        x_axis: format!(
-            "\"iteration\" [{}]",
-            shown
-                .iter()
-                .map(|i| format!("\"{}\"", i.index))
-                .collect::<Vec<_>>()
-                .join(", ")
+        title: format!(
+            "\"{} per iteration ({unit})\"",
+            if gpu_ns.is_some() {
+                "Host inclusive (bars) and GPU projected (line)"
+            } else {
+                "Host inclusive time"
+            }
         ),
-        y_axis: format!("\"{unit}\" 0 --> {top}"),
-        host,
-        gpu,
+        x_axis,
+        y_axis: format!("\"{unit}\" 0 --> {y_top}"),
+        host: list(&host_ns),
+        gpu: gpu_ns.as_deref().map(list),
         note,
     })
 }

@@ -305,7 +305,7 @@ pub fn build(outcomes: &[RunOutcome], caps: &Caps, options: &RenderOptions) -> R
         sparkline: match outcomes {
             [RunOutcome::Analysed { analysis, .. }] => sparkline(analysis).map(|(line, low, top)| {
                 format!(
-                    "Host inclusive time per iteration: {line} (lowest bar {}, highest {}{})",
+                    "Host inclusive time per iteration: {line} (scale {} to {}{})",
                     duration(low),
                     duration(top),
                     if chart_clips(analysis, top) {
@@ -487,7 +487,13 @@ fn sparkline(a: &Analysis) -> Option<(String, f64, f64)> {
         return None;
     }
     let top = chart::axis_top(&values);
-    let low = values.iter().copied().fold(f64::INFINITY, f64::min);
+    // The scale spans at least a tenth of the top, so that a few microseconds of jitter do
+    // not look like a trend.
+    let low = values
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, f64::min)
+        .min(top * 0.9);
     Some((
         format!("`{}`", chart::sparkline(&values, low, top)),
         low,

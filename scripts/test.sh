@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs the pinned Nsight Systems versions the tests
-# use (2024.2, 2023.4 and 2022.4, into .nsys/) and act (into .tools/), checks formatting and
+# use (2024.2, 2023.4 and 2022.4, into .nsys/), act and cmark-gfm (into .tools/), checks formatting and
 # lints, then runs every test. With CI set, a test that cannot find nsys fails instead of skipping.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -10,6 +10,8 @@ for version in 2024.2 2023.4 2022.4; do
 done
 # act runs action.yml end to end in the tests.
 scripts/install-act.sh >/dev/null
+# cmark-gfm renders reports as GitHub does in the report tests.
+scripts/install-cmark-gfm.sh >/dev/null
 
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -- -D warnings

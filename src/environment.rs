@@ -95,7 +95,9 @@ mod tests {
     fn the_run_url_is_built_from_plain_values_only() {
         let env = |vars: &[(&'static str, &'static str)]| {
             Environment::from_lookup(move |name| {
-                vars.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).into())
+                vars.iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| (*v).into())
             })
         };
         let base = [

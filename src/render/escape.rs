@@ -216,7 +216,10 @@ mod tests {
 
     #[test]
     fn code_spans_hold_any_one_line_text() {
-        assert_eq!(code_span("^token_(\\d+)_processing$"), "`^token_(\\d+)_processing$`");
+        assert_eq!(
+            code_span("^token_(\\d+)_processing$"),
+            "`^token_(\\d+)_processing$`"
+        );
         assert_eq!(code_span("a|b @x"), "`a\\|b @x`");
         assert_eq!(code_span("<b>"), inline("<b>"));
         assert_eq!(code_span("a`b"), inline("a`b"));

@@ -1,7 +1,9 @@
 //! Numbers for people: durations in the largest unit that keeps them readable, with three
 //! significant digits. `analysis.json` keeps integer nanoseconds; only the report rounds.
 
-pub use crate::units::{bytes, duration, duration_i, ratio, round_significant, significant, NBSP, UNITS};
+pub use crate::units::{
+    bytes, duration, duration_i, ratio, round_significant, significant, NBSP, UNITS,
+};
 
 /// The unit a set of durations is charted in: the largest one in which the largest value is
 /// at least 1. Returns the unit's size in nanoseconds and its name.
@@ -58,11 +60,9 @@ pub fn index_list_words(items: &[String], max: usize) -> String {
     match items {
         [] => String::new(),
         [one] => one.clone(),
-        _ if items.len() > max => format!(
-            "{} and {} more",
-            items[..max].join(", "),
-            items.len() - max
-        ),
+        _ if items.len() > max => {
+            format!("{} and {} more", items[..max].join(", "), items.len() - max)
+        }
         [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }

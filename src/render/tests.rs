@@ -324,9 +324,7 @@ fn wording_keeps_the_timing_semantics() {
         let gate = md.find("gate failed").unwrap();
         assert!(gate < md.find("### Iteration statistics").unwrap());
         // Measurements before advice.
-        assert!(
-            md.find("### Largest host times").unwrap() < md.find("What to look at").unwrap()
-        );
+        assert!(md.find("### Largest host times").unwrap() < md.find("What to look at").unwrap());
     }
 }
 

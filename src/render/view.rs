@@ -303,18 +303,20 @@ pub fn build(outcomes: &[RunOutcome], caps: &Caps, options: &RenderOptions) -> R
         gate: overall_gate(outcomes, caps),
         headline: headline(outcomes),
         sparkline: match outcomes {
-            [RunOutcome::Analysed { analysis, .. }] => sparkline(analysis).map(|(line, low, top)| {
-                format!(
-                    "Host inclusive time per iteration: {line} (scale {} to {}{})",
-                    duration(low),
-                    duration(top),
-                    if chart_clips(analysis, top) {
-                        " or more"
-                    } else {
-                        ""
-                    }
-                )
-            }),
+            [RunOutcome::Analysed { analysis, .. }] => {
+                sparkline(analysis).map(|(line, low, top)| {
+                    format!(
+                        "Host inclusive time per iteration: {line} (scale {} to {}{})",
+                        duration(low),
+                        duration(top),
+                        if chart_clips(analysis, top) {
+                            " or more"
+                        } else {
+                            ""
+                        }
+                    )
+                })
+            }
             _ => None,
         },
         overview,
@@ -551,12 +553,14 @@ fn headline(outcomes: &[RunOutcome]) -> String {
                 warning_count(a)
             )
         }
-        [RunOutcome::Failed(_)] => format!("⛔{nb}**gate error**: the run directory could not be analysed"),
+        [RunOutcome::Failed(_)] => {
+            format!("⛔{nb}**gate error**: the run directory could not be analysed")
+        }
         _ => {
             let count = |f: &dyn Fn(&RunOutcome) -> bool| outcomes.iter().filter(|o| f(o)).count();
-            let passed = count(&|o| {
-                matches!(o, RunOutcome::Analysed { analysis, .. } if analysis.gate.result == GateResult::Pass)
-            });
+            let passed = count(
+                &|o| matches!(o, RunOutcome::Analysed { analysis, .. } if analysis.gate.result == GateResult::Pass),
+            );
             let failed = count(&|o| matches!(o, RunOutcome::Failed(_)));
             let gating = outcomes.len() - passed - failed;
             let mut parts = vec![format!("{passed} passed")];
@@ -912,10 +916,13 @@ fn callouts(a: &Analysis, counted: u64, caps: &Caps) -> Vec<(Option<WarningCode>
             if counted == 1 { "iteration" } else { "iterations" }
         )));
     } else if counted < s.expected {
-        out.push((None, format!(
-            "**Missing data:** the statistics cover {counted} of {} expected iterations.",
-            s.expected
-        )));
+        out.push((
+            None,
+            format!(
+                "**Missing data:** the statistics cover {counted} of {} expected iterations.",
+                s.expected
+            ),
+        ));
     }
     if let (Some(_), Some(first)) = (
         warning(a, WarningCode::FirstIterationSlow),
@@ -961,7 +968,11 @@ fn callouts(a: &Analysis, counted: u64, caps: &Caps) -> Vec<(Option<WarningCode>
 fn iterations_named(indexes: &[u64]) -> String {
     format!(
         "{}\u{a0}{}",
-        if indexes.len() == 1 { "iteration" } else { "iterations" },
+        if indexes.len() == 1 {
+            "iteration"
+        } else {
+            "iterations"
+        },
         format::index_list(indexes, 20)
     )
 }

@@ -15,6 +15,7 @@ mod nsys_failures;
 mod output;
 mod post;
 mod report;
+mod report_layout;
 mod run_dir;
 mod secrets;
 mod signals;

@@ -61,7 +61,10 @@ fn snapshot_clean_without_gpu_projection() {
     let report = snapshot_of("clean", &nsys, 0);
     // No column of `unavailable` cells: one sentence says it.
     assert!(report.contains("| count | 5 |\n"), "{report}");
-    assert!(report.contains("GPU projection unavailable (not zero)"), "{report}");
+    assert!(
+        report.contains("GPU projection unavailable (not zero)"),
+        "{report}"
+    );
     insta::assert_snapshot!("clean", report);
 }
 

@@ -19,6 +19,9 @@ is_true() {
 comment_args=()
 [ -n "${INPUT_COMMENT_KEY:-}" ] && comment_args+=(--comment-key "$INPUT_COMMENT_KEY")
 [ -n "${INPUT_COMMENT_AUTHOR:-}" ] && comment_args+=(--comment-author "$INPUT_COMMENT_AUTHOR")
+# Options of the report, in every subcommand that renders one.
+render_args=()
+is_true "${INPUT_EXACT_NAMES:-false}" && render_args+=(--exact-names)
 
 if [ -n "${INPUT_POST_REPORT:-}" ]; then
   error "the post-report input was removed: it posted the artifact's report.md word for word, and on a fork's pull request the fork writes that file. Upload the analysis.json files instead and give their folder as post-analyses (see the README's fork-safe pattern)."
@@ -36,7 +39,7 @@ if [ -n "${INPUT_POST_ANALYSES:-}" ]; then
     error "post-analyses '$INPUT_POST_ANALYSES' is not a folder (give the folder the artifact's analysis.json files were downloaded to)"
     exit 2
   fi
-  exec "$bin" post --analyses "$INPUT_POST_ANALYSES" "${comment_args[@]}"
+  exec "$bin" post --analyses "$INPUT_POST_ANALYSES" "${render_args[@]}" "${comment_args[@]}"
 fi
 
 args=(run)
@@ -71,6 +74,7 @@ fi
 [ -n "${INPUT_TEMPLATE:-}" ] && args+=(--template "$INPUT_TEMPLATE")
 [ -n "${INPUT_NSYS_TIMEOUT:-}" ] && args+=(--nsys-timeout "$INPUT_NSYS_TIMEOUT")
 [ -n "${INPUT_TOP:-}" ] && args+=(--top "$INPUT_TOP")
+args+=("${render_args[@]}")
 args+=("${comment_args[@]}")
 # Warning codes, separated by commas, spaces or line breaks (no glob expansion).
 read -r -a codes <<< "$(printf '%s' "${INPUT_GATE_ON:-}" | tr ',\r\n\t' '    ')"

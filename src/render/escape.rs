@@ -129,7 +129,7 @@ pub fn code_span(text: &str) -> String {
 pub fn message(text: &str, max_chars: usize) -> String {
     let text = shorten(text, max_chars);
     let parts: Vec<&str> = text.split('`').collect();
-    if parts.len() % 2 == 0 {
+    if parts.len().is_multiple_of(2) {
         return inline(&text);
     }
     parts

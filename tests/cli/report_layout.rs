@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{self, assert_status, bin, fixture, repo, Run};
+use crate::common::{assert_status, bin, fixture, repo, Run};
 use crate::require_nsys;
 
 /// `run --no-post` on a fixture; its report.md.

@@ -25,6 +25,7 @@ pub(crate) mod analysis;
 pub mod artifact;
 pub(crate) mod cli;
 pub mod commands;
+pub mod compare;
 pub(crate) mod environment;
 pub mod gate;
 pub(crate) mod github;

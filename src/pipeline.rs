@@ -188,6 +188,7 @@ pub fn analyze(
         iterations: findings.iterations,
         host_ranges: findings.host_ranges,
         gpu_projected_ranges: findings.gpu_projected_ranges,
+        gpu_work: None,
     };
     AnalyzeError::check_interrupt().map_err(add_facts)?;
     artifact::write_atomically_with(&output, |out| analysis.write_json(out))
@@ -448,6 +449,7 @@ fn run_settings(run: &RunDir) -> Run {
         capture_range: manifest.capture_range.clone(),
         iteration_pattern: manifest.iteration_pattern.clone(),
         record_count: manifest.record_count,
+        record_ids_sha256: manifest.record_ids_sha256.clone(),
         workload: manifest.workload.clone(),
         cuda: manifest.cuda.clone(),
         data_source: manifest.data_source.clone(),

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::say::shown_path;
 
+pub mod comparison;
 mod vocabulary;
 
 pub use vocabulary::{GateResult, ReportName, ReportState, Verdict, WarningCode};
@@ -43,6 +44,22 @@ pub struct Analysis {
     pub iterations: Vec<Iteration>,
     pub host_ranges: Vec<HostRange>,
     pub gpu_projected_ranges: Vec<GpuProjectedRange>,
+    /// Issue 13's capture-wide GPU work, read tolerantly (the comparison needs its device
+    /// names, kernels and memory copies); not written by this version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_work: Option<GpuWork>,
+}
+
+/// The GPU work of the capture as far as the comparison reads it: GPU names, and kernels and
+/// memory copies as JSON objects (their fields are read by `compare::gpu_work` alone).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GpuWork {
+    #[serde(default)]
+    pub devices: Vec<String>,
+    #[serde(default)]
+    pub kernels: Option<Vec<serde_json::Value>>,
+    #[serde(default)]
+    pub memory_copies: Option<Vec<serde_json::Value>>,
 }
 
 /// Where the numbers came from.
@@ -108,6 +125,11 @@ pub struct Run {
     pub capture_range: Option<String>,
     pub iteration_pattern: String,
     pub record_count: Option<u64>,
+    /// SHA-256 of the manifest's `record_ids` (compact JSON): two runs read the same records
+    /// when these agree. Absent when the manifest has no record ids (and in analysis.json
+    /// files of nsys-gate 0.1.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_ids_sha256: Option<String>,
     pub workload: serde_json::Value,
     pub cuda: Option<serde_json::Value>,
     pub data_source: Option<serde_json::Value>,

@@ -26,6 +26,7 @@ fn run(profile: &str, text: &str) -> Run {
         capture_range: Some(text.to_owned()),
         iteration_pattern: format!("^{text} (\\d+)$"),
         record_count: Some(2),
+        record_ids_sha256: None,
         workload: serde_json::json!({"iterations": 5, "warmup": 1}),
         cuda: Some(serde_json::json!({"synchronize_each_iteration": false, text: text})),
         data_source: None,
@@ -151,6 +152,7 @@ fn analysis(name: &str, iterations: u64, ranges: usize, gpu: bool) -> Analysis {
         iterations: iteration_list,
         host_ranges,
         gpu_projected_ranges: gpu_ranges,
+        gpu_work: None,
     }
 }
 

@@ -65,6 +65,7 @@ struct options {
     const char *iteration_format; /* printf format of an iteration's name, one %d */
     int gpu_markers;              /* NVTX marks where a real program would launch GPU work */
     int no_wait;                  /* no timed waits: many ranges fast (large-trace benchmarks) */
+    int extra_inference_us;       /* more work in every pass's inference (a slower version) */
 };
 
 static struct options opt = {
@@ -105,6 +106,8 @@ static void usage(FILE *out)
         "  --gpu-markers            NVTX marks (gpu:kernel, gpu:memcpy) where a real program\n"
         "                           would launch GPU work, also between iterations and on a\n"
         "                           loader thread that pushes no range\n"
+        "  --extra-inference-us N   N more microseconds of work in every pass's inference\n"
+        "                           (the same program made slower: comparison fixtures)\n"
         "  --no-wait                no timed waits: pushes ranges as fast as it can (to record\n"
         "                           traces with a million ranges for benchmarks)\n"
         "  -h, --help               show this help\n",
@@ -213,6 +216,9 @@ static void parse_args(int argc, char **argv)
             NEEDS_VALUE();
             opt.index_count = parse_list(flag, value, opt.index_storage);
             opt.indexes = opt.index_storage;
+        } else if (strcmp(flag, "--extra-inference-us") == 0) {
+            NEEDS_VALUE();
+            opt.extra_inference_us = parse_count(flag, value);
         } else if (strcmp(flag, "--slow") == 0) {
             NEEDS_VALUE();
             opt.slow_count = parse_list(flag, value, opt.slow);
@@ -394,7 +400,7 @@ static void run_pass(int index, int die_midway)
     if (die_midway)
         exit(0);
     gpu_mark("gpu:kernel");
-    work_us(is_slow(index) ? 4000 : 1000);
+    work_us((is_slow(index) ? 4000 : 1000) + opt.extra_inference_us);
     range_pop();
 
     range_push(n->postprocessing);

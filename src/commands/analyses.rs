@@ -41,7 +41,7 @@ const MAX_TOTAL_BYTES: u64 = 1 << 30;
 const SHOWN_CHARS: usize = 300;
 
 pub fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let outcomes = read_analyses(dir)?;
+    let outcomes = read_analyses(dir, "nothing to post")?;
     let key = match &args.comment.comment_key {
         Some(k) => marker::sanitize_key(k),
         None => marker::analyses_key(&outcomes),
@@ -69,7 +69,7 @@ pub fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::
         outcomes.len(),
         dir.display()
     );
-    let shrink = rerendered(&renderer, &outcomes, &options, &report, &key);
+    let shrink = rerendered(&renderer, &outcomes, None, &options, &report, &key);
     let body = cut_report(&report, limit::COMMENT_CHARS);
     Ok(exit_status(post_comment(
         &args.comment,
@@ -82,7 +82,7 @@ pub fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::
 
 /// Every analysis.json under `dir`, in path order: an analysis, or a failed outcome saying
 /// why the file could not be read. No file at all is an error.
-fn read_analyses(dir: &Path) -> anyhow::Result<Vec<RunOutcome>> {
+pub(super) fn read_analyses(dir: &Path, nothing: &str) -> anyhow::Result<Vec<RunOutcome>> {
     let found = input::find_named(dir, ANALYSIS_FILE, SEARCH)
         .with_context(|| format!("cannot search {} for {ANALYSIS_FILE}", dir.display()))?;
     for (path, what) in &found.skipped {
@@ -101,7 +101,7 @@ fn read_analyses(dir: &Path) -> anyhow::Result<Vec<RunOutcome>> {
     }
     anyhow::ensure!(
         !found.files.is_empty(),
-        "no {ANALYSIS_FILE} under {} (searched {} levels deep for regular files; symlinks are not followed): nothing to post",
+        "no {ANALYSIS_FILE} under {} (searched {} levels deep for regular files; symlinks are not followed): {nothing}",
         dir.display(),
         SEARCH.max_depth
     );

@@ -9,6 +9,7 @@ use anyhow::Context as _;
 
 use super::Context;
 use crate::actions;
+use crate::artifact::comparison::Comparison;
 use crate::cli::{CommentArgs, PostArgs};
 use crate::environment::Environment;
 use crate::gate;
@@ -92,13 +93,14 @@ pub fn cut_report(text: &str, chars: usize) -> String {
 pub fn rerendered<'a>(
     renderer: &'a Renderer,
     outcomes: &'a [RunOutcome],
+    comparison: Option<&'a Comparison>,
     options: &'a RenderOptions,
     report: &'a str,
     key: &'a str,
 ) -> impl Fn(usize) -> String + 'a {
     move |chars: usize| {
         let text = renderer
-            .render(outcomes, &options.within(Budget::Chars(chars)))
+            .render_with(outcomes, comparison, &options.within(Budget::Chars(chars)))
             .unwrap_or_else(|_| report.to_owned());
         cut_report(&with_marker(&text, key), chars)
     }

@@ -10,10 +10,12 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::comparison::{self, ComparisonView, RunComparisonView};
 use super::escape::{self, inline_shortened as esc};
 use super::format::{self, duration, duration_i};
 use super::limit::{Budget, Caps};
 use super::RenderOptions;
+use crate::artifact::comparison::Comparison;
 use crate::artifact::{
     Analysis, GateResult, GpuProjectedRange, HostRange, Iteration, IterationStats, ReportName,
     Verdict, Warning, WarningCode,
@@ -32,6 +34,8 @@ pub struct ReportView {
     pub runs: Vec<RunView>,
     /// Set when tables were shortened to fit the size limit: what was left out.
     pub shortened: Option<String>,
+    /// The comparison with a baseline (`--baseline`), when there is one.
+    pub comparison: Option<ComparisonView>,
 }
 
 #[derive(Debug, Serialize)]
@@ -93,6 +97,8 @@ pub struct AnalysedView {
     pub chart: Option<ChartView>,
     /// The exact path of analysis.json (escaped).
     pub analysis_path: String,
+    /// This run against its baseline run, when it has one.
+    pub comparison: Option<RunComparisonView>,
 }
 
 #[derive(Debug, Serialize)]
@@ -206,14 +212,25 @@ pub struct FailedView {
     pub checks: Vec<&'static str>,
 }
 
-/// Builds the view of `outcomes` with the given caps.
-pub fn build(outcomes: &[RunOutcome], caps: &Caps, options: &RenderOptions) -> ReportView {
+/// Builds the view of `outcomes` (and their comparison with a baseline) with the given caps.
+pub fn build(
+    outcomes: &[RunOutcome],
+    compared: Option<&Comparison>,
+    caps: &Caps,
+    options: &RenderOptions,
+) -> ReportView {
     let runs: Vec<RunView> = outcomes
         .iter()
         .map(|o| match o {
             RunOutcome::Analysed { analysis, path } => RunView {
                 kind: "analysed",
-                analysed: Some(Box::new(analysed(analysis, path, caps))),
+                analysed: Some(Box::new({
+                    let mut view = analysed(analysis, path, caps);
+                    view.comparison = compared
+                        .and_then(|c| comparison::find(c, &path.display().to_string()))
+                        .map(|r| comparison::run(r, caps));
+                    view
+                })),
                 failed: None,
             },
             RunOutcome::Failed(f) => RunView {
@@ -234,6 +251,7 @@ pub fn build(outcomes: &[RunOutcome], caps: &Caps, options: &RenderOptions) -> R
         },
         runs,
         shortened: shortened_notice(caps, &Caps::full(options.top), options.budget),
+        comparison: compared.map(|c| comparison::overall(c, caps)),
     }
 }
 
@@ -519,6 +537,7 @@ fn analysed(a: &Analysis, path: &Path, caps: &Caps) -> AnalysedView {
         }),
         chart: chart(a, caps, gpu_ok),
         analysis_path: path_text,
+        comparison: None,
     }
 }
 

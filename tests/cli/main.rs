@@ -3,6 +3,7 @@
 
 mod action;
 mod common;
+mod compare;
 mod csv_input;
 mod faults;
 mod file_server;

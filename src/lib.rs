@@ -42,6 +42,7 @@ pub(crate) mod rundir;
 pub(crate) mod say;
 pub(crate) mod stats;
 pub(crate) mod trace_env;
+pub(crate) mod unpack;
 
 pub use artifact::TOOL_VERSION;
 pub use nsys::NsysChoice;

@@ -109,6 +109,8 @@ pub struct Api<'a> {
     pub repo: Option<&'a str>,
     pub api_url: &'a str,
     pub token_env: &'a str,
+    /// All requests and waits of `auto` together.
+    pub timeout: std::time::Duration,
 }
 
 /// The comparison `--baseline` asks for, if any: never an error (what is missing is a note).

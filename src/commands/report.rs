@@ -21,6 +21,7 @@ pub fn report(args: &ReportArgs, context: &Context) -> anyhow::Result<ExitCode> 
         repo: args.api.repo.as_deref(),
         api_url: &args.api.api_url,
         token_env: &args.api.token_env,
+        timeout: std::time::Duration::from_secs(60),
     };
     let comparison = comparison_for(&args.baseline, &outcomes, &api, context);
     let to_stdout = args.output.as_deref() == Some(Path::new("-"));

@@ -31,6 +31,7 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
         repo: args.comment.repo.as_deref(),
         api_url: &args.comment.api_url,
         token_env: &args.comment.token_env,
+        timeout: std::time::Duration::from_secs(args.comment.post_timeout),
     };
     let comparison = comparison_for(&args.baseline, &outcomes, &api, context);
     let (code, report) = finish(

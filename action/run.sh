@@ -19,6 +19,12 @@ is_true() {
 comment_args=()
 [ -n "${INPUT_COMMENT_KEY:-}" ] && comment_args+=(--comment-key "$INPUT_COMMENT_KEY")
 [ -n "${INPUT_COMMENT_AUTHOR:-}" ] && comment_args+=(--comment-author "$INPUT_COMMENT_AUTHOR")
+# The baseline (`run` and `post --analyses` take it alike).
+if [ -n "${INPUT_BASELINE:-}" ]; then
+  comment_args+=(--baseline "$INPUT_BASELINE")
+  [ -n "${INPUT_BASELINE_WORKFLOW:-}" ] && comment_args+=(--baseline-workflow "$INPUT_BASELINE_WORKFLOW")
+  [ -n "${INPUT_BASELINE_ARTIFACT:-}" ] && comment_args+=(--baseline-artifact "$INPUT_BASELINE_ARTIFACT")
+fi
 
 if [ -n "${INPUT_POST_REPORT:-}" ]; then
   error "the post-report input was removed: it posted the artifact's report.md word for word, and on a fork's pull request the fork writes that file. Upload the analysis.json files instead and give their folder as post-analyses (see the README's fork-safe pattern)."

@@ -195,6 +195,12 @@ pub struct PostArgs {
     #[arg(long, value_name = "DIR")]
     pub analyses: Option<PathBuf>,
 
+    /// With --analyses: compare them with a baseline (see `report --baseline`); in the
+    /// fork-safe pair, `auto` takes the base branch's artifact of the workflow that triggered
+    /// this `workflow_run`.
+    #[command(flatten)]
+    pub baseline: BaselineArgs,
+
     #[command(flatten)]
     pub comment: CommentArgs,
 }

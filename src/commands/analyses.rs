@@ -53,7 +53,14 @@ pub fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::
         budget: Budget::comment(),
         marker: marker::marker(&key),
     };
-    let report = renderer.render(&outcomes, &options)?;
+    let api = super::baseline::Api {
+        repo: args.comment.repo.as_deref(),
+        api_url: &args.comment.api_url,
+        token_env: &args.comment.token_env,
+        timeout: std::time::Duration::from_secs(args.comment.post_timeout),
+    };
+    let comparison = super::baseline::comparison_for(&args.baseline, &outcomes, &api, context);
+    let report = renderer.render_with(&outcomes, comparison.as_ref(), &options)?;
     // The comment is found and updated by the key derived above: its marker must be the
     // body's first line, whatever the analyses hold.
     anyhow::ensure!(
@@ -69,7 +76,14 @@ pub fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::
         outcomes.len(),
         dir.display()
     );
-    let shrink = rerendered(&renderer, &outcomes, None, &options, &report, &key);
+    let shrink = rerendered(
+        &renderer,
+        &outcomes,
+        comparison.as_ref(),
+        &options,
+        &report,
+        &key,
+    );
     let body = cut_report(&report, limit::COMMENT_CHARS);
     Ok(exit_status(post_comment(
         &args.comment,

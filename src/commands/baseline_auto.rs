@@ -32,8 +32,10 @@ struct Plan {
     repo: Repo,
     token: Token,
     workflow: String,
-    base_ref: String,
+    /// `None`: found from `head_sha` (a fork's `workflow_run`).
+    base_ref: Option<String>,
     base_sha: Option<String>,
+    head_sha: Option<String>,
 }
 
 pub fn load(args: &BaselineArgs, api: &Api<'_>, context: &Context) -> Auto {
@@ -83,12 +85,12 @@ fn plan(args: &BaselineArgs, api: &Api<'_>, context: &Context) -> Result<Plan, S
     }
     let base = github::event::base_of(env.event_name.as_deref(), env.event_path.as_deref())
         .map_err(|e| format!("no baseline: {e}"))?;
-    let Some(base_ref) = base.base_ref else {
+    if base.base_ref.is_none() && base.head_sha.is_none() {
         return Err(format!(
             "no baseline: `auto` compares a pull request with its base branch, and this event ({}) names none",
             env.event_name.as_deref().unwrap_or("none")
         ));
-    };
+    }
     let workflow = args
         .baseline_workflow
         .clone()
@@ -118,8 +120,9 @@ fn plan(args: &BaselineArgs, api: &Api<'_>, context: &Context) -> Result<Plan, S
         repo,
         token,
         workflow,
-        base_ref,
+        base_ref: base.base_ref,
         base_sha: base.base_sha,
+        head_sha: base.head_sha,
     })
 }
 
@@ -151,7 +154,20 @@ async fn fetch(
         request_timeout: (api.timeout / 2).min(Duration::from_secs(30)),
     };
     let client = github::Client::new(config).map_err(|e| format!("no baseline: {e}"))?;
-    let (run, chosen) = choose_run(&client, plan).await?;
+    let (base_ref, base_sha) = match (&plan.base_ref, &plan.head_sha) {
+        (Some(r), _) => (r.clone(), plan.base_sha.clone()),
+        (None, Some(head)) => client
+            .pull_base_by_head(&plan.repo, head)
+            .await
+            .map_err(|e| note_of("finding the pull request of the workflow run", &e))?
+            .ok_or_else(|| {
+                format!(
+                    "no baseline: no open pull request has the workflow run's head commit {head}"
+                )
+            })?,
+        (None, None) => unreachable!("`plan` returns no plan without either"),
+    };
+    let (run, chosen) = choose_run(&client, plan, &base_ref, base_sha.as_deref()).await?;
     auto.source.workflow_run = Some(WorkflowRunRef {
         id: run.id,
         head_sha: run.head_sha.clone(),
@@ -216,12 +232,14 @@ async fn fetch(
 async fn choose_run(
     client: &github::Client,
     plan: &Plan,
+    base_ref: &str,
+    base_sha: Option<&str>,
 ) -> Result<(WorkflowRun, &'static str), String> {
     let listing =
         |e: PostError| note_of(&format!("listing runs of workflow `{}`", plan.workflow), &e);
-    if let Some(sha) = &plan.base_sha {
+    if let Some(sha) = base_sha {
         let at_base = client
-            .successful_runs(&plan.repo, &plan.workflow, &plan.base_ref, Some(sha))
+            .successful_runs(&plan.repo, &plan.workflow, base_ref, Some(sha))
             .await
             .map_err(listing)?;
         if let Some(run) = at_base.into_iter().next() {
@@ -229,13 +247,13 @@ async fn choose_run(
         }
     }
     let newest = client
-        .successful_runs(&plan.repo, &plan.workflow, &plan.base_ref, None)
+        .successful_runs(&plan.repo, &plan.workflow, base_ref, None)
         .await
         .map_err(listing)?;
     newest.into_iter().next().map(|r| (r, "newest")).ok_or_else(|| {
         format!(
-            "no baseline: no successful run of workflow `{}` on branch `{}` (the base branch's workflow must run on push and upload its analysis.json files)",
-            plan.workflow, plan.base_ref
+            "no baseline: no successful run of workflow `{}` on branch `{base_ref}` (the base branch's workflow must run on push and upload its analysis.json files)",
+            plan.workflow
         )
     })
 }

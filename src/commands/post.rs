@@ -29,6 +29,10 @@ pub fn post(args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
 
 /// `post --report FILE`: the file as it is, under the key of its marker (or --comment-key).
 fn post_report(report: &Path, args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(
+        args.baseline.baseline.is_none(),
+        "--baseline goes with --analyses: a --report is posted as it was rendered (give --baseline to the `run` or `report` that renders it)"
+    );
     let text = read_report(report)?;
     let key = match &args.comment.comment_key {
         Some(k) => k.clone(),

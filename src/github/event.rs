@@ -114,6 +114,9 @@ pub struct BaseOf {
     pub base_sha: Option<String>,
     /// `workflow_run.path`'s file name: the profiling workflow of a fork-safe pair.
     pub triggering_workflow: Option<String>,
+    /// `workflow_run.head_sha` when the run lists no pull request (a fork's): the pull
+    /// request, and so its base, is found by this head commit.
+    pub head_sha: Option<String>,
 }
 
 /// The base of the event's pull request (reads the event file); an empty [`BaseOf`] when the
@@ -147,6 +150,8 @@ pub fn base_of(event_name: Option<&str>, event_path: Option<&Path>) -> Result<Ba
             .filter(|s| s.chars().all(|c| c.is_ascii_hexdigit())),
         triggering_workflow: text(event.get("workflow_run").and_then(|r| r.get("path")))
             .and_then(|p| p.rsplit('/').next().map(str::to_owned)),
+        head_sha: text(event.get("workflow_run").and_then(|r| r.get("head_sha")))
+            .filter(|s| s.chars().all(|c| c.is_ascii_hexdigit())),
     })
 }
 

@@ -317,3 +317,82 @@ fn no_run_no_artifact_no_token_and_gitea_are_notes() {
     );
     assert!(gitea.requests().is_empty());
 }
+
+#[test]
+fn the_fork_safe_half_compares_with_the_profiling_workflows_base_artifact() {
+    let nsys = require_nsys!("2024.2");
+    let base = analysed("compare-base", &nsys);
+    let head = analysed("compare-head", &nsys);
+    let tmp = head.dir.parent().unwrap();
+    // The fork's artifact, as the privileged job downloads it: analysis.json files only.
+    let artifact = tmp.join("fork-artifact/compare-head");
+    std::fs::create_dir_all(&artifact).unwrap();
+    std::fs::copy(head.path("analysis.json"), artifact.join("analysis.json")).unwrap();
+    let blobs = tmp.join("blobs/blob");
+    zip_into(
+        &blobs,
+        "artifact.zip",
+        &[(
+            "compare-base/analysis.json",
+            std::fs::read(base.path("analysis.json")).unwrap(),
+        )],
+    );
+    let storage = FileServer::serve(blobs.parent().unwrap());
+    let server = Server::github();
+    {
+        let mut s = server.state();
+        // The fork's pull request: found by the head commit (the event lists none); the test
+        // server's pulls have base `main` at `0000`.
+        s.pulls.push((7, "feedbeef".into()));
+        let (_, run) = run_json(501, "0000", "push");
+        s.workflow_runs.push(("profile-untrusted.yml".into(), run));
+        s.artifacts.push((
+            501,
+            json!({"id": 601, "name": "nsys-gate-analysis", "expired": false}),
+        ));
+        s.downloads.insert(
+            601,
+            Download::Redirect(format!("{}/blob/artifact.zip", storage.url())),
+        );
+    }
+    let event = tmp.join("workflow_run.json");
+    std::fs::write(
+        &event,
+        json!({"action": "completed", "workflow_run": {
+            "event": "pull_request", "head_sha": "feedbeef", "pull_requests": [],
+            "path": ".github/workflows/profile-untrusted.yml",
+            "head_repository": {"full_name": "fork/gpu"}}})
+        .to_string(),
+    )
+    .unwrap();
+    let out = bin()
+        .args(["post", "--analyses"])
+        .arg(tmp.join("fork-artifact"))
+        .args(["--baseline", "auto", "--repo", "octo/gpu", "--api-url"])
+        .arg(server.api_url())
+        .env("GITHUB_TOKEN", TOKEN)
+        .env("GITHUB_EVENT_NAME", "workflow_run")
+        .env("GITHUB_EVENT_PATH", &event)
+        // The posting workflow's own file: not where the baseline is.
+        .env(
+            "GITHUB_WORKFLOW_REF",
+            "octo/gpu/.github/workflows/post-comment.yml@refs/heads/main",
+        )
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let comments = server.comments(7);
+    assert_eq!(comments.len(), 1, "{}", stderr(&out));
+    let body = &comments[0].body;
+    assert!(body.contains("### Compared with the baseline"), "{body}");
+    assert!(
+        body.contains("artifact `nsys-gate-analysis` of workflow run 501"),
+        "{body}"
+    );
+    assert!(body.contains("slower than base"), "{body}");
+    assert!(storage.requests_with_headers()[0]
+        .1
+        .iter()
+        .all(|(n, _)| n != "authorization"));
+}

@@ -12,7 +12,7 @@
 
 pub mod conditions;
 #[cfg(test)]
-mod fake;
+pub(crate) mod fake;
 pub mod gpu_work;
 pub mod interval;
 pub mod matching;

@@ -228,9 +228,15 @@ fn headline(r: &RunComparison, caps: &Caps) -> String {
     let mut line = run_name(&r.head, caps);
     line.push_str(": ");
     if !r.like_for_like {
+        let names = differing(r);
         line.push_str(&format!(
-            "⚠️ **not like for like** ({} differ); ",
-            differing(r).join(", ")
+            "⚠️ **not like for like** ({} {}); ",
+            names.join(", "),
+            if names.len() == 1 {
+                "differs"
+            } else {
+                "differ"
+            }
         ));
     }
     line.push_str("host inclusive: ");

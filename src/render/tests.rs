@@ -475,3 +475,98 @@ proptest::proptest! {
         proptest::prop_assert!(md.chars().count() <= 65_536);
     }
 }
+
+/// The comparison section: GPU measures and ranges, GPU work, not like for like, hostile
+/// names in ranges and conditions; it shrinks with the rest and never changes the gate.
+#[test]
+fn the_comparison_section_with_gpu_work_and_differences() {
+    use crate::artifact::GpuWork;
+    use crate::compare::{self, fake, Side};
+    let ranges = [("inference", 8_000_000), ("pre", 2_000_000)];
+    let mut base = fake::analysis(
+        &[2_500_000, 2_510_000, 2_490_000, 2_505_000, 2_495_000],
+        &ranges,
+        true,
+    );
+    let mut head = fake::analysis(
+        &[3_000_000, 3_010_000, 2_990_000, 3_005_000, 2_995_000],
+        &[("inference", 10_000_000), (HOSTILE, 500_000)],
+        true,
+    );
+    head.run.device = Some("cuda:1 @octocat".into());
+    let work = |total: i64| GpuWork {
+        devices: vec!["NVIDIA T4".into()],
+        kernels: Some(vec![
+            serde_json::json!({"name": "gemm<float, 2>", "total_ns": total}),
+        ]),
+        memory_copies: Some(vec![
+            serde_json::json!({"kind": "HtoD", "total_ns": 45_000}),
+        ]),
+    };
+    base.gpu_work = Some(work(1_000_000));
+    head.gpu_work = Some(work(1_400_000));
+    let c = compare::compare(
+        &[Side {
+            analysis: &head,
+            path: "/runs/r/analysis.json",
+        }],
+        &[Side {
+            analysis: &base,
+            path: "base/analysis.json",
+        }],
+        crate::artifact::comparison::BaselineSource {
+            kind: crate::artifact::comparison::BaselineKind::Path,
+            path: Some("base".into()),
+            workflow_run: None,
+            artifact: None,
+            analyses: Vec::new(),
+        },
+        Vec::new(),
+    );
+    let run = &c.runs[0];
+    assert!(!run.like_for_like);
+    assert_eq!(
+        run.measures[1].verdict,
+        Some(crate::artifact::comparison::ChangeVerdict::Slower)
+    );
+    let outcomes = vec![outcome(head.clone())];
+    let opts = options(&outcomes, Budget::comment());
+    let md = Renderer::new(&Template::builtin())
+        .unwrap()
+        .render_with(&outcomes, Some(&c), &opts)
+        .unwrap();
+    assert_inert(&md);
+    assert!(
+        md.contains("⚠️ **not like for like** (device differs)"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| device | cuda:0 (NVIDIA T4) | cuda:1 @\u{200B}octocat (NVIDIA T4) | differs |"
+        ),
+        "{md}"
+    );
+    assert!(md.contains("GPU projected: slower (+20.0 %)"), "{md}");
+    assert!(
+        md.contains("| kernel | gemm&lt;float, 2&gt; | 1.00 ms | 1.40 ms |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| memory copy | HtoD | 45.0 µs | 45.0 µs |"),
+        "{md}"
+    );
+    assert!(md.contains("GPU-projected time per iteration"), "{md}");
+    assert!(
+        md.contains("Gone ranges (only in base): pre (400 µs)"),
+        "{md}"
+    );
+    // The gate is the analysis's: not changed by a slower head.
+    assert!(md.contains("# ✅ nsys-gate: gate passed"), "{md}");
+    // Shrunk to a tiny budget, the comparison's tables go with the others.
+    let small = Renderer::new(&Template::builtin())
+        .unwrap()
+        .render_with(&outcomes, Some(&c), &opts.within(Budget::Chars(6_000)))
+        .unwrap();
+    assert!(small.chars().count() <= 6_000);
+    assert!(small.contains("### Compared with the baseline"), "{small}");
+}

@@ -29,8 +29,10 @@ pub enum Command {
     ///
     /// Writes DIR/report.md (the first run directory's) or --output. Inside GitHub Actions
     /// (GITHUB_ACTIONS=true) also appends the report to $GITHUB_STEP_SUMMARY, turns warnings
-    /// into annotations and sets the step outputs analysis-paths, report-path, gate and
-    /// warnings.
+    /// into annotations and sets the step outputs analysis-paths, report-path, gate,
+    /// warnings and comparison-path. With --baseline, the report compares the runs with a
+    /// baseline and comparison.json is written beside report.md (never changing the exit
+    /// status).
     ///
     /// Exit status over all run directories: 0 no gating warning; 1 a gating warning; 2 a run
     /// directory without a readable analysis.json, or a broken template.

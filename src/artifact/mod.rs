@@ -52,14 +52,36 @@ pub struct Analysis {
 
 /// The GPU work of the capture as far as the comparison reads it: GPU names, and kernels and
 /// memory copies as JSON objects (their fields are read by `compare::gpu_work` alone).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+///
+/// Read tolerantly, since its schema is issue 13's: whatever shape `gpu_work` has, reading it
+/// never fails an analysis.json (a device may be a string or an object with a `name`; a list
+/// that is not a list is absent).
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct GpuWork {
-    #[serde(default)]
     pub devices: Vec<String>,
-    #[serde(default)]
     pub kernels: Option<Vec<serde_json::Value>>,
-    #[serde(default)]
     pub memory_copies: Option<Vec<serde_json::Value>>,
+}
+
+impl<'de> Deserialize<'de> for GpuWork {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        let list = |key: &str| v.get(key).and_then(serde_json::Value::as_array).cloned();
+        let name = |d: &serde_json::Value| {
+            d.as_str()
+                .or_else(|| d.get("name").and_then(serde_json::Value::as_str))
+                .map(str::to_owned)
+        };
+        Ok(GpuWork {
+            devices: list("devices")
+                .unwrap_or_default()
+                .iter()
+                .filter_map(name)
+                .collect(),
+            kernels: list("kernels"),
+            memory_copies: list("memory_copies"),
+        })
+    }
 }
 
 /// Where the numbers came from.

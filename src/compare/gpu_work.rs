@@ -119,4 +119,19 @@ mod tests {
         assert_eq!(c.memory_copies[0].name, "HtoD · pageable");
         assert_eq!(changes(Some(&base), None), None);
     }
+
+    #[test]
+    fn any_shape_of_gpu_work_reads() {
+        let read = |v: serde_json::Value| serde_json::from_value::<GpuWork>(v).unwrap();
+        let w = read(json!({"devices": null, "kernels": {"not": "a list"},
+                            "memory_copies": [{"kind": "HtoD"}], "memsets": {}}));
+        assert_eq!(w.devices, Vec::<String>::new());
+        assert_eq!(w.kernels, None);
+        assert_eq!(w.memory_copies.map(|c| c.len()), Some(1));
+        let w = read(json!({"devices": ["NVIDIA T4", {"name": "NVIDIA A100", "id": 0}, 3]}));
+        assert_eq!(w.devices, ["NVIDIA T4", "NVIDIA A100"]);
+        // A null gpu_work in an analysis is no GPU work.
+        let a: Option<GpuWork> = serde_json::from_value(json!(null)).unwrap();
+        assert_eq!(a, None);
+    }
 }

@@ -22,6 +22,12 @@ comment_args=()
 # Options of the report, in every subcommand that renders one.
 render_args=()
 is_true "${INPUT_EXACT_NAMES:-false}" && render_args+=(--exact-names)
+# The baseline (`run` and `post --analyses` take it alike).
+if [ -n "${INPUT_BASELINE:-}" ]; then
+  comment_args+=(--baseline "$INPUT_BASELINE")
+  [ -n "${INPUT_BASELINE_WORKFLOW:-}" ] && comment_args+=(--baseline-workflow "$INPUT_BASELINE_WORKFLOW")
+  [ -n "${INPUT_BASELINE_ARTIFACT:-}" ] && comment_args+=(--baseline-artifact "$INPUT_BASELINE_ARTIFACT")
+fi
 
 if [ -n "${INPUT_POST_REPORT:-}" ]; then
   error "the post-report input was removed: it posted the artifact's report.md word for word, and on a fork's pull request the fork writes that file. Upload the analysis.json files instead and give their folder as post-analyses (see the README's fork-safe pattern)."

@@ -47,6 +47,7 @@ SCENARIOS=(
   gpu-projection gpu-projection-2023.4 gpu-projection-2022.4 gpu-iteration-without-work
   gpu-outside-capture gpu-outside-capture-2023.4
   gpu-work gpu-work-2023.4 gpu-work-2022.4
+  compare-base compare-head
   example-smoke-tensor
 )
 
@@ -202,6 +203,13 @@ scenario() {
         # 2024.2 filters out the root row: a 0-byte CSV, and nsys prints neither PROCESSED nor SKIPPED
         gpu_expect=(--expect-rows 0)
       fi ;;
+    compare-base|compare-head)
+      # The same program at two known speeds: head does 510 us more in every inference, 20 %
+      # of a pass of about 2.55 ms (nsys-gate compare must find it slower by about 20 %).
+      m_iterations=20 m_warmup=1
+      harness=(--warmup 1 --iterations 20)
+      [ "$name" = compare-head ] && harness+=(--extra-inference-us 510)
+      expect=(--expect-found 20 --expect-complete 20 "${plain[@]}") ;;
     example-smoke-tensor)
       version=2024.2
       m_run_id=20261129T120000Z m_iterations=8 m_warmup=1

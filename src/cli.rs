@@ -29,8 +29,10 @@ pub enum Command {
     ///
     /// Writes DIR/report.md (the first run directory's) or --output. Inside GitHub Actions
     /// (GITHUB_ACTIONS=true) also appends the report to $GITHUB_STEP_SUMMARY, turns warnings
-    /// into annotations and sets the step outputs analysis-paths, report-path, gate and
-    /// warnings.
+    /// into annotations and sets the step outputs analysis-paths, report-path, gate,
+    /// warnings and comparison-path. With --baseline, the report compares the runs with a
+    /// baseline and comparison.json is written beside report.md (never changing the exit
+    /// status).
     ///
     /// Exit status over all run directories: 0 no gating warning; 1 a gating warning; 2 a run
     /// directory without a readable analysis.json, or a broken template.
@@ -67,6 +69,76 @@ pub enum Command {
     ///
     /// Exit status: 0 posted, unchanged or skipped (no pull request); 2 posting failed.
     Post(PostArgs),
+
+    /// Compare a baseline's runs with the current runs: conditions first, then each measure's
+    /// change with its 95 % interval, range by range.
+    ///
+    /// BASE and HEAD are each an analysis.json, a run directory holding one, or a folder
+    /// searched for analysis.json files (16 levels at most, symlinks not followed). Runs are
+    /// matched by profile name (and target). Prints the comparison as markdown; --json FILE
+    /// also writes comparison.json.
+    ///
+    /// Exit status: 0 compared (whatever the timings say: a difference is never a gate); 2
+    /// BASE or HEAD has no readable analysis.json.
+    Compare(CompareArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline: an analysis.json, a run directory, or a folder of them.
+    #[arg(value_name = "BASE")]
+    pub base: PathBuf,
+
+    /// The current runs: an analysis.json, a run directory, or a folder of them.
+    #[arg(value_name = "HEAD")]
+    pub head: PathBuf,
+
+    /// Also write comparison.json to FILE (`-`: standard output, instead of the markdown).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Rows of each range table.
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
+    pub top: u16,
+}
+
+/// The baseline the report compares the runs with: shared by `report` and `run`.
+#[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "Baseline options")]
+pub struct BaselineArgs {
+    /// Compare with a baseline: PATH (an analysis.json, a run directory, or a folder of
+    /// them), or `auto`: the analysis.json files of the artifact --baseline-artifact of the
+    /// newest successful run of --baseline-workflow on the pull request's base branch
+    /// (preferring the run at its base commit), through the REST API. Whatever is missing is
+    /// a note in the report, never an error, and timings never change the exit status.
+    #[arg(long, value_name = "PATH|auto")]
+    pub baseline: Option<String>,
+
+    /// `auto`: the workflow whose runs hold the baseline: its file name (`profile.yml`) or
+    /// numeric ID [default: this run's workflow file, from $GITHUB_WORKFLOW_REF].
+    #[arg(long, value_name = "FILE|ID")]
+    pub baseline_workflow: Option<String>,
+
+    /// `auto`: the name of the artifact holding the base branch's analysis.json files.
+    #[arg(long, value_name = "NAME", default_value = "nsys-gate-analysis")]
+    pub baseline_artifact: String,
+}
+
+/// The REST API for `--baseline auto` in `report` (`run` uses its comment options).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "GitHub options")]
+pub struct ApiArgs {
+    /// Repository OWNER/NAME.
+    #[arg(long, value_name = "OWNER/NAME", env = "GITHUB_REPOSITORY")]
+    pub repo: Option<String>,
+
+    /// The REST API's base URL (GitHub Enterprise Server: `https://HOST/api/v3`).
+    #[arg(long, value_name = "URL", env = "GITHUB_API_URL", default_value = crate::github::DEFAULT_API_URL)]
+    pub api_url: String,
+
+    /// Environment variable holding the API token.
+    #[arg(long, value_name = "NAME", default_value = "GITHUB_TOKEN")]
+    pub token_env: String,
 }
 
 /// Where and as whom the pull-request comment is posted.
@@ -128,6 +200,11 @@ pub struct PostArgs {
     /// With --analyses: show exact range names instead of groups (see `run --exact-names`).
     #[arg(long, requires = "analyses")]
     pub exact_names: bool,
+    /// With --analyses: compare them with a baseline (see `report --baseline`); in the
+    /// fork-safe pair, `auto` takes the base branch's artifact of the workflow that triggered
+    /// this `workflow_run`.
+    #[command(flatten)]
+    pub baseline: BaselineArgs,
 
     #[command(flatten)]
     pub comment: CommentArgs,
@@ -146,6 +223,12 @@ pub struct ReportArgs {
 
     #[command(flatten)]
     pub render: RenderArgs,
+
+    #[command(flatten)]
+    pub baseline: BaselineArgs,
+
+    #[command(flatten)]
+    pub api: ApiArgs,
 }
 
 #[derive(Debug, Args)]
@@ -171,6 +254,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub analysis: AnalysisArgs,
+
+    #[command(flatten)]
+    pub baseline: BaselineArgs,
 
     #[command(flatten)]
     pub comment: CommentArgs,

@@ -23,6 +23,10 @@ pub struct Environment {
     /// The workflow run's page, `GITHUB_SERVER_URL/GITHUB_REPOSITORY/actions/runs/GITHUB_RUN_ID`
     /// (in Actions, when all three are set): where a reader finds the job's artifacts.
     pub run_url: Option<String>,
+    /// `GITHUB_WORKFLOW_REF`: `OWNER/REPO/.github/workflows/FILE@REF`, this run's workflow.
+    pub workflow_ref: Option<String>,
+    /// `GITEA_ACTIONS=true`: a Gitea (or Forgejo) runner.
+    pub gitea: bool,
 }
 
 impl Environment {
@@ -47,12 +51,24 @@ impl Environment {
             step_summary: path("GITHUB_STEP_SUMMARY"),
             output: path("GITHUB_OUTPUT"),
             run_url: run_url(&text),
+            workflow_ref: text("GITHUB_WORKFLOW_REF"),
+            gitea: lookup("GITEA_ACTIONS").is_some_and(|v| v == "true")
+                || lookup("FORGEJO_ACTIONS").is_some_and(|v| v == "true"),
         }
     }
 
     /// The pull request the event is about (reads the event file).
     pub fn pull_request(&self) -> Result<EventPr, PostError> {
         github::event::read(self.event_name.as_deref(), self.event_path.as_deref())
+    }
+
+    /// The file name of this run's workflow (`profile.yml`), from `GITHUB_WORKFLOW_REF`.
+    pub fn workflow_file(&self) -> Option<String> {
+        let path = self.workflow_ref.as_deref()?.split('@').next()?;
+        path.rsplit('/')
+            .next()
+            .filter(|f| !f.is_empty())
+            .map(str::to_owned)
     }
 
     /// `$GITHUB_OUTPUT` when running in Actions.

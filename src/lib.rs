@@ -25,6 +25,7 @@ pub(crate) mod analysis;
 pub mod artifact;
 pub(crate) mod cli;
 pub mod commands;
+pub mod compare;
 pub(crate) mod environment;
 pub mod gate;
 pub(crate) mod github;
@@ -42,6 +43,7 @@ pub(crate) mod say;
 pub(crate) mod stats;
 pub(crate) mod trace_env;
 pub mod units;
+pub(crate) mod unpack;
 
 pub use artifact::TOOL_VERSION;
 pub use nsys::{NsysChoice, StatsPlan};

@@ -470,6 +470,7 @@ fn run_settings(run: &RunDir) -> Run {
         capture_range: manifest.capture_range.clone(),
         iteration_pattern: manifest.iteration_pattern.clone(),
         record_count: manifest.record_count,
+        record_ids_sha256: manifest.record_ids_sha256.clone(),
         workload: manifest.workload.clone(),
         cuda: manifest.cuda.clone(),
         data_source: manifest.data_source.clone(),

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::say::shown_path;
 
+pub mod comparison;
 mod vocabulary;
 
 pub use vocabulary::{GateResult, ReportName, ReportState, Verdict, WarningCode};
@@ -60,7 +61,7 @@ pub struct Analysis {
 
 /// `gpu_work`: what ran on the GPU, from `cuda_gpu_kern_sum`, `cuda_gpu_trace` and
 /// `cuda_api_trace`. A part whose report failed is `null`, and `unavailable` says why.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct GpuWork {
     /// The GPUs that ran work, by `cuda_gpu_trace`'s `Device` column (sorted).
     pub devices: Option<Vec<GpuDevice>>,
@@ -79,6 +80,22 @@ pub struct GpuWork {
     pub kernel_attribution: Option<KernelAttribution>,
     /// Part (`devices`, `kernels`, …) -> why it is `null`: the report and nsys's words.
     pub unavailable: BTreeMap<String, String>,
+}
+
+impl GpuWork {
+    /// The names of the GPUs that ran work (nsys's `NAME (ID)` when it gave no name), sorted,
+    /// each once: what tells the legs of a matrix, or a base and a head run, apart.
+    pub fn gpu_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .devices
+            .iter()
+            .flatten()
+            .map(|d| d.name.clone().unwrap_or_else(|| d.device.clone()))
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -257,6 +274,11 @@ pub struct Run {
     pub capture_range: Option<String>,
     pub iteration_pattern: String,
     pub record_count: Option<u64>,
+    /// SHA-256 of the manifest's `record_ids` (compact JSON): two runs read the same records
+    /// when these agree. Absent when the manifest has no record ids (and in analysis.json
+    /// files of nsys-gate 0.1.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_ids_sha256: Option<String>,
     pub workload: serde_json::Value,
     pub cuda: Option<serde_json::Value>,
     pub data_source: Option<serde_json::Value>,

@@ -41,7 +41,7 @@ const MAX_TOTAL_BYTES: u64 = 1 << 30;
 const SHOWN_CHARS: usize = 300;
 
 pub fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let outcomes = read_analyses(dir)?;
+    let outcomes = read_analyses(dir, "nothing to post")?;
     let key = match &args.comment.comment_key {
         Some(k) => marker::sanitize_key(k),
         None => marker::analyses_key(&outcomes),
@@ -55,7 +55,14 @@ pub fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::
         exact_names: args.exact_names,
         links: super::links(&context.env),
     };
-    let report = renderer.render(&outcomes, &options)?;
+    let api = super::baseline::Api {
+        repo: args.comment.repo.as_deref(),
+        api_url: &args.comment.api_url,
+        token_env: &args.comment.token_env,
+        timeout: std::time::Duration::from_secs(args.comment.post_timeout),
+    };
+    let comparison = super::baseline::comparison_for(&args.baseline, &outcomes, &api, context);
+    let report = renderer.render_with(&outcomes, comparison.as_ref(), &options)?;
     // The comment is found and updated by the key derived above: its marker must be the
     // body's first line, whatever the analyses hold.
     anyhow::ensure!(
@@ -71,7 +78,14 @@ pub fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::
         outcomes.len(),
         dir.display()
     );
-    let shrink = rerendered(&renderer, &outcomes, &options, &report, &key);
+    let shrink = rerendered(
+        &renderer,
+        &outcomes,
+        comparison.as_ref(),
+        &options,
+        &report,
+        &key,
+    );
     let body = cut_report(&report, limit::COMMENT_CHARS);
     Ok(exit_status(post_comment(
         &args.comment,
@@ -84,7 +98,7 @@ pub fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::
 
 /// Every analysis.json under `dir`, in path order: an analysis, or a failed outcome saying
 /// why the file could not be read. No file at all is an error.
-fn read_analyses(dir: &Path) -> anyhow::Result<Vec<RunOutcome>> {
+pub(super) fn read_analyses(dir: &Path, nothing: &str) -> anyhow::Result<Vec<RunOutcome>> {
     let found = input::find_named(dir, ANALYSIS_FILE, SEARCH)
         .with_context(|| format!("cannot search {} for {ANALYSIS_FILE}", dir.display()))?;
     for (path, what) in &found.skipped {
@@ -103,7 +117,7 @@ fn read_analyses(dir: &Path) -> anyhow::Result<Vec<RunOutcome>> {
     }
     anyhow::ensure!(
         !found.files.is_empty(),
-        "no {ANALYSIS_FILE} under {} (searched {} levels deep for regular files; symlinks are not followed): nothing to post",
+        "no {ANALYSIS_FILE} under {} (searched {} levels deep for regular files; symlinks are not followed): {nothing}",
         dir.display(),
         SEARCH.max_depth
     );

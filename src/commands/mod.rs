@@ -11,6 +11,9 @@
 
 mod analyses;
 mod analyze;
+mod baseline;
+mod baseline_auto;
+mod compare;
 mod output;
 mod post;
 mod report;
@@ -81,6 +84,7 @@ pub fn execute(cli: Cli, context: &Context) -> ExitCode {
         Command::Report(args) => report::report(&args, context),
         Command::Run(args) => run::run(&args, context),
         Command::Post(args) => post::post(&args, context),
+        Command::Compare(args) => compare::compare(&args),
     };
     match result {
         Ok(code) => code,

@@ -8,6 +8,7 @@ use anyhow::Context as _;
 
 use super::{absolute, REPORT_FILE};
 use crate::actions;
+use crate::artifact::comparison::{Comparison, COMPARISON_FILE};
 use crate::artifact::{self, Verdict};
 use crate::environment::Environment;
 use crate::gate;
@@ -27,6 +28,9 @@ pub struct Finish<'a> {
     pub run_dirs: &'a [PathBuf],
     /// Print the report to standard output.
     pub print: bool,
+    /// The comparison with a baseline (`--baseline`): shown in the report, and written as
+    /// comparison.json beside report.md.
+    pub comparison: Option<&'a Comparison>,
 }
 
 /// Writes, prints and gates; returns the exit status and the report.
@@ -37,9 +41,13 @@ pub fn finish(
     env: &Environment,
 ) -> anyhow::Result<(ExitCode, String)> {
     let status = overall_status(outcomes);
-    let report = renderer.render(outcomes, &f.options)?;
+    let report = renderer.render_with(outcomes, f.comparison, &f.options)?;
 
     let report_path = write_report(&report, f)?;
+    let comparison_path = match (f.comparison, &report_path) {
+        (Some(c), Some(report_path)) => Some(write_comparison(c, report_path)?),
+        _ => None,
+    };
     let nothing_analysed = outcomes.iter().all(|o| matches!(o, RunOutcome::Failed(_)));
     if (f.print || report_path.is_none())
         && f.write_file
@@ -61,9 +69,14 @@ pub fn finish(
     }
 
     if env.in_actions {
-        if let Err(err) =
-            write_actions_files(renderer, outcomes, f, report_path.as_deref(), status, env)
-        {
+        if let Err(err) = write_actions_files(
+            renderer,
+            outcomes,
+            f,
+            [report_path.as_deref(), comparison_path.as_deref()],
+            status,
+            env,
+        ) {
             say!(
                 "nsys-gate: error: {}",
                 chain_text(&err).replace('\n', "\n  ")
@@ -96,16 +109,30 @@ fn write_report(report: &str, f: &Finish) -> anyhow::Result<Option<PathBuf>> {
     Ok(report_path)
 }
 
+/// comparison.json beside the report; returns where.
+fn write_comparison(c: &Comparison, report_path: &Path) -> anyhow::Result<PathBuf> {
+    let dir = match report_path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let path = dir.join(COMPARISON_FILE);
+    artifact::write_atomically(&path, &c.to_json())
+        .with_context(|| format!("cannot write the comparison to {}", shown_path(&path)))?;
+    say!("nsys-gate: comparison written to {}", shown_path(&path));
+    Ok(path)
+}
+
 /// Step summary, annotations and step outputs. Every part is attempted; the first error is
-/// returned.
+/// returned. `paths`: report.md's and comparison.json's, when written.
 fn write_actions_files(
     renderer: &Renderer,
     outcomes: &[RunOutcome],
     f: &Finish,
-    report_path: Option<&Path>,
+    paths: [Option<&Path>; 2],
     status: u8,
     env: &Environment,
 ) -> anyhow::Result<()> {
+    let [report_path, comparison_path] = paths;
     let mut first_error: Option<anyhow::Error> = None;
     let mut keep = |r: anyhow::Result<()>| {
         if let Err(e) = r {
@@ -117,7 +144,13 @@ fn write_actions_files(
     }
     keep(say::annotations(&actions::annotations(outcomes)).context("cannot write annotations"));
     if let Some(path) = &env.output {
-        let outputs = step_outputs(outcomes, report_path, status);
+        let mut outputs = step_outputs(outcomes, report_path, status).to_vec();
+        outputs.push((
+            "comparison-path",
+            comparison_path
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+        ));
         keep(actions::write_outputs(path, &outputs).map_err(anyhow::Error::from));
     }
     match first_error {
@@ -142,7 +175,11 @@ fn append_summary(
         );
         return Ok(());
     }
-    let summary = renderer.render(outcomes, &f.options.within(Budget::Bytes(room)))?;
+    let summary = renderer.render_with(
+        outcomes,
+        f.comparison,
+        &f.options.within(Budget::Bytes(room)),
+    )?;
     actions::append_summary(path, &summary)?;
     Ok(())
 }

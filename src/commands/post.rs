@@ -9,6 +9,7 @@ use anyhow::Context as _;
 
 use super::Context;
 use crate::actions;
+use crate::artifact::comparison::Comparison;
 use crate::cli::{CommentArgs, PostArgs};
 use crate::environment::Environment;
 use crate::gate;
@@ -28,6 +29,10 @@ pub fn post(args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
 
 /// `post --report FILE`: the file as it is, under the key of its marker (or --comment-key).
 fn post_report(report: &Path, args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(
+        args.baseline.baseline.is_none(),
+        "--baseline goes with --analyses: a --report is posted as it was rendered (give --baseline to the `run` or `report` that renders it)"
+    );
     let text = read_report(report)?;
     let key = match &args.comment.comment_key {
         Some(k) => k.clone(),
@@ -92,13 +97,14 @@ pub fn cut_report(text: &str, chars: usize) -> String {
 pub fn rerendered<'a>(
     renderer: &'a Renderer,
     outcomes: &'a [RunOutcome],
+    comparison: Option<&'a Comparison>,
     options: &'a RenderOptions,
     report: &'a str,
     key: &'a str,
 ) -> impl Fn(usize) -> String + 'a {
     move |chars: usize| {
         let text = renderer
-            .render(outcomes, &options.within(Budget::Chars(chars)))
+            .render_with(outcomes, comparison, &options.within(Budget::Chars(chars)))
             .unwrap_or_else(|_| report.to_owned());
         cut_report(&with_marker(&text, key), chars)
     }

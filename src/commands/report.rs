@@ -3,6 +3,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use super::baseline::{comparison_for, Api};
 use super::output::{finish, Finish};
 use super::{absolute, load_template, render_options, Context};
 use crate::artifact::{self, Analysis};
@@ -16,6 +17,13 @@ pub fn report(args: &ReportArgs, context: &Context) -> anyhow::Result<ExitCode> 
     let template = load_template(args.render.template.as_deref())?;
     let renderer = Renderer::new(&template)?;
     let outcomes: Vec<RunOutcome> = args.run_dirs.iter().map(|d| read_outcome(d)).collect();
+    let api = Api {
+        repo: args.api.repo.as_deref(),
+        api_url: &args.api.api_url,
+        token_env: &args.api.token_env,
+        timeout: std::time::Duration::from_secs(60),
+    };
+    let comparison = comparison_for(&args.baseline, &outcomes, &api, context);
     let to_stdout = args.output.as_deref() == Some(Path::new("-"));
     finish(
         &renderer,
@@ -26,6 +34,7 @@ pub fn report(args: &ReportArgs, context: &Context) -> anyhow::Result<ExitCode> 
             write_file: !to_stdout,
             run_dirs: &args.run_dirs,
             print: to_stdout,
+            comparison: comparison.as_ref(),
         },
         &context.env,
     )

@@ -3,6 +3,7 @@
 
 use std::process::ExitCode;
 
+use super::baseline::{comparison_for, Api};
 use super::output::{finish, Finish};
 use super::post::{cut_report, post_comment, print_post_failure, rerendered, Posted};
 use super::{absolute, analyze_options, interrupted, load_template, render_options, Context};
@@ -26,6 +27,13 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
         return Ok(interrupted(signal));
     }
     let options = render_options(&args.render, &outcomes, &context.env);
+    let api = Api {
+        repo: args.comment.repo.as_deref(),
+        api_url: &args.comment.api_url,
+        token_env: &args.comment.token_env,
+        timeout: std::time::Duration::from_secs(args.comment.post_timeout),
+    };
+    let comparison = comparison_for(&args.baseline, &outcomes, &api, context);
     let (code, report) = finish(
         &renderer,
         &outcomes,
@@ -35,6 +43,7 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
             write_file: true,
             run_dirs: &args.run_dirs,
             print: true,
+            comparison: comparison.as_ref(),
         },
         &context.env,
     )?;
@@ -46,7 +55,14 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
         .comment_key
         .clone()
         .unwrap_or_else(|| report_key(&outcomes));
-    let shrink = rerendered(&renderer, &outcomes, &options, &report, &key);
+    let shrink = rerendered(
+        &renderer,
+        &outcomes,
+        comparison.as_ref(),
+        &options,
+        &report,
+        &key,
+    );
     let body = cut_report(&with_marker(&report, &key), limit::COMMENT_CHARS);
     match post_comment(&args.comment, &key, body, &shrink, &context.env) {
         Posted::Done | Posted::Skipped => Ok(code),

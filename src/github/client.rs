@@ -77,10 +77,10 @@ pub enum Created {
     },
 }
 
-struct Reply {
-    status: u16,
-    headers: HeaderMap,
-    body: Vec<u8>,
+pub(super) struct Reply {
+    pub(super) status: u16,
+    pub(super) headers: HeaderMap,
+    pub(super) body: Vec<u8>,
 }
 
 /// One try's verdict.
@@ -115,6 +115,9 @@ enum BodyError {
 
 pub struct Client {
     crab: Octocrab,
+    /// The same client without the token layer: for a download's redirect target (a storage
+    /// host, which must never see the token, even on the API's own host).
+    pub(super) anon: Octocrab,
     config: ClientConfig,
     /// The API base without a trailing slash.
     base: String,
@@ -146,7 +149,7 @@ impl Client {
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_connect_timeout(Some(config.connect_timeout));
-        let crab = match scheme {
+        let (crab, anon) = match scheme {
             "https" => {
                 let provider = Arc::new(rustls::crypto::ring::default_provider());
                 let https = hyper_rustls::HttpsConnectorBuilder::new()
@@ -157,9 +160,15 @@ impl Client {
                     .https_only()
                     .enable_http1()
                     .wrap_connector(http);
-                octocrab_over(https, headers)
+                (
+                    octocrab_over(https.clone(), &headers, true),
+                    octocrab_over(https, &headers, false),
+                )
             }
-            "http" => octocrab_over(http, headers),
+            "http" => (
+                octocrab_over(http.clone(), &headers, true),
+                octocrab_over(http, &headers, false),
+            ),
             other => {
                 return Err(PostError::Config(format!(
                     "GITHUB_API_URL `{base}`: unsupported scheme {other}"
@@ -168,6 +177,7 @@ impl Client {
         };
         Ok(Client {
             crab,
+            anon,
             base,
             config,
             started: Instant::now(),
@@ -183,12 +193,12 @@ impl Client {
         format!("/repos/{}/{}/issues/{pr}/comments", repo.owner, repo.name)
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(super) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
 
     /// Server text as it may be shown or stored: without the token.
-    fn redact(&self, text: &str) -> String {
+    pub(super) fn redact(&self, text: &str) -> String {
         self.config.token.redact(text)
     }
 
@@ -315,7 +325,7 @@ impl Client {
 
     /// Sends an idempotent request (GET, PATCH, DELETE), retrying 5xx, timeouts and rate
     /// limits within the tries and the budget.
-    async fn request(
+    pub(super) async fn request(
         &self,
         method: Method,
         url: &str,
@@ -341,7 +351,7 @@ impl Client {
     }
 
     /// The URL without the host, for messages (redacted: it may come from a `link`).
-    fn display_path(&self, url: &str) -> String {
+    pub(super) fn display_path(&self, url: &str) -> String {
         let path = url
             .parse::<Uri>()
             .ok()
@@ -350,7 +360,7 @@ impl Client {
         self.redact(&path)
     }
 
-    fn failure(&self, method: &str, url: &str, reply: &Reply) -> PostError {
+    pub(super) fn failure(&self, method: &str, url: &str, reply: &Reply) -> PostError {
         let message = self.message(&reply.body);
         let path = self.display_path(url);
         let method = method.to_owned();
@@ -378,7 +388,7 @@ impl Client {
         }
     }
 
-    fn parse<T: serde::de::DeserializeOwned>(
+    pub(super) fn parse<T: serde::de::DeserializeOwned>(
         &self,
         method: &str,
         url: &str,
@@ -548,20 +558,29 @@ fn default_headers(token: &Token, api: &Uri) -> Result<Headers, PostError> {
     })
 }
 
-/// Octocrab over a hyper client on `connector` (HTTP/1), with no retry layer.
-fn octocrab_over<C>(connector: C, headers: Headers) -> Octocrab
+/// Octocrab over a hyper client on `connector` (HTTP/1), with no retry layer; with the token
+/// layer only when `token`.
+fn octocrab_over<C>(connector: C, headers: &Headers, token: bool) -> Octocrab
 where
     C: Connect + Clone + Send + Sync + 'static,
 {
     let executor = hyper_util::rt::TokioExecutor::new();
     let client = hyper_util::client::legacy::Client::builder(executor).build(connector);
-    OctocrabBuilder::new_empty()
+    let with_headers = OctocrabBuilder::new_empty()
         .with_service(client)
-        .with_layer(&headers.extra)
-        .with_layer(&headers.auth)
-        .with_auth(AuthState::None)
-        .build()
-        .unwrap_or_else(|never| match never {})
+        .with_layer(&headers.extra);
+    if token {
+        with_headers
+            .with_layer(&headers.auth)
+            .with_auth(AuthState::None)
+            .build()
+            .unwrap_or_else(|never| match never {})
+    } else {
+        with_headers
+            .with_auth(AuthState::None)
+            .build()
+            .unwrap_or_else(|never| match never {})
+    }
 }
 
 /// How long to wait before another try, or `None` when the reply is final: 5xx and 429,
@@ -696,7 +715,7 @@ fn message_with(body: &[u8], clean: &dyn Fn(&str) -> String) -> String {
 }
 
 /// An octocrab error's text with its sources (no headers are in any of them).
-fn error_text(e: &dyn std::error::Error) -> String {
+pub(super) fn error_text(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {

@@ -106,6 +106,55 @@ pub fn parse(name: &str, event: &Value) -> Result<EventPr, String> {
     }
 }
 
+/// What `--baseline auto` needs of the event: the pull request's base branch and commit, and
+/// for a `workflow_run` the workflow file of the run that triggered it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BaseOf {
+    pub base_ref: Option<String>,
+    pub base_sha: Option<String>,
+    /// `workflow_run.path`'s file name: the profiling workflow of a fork-safe pair.
+    pub triggering_workflow: Option<String>,
+    /// `workflow_run.head_sha` when the run lists no pull request (a fork's): the pull
+    /// request, and so its base, is found by this head commit.
+    pub head_sha: Option<String>,
+}
+
+/// The base of the event's pull request (reads the event file); an empty [`BaseOf`] when the
+/// event has none.
+pub fn base_of(event_name: Option<&str>, event_path: Option<&Path>) -> Result<BaseOf, String> {
+    let (Some(name), Some(path)) = (event_name, event_path) else {
+        return Ok(BaseOf::default());
+    };
+    let bytes = crate::input::read_regular(path, MAX_EVENT_BYTES)
+        .map_err(|e| format!("cannot read the event file: {}", e.into_io_error()))?;
+    let event: Value =
+        serde_json::from_slice(&bytes).map_err(|e| format!("the event file is not JSON: {e}"))?;
+    let text = |v: Option<&Value>| {
+        v.and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    let pull = match name {
+        "pull_request" | "pull_request_target" => event.get("pull_request"),
+        "workflow_run" => event
+            .get("workflow_run")
+            .and_then(|r| r.get("pull_requests"))
+            .and_then(Value::as_array)
+            .and_then(|a| a.first()),
+        _ => None,
+    };
+    let base = pull.and_then(|p| p.get("base"));
+    Ok(BaseOf {
+        base_ref: text(base.and_then(|b| b.get("ref"))),
+        base_sha: text(base.and_then(|b| b.get("sha")))
+            .filter(|s| s.chars().all(|c| c.is_ascii_hexdigit())),
+        triggering_workflow: text(event.get("workflow_run").and_then(|r| r.get("path")))
+            .and_then(|p| p.rsplit('/').next().map(str::to_owned)),
+        head_sha: text(event.get("workflow_run").and_then(|r| r.get("head_sha")))
+            .filter(|s| s.chars().all(|c| c.is_ascii_hexdigit())),
+    })
+}
+
 /// `holder.number`: `None` when absent (or null), else a pull-request number, a whole number
 /// from 1 (the event file may come from anywhere: 0 or -1 is never taken as a pull request).
 fn number(holder: Option<&Value>, field: &str) -> Result<Option<u64>, String> {

@@ -10,6 +10,7 @@
 //! Server text that could echo it (bodies, messages, URLs from `link`, a comment's URL) goes
 //! through [`Token::redact`] in [`client`] before anything shows or stores it.
 
+pub mod artifacts;
 pub mod client;
 pub mod event;
 pub mod marker;

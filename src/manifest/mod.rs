@@ -113,6 +113,9 @@ pub struct Manifest {
     pub command_line: Option<String>,
     /// Length of `record_ids`; `None` when the key is absent or null.
     pub record_count: Option<u64>,
+    /// SHA-256 of `record_ids` (their compact JSON), so that two runs' record ids can be told
+    /// apart without keeping them; `None` when the key is absent or null.
+    pub record_ids_sha256: Option<String>,
     /// `target`, as JSON.
     pub target: Option<serde_json::Value>,
     /// `workload`, whole, as JSON.
@@ -334,6 +337,7 @@ impl Validator<'_> {
             git_commit: text("git_commit")?,
             command_line: text("command_line")?,
             record_count: self.record_count(known.get("record_ids"))?,
+            record_ids_sha256: record_ids_sha256(known.get("record_ids")),
             target: mapping("target")?,
             workload,
             cuda: mapping("cuda")?,
@@ -625,6 +629,23 @@ impl Validator<'_> {
             Some((entry, _)) => Err(self.invalid(entry, "record_ids", "be a list or null")),
         }
     }
+}
+
+/// SHA-256 (hex) of the compact JSON of a `record_ids` list; `None` for anything else (its
+/// type is checked by `record_count`).
+fn record_ids_sha256(entry: Option<&Entry>) -> Option<String> {
+    use sha2::{Digest, Sha256};
+    let entry = entry?;
+    let Kind::Seq(_) = &entry.value.kind else {
+        return None;
+    };
+    let json = serde_json::to_vec(&to_json(&entry.value)).expect("JSON values serialize");
+    Some(
+        Sha256::digest(&json)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect(),
+    )
 }
 
 /// Splits the top-level entries into the known keys and the rest ([`Manifest::extra`], as

@@ -136,6 +136,10 @@ fn contract_example_reads_completely() {
             git_commit: None,
             command_line: Some(COMMAND_LINE.into()),
             record_count: Some(2),
+            // `printf '["dummy-0","dummy-1"]' | sha256sum`
+            record_ids_sha256: Some(
+                "bc77803b3131b3db89feca2e27f6ea69db90ec208782466238c21ebe06e99134".into()
+            ),
             target: Some(
                 json!({"import_path": null, "name": "smoke-tensor", "profile_prepare": false})
             ),

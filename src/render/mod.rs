@@ -9,6 +9,7 @@
 //!    then is the text cut.
 
 mod chart;
+pub mod comparison;
 pub mod escape;
 pub mod format;
 pub mod limit;
@@ -20,6 +21,7 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 
 pub use limit::{Budget, Caps};
 
+use crate::artifact::comparison::Comparison;
 use crate::outcome::RunOutcome;
 
 /// The built-in template.
@@ -122,6 +124,10 @@ impl<'t> Renderer<'t> {
         env.set_lstrip_blocks(true);
         // Everything is escaped for markdown already; HTML escaping would garble it.
         env.set_auto_escape_callback(|_| AutoEscape::None);
+        // The comparison's partial, which the built-in template imports (and a custom one
+        // may).
+        env.add_template(comparison::PARTIAL_NAME, comparison::PARTIAL)
+            .map_err(|e| template_error(comparison::PARTIAL_NAME, &e))?;
         env.add_template(&template.name, &template.source)
             .map_err(|e| template_error(&template.name, &e))?;
         Ok(Renderer {
@@ -137,9 +143,19 @@ impl<'t> Renderer<'t> {
         outcomes: &[RunOutcome],
         options: &RenderOptions,
     ) -> Result<String, RenderError> {
+        self.render_with(outcomes, None, options)
+    }
+
+    /// [`Renderer::render`] with the outcomes' comparison with a baseline, if any.
+    pub fn render_with(
+        &self,
+        outcomes: &[RunOutcome],
+        compared: Option<&Comparison>,
+        options: &RenderOptions,
+    ) -> Result<String, RenderError> {
         let mut last = String::new();
         for caps in Caps::ladder(options.top) {
-            let view = view::build(outcomes, &caps, options);
+            let view = view::build(outcomes, compared, &caps, options);
             last = self.render_view(&view)?;
             if options.budget.fits(&last) {
                 return Ok(last);
@@ -153,6 +169,11 @@ impl<'t> Renderer<'t> {
     }
 
     fn render_view(&self, view: &view::ReportView) -> Result<String, RenderError> {
+        self.render_value(view)
+    }
+
+    /// Renders any serializable view with this template.
+    fn render_value<V: serde::Serialize>(&self, view: &V) -> Result<String, RenderError> {
         let template = self
             .env
             .get_template(self.name)

@@ -26,6 +26,7 @@ fn run(profile: &str, text: &str) -> Run {
         capture_range: Some(text.to_owned()),
         iteration_pattern: format!("^{text} (\\d+)$"),
         record_count: Some(2),
+        record_ids_sha256: None,
         workload: serde_json::json!({"iterations": 5, "warmup": 1}),
         cuda: Some(serde_json::json!({"synchronize_each_iteration": false, text: text})),
         data_source: None,
@@ -482,4 +483,121 @@ proptest::proptest! {
         assert_inert(&md);
         proptest::prop_assert!(md.chars().count() <= 65_536);
     }
+}
+
+/// The comparison section: GPU measures and ranges, GPU work, not like for like, hostile
+/// names in ranges and conditions; it shrinks with the rest and never changes the gate.
+#[test]
+fn the_comparison_section_with_gpu_work_and_differences() {
+    use crate::artifact::GpuWork;
+    use crate::compare::{self, fake, Side};
+    let ranges = [("inference", 8_000_000), ("pre", 2_000_000)];
+    let mut base = fake::analysis(
+        &[2_500_000, 2_510_000, 2_490_000, 2_505_000, 2_495_000],
+        &ranges,
+        true,
+    );
+    let mut head = fake::analysis(
+        &[3_000_000, 3_010_000, 2_990_000, 3_005_000, 2_995_000],
+        &[("inference", 10_000_000), (HOSTILE, 500_000)],
+        true,
+    );
+    head.run.device = Some("cuda:1 @octocat".into());
+    let work = |total: i64| GpuWork {
+        devices: Some(vec![crate::artifact::GpuDevice {
+            device: "NVIDIA T4 (0)".into(),
+            name: Some("NVIDIA T4".into()),
+            id: Some(0),
+            kernels: 1,
+            memory_operations: 1,
+        }]),
+        kernels: Some(vec![crate::artifact::KernelStats {
+            name: "gemm<float, 2>".into(),
+            instances: 1,
+            total_ns: total,
+            mean_ns: total as f64,
+            median_ns: None,
+            minimum_ns: total,
+            maximum_ns: total,
+            stddev_ns: None,
+            share: 1.0,
+        }]),
+        memory_copies: Some(vec![crate::artifact::MemoryCopies {
+            copy_kind: "HtoD".into(),
+            source: Some("Pinned".into()),
+            destination: Some("Device".into()),
+            count: 1,
+            bytes: 1,
+            total_ns: 45_000,
+            bandwidth_bytes_per_s: None,
+            pageable_host: false,
+        }]),
+        ..GpuWork::default()
+    };
+    base.gpu_work = Some(work(1_000_000));
+    head.gpu_work = Some(work(1_400_000));
+    let c = compare::compare(
+        &[Side {
+            analysis: &head,
+            path: "/runs/r/analysis.json",
+        }],
+        &[Side {
+            analysis: &base,
+            path: "base/analysis.json",
+        }],
+        crate::artifact::comparison::BaselineSource {
+            kind: crate::artifact::comparison::BaselineKind::Path,
+            path: Some("base".into()),
+            workflow_run: None,
+            artifact: None,
+            analyses: Vec::new(),
+        },
+        Vec::new(),
+    );
+    let run = &c.runs[0];
+    assert!(!run.like_for_like);
+    assert_eq!(
+        run.measures[1].verdict,
+        Some(crate::artifact::comparison::ChangeVerdict::Slower)
+    );
+    let outcomes = vec![outcome(head.clone())];
+    let opts = options(&outcomes, Budget::comment());
+    let md = Renderer::new(&Template::builtin())
+        .unwrap()
+        .render_with(&outcomes, Some(&c), &opts)
+        .unwrap();
+    assert_inert(&md);
+    assert!(
+        md.contains("⚠️ **not like for like** (device differs)"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| device | cuda:0 (NVIDIA T4) | cuda:1 @\u{200B}octocat (NVIDIA T4) | differs |"
+        ),
+        "{md}"
+    );
+    assert!(md.contains("GPU projected: slower (+20.0 %)"), "{md}");
+    assert!(
+        md.contains("| kernel | gemm&lt;float, 2&gt; | 1.00\u{a0}ms | 1.40\u{a0}ms |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| memory copy | HtoD · Pinned → Device | 45.0\u{a0}µs | 45.0\u{a0}µs |"),
+        "{md}"
+    );
+    assert!(md.contains("GPU-projected time per iteration"), "{md}");
+    assert!(
+        md.contains("Gone ranges (only in base): pre (400 µs)"),
+        "{md}"
+    );
+    // The gate is the analysis's: not changed by a slower head.
+    assert!(md.contains("# ✅ nsys-gate: gate passed"), "{md}");
+    // Shrunk to a tiny budget, the comparison's tables go with the others.
+    let small = Renderer::new(&Template::builtin())
+        .unwrap()
+        .render_with(&outcomes, Some(&c), &opts.within(Budget::Chars(6_000)))
+        .unwrap();
+    assert!(small.chars().count() <= 6_000);
+    assert!(small.contains("### Compared with the baseline"), "{small}");
 }

@@ -11,10 +11,12 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::chart;
+use super::comparison::{self, ComparisonView, RunComparisonView};
 use super::escape::{self, inline_shortened as esc};
 use super::format::{self, duration, duration_i};
 use super::limit::{Budget, Caps};
 use super::RenderOptions;
+use crate::artifact::comparison::Comparison;
 use crate::artifact::{
     Analysis, GateResult, GpuProjectedRange, GpuWork, HostRange, Iteration, IterationStats,
     MemoryCopies, OtherKernels, RangeKernel, ReportName, Verdict, Warning, WarningCode,
@@ -40,6 +42,8 @@ pub struct ReportView {
     pub runs: Vec<RunView>,
     /// Set when tables were shortened to fit the size limit: what was left out.
     pub shortened: Option<String>,
+    /// The comparison with a baseline (`--baseline`), when there is one.
+    pub comparison: Option<ComparisonView>,
 }
 
 #[derive(Debug, Serialize)]
@@ -111,6 +115,8 @@ pub struct AnalysedView {
     pub full_data: String,
     /// The tables and advice show groups of names that differ only in decimal numbers.
     pub grouped: bool,
+    /// This run against its baseline run, when it has one.
+    pub comparison: Option<RunComparisonView>,
 }
 
 #[derive(Debug, Serialize)]
@@ -277,14 +283,25 @@ pub struct FailedView {
     pub checks: Vec<&'static str>,
 }
 
-/// Builds the view of `outcomes` with the given caps.
-pub fn build(outcomes: &[RunOutcome], caps: &Caps, options: &RenderOptions) -> ReportView {
+/// Builds the view of `outcomes` (and their comparison with a baseline) with the given caps.
+pub fn build(
+    outcomes: &[RunOutcome],
+    compared: Option<&Comparison>,
+    caps: &Caps,
+    options: &RenderOptions,
+) -> ReportView {
     let runs: Vec<RunView> = outcomes
         .iter()
         .map(|o| match o {
             RunOutcome::Analysed { analysis, path } => RunView {
                 kind: "analysed",
-                analysed: Some(Box::new(analysed(analysis, path, caps, options))),
+                analysed: Some(Box::new({
+                    let mut view = analysed(analysis, path, caps, options);
+                    view.comparison = compared
+                        .and_then(|c| comparison::find(c, &path.display().to_string()))
+                        .map(|r| comparison::run(r, caps));
+                    view
+                })),
                 failed: None,
             },
             RunOutcome::Failed(f) => RunView {
@@ -322,6 +339,7 @@ pub fn build(outcomes: &[RunOutcome], caps: &Caps, options: &RenderOptions) -> R
         overview,
         runs,
         shortened: shortened_notice(caps, &Caps::full(options.top), options.budget),
+        comparison: compared.map(|c| comparison::overall(c, caps)),
     }
 }
 
@@ -761,6 +779,7 @@ fn analysed(a: &Analysis, path: &Path, caps: &Caps, options: &RenderOptions) -> 
         full_data: full_data(path, &options.links, caps),
         grouped: !options.exact_names && hosts.len() < a.host_ranges.len(),
         analysis_path: path_text,
+        comparison: None,
     }
 }
 

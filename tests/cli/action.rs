@@ -1022,3 +1022,133 @@ fn action_inputs_and_outputs_are_used_and_documented() {
     declared.sort();
     assert_eq!(documented, declared, "README's outputs table vs action.yml");
 }
+
+/// `baseline: auto` under act (issue 14): the pull request's job finds the base branch's run
+/// of this workflow at the base commit through the loopback API, downloads its artifact by the
+/// redirect to a second loopback server (the storage host, which must not see the token), and
+/// the comment it posts holds the comparison. act cannot run upload-artifact, so the base
+/// branch's artifact is made here, as the push run of profile.yml would have uploaded it.
+const BASELINE_WORKFLOW: &str = r#"name: profile
+on: pull_request
+permissions:
+  contents: read
+  actions: read
+  pull-requests: write
+jobs:
+  gate:
+    runs-on: self-hosted
+    steps:
+      - uses: actions/checkout@v4
+      - id: gate
+        uses: ./nsys-gate
+        with:
+          run-dir: ${{ env.RUN_DIR }}
+          nsys: ${{ env.NSYS }}
+          install: release
+          release-url: ${{ env.RELEASE_URL }}
+          baseline: auto
+      - if: always()
+        name: Record the outputs
+        env:
+          GATE: ${{ steps.gate.outputs.gate }}
+          COMPARISON: ${{ steps.gate.outputs.comparison-path }}
+        run: printf 'gate=%s\ncomparison=%s\n' "$GATE" "$COMPARISON" > "$RESULT_FILE"
+"#;
+
+#[test]
+fn baseline_auto_compares_with_the_base_branch_artifact_under_act() {
+    use std::io::Write as _;
+    let Some(Setup {
+        nsys,
+        act,
+        _turn,
+        mirror,
+        server,
+    }) = setup()
+    else {
+        return;
+    };
+    // The base branch's artifact: the analysis.json of `clean`, zipped as upload-artifact does.
+    let base = crate::common::fixture("clean");
+    let out = crate::common::analyze(&base.dir, &nsys, &[]);
+    assert_eq!(out.status.code(), Some(0));
+    let storage_root = assert_fs::TempDir::new().unwrap();
+    std::fs::create_dir_all(storage_root.path().join("blob")).unwrap();
+    let file = std::fs::File::create(storage_root.path().join("blob/artifact.zip")).unwrap();
+    let mut zip = zip::ZipWriter::new(file);
+    zip.start_file(
+        "clean/analysis.json",
+        zip::write::SimpleFileOptions::default(),
+    )
+    .unwrap();
+    zip.write_all(&std::fs::read(base.path("analysis.json")).unwrap())
+        .unwrap();
+    zip.finish().unwrap();
+    let storage = FileServer::serve(storage_root.path());
+    {
+        use crate::github_server::Download;
+        let mut s = server.state();
+        // The event's base commit is 4567ef01 on main.
+        s.workflow_runs.push((
+            "profile.yml".into(),
+            serde_json::json!({"id": 501, "head_sha": "4567ef01", "head_branch": "main",
+                               "event": "push", "conclusion": "success",
+                               "head_repository": {"full_name": "octo/gpu"}}),
+        ));
+        s.artifacts.push((
+            501,
+            serde_json::json!({"id": 601, "name": "nsys-gate-analysis", "expired": false}),
+        ));
+        s.downloads.insert(
+            601,
+            Download::Redirect(format!("{}/blob/artifact.zip?sig=x", storage.url())),
+        );
+    }
+    let act = Act::new(
+        act,
+        nsys,
+        &[(".github/workflows/profile.yml", BASELINE_WORKFLOW)],
+    );
+    let event_file = act.root.join("event.json");
+    let (out, recorded) = act.invoke(
+        &server,
+        &Invocation {
+            event: "pull_request",
+            event_file: &event_file,
+            workflow: ".github/workflows/profile.yml",
+            env: vec![
+                ("RUN_DIR", "runs/clean".to_owned()),
+                ("RELEASE_URL", mirror.url()),
+                (
+                    "GITHUB_WORKFLOW_REF",
+                    "octo/gpu/.github/workflows/profile.yml@refs/pull/7/merge".to_owned(),
+                ),
+            ],
+            token: TOKEN,
+            cargo: false,
+        },
+    );
+    let log = text(&out);
+    assert!(out.status.success(), "act failed:\n{log}");
+    assert!(recorded.contains("gate=pass"), "{recorded}\n{log}");
+    assert!(recorded.contains("comparison.json"), "{recorded}\n{log}");
+    let comments = server.comments(7);
+    assert_eq!(comments.len(), 1, "{log}");
+    let body = &comments[0].body;
+    assert!(body.contains("### Compared with the baseline"), "{body}");
+    assert!(
+        body.contains("artifact `nsys-gate-analysis` of workflow run 501 on `main` at `4567ef01`"),
+        "{body}"
+    );
+    // The same trace on both sides: no difference beyond noise, like for like.
+    assert!(body.contains("| host inclusive |"), "{body}");
+    assert!(body.contains("within noise"), "{body}");
+    assert!(!body.contains("not like for like"), "{body}");
+    let stored = storage.requests_with_headers();
+    assert_eq!(stored.len(), 1, "{log}");
+    assert!(stored[0]
+        .1
+        .iter()
+        .all(|(n, v)| n != "authorization" && !v.contains(TOKEN)));
+    assert!(!log.contains(TOKEN), "the token leaked into act's output");
+}

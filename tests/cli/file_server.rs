@@ -11,9 +11,12 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+/// A request as the file server saw it: path, and headers with lower-cased names.
+pub type Seen = (String, Vec<(String, String)>);
+
 pub struct FileServer {
     port: u16,
-    requests: Arc<Mutex<Vec<String>>>,
+    requests: Arc<Mutex<Vec<Seen>>>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -55,6 +58,16 @@ impl FileServer {
 
     /// The paths requested so far, in order.
     pub fn requests(&self) -> Vec<String> {
+        self.requests
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(p, _)| p.clone())
+            .collect()
+    }
+
+    /// The requests so far with their headers, in order.
+    pub fn requests_with_headers(&self) -> Vec<Seen> {
         self.requests.lock().unwrap().clone()
     }
 }
@@ -68,7 +81,7 @@ impl Drop for FileServer {
     }
 }
 
-fn answer(stream: TcpStream, root: &Path, requests: &Mutex<Vec<String>>) -> std::io::Result<()> {
+fn answer(stream: TcpStream, root: &Path, requests: &Mutex<Vec<Seen>>) -> std::io::Result<()> {
     stream.set_nonblocking(false)?;
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     let mut reader = BufReader::new(stream.try_clone()?);
@@ -77,13 +90,17 @@ fn answer(stream: TcpStream, root: &Path, requests: &Mutex<Vec<String>>) -> std:
     let mut parts = line.split_whitespace();
     let method = parts.next().unwrap_or("").to_owned();
     let path = parts.next().unwrap_or("").to_owned();
+    let mut headers = Vec::new();
     loop {
         let mut header = String::new();
         if reader.read_line(&mut header)? == 0 || header.trim_end().is_empty() {
             break;
         }
+        if let Some((n, v)) = header.trim_end().split_once(':') {
+            headers.push((n.trim().to_ascii_lowercase(), v.trim().to_owned()));
+        }
     }
-    requests.lock().unwrap().push(path.clone());
+    requests.lock().unwrap().push((path.clone(), headers));
     let file = local_path(root, &path);
     let (status, body) = match file.and_then(|f| std::fs::read(f).ok()) {
         Some(bytes) if method == "GET" || method == "HEAD" => ("200 OK", bytes),

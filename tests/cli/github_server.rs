@@ -136,6 +136,23 @@ pub struct State {
     pub pulls: Vec<(u64, String)>,
     /// On the next create, first create this login's comment with the same body.
     pub rival: Option<String>,
+    /// Workflow runs, as `GET …/actions/workflows/FILE/runs` lists them: the workflow's file
+    /// name and the run's JSON (`id`, `head_sha`, `head_branch`, `event`, `status`, …), newest
+    /// first.
+    pub workflow_runs: Vec<(String, Value)>,
+    /// Artifacts by run id (`id`, `name`, `expired`, `size_in_bytes`).
+    pub artifacts: Vec<(u64, Value)>,
+    /// How `GET …/actions/artifacts/ID/zip` answers, by artifact id.
+    pub downloads: HashMap<u64, Download>,
+}
+
+/// The answer to an artifact's zip download.
+#[derive(Debug, Clone)]
+pub enum Download {
+    /// 302 to this URL (a storage host).
+    Redirect(String),
+    /// An error status and its message (410 expired, 403 no permission).
+    Status(u16, String),
 }
 
 pub struct Server {
@@ -343,6 +360,8 @@ fn serve(stream: TcpStream, state: &Mutex<State>, port: u16, prefix: &str) -> st
     let mut out = stream;
     let reason = match response.status {
         200 => "OK",
+        302 => "Found",
+        410 => "Gone",
         201 => "Created",
         204 => "No Content",
         403 => "Forbidden",
@@ -646,6 +665,62 @@ fn route(
                     headers: rate_headers(),
                     body: String::new(),
                 }
+            }
+        }
+        ("GET", ["repos", "octo", "gpu", "actions", "workflows", workflow, "runs"]) => {
+            let q = query(rest);
+            let runs: Vec<Value> = s
+                .workflow_runs
+                .iter()
+                .filter(|(w, _)| w == workflow)
+                .map(|(_, r)| r)
+                .filter(|r| {
+                    q.get("branch")
+                        .is_none_or(|b| r["head_branch"] == b.as_str())
+                })
+                .filter(|r| {
+                    q.get("head_sha")
+                        .is_none_or(|h| r["head_sha"] == h.as_str())
+                })
+                .filter(|r| {
+                    q.get("status")
+                        .is_none_or(|st| r["conclusion"] == st.as_str())
+                })
+                .cloned()
+                .collect();
+            Response {
+                status: 200,
+                headers: rate_headers(),
+                body: json!({"total_count": runs.len(), "workflow_runs": runs}).to_string(),
+            }
+        }
+        ("GET", ["repos", "octo", "gpu", "actions", "runs", id, "artifacts"]) => {
+            let id: u64 = id.parse().unwrap_or(0);
+            let q = query(rest);
+            let list: Vec<Value> = s
+                .artifacts
+                .iter()
+                .filter(|(run, a)| {
+                    *run == id && q.get("name").is_none_or(|n| a["name"] == n.as_str())
+                })
+                .map(|(_, a)| a.clone())
+                .collect();
+            Response {
+                status: 200,
+                headers: rate_headers(),
+                body: json!({"total_count": list.len(), "artifacts": list}).to_string(),
+            }
+        }
+        ("GET", ["repos", "octo", "gpu", "actions", "artifacts", id, "zip"]) => {
+            let id: u64 = id.parse().unwrap_or(0);
+            match s.downloads.get(&id) {
+                Some(Download::Redirect(url)) => Response {
+                    status: 302,
+                    headers: vec![("location".into(), url.clone())],
+                    body: String::new(),
+                },
+                Some(Download::Status(status, message)) => error(*status, message),
+                None => error(404, "Not Found"),
             }
         }
         ("GET", ["repos", "octo", "gpu", "pulls"]) => {

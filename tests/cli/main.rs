@@ -2,7 +2,9 @@
 #![allow(clippy::too_many_lines)] // test functions may be long; the limit is for src/
 
 mod action;
+mod baseline_auto;
 mod common;
+mod compare;
 mod csv_input;
 mod faults;
 mod file_server;

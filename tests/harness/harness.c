@@ -70,6 +70,7 @@ struct options {
     int llama_layers;             /* 0, or the layers of an LLM decoding step (--llama) */
     int first_pass_factor;        /* the first measured pass's waits take this many times as long */
     int realtime;                 /* the measured loop at real-time priority, where permitted */
+    int extra_inference_us;       /* more work in every pass's inference (a slower version) */
 };
 
 static struct options opt = {
@@ -111,6 +112,8 @@ static void usage(FILE *out)
         "  --gpu-markers            NVTX marks (gpu:kernel, gpu:memcpy) where a real program\n"
         "                           would launch GPU work, also between iterations and on a\n"
         "                           loader thread that pushes no range\n"
+        "  --extra-inference-us N   N more microseconds of work in every pass's inference\n"
+        "                           (the same program made slower: comparison fixtures)\n"
         "  --no-wait                no timed waits: pushes ranges as fast as it can (to record\n"
         "                           traces with a million ranges for benchmarks)\n"
         "  --llama LAYERS           each pass is an LLM decoding step of token T (its index):\n"
@@ -227,6 +230,9 @@ static void parse_args(int argc, char **argv)
             NEEDS_VALUE();
             opt.index_count = parse_list(flag, value, opt.index_storage);
             opt.indexes = opt.index_storage;
+        } else if (strcmp(flag, "--extra-inference-us") == 0) {
+            NEEDS_VALUE();
+            opt.extra_inference_us = parse_count(flag, value);
         } else if (strcmp(flag, "--slow") == 0) {
             NEEDS_VALUE();
             opt.slow_count = parse_list(flag, value, opt.slow);
@@ -443,7 +449,7 @@ static void run_pass(int index, int die_midway)
     if (die_midway)
         exit(0);
     gpu_mark("gpu:kernel");
-    work_us(is_slow(index) ? 4000 : 1000);
+    work_us((is_slow(index) ? 4000 : 1000) + opt.extra_inference_us);
     range_pop();
 
     range_push(n->postprocessing);

@@ -1,0 +1,299 @@
+//! The base branch's artifact (`--baseline auto`): a workflow's successful runs, a run's
+//! artifacts, and an artifact's zip.
+//!
+//! `GET /repos/O/R/actions/artifacts/ID/zip` answers with a redirect to a storage host (the
+//! URL is good for a minute). It is followed here, once, with a client that has no token
+//! layer at all: the storage host never sees the token, whatever host it is on. The zip is
+//! streamed to a file, up to a bound.
+
+use std::io::Write;
+
+use http::{Method, Uri};
+use http_body_util::BodyExt;
+use serde::Deserialize;
+
+use super::client::{error_text, Reply};
+use super::{Client, PostError, Repo};
+
+/// A workflow run as far as the baseline needs it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct WorkflowRun {
+    pub id: u64,
+    pub head_sha: String,
+    #[serde(default)]
+    pub head_branch: Option<String>,
+    #[serde(default)]
+    pub html_url: Option<String>,
+    #[serde(default)]
+    pub event: Option<String>,
+    #[serde(default)]
+    pub head_repository: Option<NamedRepo>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct NamedRepo {
+    #[serde(default)]
+    pub full_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Artifact {
+    pub id: u64,
+    pub name: String,
+    #[serde(default)]
+    pub expired: bool,
+    #[serde(default)]
+    pub size_in_bytes: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct Runs {
+    workflow_runs: Vec<WorkflowRun>,
+}
+
+#[derive(Deserialize)]
+struct Artifacts {
+    artifacts: Vec<Artifact>,
+}
+
+/// Characters allowed in a query value as given (a branch name, a SHA, an artifact name)
+/// without encoding; anything else is percent-encoded.
+fn encode(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+impl Client {
+    async fn get_json<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, PostError> {
+        let url = self.url(path);
+        let reply = self.request(Method::GET, &url, None).await?;
+        if reply.status != 200 {
+            return Err(self.failure("GET", &url, &reply));
+        }
+        self.parse("GET", &url, &reply)
+    }
+
+    /// Successful runs of `workflow` (a file name or an ID) on `branch`, newest first (one
+    /// page of 100); only those at `head_sha` when given. Runs of pull requests (a fork's
+    /// branch may have the base branch's name) and of other repositories are left out.
+    pub async fn successful_runs(
+        &self,
+        repo: &Repo,
+        workflow: &str,
+        branch: &str,
+        head_sha: Option<&str>,
+    ) -> Result<Vec<WorkflowRun>, PostError> {
+        let mut path = format!(
+            "/repos/{}/{}/actions/workflows/{}/runs?branch={}&status=success&per_page=100",
+            repo.owner,
+            repo.name,
+            encode(workflow),
+            encode(branch)
+        );
+        if let Some(sha) = head_sha {
+            path.push_str(&format!("&head_sha={}", encode(sha)));
+        }
+        let runs: Runs = self.get_json(&path).await?;
+        let full_name = repo.to_string();
+        Ok(runs
+            .workflow_runs
+            .into_iter()
+            .filter(|r| {
+                !r.event
+                    .as_deref()
+                    .is_some_and(|e| e.starts_with("pull_request"))
+            })
+            .filter(|r| {
+                r.head_repository
+                    .as_ref()
+                    .and_then(|h| h.full_name.as_deref())
+                    .is_none_or(|n| n.eq_ignore_ascii_case(&full_name))
+            })
+            .filter(|r| head_sha.is_none_or(|s| r.head_sha.eq_ignore_ascii_case(s)))
+            .collect())
+    }
+
+    /// The base branch and commit of the open pull request whose head is `sha` (the lowest
+    /// number if several): for a fork's `workflow_run`, whose event lists no pull request.
+    pub async fn pull_base_by_head(
+        &self,
+        repo: &Repo,
+        sha: &str,
+    ) -> Result<Option<(String, Option<String>)>, PostError> {
+        #[derive(Deserialize)]
+        struct Pull {
+            number: u64,
+            head: Side,
+            base: Side,
+        }
+        #[derive(Deserialize)]
+        struct Side {
+            #[serde(default)]
+            sha: Option<String>,
+            #[serde(rename = "ref", default)]
+            branch: Option<String>,
+        }
+        let path = format!(
+            "/repos/{}/{}/pulls?state=open&per_page=100",
+            repo.owner, repo.name
+        );
+        let pulls: Vec<Pull> = self.get_json(&path).await?;
+        Ok(pulls
+            .into_iter()
+            .filter(|p| {
+                p.head
+                    .sha
+                    .as_deref()
+                    .is_some_and(|s| s.eq_ignore_ascii_case(sha))
+            })
+            .min_by_key(|p| p.number)
+            .and_then(|p| p.base.branch.map(|b| (b, p.base.sha))))
+    }
+
+    /// The run's artifacts named `name`.
+    pub async fn run_artifacts(
+        &self,
+        repo: &Repo,
+        run_id: u64,
+        name: &str,
+    ) -> Result<Vec<Artifact>, PostError> {
+        let path = format!(
+            "/repos/{}/{}/actions/runs/{run_id}/artifacts?name={}&per_page=100",
+            repo.owner,
+            repo.name,
+            encode(name)
+        );
+        let list: Artifacts = self.get_json(&path).await?;
+        Ok(list
+            .artifacts
+            .into_iter()
+            .filter(|a| a.name == name)
+            .collect())
+    }
+
+    /// Downloads the artifact's zip into `out`, at most `cap` bytes: asks the API (with the
+    /// token), then follows its redirect once without it.
+    pub async fn download_artifact(
+        &self,
+        repo: &Repo,
+        id: u64,
+        cap: u64,
+        out: &mut std::fs::File,
+    ) -> Result<u64, PostError> {
+        let url = self.url(&format!(
+            "/repos/{}/{}/actions/artifacts/{id}/zip",
+            repo.owner, repo.name
+        ));
+        let reply = self.request(Method::GET, &url, None).await?;
+        match reply.status {
+            301 | 302 | 303 | 307 | 308 => {}
+            // A server that sends the zip itself (the API's own cap bounds it).
+            200 => return write_capped(&reply, cap, out, &self.display_path(&url)),
+            _ => return Err(self.failure("GET", &url, &reply)),
+        }
+        let location = reply
+            .headers
+            .get(http::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| PostError::Response {
+                method: "GET".into(),
+                path: self.display_path(&url),
+                message: format!("HTTP {} without a location", reply.status),
+            })?;
+        self.fetch_without_token(location, cap, out).await
+    }
+
+    /// GET `location` with no token, the body streamed into `out` up to `cap` bytes.
+    async fn fetch_without_token(
+        &self,
+        location: &str,
+        cap: u64,
+        out: &mut std::fs::File,
+    ) -> Result<u64, PostError> {
+        // The storage URL carries a signature: never shown.
+        let shown = "the artifact's storage URL (redirect target)".to_owned();
+        let fail = |message: String| PostError::Response {
+            method: "GET".into(),
+            path: shown.clone(),
+            message,
+        };
+        let uri: Uri = location
+            .parse()
+            .map_err(|_| fail("the redirect's location is not a URL".into()))?;
+        if uri.scheme_str() != Some("https") && self.url("").starts_with("https:") {
+            return Err(fail(
+                "the redirect leads from https to plain http; not followed".into(),
+            ));
+        }
+        let exchange = async {
+            let response =
+                self.anon._get(uri).await.map_err(|e| {
+                    fail(format!("request failed: {}", self.redact(&error_text(&e))))
+                })?;
+            let (parts, mut body) = response.into_parts();
+            if parts.status.as_u16() != 200 {
+                return Err(PostError::Status {
+                    method: "GET".into(),
+                    path: shown.clone(),
+                    status: parts.status.as_u16(),
+                    message: "the storage host refused the download".into(),
+                });
+            }
+            // Streamed: a frame at a time into the file, never the whole zip in memory.
+            let mut written: u64 = 0;
+            while let Some(frame) = body.frame().await {
+                let frame =
+                    frame.map_err(|e| fail(format!("reading failed: {}", error_text(&e))))?;
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
+                written += data.len() as u64;
+                if written > cap {
+                    return Err(fail(format!(
+                        "the artifact is larger than {} MiB, the most nsys-gate downloads",
+                        cap >> 20
+                    )));
+                }
+                out.write_all(&data)
+                    .map_err(|e| fail(format!("cannot write the download: {e}")))?;
+            }
+            Ok(written)
+        };
+        match tokio::time::timeout(self.config().budget, exchange).await {
+            Ok(r) => r,
+            Err(_) => Err(fail(format!(
+                "no complete download within {} s",
+                self.config().budget.as_secs()
+            ))),
+        }
+    }
+}
+
+fn write_capped(
+    reply: &Reply,
+    cap: u64,
+    out: &mut std::fs::File,
+    path: &str,
+) -> Result<u64, PostError> {
+    if reply.body.len() as u64 > cap {
+        return Err(PostError::Response {
+            method: "GET".into(),
+            path: path.to_owned(),
+            message: format!("the artifact is larger than {} MiB", cap >> 20),
+        });
+    }
+    out.write_all(&reply.body)
+        .map_err(|e| PostError::Response {
+            method: "GET".into(),
+            path: path.to_owned(),
+            message: format!("cannot write the download: {e}"),
+        })?;
+    Ok(reply.body.len() as u64)
+}

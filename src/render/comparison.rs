@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::escape::{self, inline_shortened as esc};
 use super::format::duration;
+use super::format::NBSP;
 use super::limit::Caps;
 use crate::artifact::comparison::{
     BaselineKind, ChangeVerdict, Comparison, Condition, ConditionName, Measure, RangeChanges,
@@ -173,12 +174,15 @@ fn short_sha(sha: &str) -> String {
 }
 
 /// `12.3 %`, `0.4 %`: one decimal below 100 %, whole percent from 100 on.
+/// ` %` with a no-break space, as after every number of the report.
+const PERCENT: &str = "\u{a0}%";
+
 fn pct(x: f64) -> String {
     let a = x.abs();
     if a >= 100.0 {
-        format!("{a:.0} %")
+        format!("{a:.0}{NBSP}%")
     } else {
-        format!("{a:.1} %")
+        format!("{a:.1}{NBSP}%")
     }
 }
 
@@ -201,13 +205,13 @@ pub fn sentence(m: &Measure) -> String {
         (ChangeVerdict::Slower, Some([lo, hi])) => format!(
             "head is {} slower than base (95 %: {}-{}), one run each: a difference, not yet a regression",
             pct(change),
-            pct(lo).trim_end_matches(" %"),
+            pct(lo).trim_end_matches(PERCENT),
             pct(hi)
         ),
         (ChangeVerdict::Faster, Some([lo, hi])) => format!(
             "head is {} faster than base (95 %: {}-{}), one run each: a difference, not yet an improvement",
             pct(change),
-            pct(hi).trim_end_matches(" %"),
+            pct(hi).trim_end_matches(PERCENT),
             pct(lo)
         ),
         (_, Some([lo, hi])) => format!(

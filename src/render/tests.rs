@@ -577,7 +577,7 @@ fn the_comparison_section_with_gpu_work_and_differences() {
         ),
         "{md}"
     );
-    assert!(md.contains("GPU projected: slower (+20.0 %)"), "{md}");
+    assert!(md.contains("GPU projected: slower (+20.0\u{a0}%)"), "{md}");
     assert!(
         md.contains("| kernel | gemm&lt;float, 2&gt; | 1.00\u{a0}ms | 1.40\u{a0}ms |"),
         "{md}"
@@ -588,7 +588,7 @@ fn the_comparison_section_with_gpu_work_and_differences() {
     );
     assert!(md.contains("GPU-projected time per iteration"), "{md}");
     assert!(
-        md.contains("Gone ranges (only in base): pre (400 µs)"),
+        md.contains("Gone ranges (only in base): pre (400\u{a0}µs)"),
         "{md}"
     );
     // The gate is the analysis's: not changed by a slower head.

@@ -312,8 +312,12 @@ pub fn reuse_stats_capped(dir: &Path, cap_kib: u64) -> (Output, u64) {
 }
 
 /// Runs `cmd` (killed when its peak resident memory passes `cap_kib`): its output, and its
-/// peak resident memory in KiB as the kernel counted it for this child alone (`wait4`; over
-/// the cap when it was killed for it).
+/// peak resident memory in KiB (over the cap when it was killed for it).
+///
+/// The kernel's count for this child alone (`wait4`'s `ru_maxrss`) starts from the resident
+/// memory of the test process it was forked from (exec keeps the larger of the two), so when
+/// it is no more than this process's own peak it says nothing about the child: the child's
+/// `VmHWM`, sampled every 2 ms while it runs, is used instead.
 #[allow(unsafe_code)]
 #[allow(clippy::zombie_processes)] // `wait4` reaps it, which `Child::wait` cannot see
 pub fn output_and_peak_kib(mut cmd: std::process::Command, cap_kib: u64) -> (Output, u64) {
@@ -337,6 +341,13 @@ pub fn output_and_peak_kib(mut cmd: std::process::Command, cap_kib: u64) -> (Out
     let stderr = drain(Box::new(child.stderr.take().unwrap()));
     let pid = libc::pid_t::try_from(child.id()).unwrap();
     let status_file = PathBuf::from(format!("/proc/{pid}/status"));
+    let inherited_kib = vm_hwm_kib(Path::new("/proc/self/status")).unwrap_or(0);
+    let mut sampled_kib = 0;
+    // Between fork and exec the child's memory is this process's: not sampled.
+    let program: String = Path::new(cmd.get_program())
+        .file_name()
+        .map(|n| n.to_string_lossy().chars().take(15).collect())
+        .unwrap_or_default();
     let mut status: libc::c_int = 0;
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     loop {
@@ -348,10 +359,15 @@ pub fn output_and_peak_kib(mut cmd: std::process::Command, cap_kib: u64) -> (Out
         }
         assert_eq!(waited, 0, "wait4: {}", std::io::Error::last_os_error());
         // Not reaped yet, so the pid is still this child's.
-        if vm_hwm_kib(&status_file).is_some_and(|kib| kib > cap_kib) {
-            child.kill().expect("kill nsys-gate");
+        let execed = std::fs::read_to_string(&status_file)
+            .is_ok_and(|t| t.lines().next() == Some(&format!("Name:\t{program}")));
+        if let Some(kib) = vm_hwm_kib(&status_file).filter(|_| execed) {
+            sampled_kib = sampled_kib.max(kib);
+            if kib > cap_kib {
+                child.kill().expect("kill nsys-gate");
+            }
         }
-        std::thread::sleep(std::time::Duration::from_millis(5));
+        std::thread::sleep(std::time::Duration::from_millis(2));
     }
     // SAFETY: `wait4` returned the child, so it filled `usage` (and it was zeroed before).
     let usage = unsafe { usage.assume_init() };
@@ -360,7 +376,13 @@ pub fn output_and_peak_kib(mut cmd: std::process::Command, cap_kib: u64) -> (Out
         stdout: stdout.join().unwrap(),
         stderr: stderr.join().unwrap(),
     };
-    (out, u64::try_from(usage.ru_maxrss).unwrap())
+    let counted_kib = u64::try_from(usage.ru_maxrss).unwrap();
+    let peak_kib = if counted_kib > inherited_kib {
+        counted_kib
+    } else {
+        sampled_kib
+    };
+    (out, peak_kib)
 }
 
 /// A running process's peak resident memory (`VmHWM`, KiB).

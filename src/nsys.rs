@@ -415,11 +415,13 @@ impl StatsPlan {
     /// At most this many processes: five reports in three groups (see [`groups`]).
     pub const MAX_PROCESSES: usize = 3;
 
-    /// One process per core, at most [`StatsPlan::MAX_PROCESSES`].
+    /// Three processes with two cores or more, else one call. Three beat two even on two
+    /// cores (`scripts/bench-gpu-work.sh`, docs/performance.md): an `nsys stats` process
+    /// does not keep a core busy all the time.
     pub fn default_for_machine() -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         StatsPlan {
-            processes: cores.clamp(1, Self::MAX_PROCESSES),
+            processes: if cores >= 2 { Self::MAX_PROCESSES } else { 1 },
         }
     }
 }

@@ -492,20 +492,25 @@ fn an_untested_nsys_version_is_a_note() {
 }
 
 /// The same analysis whether nsys runs the reports in one call or in concurrent processes,
-/// for a `.sqlite` trace (read as it is) and a `.nsys-rep` (exported once, then removed).
+/// for a `.sqlite` trace (read by all at once) and a `.nsys-rep` (exported by the first
+/// process, then removed), on every tested nsys.
 #[test]
 fn concurrent_processes_give_the_analysis_of_one_call() {
-    let nsys = require_nsys!("2024.2");
-    for name in ["gpu-work", "clean"] {
+    for (name, version) in [
+        ("gpu-work", "2024.2"),
+        ("clean", "2024.2"),
+        ("gpu-work-2023.4", "2023.4"),
+        ("clean-2023.4", "2023.4"),
+        ("gpu-work-2022.4", "2022.4"),
+        ("clean-2022.4", "2022.4"),
+    ] {
+        let nsys = require_nsys!(version);
         let mut analyses = Vec::new();
         for processes in ["1", "2", "3"] {
             let run = fixture(name);
             let out = analyze(&run.dir, &nsys, &["--nsys-processes", processes]);
             assert_status(&out, 0);
-            assert!(
-                !run.path("stats/trace.sqlite").exists(),
-                "{name} {processes}"
-            );
+            assert!(!run.path("stats/trace.sqlite").exists(), "{name} {processes}");
             let mut a = read_json(&run.path("analysis.json"));
             a["provenance"]["run_dir"] = Value::Null;
             analyses.push(a);

@@ -792,7 +792,11 @@ fn run_concurrently(
                     .collect();
             }
             let first_done = first.is_finished() && (!waiting || !ready.load(Ordering::SeqCst));
-            if first_done && others.iter().all(std::thread::ScopedJoinHandle::is_finished) {
+            if first_done
+                && others
+                    .iter()
+                    .all(std::thread::ScopedJoinHandle::is_finished)
+            {
                 break;
             }
             if last_tick.elapsed() >= Duration::from_secs(1) {

@@ -510,7 +510,10 @@ fn concurrent_processes_give_the_analysis_of_one_call() {
             let run = fixture(name);
             let out = analyze(&run.dir, &nsys, &["--nsys-processes", processes]);
             assert_status(&out, 0);
-            assert!(!run.path("stats/trace.sqlite").exists(), "{name} {processes}");
+            assert!(
+                !run.path("stats/trace.sqlite").exists(),
+                "{name} {processes}"
+            );
             let mut a = read_json(&run.path("analysis.json"));
             a["provenance"]["run_dir"] = Value::Null;
             analyses.push(a);

@@ -528,25 +528,9 @@ fn concurrent_processes_give_the_analysis_of_one_call() {
 #[test]
 fn an_nsys_without_a_gpu_work_report_leaves_its_parts_null() {
     let real = require_nsys!("2024.2");
-    // A hard-linked copy of the project's install with the script removed (cheap; the
-    // original is untouched).
-    let install = real.parent().unwrap();
-    let scratch = common::repo().join("target/test-installs");
-    std::fs::create_dir_all(&scratch).unwrap();
-    let tmp = assert_fs::TempDir::new_in(&scratch).unwrap();
-    let copy = tmp.path().join("2024.2");
-    let status = std::process::Command::new("cp")
-        .arg("-al")
-        .arg(install)
-        .arg(&copy)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let reports =
-        copy.join("prefix/usr/lib/x86_64-linux-gnu/nsight-systems/target-linux-x64/reports");
-    std::fs::remove_file(reports.join("cuda_api_trace.py")).unwrap();
+    let (_install, copy) = common::nsys_without(&real, &["cuda_api_trace.py"]);
     let run = fixture("gpu-work");
-    assert_status(&analyze(&run.dir, &copy.join("nsys"), &[]), 0);
+    assert_status(&analyze(&run.dir, &copy, &[]), 0);
     let a = run.analysis();
     let g = &a["gpu_work"];
     assert!(g["per_range_kernels"].is_null());

@@ -304,8 +304,8 @@ pub struct AnalysisArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
     pub nsys_timeout: u64,
 
-    /// How many `nsys stats` processes run the reports at once [default: one per core, at
-    /// most 3]. 1: one `nsys stats` call makes the export and every report.
+    /// How many `nsys stats` processes run the reports at once [default: 3 with two cores or
+    /// more, else 1]. 1: one `nsys stats` call makes the export and every report.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=3))]
     pub nsys_processes: Option<u8>,
 

@@ -11,6 +11,7 @@ use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -435,11 +436,13 @@ impl StatsPlan {
     /// At most this many processes: five reports in three groups (see [`groups`]).
     pub const MAX_PROCESSES: usize = 3;
 
-    /// One process per core, at most [`StatsPlan::MAX_PROCESSES`].
+    /// Three processes with two cores or more, else one call. Three beat two even on two
+    /// cores (`scripts/bench-gpu-work.sh`, docs/performance.md): an `nsys stats` process
+    /// does not keep a core busy all the time.
     pub fn default_for_machine() -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         StatsPlan {
-            processes: cores.clamp(1, Self::MAX_PROCESSES),
+            processes: if cores >= 2 { Self::MAX_PROCESSES } else { 1 },
         }
     }
 }
@@ -455,11 +458,12 @@ struct Asked {
 /// Runs `nsys stats` for the two NVTX reports and the GPU-work reports and classifies what it
 /// did with each. `progress` is called about once a second with the time spent so far.
 ///
-/// With `plan.processes` 1, one call makes the export and every report. Otherwise a
-/// `.nsys-rep` is exported first (`nsys export`), and the reports run as concurrent `nsys
-/// stats` processes over the export (a `.sqlite` trace is read as it is), each classified on
-/// its own: a failure of a required report is an error, of a GPU-work report a `skipped`
-/// status with nsys's words (never an error).
+/// With `plan.processes` 1, one call makes the export and every report. Otherwise the
+/// reports run as concurrent `nsys stats` processes, each classified on its own: a failure of
+/// a required report is an error, of a GPU-work report a `skipped` status with nsys's words
+/// (never an error). A `.sqlite` trace is read by all at once; a `.nsys-rep` is exported once,
+/// by the first process, and the others start over its export as soon as that process says it
+/// processes its first report (the export is then written).
 ///
 /// nsys runs in the run directory with paths relative to it (`stats/nsys`, `stats/trace.sqlite`,
 /// `trace.nsys-rep`), so its words never hold the run directory's own path, which may contain
@@ -489,18 +493,21 @@ pub fn run_stats(
     let run_dir = stats_dir.parent().unwrap_or(stats_dir);
     let started = Instant::now();
     let groups = groups(&asked, plan.processes);
-    let input = if groups.len() > 1 && !is_sqlite_trace(trace) {
-        export(nsys, trace, stats_dir, timeout, progress)?;
-        stats_dir.join(EXPORT_FILE)
-    } else {
-        trace.to_owned()
-    };
-    let remaining = timeout.saturating_sub(started.elapsed());
+    // A `.nsys-rep` is exported by the first process; the others read its export.
+    let export = stats_dir.join(EXPORT_FILE);
     let calls: Vec<StatsCall> = groups
         .into_iter()
-        .map(|reports| StatsCall::new(nsys, &input, stats_dir, run_dir, reports, remaining))
+        .enumerate()
+        .map(|(k, reports)| {
+            let input = if k == 0 || is_sqlite_trace(trace) {
+                trace
+            } else {
+                &export
+            };
+            StatsCall::new(nsys, input, stats_dir, run_dir, reports, timeout)
+        })
         .collect();
-    let outputs = run_concurrently(&calls, started, progress);
+    let outputs = run_concurrently(&calls, !is_sqlite_trace(trace), started, progress);
 
     let mut statuses = std::collections::BTreeMap::new();
     for (report, why) in missing {
@@ -627,61 +634,6 @@ fn rename_legacy(stats_dir: &Path, report: ReportName) -> Result<(), NsysError> 
     Ok(())
 }
 
-/// `nsys export --type sqlite` of a `.nsys-rep` into `stats/trace.sqlite`, before the reports
-/// run over it at once.
-fn export(
-    nsys: &Nsys,
-    trace: &Path,
-    stats_dir: &Path,
-    timeout: Duration,
-    progress: &mut dyn FnMut(Duration),
-) -> Result<(), NsysError> {
-    let run_dir = stats_dir.parent().unwrap_or(stats_dir);
-    let export = stats_dir.join(EXPORT_FILE);
-    let args_with = |path: &dyn Fn(&Path) -> PathBuf| -> Vec<OsString> {
-        vec![
-            "export".into(),
-            "--type".into(),
-            "sqlite".into(),
-            "--force-overwrite=true".into(),
-            "--output".into(),
-            path(&export).into(),
-            path(trace).into(),
-        ]
-    };
-    let args = args_with(&|p| relative_to(p, run_dir));
-    let command = describe_command(&nsys.path, &args_with(&Path::to_path_buf));
-    let program = std::path::absolute(&nsys.path).unwrap_or_else(|_| nsys.path.clone());
-    let invocation = Invocation {
-        dir: Some(run_dir),
-        command: command.clone(),
-        ..Invocation::new(&program, &args, timeout)
-    };
-    let output = run_captured(&invocation, progress)?;
-    if output.timed_out {
-        return Err(NsysError::Timeout {
-            version: nsys.version.clone(),
-            seconds: timeout.as_secs(),
-            command,
-        });
-    }
-    let words = output.words();
-    if let Some(e) = incompatible_error(nsys, &words, &command) {
-        return Err(e);
-    }
-    let written = std::fs::metadata(&export).is_ok_and(|m| m.is_file() && m.len() > 0);
-    if !written || !output.status.is_some_and(|s| s.success()) {
-        return Err(NsysError::Failed {
-            version: nsys.version.clone(),
-            status: output.describe_status(),
-            report: "SQLite export",
-            command,
-            words: output.excerpt(),
-        });
-    }
-    Ok(())
-}
-
 fn incompatible_error(nsys: &Nsys, words: &str, command: &str) -> Option<NsysError> {
     let (trace_version, nsys_version) = incompatible_trace(words)?;
     Some(NsysError::IncompatibleTrace {
@@ -750,11 +702,18 @@ impl StatsCall {
         }
     }
 
-    fn run(&self, progress: &mut dyn FnMut(Duration)) -> Result<Captured, NsysError> {
+    /// Runs it with `timeout` left; `reports_started` is set once its reports begin.
+    fn run(
+        &self,
+        timeout: Duration,
+        reports_started: Option<Arc<AtomicBool>>,
+        progress: &mut dyn FnMut(Duration),
+    ) -> Result<Captured, NsysError> {
         let invocation = Invocation {
             dir: Some(&self.run_dir),
             command: self.command.clone(),
-            ..Invocation::new(&self.program, &self.args, self.timeout)
+            reports_started,
+            ..Invocation::new(&self.program, &self.args, timeout)
         };
         run_captured(&invocation, progress)
     }
@@ -824,32 +783,66 @@ impl StatsCall {
 }
 
 /// Runs the calls at once, one thread each, and returns their outputs in order; `progress`
-/// is called from this thread about once a second.
+/// is called from this thread about once a second. With `first_exports`, the first call makes
+/// the export the others read: they start once it processes its first report, and are not
+/// run at all when it ends before that (its own failure then says why).
 fn run_concurrently(
     calls: &[StatsCall],
+    first_exports: bool,
     started: Instant,
     progress: &mut dyn FnMut(Duration),
 ) -> Vec<Result<Captured, NsysError>> {
+    let timeout = |call: &StatsCall| call.timeout.saturating_sub(started.elapsed());
     if let [call] = calls {
-        return vec![call.run(&mut |_| progress(started.elapsed()))];
+        return vec![call.run(timeout(call), None, &mut |_| progress(started.elapsed()))];
     }
     std::thread::scope(|scope| {
-        let handles: Vec<_> = calls
-            .iter()
-            .map(|call| scope.spawn(move || call.run(&mut |_| {})))
-            .collect();
+        let ready = Arc::new(AtomicBool::new(!first_exports));
+        let (first, rest) = calls.split_first().expect("more than one call");
+        let flag = first_exports.then(|| ready.clone());
+        let first = scope.spawn(move || first.run(timeout(first), flag, &mut |_| {}));
+        let mut others: Vec<std::thread::ScopedJoinHandle<_>> = Vec::new();
+        let mut waiting = true;
         let mut last_tick = Instant::now();
-        while !handles.iter().all(|h| h.is_finished()) {
+        loop {
+            if waiting && ready.load(Ordering::SeqCst) {
+                waiting = false;
+                others = rest
+                    .iter()
+                    .map(|call| scope.spawn(move || call.run(timeout(call), None, &mut |_| {})))
+                    .collect();
+            }
+            let first_done = first.is_finished() && (!waiting || !ready.load(Ordering::SeqCst));
+            if first_done
+                && others
+                    .iter()
+                    .all(std::thread::ScopedJoinHandle::is_finished)
+            {
+                break;
+            }
             if last_tick.elapsed() >= Duration::from_secs(1) {
                 last_tick = Instant::now();
                 progress(started.elapsed());
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("an nsys runner thread does not panic"))
-            .collect()
+        let mut outputs = vec![first.join().expect("an nsys runner thread does not panic")];
+        if waiting {
+            outputs.extend(rest.iter().map(|_| {
+                Ok(Captured {
+                    status: None,
+                    timed_out: false,
+                    text: "not run: the first nsys stats process, which makes the export, ended before it processed a report".to_owned(),
+                })
+            }));
+        } else {
+            outputs.extend(
+                others
+                    .into_iter()
+                    .map(|h| h.join().expect("an nsys runner thread does not panic")),
+            );
+        }
+        outputs
     })
 }
 
@@ -1188,6 +1181,7 @@ fn cut_at(text: &str, max: usize) -> &str {
 fn collect_lines(
     pipe: impl Read + Send + 'static,
     sink: Arc<Mutex<Sink>>,
+    reports_started: Option<Arc<AtomicBool>>,
 ) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let mut reader = BufReader::new(pipe);
@@ -1213,6 +1207,11 @@ fn collect_lines(
             if text.starts_with("Processing [") && text.contains('%') {
                 continue;
             }
+            if let Some(flag) = &reports_started {
+                if text.contains("Processing [") && text.contains("] with [") {
+                    flag.store(true, Ordering::SeqCst);
+                }
+            }
             sink.lock().unwrap_or_else(|e| e.into_inner()).push(text);
         }
     })
@@ -1227,6 +1226,9 @@ struct Invocation<'a> {
     timeout: Duration,
     /// The command as messages show it.
     command: String,
+    /// Set once nsys says it processes its first report (`Processing [FILE] with [SCRIPT]`):
+    /// by then its export is written.
+    reports_started: Option<Arc<AtomicBool>>,
 }
 
 impl<'a> Invocation<'a> {
@@ -1237,6 +1239,7 @@ impl<'a> Invocation<'a> {
             dir: None,
             timeout,
             command: describe_command(program, args),
+            reports_started: None,
         }
     }
 }
@@ -1278,8 +1281,14 @@ fn run_captured(
     })?;
     let sink = Arc::new(Mutex::new(Sink::default()));
     let readers = [
-        child.stdout.take().map(|p| collect_lines(p, sink.clone())),
-        child.stderr.take().map(|p| collect_lines(p, sink.clone())),
+        child
+            .stdout
+            .take()
+            .map(|p| collect_lines(p, sink.clone(), run.reports_started.clone())),
+        child
+            .stderr
+            .take()
+            .map(|p| collect_lines(p, sink.clone(), run.reports_started.clone())),
     ];
     let started = Instant::now();
     let mut last_tick = Duration::ZERO;

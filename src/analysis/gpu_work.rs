@@ -21,7 +21,7 @@
 use rustc_hash::FxHashMap;
 
 use super::iterations::Measured;
-use super::ranges::Scopes;
+use super::ranges::{clamp, Scopes};
 use super::tree::{Tree, NONE};
 use super::wording::plural;
 use crate::artifact::{
@@ -319,10 +319,6 @@ fn split_device(device: &str) -> (Option<String>, Option<u64>) {
         Ok(id) => ((!name.trim().is_empty()).then(|| name.to_owned()), Some(id)),
         Err(_) => ((!device.is_empty()).then(|| device.to_owned()), None),
     }
-}
-
-fn clamp(v: i128) -> i64 {
-    i64::try_from(v).unwrap_or(if v < 0 { i64::MIN } else { i64::MAX })
 }
 
 /// `pageable_memory_copies`: host-to-device or device-to-host copies with pageable host memory.

@@ -214,7 +214,8 @@ fn fold_below(
     exclusive
 }
 
-fn clamp(v: i128) -> i64 {
+/// A sum of nanoseconds as the artifact's `i64`, saturated.
+pub(super) fn clamp(v: i128) -> i64 {
     i64::try_from(v).unwrap_or(if v < 0 { i64::MIN } else { i64::MAX })
 }
 

@@ -75,18 +75,33 @@ fn read_one<T>(
     })
 }
 
-/// Reads the GPU-work reports nsys wrote (the GPU trace in one pass, kept only as the
-/// summary `gpu_work` needs).
+/// Reads the GPU-work reports nsys wrote, one thread each (the GPU trace in one pass, kept
+/// only as the summary `gpu_work` needs).
 pub(super) fn read(stats_dir: &Path, stamp: &StatsStamp) -> GpuWorkCsvs {
     let any_written = ReportName::GPU_WORK
         .iter()
         .any(|&r| stamp.status(r).is_written());
-    let mut trace_names = Interner::new();
-    let (kernels, api) = std::thread::scope(|scope| {
+    let (kernels, api, (trace, trace_names)) = std::thread::scope(|scope| {
         let api = scope.spawn(|| {
             read_one(stats_dir, stamp, ReportName::ApiTrace, Vec::new, |p| {
                 reports::read_api_trace(p)
             })
+        });
+        let trace = scope.spawn(|| {
+            let mut names = Interner::new();
+            let trace = read_one(
+                stats_dir,
+                stamp,
+                ReportName::GpuTrace,
+                GpuTraceSummary::default,
+                |p| {
+                    let mut summary = GpuTraceSummary::default();
+                    reports::stream_gpu_trace(p, &mut names, &mut summary)?;
+                    Ok(summary)
+                },
+            )
+            .map(|summary| summary.finish(&names));
+            (trace, names)
         });
         let kernels = read_one(stats_dir, stamp, ReportName::KernelSummary, Vec::new, |p| {
             let mut names = Interner::new();
@@ -96,20 +111,9 @@ pub(super) fn read(stats_dir: &Path, stamp: &StatsStamp) -> GpuWorkCsvs {
         (
             kernels,
             api.join().expect("the API trace reader does not panic"),
+            trace.join().expect("the GPU trace reader does not panic"),
         )
     });
-    let trace = read_one(
-        stats_dir,
-        stamp,
-        ReportName::GpuTrace,
-        GpuTraceSummary::default,
-        |p| {
-            let mut summary = GpuTraceSummary::default();
-            reports::stream_gpu_trace(p, &mut trace_names, &mut summary)?;
-            Ok(summary)
-        },
-    )
-    .map(|summary| summary.finish(&trace_names));
     GpuWorkCsvs {
         kernels,
         trace,

@@ -20,6 +20,17 @@ pub(crate) struct ColumnDef {
     pub aliases: &'static [&'static str],
 }
 
+/// A column with no other accepted header text.
+pub(crate) const fn def(name: &'static str, timed: bool, required: bool, ty: ColType) -> ColumnDef {
+    ColumnDef {
+        name,
+        timed,
+        required,
+        ty,
+        aliases: &[],
+    }
+}
+
 /// The header's columns, resolved against a report's table.
 #[derive(Debug)]
 pub(crate) struct Layout {

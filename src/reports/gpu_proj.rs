@@ -9,19 +9,9 @@
 //! `Name`, `Orig Start`, `Orig Duration`, `Style`, `Lvl`, `RangeId`, `ParentId` and
 //! `RangeStack` (SQL NULLs of a LEFT JOIN that found no range).
 
-use super::columns::{ColumnDef, Layout};
+use super::columns::{def, ColumnDef, Layout};
 use super::scan::{Cell, ColType, Schema, Span};
 use super::{last_stack_id, optional_i64, required_id, required_u64, Check, RangeStyle};
-
-const fn def(name: &'static str, timed: bool, required: bool, ty: ColType) -> ColumnDef {
-    ColumnDef {
-        name,
-        timed,
-        required,
-        ty,
-        aliases: &[],
-    }
-}
 
 pub(crate) const DEFS: &[ColumnDef] = &[
     def("Name", false, true, ColType::Text),

@@ -6,19 +6,9 @@
 //! <= `Max`, `Total Time` between `Instances` x `Min` and `Instances` x `Max`, and the next
 //! row. `Time (%)` is not read: the share is computed from the totals.
 
-use super::columns::{ColumnDef, Layout};
+use super::columns::{def, ColumnDef, Layout};
 use super::scan::{Cell, ColType, Schema, Span};
 use super::{required_i64, required_u64, Check};
-
-const fn def(name: &'static str, timed: bool, required: bool, ty: ColType) -> ColumnDef {
-    ColumnDef {
-        name,
-        timed,
-        required,
-        ty,
-        aliases: &[],
-    }
-}
 
 pub(crate) const DEFS: &[ColumnDef] = &[
     def("Total Time", true, true, ColType::Unsigned),

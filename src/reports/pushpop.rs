@@ -5,19 +5,9 @@
 //! With `Duration` = `End` - `Start`, `DurChild` + `DurNonChild` = `Duration` and
 //! `RangeStack` ending with `:RangeId`, a wrong split of a name is all but impossible.
 
-use super::columns::{ColumnDef, Layout};
+use super::columns::{def, ColumnDef, Layout};
 use super::scan::{Cell, ColType, Schema, Span};
 use super::{last_stack_id, required_i64, required_id, required_u64, Check};
-
-const fn def(name: &'static str, timed: bool, required: bool, ty: ColType) -> ColumnDef {
-    ColumnDef {
-        name,
-        timed,
-        required,
-        ty,
-        aliases: &[],
-    }
-}
 
 /// The columns, by name. Required: what a row stores. `Duration`, `RangeStack` and
 /// `NameTree` are only checked (when present); `NumChild` is not used.

@@ -42,6 +42,33 @@ macro_rules! require_nsys {
     };
 }
 
+/// A real nsys whose install lacks some report scripts: a hard-linked copy of the project's
+/// install of `real` (an `nsys` path from [`nsys`]) with `scripts` removed (cheap, and the
+/// original is untouched). Returns the copy's folder (kept while it lives) and its nsys.
+pub fn nsys_without(real: &Path, scripts: &[&str]) -> (TempDir, PathBuf) {
+    let install = real.parent().expect("nsys in its install folder");
+    let scratch = repo().join("target/test-installs");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let tmp = TempDir::new_in(&scratch).unwrap();
+    let copy = tmp
+        .path()
+        .join(install.file_name().expect("version folder"));
+    let status = std::process::Command::new("cp")
+        .arg("-al")
+        .arg(install)
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let reports =
+        copy.join("prefix/usr/lib/x86_64-linux-gnu/nsight-systems/target-linux-x64/reports");
+    for script in scripts {
+        std::fs::remove_file(reports.join(script)).unwrap();
+    }
+    let nsys = copy.join("nsys");
+    (tmp, nsys)
+}
+
 /// A fixture copied to a temporary folder, keeping its directory name (the manifest's
 /// `expected_trace_path` names it).
 pub struct Run {

@@ -492,11 +492,19 @@ fn an_untested_nsys_version_is_a_note() {
 }
 
 /// The same analysis whether nsys runs the reports in one call or in concurrent processes,
-/// for a `.sqlite` trace (read as it is) and a `.nsys-rep` (exported once, then removed).
+/// for a `.sqlite` trace (read by all at once) and a `.nsys-rep` (exported by the first
+/// process, then removed), on every tested nsys.
 #[test]
 fn concurrent_processes_give_the_analysis_of_one_call() {
-    let nsys = require_nsys!("2024.2");
-    for name in ["gpu-work", "clean"] {
+    for (name, version) in [
+        ("gpu-work", "2024.2"),
+        ("clean", "2024.2"),
+        ("gpu-work-2023.4", "2023.4"),
+        ("clean-2023.4", "2023.4"),
+        ("gpu-work-2022.4", "2022.4"),
+        ("clean-2022.4", "2022.4"),
+    ] {
+        let nsys = require_nsys!(version);
         let mut analyses = Vec::new();
         for processes in ["1", "2", "3"] {
             let run = fixture(name);
@@ -513,4 +521,26 @@ fn concurrent_processes_give_the_analysis_of_one_call() {
         assert_eq!(analyses[0], analyses[1], "{name}");
         assert_eq!(analyses[0], analyses[2], "{name}");
     }
+}
+
+/// A real nsys whose install lacks a GPU-work report: the report is not asked for, its parts
+/// are `null`, and `gpu_work_unavailable` says this nsys has no such report.
+#[test]
+fn an_nsys_without_a_gpu_work_report_leaves_its_parts_null() {
+    let real = require_nsys!("2024.2");
+    let (_install, copy) = common::nsys_without(&real, &["cuda_api_trace.py"]);
+    let run = fixture("gpu-work");
+    assert_status(&analyze(&run.dir, &copy, &[]), 0);
+    let a = run.analysis();
+    let g = &a["gpu_work"];
+    assert!(g["per_range_kernels"].is_null());
+    assert!(!g["memory_copies"].is_null());
+    let why = g["unavailable"]["per_range_kernels"].as_str().unwrap();
+    assert!(why.contains("has no `cuda_api_trace` report"), "{why}");
+    let w = warning(&a, "gpu_work_unavailable");
+    assert_eq!(w["report"], "cuda_api_trace");
+    assert_eq!(
+        a["provenance"]["report_status"]["cuda_api_trace"]["status"],
+        "skipped"
+    );
 }

@@ -134,27 +134,11 @@ fn trace_from_a_newer_nsys_read_by_2022_4() {
 #[test]
 fn nsys_without_the_reports_names_its_version() {
     let real = require_nsys!("2023.4");
-    // A real nsys whose install lacks the NVTX report scripts: a hard-linked copy of the
-    // project's install with those scripts removed (cheap, and the original is untouched).
-    let install = real.parent().unwrap();
-    let scratch = common::repo().join("target/test-installs");
-    std::fs::create_dir_all(&scratch).unwrap();
-    let tmp = assert_fs::TempDir::new_in(&scratch).unwrap();
-    let copy = tmp.path().join("2023.4");
-    let status = std::process::Command::new("cp")
-        .arg("-al")
-        .arg(install)
-        .arg(&copy)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let reports =
-        copy.join("prefix/usr/lib/x86_64-linux-gnu/nsight-systems/target-linux-x64/reports");
-    for script in ["nvtx_pushpop_trace.py", "nvtx_gpu_proj_trace.py"] {
-        std::fs::remove_file(reports.join(script)).unwrap();
-    }
+    // A real nsys whose install lacks the NVTX report scripts.
+    let (_install, copy) =
+        common::nsys_without(&real, &["nvtx_pushpop_trace.py", "nvtx_gpu_proj_trace.py"]);
     let run = fixture("clean-2023.4");
-    let out = analyze(&run.dir, &copy.join("nsys"), &[]);
+    let out = analyze(&run.dir, &copy, &[]);
     assert_status(&out, 2);
     let err = stderr(&out);
     assert!(

@@ -1627,6 +1627,9 @@ fn counted_iterations(a: &Analysis) -> Vec<&Iteration> {
         .collect()
 }
 
+/// Iterations above which the chart's x-axis is numeric.
+const NUMERIC_AXIS_FROM: usize = 20;
+
 fn chart(a: &Analysis, caps: &Caps, gpu_ok: bool) -> Option<ChartView> {
     let counted = counted_iterations(a);
     if counted.is_empty() || caps.chart_points == 0 {
@@ -1686,11 +1689,12 @@ fn chart(a: &Analysis, caps: &Caps, gpu_ok: bool) -> Option<ChartView> {
             counted.len()
         ));
     }
-    // A numeric axis when the indexes run without a gap (64 labels do not fit side by side);
-    // with gaps, a label per bar.
+    // A numeric axis for many iterations whose indexes run without a gap (64 labels do not fit
+    // side by side); for a few, or with gaps, a label per bar (a numeric axis over five
+    // iterations would mark half iterations).
     let (first, last) = (shown[0].index, shown[shown.len() - 1].index);
     let contiguous = last - first + 1 == shown.len() as u64;
-    let x_axis = if contiguous && shown.len() > 1 {
+    let x_axis = if contiguous && shown.len() > NUMERIC_AXIS_FROM {
         format!("\"iteration\" {first} --> {last}")
     } else {
         let labels: Vec<String> = shown.iter().map(|i| format!("\"{}\"", i.index)).collect();

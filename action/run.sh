@@ -80,6 +80,7 @@ fi
 [ -n "${INPUT_TEMPLATE:-}" ] && args+=(--template "$INPUT_TEMPLATE")
 [ -n "${INPUT_NSYS_TIMEOUT:-}" ] && args+=(--nsys-timeout "$INPUT_NSYS_TIMEOUT")
 [ -n "${INPUT_TOP:-}" ] && args+=(--top "$INPUT_TOP")
+[ -n "${INPUT_LABEL:-}" ] && args+=(--label "$INPUT_LABEL")
 args+=("${render_args[@]}")
 args+=("${comment_args[@]}")
 # Warning codes, separated by commas, spaces or line breaks (no glob expansion).

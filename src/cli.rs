@@ -322,6 +322,11 @@ pub struct AnalysisArgs {
     #[arg(long, value_name = "CODE", value_enum)]
     pub gate_on: Vec<WarningCode>,
 
+    /// A label for the run directory, kept in analysis.json (`label`): the report titles run
+    /// directories of one profile and run id with their GPU's name, else with this.
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+
     /// Do not fail the job on this warning code (repeatable).
     #[arg(long, value_name = "CODE", value_enum)]
     pub no_gate_on: Vec<WarningCode>,

@@ -43,6 +43,9 @@ pub struct AnalyzeOptions {
     /// written: it holds the whole trace, the recorded environment included).
     pub keep_export: bool,
     pub gate: GateConfig,
+    /// A label for this run directory (`--label`), kept in analysis.json: what tells the legs
+    /// of a matrix apart in the report when their GPUs do not.
+    pub label: Option<String>,
 }
 
 /// Why `analyze` wrote nothing: the error as people read it, and what the report needs.
@@ -207,6 +210,7 @@ pub fn analyze(
         gpu_projected_range_groups: findings.gpu_projected_range_groups,
         gpu_projected_ranges: findings.gpu_projected_ranges,
         gpu_work,
+        label: options.label.clone(),
     };
     AnalyzeError::check_interrupt().map_err(add_facts)?;
     artifact::write_atomically_with(&output, |out| analysis.write_json(out))

@@ -87,6 +87,7 @@ fn measure(dir: &Path, written: usize) {
         reuse_stats: true,
         keep_export: false,
         gate: GateConfig::default(),
+        label: None,
     };
     let started = Instant::now();
     let (analysis, path) = nsys_gate::analyze(&options, &mut Progress::quiet()).unwrap();

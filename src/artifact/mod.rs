@@ -57,6 +57,10 @@ pub struct Analysis {
     /// existed: read as `null`.
     #[serde(default)]
     pub gpu_work: Option<GpuWork>,
+    /// `--label`: what the person running nsys-gate calls this run directory (a matrix leg's
+    /// name); absent when not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 /// `gpu_work`: what ran on the GPU, from `cuda_gpu_kern_sum`, `cuda_gpu_trace` and

@@ -136,6 +136,7 @@ fn analyze_options(
         reuse_stats: args.reuse_stats,
         keep_export: args.keep_export,
         gate,
+        label: args.label.clone().filter(|l| !l.trim().is_empty()),
     }
 }
 

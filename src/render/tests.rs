@@ -155,6 +155,7 @@ fn analysis(name: &str, iterations: u64, ranges: usize, gpu: bool) -> Analysis {
         host_ranges,
         gpu_projected_ranges: gpu_ranges,
         gpu_work: None,
+        label: None,
     }
 }
 

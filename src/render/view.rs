@@ -345,7 +345,7 @@ pub fn build(
 
 /// Run directories of one profile and run id (the legs of a matrix across GPUs: the manifest's
 /// `device` is `cuda:0` on every runner) get their GPU's name in their title, from
-/// `gpu_work.devices`, else their run directory's name.
+/// `gpu_work.devices`, else their `--label`, else their run directory's name.
 fn distinguish_titles(
     outcomes: &[RunOutcome],
     runs: &mut [RunView],
@@ -376,7 +376,7 @@ fn distinguish_titles(
                 names.into_iter().collect::<Vec<_>>().join(", ")
             })
             .filter(|n| !n.is_empty());
-        let label = gpu.unwrap_or_else(|| {
+        let label = gpu.or_else(|| analysis.label.clone()).unwrap_or_else(|| {
             path.parent()
                 .and_then(Path::file_name)
                 .map(|n| n.to_string_lossy().into_owned())

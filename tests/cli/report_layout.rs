@@ -129,6 +129,43 @@ fn matrix_legs_are_labelled_by_their_gpu() {
         report.contains("| smoke-tensor · run gpu-work · NVIDIA H100 80GB HBM3 | ✅\u{a0}passed |"),
         "{report}"
     );
+
+    // Without GPU names, the legs' `--label`s (kept in analysis.json) tell them apart.
+    for (leg, label) in legs.iter().zip(["leg one", "leg two"]) {
+        let mut a: serde_json::Value = serde_json::from_str(&analysis).unwrap();
+        a["gpu_work"] = serde_json::Value::Null;
+        a["label"] = serde_json::Value::from(label);
+        std::fs::write(leg.join("analysis.json"), a.to_string()).unwrap();
+    }
+    let out = bin()
+        .args(["report", "--output", "-", "--run-dir"])
+        .arg(&legs[0])
+        .arg("--run-dir")
+        .arg(&legs[1])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let report = String::from_utf8(out.stdout.clone()).unwrap();
+    assert!(
+        report.contains("## smoke-tensor · run gpu-work · leg one\n")
+            && report.contains("## smoke-tensor · run gpu-work · leg two\n"),
+        "{report}"
+    );
+}
+
+/// `--label` is kept in analysis.json.
+#[test]
+fn a_label_is_kept_in_the_analysis() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("clean");
+    report_of(&run, &nsys, &["--label", "a100 leg"]);
+    let a: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.path("analysis.json")).unwrap()).unwrap();
+    assert_eq!(a["label"], "a100 leg");
+    let run = fixture("clean");
+    report_of(&run, &nsys, &[]);
+    let a = std::fs::read_to_string(run.path("analysis.json")).unwrap();
+    assert!(!a.contains("\"label\""), "absent when not given");
 }
 
 /// cmark-gfm, installed by `scripts/install-cmark-gfm.sh` (or on PATH).

@@ -35,6 +35,7 @@ fn run(profile: &str, text: &str) -> Run {
 }
 
 /// An analysis with `iterations` iterations and `ranges` ranges named after `name`.
+#[allow(clippy::too_many_lines)] // every field of the artifact, spelt out
 fn analysis(name: &str, iterations: u64, ranges: usize, gpu: bool) -> Analysis {
     let durations: Vec<i64> = (0..iterations as i64)
         .map(|i| 2_500_000 + (i % 7) * 10_000)

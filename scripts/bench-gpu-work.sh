@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds a GPU-heavy trace and times how nsys-gate runs its reports: one sequential `nsys stats`
-# call against the export-once, concurrent-processes path (issue 13).
+# call against the export-once, concurrent-processes path.
 #
 #   scripts/bench-gpu-work.sh [--keep DIR] [PASSES]   (default 23334 passes)
 #
@@ -18,42 +18,23 @@
 #   2. `nsys-gate analyze --nsys-processes N` on the .sqlite for N = 1, 2, 3 (five reports:
 #      the two NVTX reports, cuda_gpu_kern_sum, cuda_gpu_trace, cuda_api_trace);
 #   3. on the NVTX-only .nsys-rep: the bare `nsys stats` call of the two NVTX reports (what
-#      analyze ran before issue 13, plus its reading) against `nsys-gate analyze` (default);
+#      analyze ran before the GPU-work reports, plus its reading) against `nsys-gate analyze` (default);
 #   4. what the kernels per range cost nsys-gate itself: `analyze --reuse-stats` on the CSVs
 #      of (2), against the same with `cuda_api_trace` marked skipped in the stamp (no join).
 #
 # Needs nsys 2024.2 (scripts/install-nsys.sh), gcc, python3; builds nsys-gate in release mode.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-repo=$(pwd)
 keep=""
 if [ "${1:-}" = "--keep" ]; then keep=$(realpath -m "$2"); shift 2; fi
 passes=${1:-23334}
-
-nsys=$(scripts/install-nsys.sh 2024.2)
-prefix="$repo/.nsys/2024.2/prefix"
-nvtx="$prefix/usr/lib/x86_64-linux-gnu/nsight-systems/target-linux-x64/nvtx/include"
-cargo build --release --locked --quiet
-gate="$repo/target/release/nsys-gate"
-
-if [ -n "$keep" ]; then
-  mkdir -p "$keep"; work=$(mktemp -d -p "$keep")
-else
-  work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-fi
-gcc -O2 -std=c11 -I "$nvtx" -o "$work/harness" tests/harness/harness.c -ldl -pthread
+# shellcheck source=scripts/lib/bench-setup.sh
+source scripts/lib/bench-setup.sh
 
 echo "bench-gpu-work: recording $passes passes with nsys 2024.2 (no waits, GPU marks)" >&2
+record_harness --gpu-markers --warmup 1 --iterations "$passes"
 (
   cd "$work"
-  env -i PATH=/usr/bin:/bin HOME="$work" NSYS_NVTX_PROFILER_REGISTER_ONLY=0 \
-    "$nsys" profile --trace=nvtx --sample=none --cpuctxsw=none \
-    --capture-range=nvtx --nvtx-capture='profile-target@*' --capture-range-end=stop \
-    -o trace ./harness --no-wait --gpu-markers --warmup 1 --iterations "$passes" >/dev/null 2>&1
-  if [ ! -f trace.nsys-rep ]; then
-    LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu" \
-      "$prefix/usr/lib/nsight-systems/host-linux-x64/QdstrmImporter" -i trace.qdstrm >/dev/null
-  fi
   "$nsys" export --type sqlite --force-overwrite=true -o trace.sqlite trace.nsys-rep >/dev/null 2>&1
   "$nsys" export --type sqlite --lazy=false --force-overwrite=true -o schema.sqlite trace.nsys-rep >/dev/null 2>&1
 )

@@ -13,36 +13,14 @@
 # unless --keep DIR is given (the run directory is then left in DIR/big).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-repo=$(pwd)
 keep=""
 if [ "${1:-}" = "--keep" ]; then keep=$(realpath -m "$2"); shift 2; fi
 iterations=${1:-166667}
-
-nsys=$(scripts/install-nsys.sh 2024.2)
-prefix="$repo/.nsys/2024.2/prefix"
-nvtx="$prefix/usr/lib/x86_64-linux-gnu/nsight-systems/target-linux-x64/nvtx/include"
-cargo build --release --locked --quiet
-gate="$repo/target/release/nsys-gate"
-
-if [ -n "$keep" ]; then
-  mkdir -p "$keep"; work=$(mktemp -d -p "$keep")
-else
-  work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-fi
-gcc -O2 -std=c11 -I "$nvtx" -o "$work/harness" tests/harness/harness.c -ldl -pthread
+# shellcheck source=scripts/lib/bench-setup.sh
+source scripts/lib/bench-setup.sh
 
 echo "bench-nsys: recording $iterations passes with nsys 2024.2 (no waits)" >&2
-(
-  cd "$work"
-  env -i PATH=/usr/bin:/bin HOME="$work" NSYS_NVTX_PROFILER_REGISTER_ONLY=0 \
-    "$nsys" profile --trace=nvtx --sample=none --cpuctxsw=none \
-    --capture-range=nvtx --nvtx-capture='profile-target@*' --capture-range-end=stop \
-    -o trace ./harness --no-wait --warmup 1 --iterations "$iterations" >/dev/null
-  if [ ! -f trace.nsys-rep ]; then
-    LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu" \
-      "$prefix/usr/lib/nsight-systems/host-linux-x64/QdstrmImporter" -i trace.qdstrm >/dev/null
-  fi
-)
+record_harness --warmup 1 --iterations "$iterations"
 
 run="$work/runs/big"
 mkdir -p "$run"

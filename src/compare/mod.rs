@@ -1,4 +1,4 @@
-//! Comparing the current runs with a baseline (issue 14): plain data in (analyses), plain data
+//! Comparing the current runs with a baseline: plain data in (analyses), plain data
 //! out ([`crate::artifact::comparison::Comparison`]). Nothing here reads a file or the network,
 //! and nothing here changes a gate or an exit status: a timing difference is a difference, not
 //! yet a regression.

@@ -995,6 +995,17 @@ fn action_inputs_and_outputs_are_used_and_documented() {
             })
             .collect()
     };
+    // The runner refuses an expression anywhere but a value (a description holding one fails
+    // every workflow that uses the action): each `${{` is in a `key: value` line.
+    for line in action.lines().filter(|l| l.contains("${{")) {
+        let key = line.trim_start().split_once(':').map(|(k, _)| k);
+        assert!(
+            key.is_some_and(|k| !k.is_empty()
+                && k.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')),
+            "an expression outside a value: {line:?}"
+        );
+    }
     let inputs = section("inputs");
     assert!(inputs.len() > 15, "{inputs:?}");
     for input in &inputs {

@@ -105,7 +105,12 @@ download_release() {
     exit 1
   fi
   mkdir -p "$(dirname "$into")"
-  mv -T "$tmp/unpacked" "$into" 2>/dev/null || [ -x "$into/nsys-gate" ]
+  # A concurrent job may have put the same binary there first: that one is used.
+  if ! mv -T "$tmp/unpacked" "$into" 2>/dev/null && [ ! -x "$into/nsys-gate" ]; then
+    rm -rf "$tmp"
+    error "cannot put the downloaded binary in the tool cache at $into; check that the runner may write there."
+    exit 1
+  fi
   rm -rf "$tmp"
   say "installed release $version ($os-$arch) from $base/$asset, SHA-256 $actual, in $((SECONDS - started)) s"
 }

@@ -5,6 +5,7 @@
 //! messages) is already escaped with [`escape::inline`] or [`escape::code_block`]; every
 //! duration is already formatted. A custom template receives exactly these fields.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
@@ -757,7 +758,7 @@ fn analysed(a: &Analysis, path: &Path, caps: &Caps, options: &RenderOptions) -> 
         host_exclusive: host_table(a, &hosts, caps, true, &path_text),
         host_inclusive: host_table(a, &hosts, caps, false, &path_text),
         gpu_ranges: gpu_table(&gpus, caps, &path_text),
-        advice: advice(a, (&hosts, &gpus), gpu_ok, caps),
+        advice: advice(a, (&*hosts, &*gpus), gpu_ok, caps),
         gpu_work: a
             .gpu_work
             .as_ref()
@@ -1057,9 +1058,14 @@ fn stats(a: &Analysis, counted: u64, gpu_ok: bool) -> StatsView {
 /// The ranges the tables and advice show: groups of names that differ only in decimal
 /// numbers (a group of one shows its exact name), or the exact names with `--exact-names` or
 /// when the analysis has no groups (written before they existed).
-fn shown_ranges(a: &Analysis, exact: bool) -> (Vec<HostRange>, Vec<GpuProjectedRange>) {
+fn shown_ranges(a: &Analysis, exact: bool) -> (Cow<'_, [HostRange]>, Cow<'_, [GpuProjectedRange]>) {
     if exact || (a.host_range_groups.is_empty() && !a.host_ranges.is_empty()) {
-        return (a.host_ranges.clone(), a.gpu_projected_ranges.clone());
+        // Borrowed: a report is rendered again to shrink it, and an analysis may hold
+        // hundreds of thousands of names.
+        return (
+            Cow::Borrowed(&a.host_ranges),
+            Cow::Borrowed(&a.gpu_projected_ranges),
+        );
     }
     let stats = |g: &GroupStats| RangeStats {
         total_ns: g.total_ns,
@@ -1096,7 +1102,7 @@ fn shown_ranges(a: &Analysis, exact: bool) -> (Vec<HostRange>, Vec<GpuProjectedR
             gpu_operation_count: g.gpu_operation_count,
         })
         .collect();
-    (hosts, gpus)
+    (Cow::Owned(hosts), Cow::Owned(gpus))
 }
 
 /// Each group's exact name, for the groups of one name.

@@ -110,11 +110,13 @@ pub fn code(text: &str) -> String {
 
 /// Any one-line text as a code span (a pattern, a path): shown as written, nothing in it
 /// interpreted (no link, mention, emphasis or HTML). Text with a backtick, a line break, a `|`
-/// (which splits a table cell even inside a code span) or a `<` (inert in a code span, but
-/// kept out of the markdown altogether) is escaped as any text instead.
+/// (which splits a table cell even inside a code span), or a `<`, `@`, `#` or `://` (inert in
+/// a code span, but kept out of the markdown altogether, as everywhere else) is escaped as any
+/// text instead.
 pub fn code_span(text: &str) -> String {
     if text.is_empty()
-        || text.contains(['`', '\n', '\r', '<', '|'])
+        || text.contains(['`', '\n', '\r', '<', '|', '@', '#'])
+        || text.contains("://")
         || text.chars().any(char::is_control)
     {
         return inline(text);
@@ -220,7 +222,8 @@ mod tests {
             code_span("^token_(\\d+)_processing$"),
             "`^token_(\\d+)_processing$`"
         );
-        assert_eq!(code_span("a @x"), "`a @x`");
+        assert_eq!(code_span("a x"), "`a x`");
+        assert_eq!(code_span("a @x"), inline("a @x"));
         assert_eq!(code_span("a|b"), inline("a|b"));
         assert_eq!(code_span("<b>"), inline("<b>"));
         assert_eq!(code_span("a`b"), inline("a`b"));

@@ -79,6 +79,7 @@ fi
 [ -n "${INPUT_NSYS:-}" ] && args+=(--nsys "$INPUT_NSYS")
 [ -n "${INPUT_TEMPLATE:-}" ] && args+=(--template "$INPUT_TEMPLATE")
 [ -n "${INPUT_NSYS_TIMEOUT:-}" ] && args+=(--nsys-timeout "$INPUT_NSYS_TIMEOUT")
+[ -n "${INPUT_NSYS_PROCESSES:-}" ] && args+=(--nsys-processes "$INPUT_NSYS_PROCESSES")
 [ -n "${INPUT_TOP:-}" ] && args+=(--top "$INPUT_TOP")
 [ -n "${INPUT_LABEL:-}" ] && args+=(--label "$INPUT_LABEL")
 args+=("${render_args[@]}")

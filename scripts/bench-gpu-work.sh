@@ -20,7 +20,11 @@
 #   3. on the NVTX-only .nsys-rep: the bare `nsys stats` call of the two NVTX reports (what
 #      analyze ran before the GPU-work reports, plus its reading) against `nsys-gate analyze` (default);
 #   4. what the kernels per range cost nsys-gate itself: `analyze --reuse-stats` on the CSVs
-#      of (2), against the same with `cuda_api_trace` marked skipped in the stamp (no join).
+#      of (2), against the same with `cuda_api_trace` marked skipped in the stamp (no join);
+#   5. interleaved: the sequential call of (1) and `analyze` (default) taken in turn, PAIRS
+#      times (default 7), with the median of each and of the pairs' ratios. On a machine whose
+#      speed drifts (a shared host), pairs taken in turn compare like with like where
+#      hyperfine's blocks, minutes apart, may not.
 #
 # Needs nsys 2024.2 (scripts/install-nsys.sh), gcc, python3; builds nsys-gate in release mode.
 set -euo pipefail
@@ -113,4 +117,23 @@ else
   echo "bare nsys stats (2 NVTX reports, with export): $(median "${bare_nvtx[@]}") s"
   echo "analyze (default) on the .nsys-rep: $(median "$gate" analyze --run-dir "$rep" --nsys "$nsys") s"
 fi
+python3 - "${PAIRS:-7}" "${sequential[@]}" -- "$gate" analyze --run-dir "$gpu" --nsys "$nsys" <<'PY'
+import statistics, subprocess, sys, time
+pairs, rest = int(sys.argv[1]), sys.argv[2:]
+split = rest.index("--")
+commands = {"sequential nsys stats (5 reports)": rest[:split], "analyze (default)": rest[split + 1:]}
+times = {name: [] for name in commands}
+for _ in range(pairs):
+    for name, command in commands.items():
+        start = time.monotonic()
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        times[name].append(time.monotonic() - start)
+for name, t in times.items():
+    print("interleaved, %s: median %.2f s (%s)" % (name, statistics.median(t), " ".join("%.2f" % x for x in t)))
+seq, gate = times.values()
+print("interleaved: ratio of the medians %.3f; median of the %d pairs' ratios %.3f"
+      % (statistics.median(gate) / statistics.median(seq), pairs,
+         statistics.median(g / s for g, s in zip(gate, seq))))
+PY
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ -n "$keep" ]; then ln -sfn "$work" "$keep/last"; echo "kept: $keep/last"; fi

@@ -8,8 +8,8 @@
 use serde::Serialize;
 
 use super::escape::{self, inline_shortened as esc};
-use super::format::duration;
 use super::format::NBSP;
+use super::format::{column, duration};
 use super::limit::Caps;
 use crate::artifact::comparison::{
     BaselineKind, ChangeVerdict, Comparison, Condition, ConditionName, Measure, RangeChanges,
@@ -353,73 +353,111 @@ pub fn run(r: &RunComparison, caps: &Caps) -> RunComparisonView {
             esc(&r.base.run_id, caps.name_chars),
             esc(&r.base.analysis_path, caps.name_chars.max(300))
         ),
-        measures: r.measures.iter().map(measure_row).collect(),
+        measures: measure_rows(&r.measures),
         sentence: sentence(&r.measures[0]),
         host_ranges: range_table(&r.host_ranges, caps),
         gpu_ranges: r.gpu_ranges.as_ref().map(|g| range_table(g, caps)),
-        gpu_work: r.gpu_work.as_ref().map(|w| {
-            let row = |kind: &'static str| {
-                move |c: &WorkChange| WorkRow {
-                    kind,
-                    name: esc(&c.name, caps.name_chars),
-                    base: c.base_total_ns.map_or("none".into(), duration),
-                    head: c.head_total_ns.map_or("none".into(), duration),
-                }
-            };
-            w.kernels
-                .iter()
-                .take(caps.top)
-                .map(row("kernel"))
-                .chain(
-                    w.memory_copies
-                        .iter()
-                        .take(caps.top)
-                        .map(row("memory copy")),
-                )
-                .collect()
-        }),
+        gpu_work: r.gpu_work.as_ref().map(|w| work_rows(w, caps)),
     }
 }
 
-fn measure_row(m: &Measure) -> MeasureRow {
-    let side = |s: &Option<crate::artifact::comparison::SideSummary>| {
-        s.as_ref().map_or("none".to_owned(), |s| {
-            format!("{} ({} it.)", duration(s.median_ns), s.count)
+/// The measures' rows: base and head medians in one unit (the largest value's), so that the
+/// two columns compare at a glance.
+fn measure_rows(measures: &[Measure]) -> Vec<MeasureRow> {
+    let medians: Vec<f64> = measures
+        .iter()
+        .flat_map(|m| [&m.base, &m.head])
+        .map(|s| s.as_ref().map_or(f64::NAN, |s| s.median_ns))
+        .collect();
+    let shown = column(&medians);
+    measures
+        .iter()
+        .zip(shown.chunks(2))
+        .map(|(m, pair)| {
+            let side = |s: &Option<crate::artifact::comparison::SideSummary>, text: &String| {
+                s.as_ref()
+                    .map_or("none".to_owned(), |s| format!("{text} ({} it.)", s.count))
+            };
+            MeasureRow {
+                name: m.name.label(),
+                base: side(&m.base, &pair[0]),
+                head: side(&m.head, &pair[1]),
+                change: m.change_pct.map_or("n/a".to_owned(), signed_pct),
+                interval: match m.interval_pct {
+                    Some([lo, hi]) => format!("{} to {}", signed_pct(lo), signed_pct(hi)),
+                    None if m.change_pct.is_some() => "too few iterations".to_owned(),
+                    None => "n/a".to_owned(),
+                },
+                verdict: match m.verdict {
+                    Some(v) => v.as_str().to_owned(),
+                    None => format!(
+                        "not compared: {}",
+                        escape::inline(m.note.as_deref().unwrap_or("no data"))
+                    ),
+                },
+            }
         })
-    };
-    MeasureRow {
-        name: m.name.label(),
-        base: side(&m.base),
-        head: side(&m.head),
-        change: m.change_pct.map_or("n/a".to_owned(), signed_pct),
-        interval: match m.interval_pct {
-            Some([lo, hi]) => format!("{} to {}", signed_pct(lo), signed_pct(hi)),
-            None if m.change_pct.is_some() => "too few iterations".to_owned(),
-            None => "n/a".to_owned(),
-        },
-        verdict: match m.verdict {
-            Some(v) => v.as_str().to_owned(),
-            None => format!(
-                "not compared: {}",
-                escape::inline(m.note.as_deref().unwrap_or("no data"))
-            ),
-        },
-    }
+        .collect()
+}
+
+/// The GPU work's rows: kernels, then memory copies; base and head totals in one unit.
+fn work_rows(w: &crate::artifact::comparison::GpuWorkChanges, caps: &Caps) -> Vec<WorkRow> {
+    let shown: Vec<(&'static str, &WorkChange)> = w
+        .kernels
+        .iter()
+        .take(caps.top)
+        .map(|c| ("kernel", c))
+        .chain(
+            w.memory_copies
+                .iter()
+                .take(caps.top)
+                .map(|c| ("memory copy", c)),
+        )
+        .collect();
+    let totals: Vec<f64> = shown
+        .iter()
+        .flat_map(|(_, c)| [c.base_total_ns, c.head_total_ns])
+        .map(|t| t.unwrap_or(f64::NAN))
+        .collect();
+    let totals = column(&totals);
+    shown
+        .iter()
+        .zip(totals.chunks(2))
+        .map(|((kind, c), pair)| {
+            let side =
+                |t: Option<f64>, text: &String| t.map_or("none".to_owned(), |_| text.clone());
+            WorkRow {
+                kind,
+                name: esc(&c.name, caps.name_chars),
+                base: side(c.base_total_ns, &pair[0]),
+                head: side(c.head_total_ns, &pair[1]),
+            }
+        })
+        .collect()
 }
 
 fn range_table(c: &RangeChanges, caps: &Caps) -> RangeTable {
-    let rows: Vec<RangeRow> = c
-        .changed
+    let shown = &c.changed[..c.changed.len().min(caps.top)];
+    // Base and head in one unit, the change in its own: one unit per column.
+    let sides: Vec<f64> = shown
         .iter()
-        .take(caps.top)
-        .map(|r| RangeRow {
+        .flat_map(|r| [r.base_per_iteration_ns, r.head_per_iteration_ns])
+        .collect();
+    let sides = column(&sides);
+    let changes: Vec<f64> = shown.iter().map(|r| r.change_ns).collect();
+    let changes = column(&changes);
+    let rows: Vec<RangeRow> = shown
+        .iter()
+        .zip(sides.chunks(2))
+        .zip(changes)
+        .map(|((r, pair), change)| RangeRow {
             name: esc(&r.name, caps.name_chars),
-            base: duration(r.base_per_iteration_ns),
-            head: duration(r.head_per_iteration_ns),
+            base: pair[0].clone(),
+            head: pair[1].clone(),
             change: if r.change_ns >= 0.0 {
-                format!("+{}", duration(r.change_ns))
+                format!("+{change}")
             } else {
-                duration(r.change_ns)
+                change
             },
             change_pct: r.change_pct.map_or("n/a".to_owned(), signed_pct),
         })

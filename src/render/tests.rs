@@ -328,6 +328,7 @@ fn wording_keeps_the_timing_semantics() {
         assert!(gate < md.find("### Iteration statistics").unwrap());
         // Measurements before advice.
         assert!(md.find("### Largest host times").unwrap() < md.find("What to look at").unwrap());
+        assert_one_unit_per_column(&md);
     }
 }
 
@@ -585,7 +586,7 @@ fn the_comparison_section_with_gpu_work_and_differences() {
         "{md}"
     );
     assert!(
-        md.contains("| memory copy | HtoD · Pinned → Device | 45.0\u{a0}µs | 45.0\u{a0}µs |"),
+        md.contains("| memory copy | HtoD · Pinned → Device | 0.0450\u{a0}ms | 0.0450\u{a0}ms |"),
         "{md}"
     );
     assert!(md.contains("GPU-projected time per iteration"), "{md}");
@@ -602,4 +603,51 @@ fn the_comparison_section_with_gpu_work_and_differences() {
         .unwrap();
     assert!(small.chars().count() <= 6_000);
     assert!(small.contains("### Compared with the baseline"), "{small}");
+    assert_one_unit_per_column(&md);
+}
+
+/// Every column of every table in `md` shows its durations in one unit (`none`, `n/a` and
+/// other words aside): `0.225 ms` under `9.51 ms`, never `225 µs`.
+fn assert_one_unit_per_column(md: &str) {
+    let cells = |line: &str| -> Vec<String> {
+        // An escaped `\|` inside a cell is no column border.
+        line.replace("\\|", "/")
+            .trim()
+            .trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_owned())
+            .collect()
+    };
+    let mut units: Vec<std::collections::BTreeSet<String>> = Vec::new();
+    let mut tables = 0;
+    for line in md.lines() {
+        if !line.starts_with('|') {
+            units.clear();
+            continue;
+        }
+        if line.starts_with("| ---") || line.starts_with("| :--") {
+            tables += 1;
+            continue;
+        }
+        for (k, cell) in cells(line).iter().enumerate() {
+            if units.len() <= k {
+                units.push(Default::default());
+            }
+            // A duration cell: a number, a no-break space, a unit (and perhaps a note after).
+            let mut words = cell.split(['\u{a0}', ' ']);
+            let (Some(number), Some(unit)) = (words.next(), words.next()) else {
+                continue;
+            };
+            let is_number = number.trim_start_matches(['+', '-']).parse::<f64>().is_ok();
+            if is_number && crate::units::UNITS.iter().any(|(_, u)| *u == unit) {
+                units[k].insert(unit.to_owned());
+                assert!(
+                    units[k].len() == 1,
+                    "column {k} mixes units {:?} at `{line}` in\n{md}",
+                    units[k]
+                );
+            }
+        }
+    }
+    assert!(tables > 0, "no table in\n{md}");
 }

@@ -468,6 +468,7 @@ jobs:
           run-dir: runs/clean
           nsys: ${{ env.NSYS }}
           release-url: ${{ env.RELEASE_URL }}
+          nsys-processes: "1"
           post: "false"
       - if: always()
         name: Record the outputs
@@ -479,7 +480,9 @@ jobs:
 /// `install: auto` decides from the action's own tree, not from a ref: the mirror's release
 /// was built from this very source, so its binary is downloaded (Rust on PATH or not); after
 /// one file of the action's tree is edited, the published source-tree hash no longer matches
-/// and the action's source is built instead.
+/// and the action's source is built instead. The workflow's `nsys-processes: "1"` reaches
+/// nsys-gate: the real nsys, behind a script that logs its arguments, is asked for every
+/// report in one `nsys stats` call.
 #[test]
 fn install_auto_downloads_the_release_of_this_tree_and_builds_an_edited_tree_under_act() {
     let Some(Setup {
@@ -492,9 +495,22 @@ fn install_auto_downloads_the_release_of_this_tree_and_builds_an_edited_tree_und
     else {
         return;
     };
+    let shim_dir = assert_fs::TempDir::new().unwrap();
+    let calls = shim_dir.path().join("calls.txt");
+    let shim = shim_dir.path().join("nsys");
+    std::fs::write(
+        &shim,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            calls.display(),
+            nsys.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&shim, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let act = Act::new(
         act,
-        nsys,
+        shim,
         &[(".github/workflows/profile.yml", AUTO_WORKFLOW)],
     );
     let version = version();
@@ -503,6 +519,16 @@ fn install_auto_downloads_the_release_of_this_tree_and_builds_an_edited_tree_und
     let log = text(&out);
     assert!(out.status.success(), "act failed:\n{log}");
     assert!(recorded.contains("gate=pass"), "{recorded}\n{log}");
+    let calls = std::fs::read_to_string(&calls).unwrap();
+    let stats: Vec<&str> = calls
+        .lines()
+        .filter(|l| l.starts_with("stats --report"))
+        .collect();
+    assert_eq!(stats.len(), 1, "nsys-processes: 1 is one call:\n{calls}");
+    assert!(
+        stats[0].contains("nvtx_pushpop_trace,nvtx_gpu_proj_trace"),
+        "{calls}"
+    );
     assert!(
         log.contains(&format!("installed release {version} (linux-x86_64)")),
         "{log}"

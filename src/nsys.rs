@@ -11,7 +11,6 @@ use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -462,8 +461,8 @@ struct Asked {
 /// reports run as concurrent `nsys stats` processes, each classified on its own: a failure of
 /// a required report is an error, of a GPU-work report a `skipped` status with nsys's words
 /// (never an error). A `.sqlite` trace is read by all at once; a `.nsys-rep` is exported once,
-/// by the first process, and the others start over its export as soon as that process says it
-/// processes its first report (the export is then written).
+/// by the first process, and the others start over its export as soon as that process creates
+/// its first report's CSV (the export is then written and closed).
 ///
 /// nsys runs in the run directory with paths relative to it (`stats/nsys`, `stats/trace.sqlite`,
 /// `trace.nsys-rep`), so its words never hold the run directory's own path, which may contain
@@ -507,7 +506,12 @@ pub fn run_stats(
             StatsCall::new(nsys, input, stats_dir, run_dir, reports, timeout)
         })
         .collect();
-    let outputs = run_concurrently(&calls, !is_sqlite_trace(trace), started, progress);
+    let first_csv = calls
+        .first()
+        .and_then(|c| c.reports.first())
+        .map(|a| csv_path(stats_dir, a.produced));
+    let first_exports = first_csv.as_deref().filter(|_| !is_sqlite_trace(trace));
+    let outputs = run_concurrently(&calls, first_exports, started, progress);
 
     let mut statuses = std::collections::BTreeMap::new();
     for (report, why) in missing {
@@ -702,17 +706,15 @@ impl StatsCall {
         }
     }
 
-    /// Runs it with `timeout` left; `reports_started` is set once its reports begin.
+    /// Runs it with `timeout` left.
     fn run(
         &self,
         timeout: Duration,
-        reports_started: Option<Arc<AtomicBool>>,
         progress: &mut dyn FnMut(Duration),
     ) -> Result<Captured, NsysError> {
         let invocation = Invocation {
             dir: Some(&self.run_dir),
             command: self.command.clone(),
-            reports_started,
             ..Invocation::new(&self.program, &self.args, timeout)
         };
         run_captured(&invocation, progress)
@@ -783,40 +785,47 @@ impl StatsCall {
 }
 
 /// Runs the calls at once, one thread each, and returns their outputs in order; `progress`
-/// is called from this thread about once a second. With `first_exports`, the first call makes
-/// the export the others read: they start once it processes its first report, and are not
-/// run at all when it ends before that (its own failure then says why).
+/// is called from this thread about once a second. With `first_exports` (the CSV of the first
+/// call's first report), the first call makes the export the others read: they start once
+/// that CSV appears, and are not run at all when the first call ends before (its own failure
+/// then says why).
+///
+/// nsys creates a report's CSV when it starts the report, right after closing the export it
+/// wrote (strace of 2022.4, 2023.4 and 2024.2); it says `Processing [...]` only when the
+/// report is done, so its words would hold the others back for a whole report.
 fn run_concurrently(
     calls: &[StatsCall],
-    first_exports: bool,
+    first_exports: Option<&Path>,
     started: Instant,
     progress: &mut dyn FnMut(Duration),
 ) -> Vec<Result<Captured, NsysError>> {
     let timeout = |call: &StatsCall| call.timeout.saturating_sub(started.elapsed());
     if let [call] = calls {
-        return vec![call.run(timeout(call), None, &mut |_| progress(started.elapsed()))];
+        return vec![call.run(timeout(call), &mut |_| progress(started.elapsed()))];
     }
+    let export_written = || first_exports.is_none_or(Path::exists);
     std::thread::scope(|scope| {
-        let ready = Arc::new(AtomicBool::new(!first_exports));
         let (first, rest) = calls.split_first().expect("more than one call");
-        let flag = first_exports.then(|| ready.clone());
-        let first = scope.spawn(move || first.run(timeout(first), flag, &mut |_| {}));
+        let first = scope.spawn(move || first.run(timeout(first), &mut |_| {}));
         let mut others: Vec<std::thread::ScopedJoinHandle<_>> = Vec::new();
         let mut waiting = true;
         let mut last_tick = Instant::now();
         loop {
-            if waiting && ready.load(Ordering::SeqCst) {
+            // Checked before `export_written`: a first call that ended with its CSV written
+            // still lets the others run.
+            let first_ended = first.is_finished();
+            if waiting && export_written() {
                 waiting = false;
                 others = rest
                     .iter()
-                    .map(|call| scope.spawn(move || call.run(timeout(call), None, &mut |_| {})))
+                    .map(|call| scope.spawn(move || call.run(timeout(call), &mut |_| {})))
                     .collect();
             }
-            let first_done = first.is_finished() && (!waiting || !ready.load(Ordering::SeqCst));
-            if first_done
-                && others
-                    .iter()
-                    .all(std::thread::ScopedJoinHandle::is_finished)
+            if first_ended
+                && (waiting
+                    || others
+                        .iter()
+                        .all(std::thread::ScopedJoinHandle::is_finished))
             {
                 break;
             }
@@ -832,7 +841,7 @@ fn run_concurrently(
                 Ok(Captured {
                     status: None,
                     timed_out: false,
-                    text: "not run: the first nsys stats process, which makes the export, ended before it processed a report".to_owned(),
+                    text: "not run: the first nsys stats process, which makes the export, ended before it started a report".to_owned(),
                 })
             }));
         } else {
@@ -1181,7 +1190,6 @@ fn cut_at(text: &str, max: usize) -> &str {
 fn collect_lines(
     pipe: impl Read + Send + 'static,
     sink: Arc<Mutex<Sink>>,
-    reports_started: Option<Arc<AtomicBool>>,
 ) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let mut reader = BufReader::new(pipe);
@@ -1207,11 +1215,6 @@ fn collect_lines(
             if text.starts_with("Processing [") && text.contains('%') {
                 continue;
             }
-            if let Some(flag) = &reports_started {
-                if text.contains("Processing [") && text.contains("] with [") {
-                    flag.store(true, Ordering::SeqCst);
-                }
-            }
             sink.lock().unwrap_or_else(|e| e.into_inner()).push(text);
         }
     })
@@ -1226,9 +1229,6 @@ struct Invocation<'a> {
     timeout: Duration,
     /// The command as messages show it.
     command: String,
-    /// Set once nsys says it processes its first report (`Processing [FILE] with [SCRIPT]`):
-    /// by then its export is written.
-    reports_started: Option<Arc<AtomicBool>>,
 }
 
 impl<'a> Invocation<'a> {
@@ -1239,7 +1239,6 @@ impl<'a> Invocation<'a> {
             dir: None,
             timeout,
             command: describe_command(program, args),
-            reports_started: None,
         }
     }
 }
@@ -1284,11 +1283,11 @@ fn run_captured(
         child
             .stdout
             .take()
-            .map(|p| collect_lines(p, sink.clone(), run.reports_started.clone())),
+            .map(|p| collect_lines(p, sink.clone())),
         child
             .stderr
             .take()
-            .map(|p| collect_lines(p, sink.clone(), run.reports_started.clone())),
+            .map(|p| collect_lines(p, sink.clone())),
     ];
     let started = Instant::now();
     let mut last_tick = Duration::ZERO;

@@ -22,7 +22,8 @@
 #   4. what the kernels per range cost nsys-gate itself: `analyze --reuse-stats` on the CSVs
 #      of (2), against the same with `cuda_api_trace` marked skipped in the stamp (no join);
 #   5. interleaved: the sequential call of (1) and `analyze` (default) taken in turn, PAIRS
-#      times (default 7), with the median of each and of the pairs' ratios. On a machine whose
+#      times (default 7), with the median of each and of the pairs' ratios; the same for the
+#      two commands of (3). On a machine whose
 #      speed drifts (a shared host), pairs taken in turn compare like with like where
 #      hyperfine's blocks, minutes apart, may not.
 #
@@ -117,11 +118,13 @@ else
   echo "bare nsys stats (2 NVTX reports, with export): $(median "${bare_nvtx[@]}") s"
   echo "analyze (default) on the .nsys-rep: $(median "$gate" analyze --run-dir "$rep" --nsys "$nsys") s"
 fi
-python3 - "${PAIRS:-7}" "${sequential[@]}" -- "$gate" analyze --run-dir "$gpu" --nsys "$nsys" <<'PY'
+# interleaved LABEL1 CMD1... -- LABEL2 CMD2...: the two commands in turn, PAIRS times.
+interleaved() {
+  python3 - "${PAIRS:-7}" "$@" <<'PY'
 import statistics, subprocess, sys, time
 pairs, rest = int(sys.argv[1]), sys.argv[2:]
 split = rest.index("--")
-commands = {"sequential nsys stats (5 reports)": rest[:split], "analyze (default)": rest[split + 1:]}
+commands = {rest[0]: rest[1:split], rest[split + 1]: rest[split + 2:]}
 times = {name: [] for name in commands}
 for _ in range(pairs):
     for name, command in commands.items():
@@ -130,10 +133,15 @@ for _ in range(pairs):
         times[name].append(time.monotonic() - start)
 for name, t in times.items():
     print("interleaved, %s: median %.2f s (%s)" % (name, statistics.median(t), " ".join("%.2f" % x for x in t)))
-seq, gate = times.values()
+first, second = times.values()
 print("interleaved: ratio of the medians %.3f; median of the %d pairs' ratios %.3f"
-      % (statistics.median(gate) / statistics.median(seq), pairs,
-         statistics.median(g / s for g, s in zip(gate, seq))))
+      % (statistics.median(second) / statistics.median(first), pairs,
+         statistics.median(b / a for a, b in zip(first, second))))
 PY
+}
+interleaved "sequential nsys stats (5 reports)" "${sequential[@]}" \
+  -- "analyze (default) on the .sqlite" "$gate" analyze --run-dir "$gpu" --nsys "$nsys"
+interleaved "bare nsys stats (2 NVTX reports, with export)" "${bare_nvtx[@]}" \
+  -- "analyze (default) on the .nsys-rep" "$gate" analyze --run-dir "$rep" --nsys "$nsys"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ -n "$keep" ]; then ln -sfn "$work" "$keep/last"; echo "kept: $keep/last"; fi

@@ -435,9 +435,9 @@ impl StatsPlan {
     /// At most this many processes: five reports in three groups (see [`groups`]).
     pub const MAX_PROCESSES: usize = 3;
 
-    /// Three processes with two cores or more, else one call. Three beat two even on two
-    /// cores (`scripts/bench-gpu-work.sh`, docs/performance.md): an `nsys stats` process
-    /// does not keep a core busy all the time.
+    /// Three processes with two cores or more, else one call. On two cores three and two
+    /// measure the same in interleaved runs, and three did better on a loaded machine
+    /// (`scripts/bench-gpu-work.sh`, docs/performance.md).
     pub fn default_for_machine() -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         StatsPlan {
@@ -536,9 +536,9 @@ pub fn run_stats(
 }
 
 /// The reports split into at most `processes` groups of about equal cost, measured on a trace
-/// of 140,000 NVTX ranges and 163,000 GPU operations (`scripts/bench-gpu-work.sh`): the two
-/// NVTX reports about 5.5 s each, `cuda_gpu_trace` 3.9 s, `cuda_api_trace` 2.4 s,
-/// `cuda_gpu_kern_sum` 0.3 s. Two groups: the push/pop report with the API trace, the
+/// of 140,000 NVTX ranges and 163,000 GPU operations (`scripts/bench-gpu-work.sh`): the
+/// push/pop report 4.5 s, the projection 3.8 s, `cuda_gpu_trace` 2.4-2.8 s, `cuda_api_trace`
+/// 1.4-2.0 s, `cuda_gpu_kern_sum` 0.14 s, each alone. Two groups: the push/pop report with the API trace, the
 /// projection with the others; three: the push/pop report, the projection with the kernel
 /// summary, the two GPU traces. On a trace without CUDA data the GPU-work reports end at once,
 /// and the two NVTX reports are still apart.

@@ -1280,14 +1280,8 @@ fn run_captured(
     })?;
     let sink = Arc::new(Mutex::new(Sink::default()));
     let readers = [
-        child
-            .stdout
-            .take()
-            .map(|p| collect_lines(p, sink.clone())),
-        child
-            .stderr
-            .take()
-            .map(|p| collect_lines(p, sink.clone())),
+        child.stdout.take().map(|p| collect_lines(p, sink.clone())),
+        child.stderr.take().map(|p| collect_lines(p, sink.clone())),
     ];
     let started = Instant::now();
     let mut last_tick = Duration::ZERO;

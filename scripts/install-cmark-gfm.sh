@@ -19,38 +19,10 @@ if [ -x "$dest/cmark-gfm" ] && [ "$(cat "$dest/.complete" 2>/dev/null)" = "$pin"
   exit 0
 fi
 
-# The mirror is the one the system already uses (never a host name written here).
-uri=""
-if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-  uri=$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/debian.sources)
-fi
-if [ -z "$uri" ] && [ -f /etc/apt/sources.list ]; then
-  uri=$(awk '$1=="deb"{for(i=2;i<=NF;i++) if ($i ~ /^[a-z]+:\/\//) {print $i; exit}}' /etc/apt/sources.list)
-fi
-[ -n "$uri" ] || { say "could not find the Debian mirror in the system's apt sources"; exit 1; }
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/lists/partial" "$work/cache/archives/partial" "$work/debs"
-echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri bookworm main" > "$work/sources.list"
-apt_opts=(
-  -o "Dir::Etc::sourcelist=$work/sources.list"
-  -o "Dir::Etc::sourceparts=-"
-  -o "Dir::State::Lists=$work/lists"
-  -o "Dir::Cache=$work/cache"
-  -o "APT::Get::List-Cleanup=0"
-  -o "APT::Sandbox::User=root"
-)
-say "fetching package lists (bookworm main)"
-apt-get "${apt_opts[@]}" -qq update >&2
-say "downloading cmark-gfm $pin"
-(cd "$work/debs" && apt-get "${apt_opts[@]}" -qq download \
-  "cmark-gfm=$pin" "libcmark-gfm0.29.0.gfm.6=$pin" "libcmark-gfm-extensions0.29.0.gfm.6=$pin" >&2)
-rm -rf "$dest"
-mkdir -p "$dest/prefix"
-for deb in "$work"/debs/*.deb; do
-  dpkg -x "$deb" "$dest/prefix"
-done
+# shellcheck source=scripts/lib/debian-packages.sh
+source "$repo_root/scripts/lib/debian-packages.sh"
+fetch_debs "$dest" "bookworm main" -- \
+  "cmark-gfm=$pin" "libcmark-gfm0.29.0.gfm.6=$pin" "libcmark-gfm-extensions0.29.0.gfm.6=$pin"
 cat > "$dest/cmark-gfm" <<'WRAP'
 #!/bin/sh
 # cmark-gfm from Debian 12, installed by scripts/install-cmark-gfm.sh

@@ -43,50 +43,11 @@ if [ -x "$dest/nsys" ] && [ -f "$dest/.complete" ] && [ "$(cat "$dest/.complete"
   exit 0
 fi
 
-# The mirror is the one the system already uses (never a host name written here).
-sources=/etc/apt/sources.list.d/debian.sources
-uri=""
-if [ -f "$sources" ]; then
-  uri=$(awk '/^URIs:/{print $2; exit}' "$sources")
-fi
-if [ -z "$uri" ] && [ -f /etc/apt/sources.list ]; then
-  uri=$(awk '$1=="deb"{for(i=2;i<=NF;i++) if ($i ~ /^[a-z]+:\/\//) {print $i; exit}}' /etc/apt/sources.list)
-fi
-if [ -z "$uri" ]; then
-  say "could not find the Debian mirror in $sources or /etc/apt/sources.list"
-  exit 1
-fi
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/lists/partial" "$work/cache/archives/partial" "$work/debs"
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-{
-  echo "deb [signed-by=$keyring] $uri $suite non-free"
-  # libssh-4 (needed by every version) comes from the system's own suite.
-  echo "deb [signed-by=$keyring] $uri bookworm main"
-} > "$work/sources.list"
-apt_opts=(
-  -o "Dir::Etc::sourcelist=$work/sources.list"
-  -o "Dir::Etc::sourceparts=-"
-  -o "Dir::State::Lists=$work/lists"
-  -o "Dir::Cache=$work/cache"
-  -o "APT::Get::List-Cleanup=0"
-  -o "APT::Sandbox::User=root"
-)
-
-say "fetching package lists ($suite non-free)"
-apt-get "${apt_opts[@]}" -qq update >&2
-say "downloading nsight-systems $pin"
-(cd "$work/debs" && apt-get "${apt_opts[@]}" -qq download \
-  "nsight-systems=$pin" "nsight-systems-target=$pin" libssh-4 "${extra[@]}" >&2)
-
-rm -rf "$dest"
-mkdir -p "$dest/prefix"
-for deb in "$work"/debs/*.deb; do
-  say "unpacking $(basename "$deb")"
-  dpkg -x "$deb" "$dest/prefix"
-done
+# libssh-4 (needed by every version) comes from the system's own suite.
+# shellcheck source=scripts/lib/debian-packages.sh
+source "$repo_root/scripts/lib/debian-packages.sh"
+fetch_debs "$dest" "$suite non-free" "bookworm main" -- \
+  "nsight-systems=$pin" "nsight-systems-target=$pin" libssh-4 "${extra[@]}"
 
 if [ ! -x "$dest/prefix/usr/bin/nsys" ]; then
   say "nsys not found in the unpacked packages under $dest/prefix"

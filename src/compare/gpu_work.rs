@@ -11,20 +11,9 @@ use crate::artifact::{GpuWork, MemoryCopies};
 /// Both runs' kernels and copies, item by item; `None` unless both runs record GPU work.
 pub fn changes(base: Option<&GpuWork>, head: Option<&GpuWork>) -> Option<GpuWorkChanges> {
     let (base, head) = (base?, head?);
-    let kernels = |w: &GpuWork| {
-        let mut out: BTreeMap<String, f64> = BTreeMap::new();
-        for k in w.kernels.iter().flatten() {
-            *out.entry(k.name.clone()).or_default() += k.total_ns as f64;
-        }
-        out
-    };
-    let copies = |w: &GpuWork| {
-        let mut out: BTreeMap<String, f64> = BTreeMap::new();
-        for c in w.memory_copies.iter().flatten() {
-            *out.entry(copy_label(c)).or_default() += c.total_ns as f64;
-        }
-        out
-    };
+    let kernels = |w: &GpuWork| totals(w.kernels.iter().flatten(), |k| (k.name.clone(), k.total_ns));
+    let copies =
+        |w: &GpuWork| totals(w.memory_copies.iter().flatten(), |c| (copy_label(c), c.total_ns));
     let kernels = merge(kernels(base), kernels(head));
     let memory_copies = merge(copies(base), copies(head));
     if kernels.is_empty() && memory_copies.is_empty() {
@@ -34,6 +23,19 @@ pub fn changes(base: Option<&GpuWork>, head: Option<&GpuWork>) -> Option<GpuWork
         kernels,
         memory_copies,
     })
+}
+
+/// The total time of each key over `items`, given each item's key and total.
+fn totals<'a, T: 'a>(
+    items: impl Iterator<Item = &'a T>,
+    key_and_ns: impl Fn(&T) -> (String, i64),
+) -> BTreeMap<String, f64> {
+    let mut out: BTreeMap<String, f64> = BTreeMap::new();
+    for item in items {
+        let (key, ns) = key_and_ns(item);
+        *out.entry(key).or_default() += ns as f64;
+    }
+    out
 }
 
 /// `Host-to-Device · Pageable → Device`.

@@ -293,7 +293,7 @@ fn condition_text(name: ConditionName, v: &serde_json::Value, caps: &Caps) -> St
             if let Some(sha) = v["record_ids_sha256"].as_str() {
                 text.push_str(&format!(
                     "; ids SHA-256 {}…",
-                    esc(&sha.chars().take(12).collect::<String>(), 12)
+                    esc(&short_sha(sha), 12)
                 ));
             }
             text

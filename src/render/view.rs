@@ -368,14 +368,7 @@ fn distinguish_titles(
         let gpu = analysis
             .gpu_work
             .as_ref()
-            .and_then(|w| w.devices.as_ref())
-            .map(|d| {
-                let names: BTreeSet<&str> = d
-                    .iter()
-                    .map(|d| d.name.as_deref().unwrap_or(&d.device))
-                    .collect();
-                names.into_iter().collect::<Vec<_>>().join(", ")
-            })
+            .map(|w| w.gpu_names().join(", "))
             .filter(|n| !n.is_empty());
         let label = gpu.or_else(|| analysis.label.clone()).unwrap_or_else(|| {
             path.parent()

@@ -157,9 +157,10 @@ async fn fetch(
     let (base_ref, base_sha) = match (&plan.base_ref, &plan.head_sha) {
         (Some(r), _) => (r.clone(), plan.base_sha.clone()),
         (None, Some(head)) => client
-            .pull_base_by_head(&plan.repo, head)
+            .open_pull_by_head(&plan.repo, head)
             .await
             .map_err(|e| note_of("finding the pull request of the workflow run", &e))?
+            .and_then(|p| p.base_ref.map(|b| (b, p.base_sha)))
             .ok_or_else(|| {
                 format!(
                     "no baseline: no open pull request has the workflow run's head commit {head}"

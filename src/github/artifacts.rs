@@ -120,43 +120,6 @@ impl Client {
             .collect())
     }
 
-    /// The base branch and commit of the open pull request whose head is `sha` (the lowest
-    /// number if several): for a fork's `workflow_run`, whose event lists no pull request.
-    pub async fn pull_base_by_head(
-        &self,
-        repo: &Repo,
-        sha: &str,
-    ) -> Result<Option<(String, Option<String>)>, PostError> {
-        #[derive(Deserialize)]
-        struct Pull {
-            number: u64,
-            head: Side,
-            base: Side,
-        }
-        #[derive(Deserialize)]
-        struct Side {
-            #[serde(default)]
-            sha: Option<String>,
-            #[serde(rename = "ref", default)]
-            branch: Option<String>,
-        }
-        let path = format!(
-            "/repos/{}/{}/pulls?state=open&per_page=100",
-            repo.owner, repo.name
-        );
-        let pulls: Vec<Pull> = self.get_json(&path).await?;
-        Ok(pulls
-            .into_iter()
-            .filter(|p| {
-                p.head
-                    .sha
-                    .as_deref()
-                    .is_some_and(|s| s.eq_ignore_ascii_case(sha))
-            })
-            .min_by_key(|p| p.number)
-            .and_then(|p| p.base.branch.map(|b| (b, p.base.sha))))
-    }
-
     /// The run's artifacts named `name`.
     pub async fn run_artifacts(
         &self,

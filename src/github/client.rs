@@ -489,23 +489,37 @@ impl Client {
         }
     }
 
-    /// The open pull request whose head is `sha` (the lowest number if several).
+    /// The number of the open pull request whose head is `sha` (the lowest if several).
     pub async fn pull_by_head(&self, repo: &Repo, sha: &str) -> Result<Option<u64>, PostError> {
+        Ok(self.open_pull_by_head(repo, sha).await?.map(|p| p.number))
+    }
+
+    /// The open pull request whose head is `sha` (the lowest number if several), with its
+    /// base; every page of open pull requests is looked at.
+    pub async fn open_pull_by_head(
+        &self,
+        repo: &Repo,
+        sha: &str,
+    ) -> Result<Option<OpenPull>, PostError> {
         #[derive(Deserialize)]
         struct Pull {
             number: u64,
-            head: Head,
+            head: Side,
+            #[serde(default)]
+            base: Option<Side>,
         }
         #[derive(Deserialize)]
-        struct Head {
+        struct Side {
             #[serde(default)]
             sha: Option<String>,
+            #[serde(rename = "ref", default)]
+            branch: Option<String>,
         }
         let mut url = self.url(&format!(
             "/repos/{}/{}/pulls?state=open&per_page=100",
             repo.owner, repo.name
         ));
-        let mut found: Option<u64> = None;
+        let mut found: Option<OpenPull> = None;
         for _ in 0..MAX_PAGES {
             let reply = self.request(Method::GET, &url, None).await?;
             if reply.status != 200 {
@@ -513,12 +527,21 @@ impl Client {
             }
             let pulls: Vec<Pull> = self.parse("GET", &url, &reply)?;
             for p in pulls {
-                if p.head
+                let matches = p
+                    .head
                     .sha
                     .as_deref()
-                    .is_some_and(|s| s.eq_ignore_ascii_case(sha))
-                {
-                    found = Some(found.map_or(p.number, |f| f.min(p.number)));
+                    .is_some_and(|s| s.eq_ignore_ascii_case(sha));
+                if matches && found.as_ref().is_none_or(|f| p.number < f.number) {
+                    let base = p.base.unwrap_or(Side {
+                        sha: None,
+                        branch: None,
+                    });
+                    found = Some(OpenPull {
+                        number: p.number,
+                        base_ref: base.branch,
+                        base_sha: base.sha,
+                    });
                 }
             }
             match next_link(&reply.headers) {
@@ -528,6 +551,16 @@ impl Client {
         }
         Ok(found)
     }
+}
+
+/// An open pull request as [`Client::open_pull_by_head`] finds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenPull {
+    pub number: u64,
+    /// The base branch's name, and the commit it pointed at when the pull request was last
+    /// updated.
+    pub base_ref: Option<String>,
+    pub base_sha: Option<String>,
 }
 
 /// Octocrab's layers for every request: `Accept` and our `User-Agent`, and the token, which

@@ -41,19 +41,7 @@ pub fn read(event_name: Option<&str>, event_path: Option<&Path>) -> Result<Event
             "GITHUB_EVENT_NAME is {name} but GITHUB_EVENT_PATH is not set (pass --pr N)"
         ))
     })?;
-    let bytes = crate::input::read_regular(path, MAX_EVENT_BYTES).map_err(|e| {
-        PostError::Config(format!(
-            "cannot read the event file {} (GITHUB_EVENT_PATH): {}",
-            path.display(),
-            e.into_io_error()
-        ))
-    })?;
-    let event: Value = serde_json::from_slice(&bytes).map_err(|e| {
-        PostError::Config(format!(
-            "the event file {} is not JSON: {e}",
-            path.display()
-        ))
-    })?;
+    let event = load(path).map_err(PostError::Config)?;
     parse(name, &event).map_err(|problem| {
         PostError::Config(format!(
             "the {name} event in {}: {problem} (pass --pr N)",
@@ -125,10 +113,7 @@ pub fn base_of(event_name: Option<&str>, event_path: Option<&Path>) -> Result<Ba
     let (Some(name), Some(path)) = (event_name, event_path) else {
         return Ok(BaseOf::default());
     };
-    let bytes = crate::input::read_regular(path, MAX_EVENT_BYTES)
-        .map_err(|e| format!("cannot read the event file: {}", e.into_io_error()))?;
-    let event: Value =
-        serde_json::from_slice(&bytes).map_err(|e| format!("the event file is not JSON: {e}"))?;
+    let event = load(path)?;
     let text = |v: Option<&Value>| {
         v.and_then(Value::as_str)
             .filter(|s| !s.is_empty())
@@ -150,9 +135,25 @@ pub fn base_of(event_name: Option<&str>, event_path: Option<&Path>) -> Result<Ba
             .filter(|s| s.chars().all(|c| c.is_ascii_hexdigit())),
         triggering_workflow: text(event.get("workflow_run").and_then(|r| r.get("path")))
             .and_then(|p| p.rsplit('/').next().map(str::to_owned)),
-        head_sha: text(event.get("workflow_run").and_then(|r| r.get("head_sha")))
-            .filter(|s| s.chars().all(|c| c.is_ascii_hexdigit())),
+        // As `parse` reads it: only a run of a pull request, and a hexadecimal commit.
+        head_sha: match parse(name, &event) {
+            Ok(EventPr::HeadSha(sha)) => Some(sha),
+            _ => None,
+        },
     })
+}
+
+/// The event file, read with a bound and parsed; `Err` says which file and why not.
+fn load(path: &Path) -> Result<Value, String> {
+    let bytes = crate::input::read_regular(path, MAX_EVENT_BYTES).map_err(|e| {
+        format!(
+            "cannot read the event file {} (GITHUB_EVENT_PATH): {}",
+            path.display(),
+            e.into_io_error()
+        )
+    })?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| format!("the event file {} is not JSON: {e}", path.display()))
 }
 
 /// `holder.number`: `None` when absent (or null), else a pull-request number, a whole number

@@ -304,6 +304,43 @@ fn hostile_text_everywhere_stays_inert() {
     assert!(md.contains("x\\|y"));
 }
 
+/// Advice joins a range's host and GPU rows by the group, not by the shown name: a host group
+/// of two names whose GPU group has one (shown by its exact name) is still known to launch
+/// GPU work.
+#[test]
+fn advice_matches_host_and_gpu_groups_by_their_key() {
+    use crate::artifact::{GpuProjectedRangeGroup, GroupStats, HostRangeGroup};
+    let mut a = analysis("r", 20, 2, true);
+    let stats = |total_ns: i64| GroupStats {
+        total_ns,
+        mean_ns: total_ns as f64 / 20.0,
+        minimum_ns: 1,
+        maximum_ns: total_ns,
+    };
+    a.host_ranges[0].name = "layer_1.load".to_owned();
+    a.host_ranges[1].name = "layer_2.load".to_owned();
+    a.gpu_projected_ranges.truncate(1);
+    a.gpu_projected_ranges[0].name = "layer_1.load".to_owned();
+    a.host_range_groups = vec![HostRangeGroup {
+        group: "layer_#.load".to_owned(),
+        names: 2,
+        instances: 40,
+        inclusive: stats(40_000_000),
+        exclusive: stats(30_000_000),
+    }];
+    a.gpu_projected_range_groups = vec![GpuProjectedRangeGroup {
+        group: "layer_#.load".to_owned(),
+        names: 1,
+        instances: 20,
+        projected: stats(35_000_000),
+        host_total_ns: 40_000_000,
+        gpu_operation_count: 20,
+    }];
+    let md = render_default(&[outcome(a)], Budget::comment());
+    assert!(md.contains(".load (2 names)"), "{md}");
+    assert!(!md.contains("launched no GPU work"), "{md}");
+}
+
 #[test]
 fn wording_keeps_the_timing_semantics() {
     for gpu in [true, false] {

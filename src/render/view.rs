@@ -1075,7 +1075,9 @@ fn shown_ranges(a: &Analysis, exact: bool) -> (Cow<'_, [HostRange]>, Cow<'_, [Gp
         .iter()
         .map(|g| HostRange {
             name: group_display(&g.group, g.names, &host_names),
-            path: Vec::new(),
+            // The group's key, so that a group's host and GPU rows are matched as exact
+            // ranges are by their path (their shown names may differ in how many names).
+            path: vec![g.group.clone()],
             instances: g.instances,
             inclusive: stats(&g.inclusive),
             exclusive: stats(&g.exclusive),
@@ -1087,7 +1089,7 @@ fn shown_ranges(a: &Analysis, exact: bool) -> (Cow<'_, [HostRange]>, Cow<'_, [Gp
         .iter()
         .map(|g| GpuProjectedRange {
             name: group_display(&g.group, g.names, &gpu_names),
-            path: Vec::new(),
+            path: vec![g.group.clone()],
             style: "PushPop".to_owned(),
             instances: g.instances,
             projected: stats(&g.projected),
@@ -1258,7 +1260,7 @@ fn advice(
         if r.exclusive.total_ns <= 0 {
             continue;
         }
-        let gpu = gpus.iter().find(|g| g.name == r.name);
+        let gpu = gpus.iter().find(|g| g.path == r.path);
         let host_only = match gpu {
             None => true,
             Some(g) => (g.projected.total_ns as f64) < 0.5 * r.inclusive.total_ns as f64,

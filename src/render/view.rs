@@ -1300,19 +1300,8 @@ fn advice(
                 .and_then(|r| r.iter().find(|r| r.name == g.name))
                 .filter(|r| !r.kernels.is_empty())
                 .map(|r| {
-                    let top: Vec<String> = r
-                        .kernels
-                        .iter()
-                        .take(3)
-                        .map(|k| {
-                            format!(
-                                "{} {}",
-                                esc(kernel_display(&k.name), caps.name_chars),
-                                format::percent(k.share, 1.0)
-                            )
-                        })
-                        .collect();
-                    format!(": {} of its kernel time", top.join(", "))
+                    let top = &r.kernels[..r.kernels.len().min(3)];
+                    format!(": {} of its kernel time", kernel_mix_text(top, None, caps))
                 })
                 .unwrap_or_default();
             out.push(format!(

@@ -72,9 +72,14 @@ fn an_llm_report_leads_with_the_gate_the_medians_and_the_iterations() {
     assert!(!report.contains(" ns)"), "{report}");
     assert!(!report.contains("0x the median"), "{report}");
 
-    // --exact-names: the exact names, no groups.
-    let run = fixture("llama-like");
-    let exact = report_of(&run, &nsys, &["--exact-names"]);
+    // --exact-names: the exact names, no groups (the same analysis, rendered again).
+    let out = bin()
+        .args(["report", "--output", "-", "--exact-names", "--run-dir"])
+        .arg(&run.dir)
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let exact = String::from_utf8(out.stdout.clone()).unwrap();
     assert!(!exact.contains("names) |"), "{exact}");
     assert!(exact.contains("| layer\\_"), "{exact}");
 }

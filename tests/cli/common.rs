@@ -175,6 +175,24 @@ pub fn analyze(dir: &Path, nsys: &Path, args: &[&str]) -> Output {
         .expect("run nsys-gate")
 }
 
+/// `nsys-gate run --no-post --run-dir DIR… --nsys NSYS ARGS…`, outside GitHub Actions.
+pub fn run_cmd(dirs: &[&Path], nsys: &Path, args: &[&str]) -> Output {
+    let mut cmd = bin();
+    cmd.arg("run").arg("--no-post").arg("--nsys").arg(nsys);
+    for d in dirs {
+        cmd.arg("--run-dir").arg(d);
+    }
+    cmd.args(args)
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .expect("run nsys-gate")
+}
+
+/// The report.md that `run` wrote in a run directory.
+pub fn report_md(run: &Run) -> String {
+    std::fs::read_to_string(run.path("report.md")).expect("report.md")
+}
+
 #[track_caller]
 pub fn assert_status(out: &Output, code: i32) {
     assert_eq!(

@@ -5,22 +5,26 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{assert_status, bin, fixture, repo, Run};
+use crate::common::{assert_status, bin, fixture, repo, report_md, run_cmd, Run};
 use crate::require_nsys;
 
 /// `run --no-post` on a fixture; its report.md.
 fn report_of(run: &Run, nsys: &Path, args: &[&str]) -> String {
-    let out = bin()
-        .args(["run", "--no-post", "--nsys"])
-        .arg(nsys)
-        .arg("--run-dir")
-        .arg(&run.dir)
-        .args(args)
-        .env_remove("GITHUB_ACTIONS")
-        .output()
-        .unwrap();
+    let out = run_cmd(&[&run.dir], nsys, args);
     assert_status(&out, 0);
-    std::fs::read_to_string(run.path("report.md")).unwrap()
+    report_md(run)
+}
+
+/// `report --output - ARGS… --run-dir DIR…` on analysed run directories: the report it prints.
+fn rendered(dirs: &[&Path], args: &[&str]) -> String {
+    let mut cmd = bin();
+    cmd.args(["report", "--output", "-"]).args(args);
+    for d in dirs {
+        cmd.arg("--run-dir").arg(d);
+    }
+    let out = cmd.output().unwrap();
+    assert_status(&out, 0);
+    String::from_utf8(out.stdout.clone()).unwrap()
 }
 
 #[test]
@@ -73,13 +77,7 @@ fn an_llm_report_leads_with_the_gate_the_medians_and_the_iterations() {
     assert!(!report.contains("0x the median"), "{report}");
 
     // --exact-names: the exact names, no groups (the same analysis, rendered again).
-    let out = bin()
-        .args(["report", "--output", "-", "--exact-names", "--run-dir"])
-        .arg(&run.dir)
-        .output()
-        .unwrap();
-    assert_status(&out, 0);
-    let exact = String::from_utf8(out.stdout.clone()).unwrap();
+    let exact = rendered(&[&run.dir], &["--exact-names"]);
     assert!(!exact.contains("names) |"), "{exact}");
     assert!(exact.contains("| layer\\_"), "{exact}");
 }
@@ -113,15 +111,7 @@ fn matrix_legs_are_labelled_by_their_gpu() {
         )
         .unwrap();
     }
-    let out = bin()
-        .args(["report", "--output", "-", "--run-dir"])
-        .arg(&legs[0])
-        .arg("--run-dir")
-        .arg(&legs[1])
-        .output()
-        .unwrap();
-    assert_status(&out, 0);
-    let report = String::from_utf8(out.stdout.clone()).unwrap();
+    let report = rendered(&[&legs[0], &legs[1]], &[]);
     assert!(
         report.contains("## smoke-tensor · run gpu-work · NVIDIA A100-SXM4-80GB\n"),
         "{report}"
@@ -142,15 +132,7 @@ fn matrix_legs_are_labelled_by_their_gpu() {
         a["label"] = serde_json::Value::from(label);
         std::fs::write(leg.join("analysis.json"), a.to_string()).unwrap();
     }
-    let out = bin()
-        .args(["report", "--output", "-", "--run-dir"])
-        .arg(&legs[0])
-        .arg("--run-dir")
-        .arg(&legs[1])
-        .output()
-        .unwrap();
-    assert_status(&out, 0);
-    let report = String::from_utf8(out.stdout.clone()).unwrap();
+    let report = rendered(&[&legs[0], &legs[1]], &[]);
     assert!(
         report.contains("## smoke-tensor · run gpu-work · leg one\n")
             && report.contains("## smoke-tensor · run gpu-work · leg two\n"),
@@ -249,16 +231,9 @@ fn reports_render_through_cmark_gfm_as_github_does() {
         "missing-iterations",
     ] {
         let run = fixture(name);
-        let out = bin()
-            .args(["run", "--no-post", "--nsys"])
-            .arg(&nsys)
-            .arg("--run-dir")
-            .arg(&run.dir)
-            .env_remove("GITHUB_ACTIONS")
-            .output()
-            .unwrap();
+        let out = run_cmd(&[&run.dir], &nsys, &[]);
         assert!(out.status.code().is_some_and(|c| c <= 1), "{name}");
-        let markdown = std::fs::read_to_string(run.path("report.md")).unwrap();
+        let markdown = report_md(&run);
         let html = github_html(&cmark, &markdown);
         // The headline is the first paragraph after the title.
         let h1 = html.find("<h1>").expect("a title");

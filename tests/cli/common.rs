@@ -13,22 +13,28 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// A tool a test needs: `found` when it is there. When it is not (`missing` says what is
+/// missing and how to install it), a failure under CI; locally `None`, the test skipped, loudly.
+pub fn installed_or_skip(found: Option<PathBuf>, missing: &str) -> Option<PathBuf> {
+    if found.is_some() {
+        return found;
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("{missing}; CI is set, so this is a failure, not a skip");
+    }
+    eprintln!("SKIPPED: {missing}; set CI=1 to make this a failure");
+    None
+}
+
 /// The nsys that `scripts/install-nsys.sh VERSION` installed. Under CI a missing install is a
 /// failure; locally the test is skipped, loudly.
 pub fn nsys(version: &str) -> Option<PathBuf> {
     let path = repo().join(".nsys").join(version).join("nsys");
-    if path.is_file() {
-        return Some(path);
-    }
-    let hint = format!(
+    let missing = format!(
         "nsys {version} is not installed at {} (run `scripts/install-nsys.sh {version}`)",
         path.display()
     );
-    if std::env::var_os("CI").is_some() {
-        panic!("{hint}; CI is set, so this is a failure, not a skip");
-    }
-    eprintln!("SKIPPED: {hint}; set CI=1 to make this a failure");
-    None
+    installed_or_skip(Some(path).filter(|p| p.is_file()), &missing)
 }
 
 /// `let nsys = require_nsys!("2024.2");` returns from the test when it is skipped.

@@ -18,14 +18,14 @@ fi
 gcc -O2 -std=c11 -I "$nvtx" -o "$work/harness" tests/harness/harness.c -ldl -pthread
 
 # record_harness HARNESS_ARGS...: work/trace.nsys-rep of the harness run with those arguments
-# (converted from the .qdstrm where nsys leaves only that).
+# (converted from the .qdstrm where nsys leaves only that). nsys's errors are shown.
 record_harness() {
   (
     cd "$work"
     env -i PATH=/usr/bin:/bin HOME="$work" NSYS_NVTX_PROFILER_REGISTER_ONLY=0 \
       "$nsys" profile --trace=nvtx --sample=none --cpuctxsw=none \
       --capture-range=nvtx --nvtx-capture='profile-target@*' --capture-range-end=stop \
-      -o trace ./harness --no-wait "$@" >/dev/null 2>&1
+      -o trace ./harness --no-wait "$@" >/dev/null
     if [ ! -f trace.nsys-rep ]; then
       LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu" \
         "$prefix/usr/lib/nsight-systems/host-linux-x64/QdstrmImporter" -i trace.qdstrm >/dev/null

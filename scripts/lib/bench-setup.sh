@@ -1,6 +1,7 @@
 # Shared by the benchmark scripts (sourced, not run): builds nsys-gate in release mode and the
 # NVTX harness, makes the work folder, and records the harness under nsys 2024.2 without
-# waits, from the work folder with a minimal environment. Sets repo, nsys, prefix, gate, work.
+# waits, from the work folder with a minimal environment; writes run directories' manifests.
+# Sets repo, nsys, prefix, gate, work.
 # Needs `keep` (a folder to leave the work folder in, or empty) set by the caller.
 
 repo=$(pwd)
@@ -31,4 +32,12 @@ record_harness() {
         "$prefix/usr/lib/nsight-systems/host-linux-x64/QdstrmImporter" -i trace.qdstrm >/dev/null
     fi
   )
+}
+
+# write_manifest RUN_DIR TRACE ITERATIONS: RUN_DIR/manifest.yaml, the clean fixture's manifest
+# for a run named after RUN_DIR's folder, with its trace file TRACE and ITERATIONS passes.
+write_manifest() {
+  sed -e "s/^  iterations: 5$/  iterations: $3/" \
+      -e "s#runs/clean/trace.nsys-rep#runs/$(basename "$1")/$2#" \
+      "$repo/tests/fixtures/clean/manifest.yaml" > "$1/manifest.yaml"
 }

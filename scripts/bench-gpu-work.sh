@@ -46,15 +46,11 @@ record_harness --gpu-markers --warmup 1 --iterations "$passes"
 python3 tests/harness/fixtures.py add-gpu-work --sqlite "$work/trace.sqlite" \
   --schema-from "$work/schema.sqlite" --work full >&2
 
-manifest() {
-  sed -e "s/^  iterations: 5$/  iterations: $passes/" \
-      -e "s#runs/clean/trace.nsys-rep#runs/$1/$2#" tests/fixtures/clean/manifest.yaml > "$work/runs/$1/manifest.yaml"
-}
 mkdir -p "$work/runs/gpu" "$work/runs/nvtx" "$work/results"
 mv "$work/trace.sqlite" "$work/runs/gpu/trace.sqlite"
 mv "$work/trace.nsys-rep" "$work/runs/nvtx/trace.nsys-rep"
-manifest gpu trace.sqlite
-manifest nvtx trace.nsys-rep
+write_manifest "$work/runs/gpu" trace.sqlite "$passes"
+write_manifest "$work/runs/nvtx" trace.nsys-rep "$passes"
 gpu="$work/runs/gpu" rep="$work/runs/nvtx"
 bare="$work/bare"; mkdir -p "$bare"
 

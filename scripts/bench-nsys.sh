@@ -25,9 +25,7 @@ record_harness --warmup 1 --iterations "$iterations"
 run="$work/runs/big"
 mkdir -p "$run"
 mv "$work/trace.nsys-rep" "$run/trace.nsys-rep"
-sed -e "s/^  iterations: 5$/  iterations: $iterations/" \
-    -e "s#runs/clean/trace.nsys-rep#runs/big/trace.nsys-rep#" \
-    tests/fixtures/clean/manifest.yaml > "$run/manifest.yaml"
+write_manifest "$run" trace.nsys-rep "$iterations"
 
 seconds() { local start end; start=$(date +%s.%N); "$@" >/dev/null 2>&1 || true; end=$(date +%s.%N); awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }'; }
 lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }

@@ -78,22 +78,16 @@ fn act_lock() -> MutexGuard<'static, ()> {
 
 fn act() -> Option<PathBuf> {
     let path = repo().join(format!(".tools/act-{ACT_VERSION}/bin/act"));
-    if path.is_file() {
-        return Some(path);
-    }
-    let hint = format!(
+    let missing = format!(
         "act is not installed at {} (run `scripts/install-act.sh`)",
         path.display()
     );
-    if std::env::var_os("CI").is_some() {
-        panic!("{hint}; CI is set, so this is a failure, not a skip");
-    }
-    eprintln!("SKIPPED: {hint}; set CI=1 to make this a failure");
-    None
+    crate::common::installed_or_skip(Some(path).filter(|p| p.is_file()), &missing)
 }
 
 /// What every act test needs: nsys, act, its turn, the release mirror and the GitHub-like
-/// server. `None` (skipped, loudly) when nsys or act is missing outside CI.
+/// server. `None` (skipped, loudly) when nsys or act is missing outside CI. A test keeps it
+/// whole to its end (`let Some(s) = setup()`), so its turn lasts as long as the test.
 struct Setup {
     nsys: PathBuf,
     act: PathBuf,
@@ -337,23 +331,18 @@ fn text(out: &Output) -> String {
 
 #[test]
 fn the_action_installs_the_release_posts_updates_and_gates_under_act() {
-    let Some(Setup {
-        nsys,
-        act,
-        _turn,
-        mirror,
-        server,
-    }) = setup()
-    else {
-        return;
-    };
-    let act = Act::new(act, nsys, &[(".github/workflows/profile.yml", WORKFLOW)]);
+    let Some(s) = setup() else { return };
+    let act = Act::new(
+        s.act,
+        s.nsys,
+        &[(".github/workflows/profile.yml", WORKFLOW)],
+    );
     let version = version();
 
     // First run: a clean run directory, on a runner without Rust. The release binary is
     // downloaded from the mirror and checked, the comment is created, the job passes.
     let started = std::time::Instant::now();
-    let (out, recorded) = act.run(&server, &mirror.url(), "clean", false);
+    let (out, recorded) = act.run(&s.server, &s.mirror.url(), "clean", false);
     let elapsed = started.elapsed();
     let log = text(&out);
     assert!(out.status.success(), "act failed:\n{log}");
@@ -362,13 +351,13 @@ fn the_action_installs_the_release_posts_updates_and_gates_under_act() {
     assert!(
         log.contains(&format!(
             "installed release {version} (linux-x86_64) from {}{asset}",
-            mirror.url()
+            s.mirror.url()
         )),
         "{log}"
     );
     assert!(!log.contains("building nsys-gate"), "{log}");
     assert_eq!(
-        mirror.requests(),
+        s.mirror.requests(),
         [
             format!("/v{version}/nsys-gate-{version}-source-tree.txt"),
             asset.clone(),
@@ -387,7 +376,7 @@ fn the_action_installs_the_release_posts_updates_and_gates_under_act() {
             .unwrap_or_else(|| panic!("no warnings output in {recorded}"))
     };
     let clean_warnings = warnings_of(&recorded);
-    let comments = server.comments(7);
+    let comments = s.server.comments(7);
     assert_eq!(comments.len(), 1, "{comments:?}\n{log}");
     let id = comments[0].id;
     assert!(
@@ -396,7 +385,7 @@ fn the_action_installs_the_release_posts_updates_and_gates_under_act() {
         comments[0].body
     );
     assert!(recorded.contains("comment=http"), "{recorded}");
-    let posts: Vec<String> = server.requests().iter().map(|r| r.line()).collect();
+    let posts: Vec<String> = s.server.requests().iter().map(|r| r.line()).collect();
     assert!(
         posts
             .iter()
@@ -406,9 +395,9 @@ fn the_action_installs_the_release_posts_updates_and_gates_under_act() {
 
     // Second run: missing iterations. The cached binary is used, the same comment is
     // updated in place, and the job fails on the gate.
-    let before = server.requests().len();
+    let before = s.server.requests().len();
     let started = std::time::Instant::now();
-    let (out, recorded) = act.run(&server, &mirror.url(), "missing-iterations", false);
+    let (out, recorded) = act.run(&s.server, &s.mirror.url(), "missing-iterations", false);
     eprintln!(
         "install: release, cached, to comment updated: act ran {:?}",
         started.elapsed()
@@ -422,10 +411,10 @@ fn the_action_installs_the_release_posts_updates_and_gates_under_act() {
         log.contains(&format!("using the cached release binary {version}")),
         "{log}"
     );
-    assert_eq!(mirror.requests().len(), 3, "{:?}", mirror.requests());
+    assert_eq!(s.mirror.requests().len(), 3, "{:?}", s.mirror.requests());
     assert!(recorded.contains("gate=fail"), "{recorded}\n{log}");
     assert!(warnings_of(&recorded) > clean_warnings, "{recorded}");
-    let comments = server.comments(7);
+    let comments = s.server.comments(7);
     assert_eq!(comments.len(), 1, "{comments:?}");
     assert_eq!(comments[0].id, id);
     assert!(
@@ -433,7 +422,7 @@ fn the_action_installs_the_release_posts_updates_and_gates_under_act() {
         "{}",
         comments[0].body
     );
-    let requests = server.requests();
+    let requests = s.server.requests();
     let lines: Vec<String> = requests[before..].iter().map(|r| r.line()).collect();
     assert!(
         lines
@@ -485,16 +474,7 @@ jobs:
 /// report in one `nsys stats` call.
 #[test]
 fn install_auto_downloads_the_release_of_this_tree_and_builds_an_edited_tree_under_act() {
-    let Some(Setup {
-        nsys,
-        act,
-        _turn,
-        mirror,
-        server,
-    }) = setup()
-    else {
-        return;
-    };
+    let Some(s) = setup() else { return };
     let shim_dir = assert_fs::TempDir::new().unwrap();
     let calls = shim_dir.path().join("calls.txt");
     let shim = shim_dir.path().join("nsys");
@@ -503,19 +483,19 @@ fn install_auto_downloads_the_release_of_this_tree_and_builds_an_edited_tree_und
         format!(
             "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
             calls.display(),
-            nsys.display()
+            s.nsys.display()
         ),
     )
     .unwrap();
     std::fs::set_permissions(&shim, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let act = Act::new(
-        act,
+        s.act,
         shim,
         &[(".github/workflows/profile.yml", AUTO_WORKFLOW)],
     );
     let version = version();
 
-    let (out, recorded) = act.run(&server, &mirror.url(), "clean", true);
+    let (out, recorded) = act.run(&s.server, &s.mirror.url(), "clean", true);
     let log = text(&out);
     assert!(out.status.success(), "act failed:\n{log}");
     assert!(recorded.contains("gate=pass"), "{recorded}\n{log}");
@@ -534,7 +514,7 @@ fn install_auto_downloads_the_release_of_this_tree_and_builds_an_edited_tree_und
         "{log}"
     );
     assert!(!log.contains("building nsys-gate"), "{log}");
-    assert_eq!(mirror.requests().len(), 3, "{:?}", mirror.requests());
+    assert_eq!(s.mirror.requests().len(), 3, "{:?}", s.mirror.requests());
 
     // One file of the action's tree edited (as in a branch or a vendored, patched copy).
     let _ = std::fs::remove_dir_all(source_build_dir());
@@ -550,7 +530,7 @@ fn install_auto_downloads_the_release_of_this_tree_and_builds_an_edited_tree_und
     source.push_str("\n// edited in a branch\n");
     std::fs::write(&main_rs, source).unwrap();
     let started = std::time::Instant::now();
-    let (out, recorded) = act.run(&server, &mirror.url(), "clean", true);
+    let (out, recorded) = act.run(&s.server, &s.mirror.url(), "clean", true);
     let log = text(&out);
     assert!(out.status.success(), "act failed:\n{log}");
     eprintln!(
@@ -567,26 +547,17 @@ fn install_auto_downloads_the_release_of_this_tree_and_builds_an_edited_tree_und
         "{log}"
     );
     // The tree hash was fetched again; the archive was not.
-    let requests = mirror.requests();
+    let requests = s.mirror.requests();
     assert_eq!(requests.len(), 4, "{requests:?}");
     assert!(requests[3].ends_with("-source-tree.txt"), "{requests:?}");
-    assert!(server.requests().is_empty(), "{:?}", server.requests());
+    assert!(s.server.requests().is_empty(), "{:?}", s.server.requests());
 }
 
 /// A downloaded archive whose SHA-256 is not the published one fails the step, saying so, and
 /// is neither installed nor replaced by a source build (cargo is on PATH, and unused).
 #[test]
 fn a_wrong_checksum_fails_the_install_under_act() {
-    let Some(Setup {
-        nsys,
-        act,
-        _turn,
-        server,
-        ..
-    }) = setup()
-    else {
-        return;
-    };
+    let Some(s) = setup() else { return };
     let version = version();
     let altered = assert_fs::TempDir::new().unwrap();
     let status = Command::new("cp")
@@ -605,12 +576,12 @@ fn a_wrong_checksum_fails_the_install_under_act() {
     .unwrap();
     let mirror = FileServer::serve(altered.path());
     let act = Act::new(
-        act,
-        nsys,
+        s.act,
+        s.nsys,
         &[(".github/workflows/profile.yml", AUTO_WORKFLOW)],
     );
 
-    let (out, recorded) = act.run(&server, &mirror.url(), "clean", true);
+    let (out, recorded) = act.run(&s.server, &mirror.url(), "clean", true);
     let log = text(&out);
     assert!(!out.status.success(), "the job passed:\n{log}");
     assert!(
@@ -742,26 +713,17 @@ runs:
 /// analyses, inert, under the key derived from their profile names.
 #[test]
 fn the_fork_safe_pair_posts_what_the_privileged_job_rendered_under_act() {
-    let Some(Setup {
-        nsys,
-        act,
-        _turn,
-        mirror,
-        server,
-    }) = setup()
-    else {
-        return;
-    };
-    server.state().pulls = vec![(7, "0123abcd".into())];
-    let other = server.seed(
+    let Some(s) = setup() else { return };
+    s.server.state().pulls = vec![(7, "0123abcd".into())];
+    let other = s.server.seed(
         7,
         "github-actions[bot]",
         "<!-- nsys-gate:other -->\nkeep me",
     );
     let hostile = analysis_json(HOSTILE_PROFILE, HOSTILE_RANGE);
     let act = Act::new(
-        act,
-        nsys,
+        s.act,
+        s.nsys,
         &[
             (
                 ".github/workflows/profile-untrusted.yml",
@@ -775,12 +737,12 @@ fn the_fork_safe_pair_posts_what_the_privileged_job_rendered_under_act() {
     );
     let store = act.root.join("artifacts");
     let artifact_dir = ("ARTIFACT_DIR", store.display().to_string());
-    let release_url = ("RELEASE_URL", mirror.url());
+    let release_url = ("RELEASE_URL", s.mirror.url());
 
     // The fork's half: its token is read-only (and unused: nothing is posted).
     let started = std::time::Instant::now();
     let (out, _) = act.invoke(
-        &server,
+        &s.server,
         &Invocation {
             event: "pull_request",
             event_file: &act.root.join("event.json"),
@@ -793,7 +755,7 @@ fn the_fork_safe_pair_posts_what_the_privileged_job_rendered_under_act() {
     let log = text(&out);
     assert!(out.status.success(), "the fork's half failed:\n{log}");
     eprintln!("the fork's half took {:?}", started.elapsed());
-    assert!(server.requests().is_empty(), "{:?}", server.requests());
+    assert!(s.server.requests().is_empty(), "{:?}", s.server.requests());
     let uploaded = store.join("nsys-gate-analyses/runs");
     for file in [
         "clean/analysis.json",
@@ -820,7 +782,7 @@ fn the_fork_safe_pair_posts_what_the_privileged_job_rendered_under_act() {
     .unwrap();
     let started = std::time::Instant::now();
     let (out, recorded) = act.invoke(
-        &server,
+        &s.server,
         &Invocation {
             event: "workflow_run",
             event_file: &event_file,
@@ -836,7 +798,7 @@ fn the_fork_safe_pair_posts_what_the_privileged_job_rendered_under_act() {
     // Each job downloads the release binary into its runner's tool cache (here, one cache
     // for both: the second job finds it there).
     assert!(log.contains("using the cached release binary"), "{log}");
-    let lines: Vec<String> = server.requests().iter().map(|r| r.line()).collect();
+    let lines: Vec<String> = s.server.requests().iter().map(|r| r.line()).collect();
     assert_eq!(
         lines,
         [
@@ -847,7 +809,7 @@ fn the_fork_safe_pair_posts_what_the_privileged_job_rendered_under_act() {
         ],
         "{log}"
     );
-    let comments = server.comments(7);
+    let comments = s.server.comments(7);
     assert_eq!(comments.len(), 2, "{comments:?}");
     assert_eq!(
         (comments[0].id, comments[0].body.as_str()),
@@ -872,7 +834,7 @@ fn the_fork_safe_pair_posts_what_the_privileged_job_rendered_under_act() {
         )),
         "{recorded}\n{log}"
     );
-    for r in &server.requests() {
+    for r in &s.server.requests() {
         assert_eq!(
             r.header_values("authorization"),
             [format!("Bearer {TOKEN}").as_str()]
@@ -1095,19 +1057,10 @@ jobs:
 #[test]
 fn baseline_auto_compares_with_the_base_branch_artifact_under_act() {
     use std::io::Write as _;
-    let Some(Setup {
-        nsys,
-        act,
-        _turn,
-        mirror,
-        server,
-    }) = setup()
-    else {
-        return;
-    };
+    let Some(s) = setup() else { return };
     // The base branch's artifact: the analysis.json of `clean`, zipped as upload-artifact does.
     let base = crate::common::fixture("clean");
-    let out = crate::common::analyze(&base.dir, &nsys, &[]);
+    let out = crate::common::analyze(&base.dir, &s.nsys, &[]);
     assert_eq!(out.status.code(), Some(0));
     let storage_root = assert_fs::TempDir::new().unwrap();
     std::fs::create_dir_all(storage_root.path().join("blob")).unwrap();
@@ -1124,38 +1077,38 @@ fn baseline_auto_compares_with_the_base_branch_artifact_under_act() {
     let storage = FileServer::serve(storage_root.path());
     {
         use crate::github_server::Download;
-        let mut s = server.state();
+        let mut state = s.server.state();
         // The event's base commit is 4567ef01 on main.
-        s.workflow_runs.push((
+        state.workflow_runs.push((
             "profile.yml".into(),
             serde_json::json!({"id": 501, "head_sha": "4567ef01", "head_branch": "main",
                                "event": "push", "conclusion": "success",
                                "head_repository": {"full_name": "octo/gpu"}}),
         ));
-        s.artifacts.push((
+        state.artifacts.push((
             501,
             serde_json::json!({"id": 601, "name": "nsys-gate-analysis", "expired": false}),
         ));
-        s.downloads.insert(
+        state.downloads.insert(
             601,
             Download::Redirect(format!("{}/blob/artifact.zip?sig=x", storage.url())),
         );
     }
     let act = Act::new(
-        act,
-        nsys,
+        s.act,
+        s.nsys,
         &[(".github/workflows/profile.yml", BASELINE_WORKFLOW)],
     );
     let event_file = act.root.join("event.json");
     let (out, recorded) = act.invoke(
-        &server,
+        &s.server,
         &Invocation {
             event: "pull_request",
             event_file: &event_file,
             workflow: ".github/workflows/profile.yml",
             env: vec![
                 ("RUN_DIR", "runs/clean".to_owned()),
-                ("RELEASE_URL", mirror.url()),
+                ("RELEASE_URL", s.mirror.url()),
                 (
                     "GITHUB_WORKFLOW_REF",
                     "octo/gpu/.github/workflows/profile.yml@refs/pull/7/merge".to_owned(),
@@ -1169,7 +1122,7 @@ fn baseline_auto_compares_with_the_base_branch_artifact_under_act() {
     assert!(out.status.success(), "act failed:\n{log}");
     assert!(recorded.contains("gate=pass"), "{recorded}\n{log}");
     assert!(recorded.contains("comparison.json"), "{recorded}\n{log}");
-    let comments = server.comments(7);
+    let comments = s.server.comments(7);
     assert_eq!(comments.len(), 1, "{log}");
     let body = &comments[0].body;
     assert!(body.contains("### Compared with the baseline"), "{body}");

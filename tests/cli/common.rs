@@ -13,22 +13,28 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// A tool a test needs: `found` when it is there. When it is not (`missing` says what is
+/// missing and how to install it), a failure under CI; locally `None`, the test skipped, loudly.
+pub fn installed_or_skip(found: Option<PathBuf>, missing: &str) -> Option<PathBuf> {
+    if found.is_some() {
+        return found;
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("{missing}; CI is set, so this is a failure, not a skip");
+    }
+    eprintln!("SKIPPED: {missing}; set CI=1 to make this a failure");
+    None
+}
+
 /// The nsys that `scripts/install-nsys.sh VERSION` installed. Under CI a missing install is a
 /// failure; locally the test is skipped, loudly.
 pub fn nsys(version: &str) -> Option<PathBuf> {
     let path = repo().join(".nsys").join(version).join("nsys");
-    if path.is_file() {
-        return Some(path);
-    }
-    let hint = format!(
+    let missing = format!(
         "nsys {version} is not installed at {} (run `scripts/install-nsys.sh {version}`)",
         path.display()
     );
-    if std::env::var_os("CI").is_some() {
-        panic!("{hint}; CI is set, so this is a failure, not a skip");
-    }
-    eprintln!("SKIPPED: {hint}; set CI=1 to make this a failure");
-    None
+    installed_or_skip(Some(path).filter(|p| p.is_file()), &missing)
 }
 
 /// `let nsys = require_nsys!("2024.2");` returns from the test when it is skipped.
@@ -173,6 +179,24 @@ pub fn analyze(dir: &Path, nsys: &Path, args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run nsys-gate")
+}
+
+/// `nsys-gate run --no-post --run-dir DIR… --nsys NSYS ARGS…`, outside GitHub Actions.
+pub fn run_cmd(dirs: &[&Path], nsys: &Path, args: &[&str]) -> Output {
+    let mut cmd = bin();
+    cmd.arg("run").arg("--no-post").arg("--nsys").arg(nsys);
+    for d in dirs {
+        cmd.arg("--run-dir").arg(d);
+    }
+    cmd.args(args)
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .expect("run nsys-gate")
+}
+
+/// The report.md that `run` wrote in a run directory.
+pub fn report_md(run: &Run) -> String {
+    std::fs::read_to_string(run.path("report.md")).expect("report.md")
 }
 
 #[track_caller]
@@ -328,8 +352,10 @@ pub fn reuse_stats(dir: &Path) -> Output {
 
 /// `nsys-gate analyze --reuse-stats --run-dir DIR`, killed (SIGKILL) as soon as its peak
 /// resident memory passes `cap_kib`, so that a regression fails the test instead of eating
-/// the machine: its output, and its peak resident memory in KiB as the kernel counted it for
-/// this child alone (`wait4`; over the cap when it was killed for it).
+/// the machine: its output, and its peak resident memory in KiB (over the cap when it was
+/// killed for it) as [`output_and_peak_kib`] measures it: the kernel's count for the child
+/// (`wait4`) when that is above this test process's own peak, else the child's largest
+/// `VmHWM` sampled while it ran.
 pub fn reuse_stats_capped(dir: &Path, cap_kib: u64) -> (Output, u64) {
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("nsys-gate"));
     cmd.args(["analyze", "--reuse-stats", "--run-dir"])
@@ -368,7 +394,10 @@ pub fn output_and_peak_kib(mut cmd: std::process::Command, cap_kib: u64) -> (Out
     let stderr = drain(Box::new(child.stderr.take().unwrap()));
     let pid = libc::pid_t::try_from(child.id()).unwrap();
     let status_file = PathBuf::from(format!("/proc/{pid}/status"));
-    let inherited_kib = vm_hwm_kib(Path::new("/proc/self/status")).unwrap_or(0);
+    let inherited_kib = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|t| vm_hwm_kib(&t))
+        .unwrap_or(0);
     let mut sampled_kib = 0;
     // Between fork and exec the child's memory is this process's: not sampled.
     let program: String = Path::new(cmd.get_program())
@@ -385,10 +414,11 @@ pub fn output_and_peak_kib(mut cmd: std::process::Command, cap_kib: u64) -> (Out
             break;
         }
         assert_eq!(waited, 0, "wait4: {}", std::io::Error::last_os_error());
-        // Not reaped yet, so the pid is still this child's.
-        let execed = std::fs::read_to_string(&status_file)
-            .is_ok_and(|t| t.lines().next() == Some(&format!("Name:\t{program}")));
-        if let Some(kib) = vm_hwm_kib(&status_file).filter(|_| execed) {
+        // Not reaped yet, so the pid is still this child's. One read: its name and its peak
+        // from the same moment.
+        let status_text = std::fs::read_to_string(&status_file).unwrap_or_default();
+        let execed = status_text.lines().next() == Some(&format!("Name:\t{program}"));
+        if let Some(kib) = vm_hwm_kib(&status_text).filter(|_| execed) {
             sampled_kib = sampled_kib.max(kib);
             if kib > cap_kib {
                 child.kill().expect("kill nsys-gate");
@@ -412,9 +442,9 @@ pub fn output_and_peak_kib(mut cmd: std::process::Command, cap_kib: u64) -> (Out
     (out, peak_kib)
 }
 
-/// A running process's peak resident memory (`VmHWM`, KiB).
-fn vm_hwm_kib(status_file: &Path) -> Option<u64> {
-    let text = std::fs::read_to_string(status_file).ok()?;
-    let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
+/// A running process's peak resident memory (`VmHWM`, KiB), from the text of its
+/// `/proc/PID/status`.
+fn vm_hwm_kib(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::common::{self, assert_status, bin, fixture, stderr, Run};
+use crate::common::{self, assert_status, bin, fixture, report_md, run_cmd, stderr, Run};
 use crate::require_nsys;
 
 /// The same text on every machine: the temporary folders and the repository replaced.
@@ -23,25 +23,8 @@ fn redact(text: &str, runs: &[&Run]) -> String {
     text.replace(common::repo().to_str().unwrap(), "[REPO]")
 }
 
-/// `nsys-gate run --no-post --run-dir DIR… --nsys NSYS ARGS…`, outside GitHub Actions.
-fn run_cmd(dirs: &[&Path], nsys: &Path, args: &[&str]) -> Output {
-    let mut cmd = bin();
-    cmd.arg("run").arg("--no-post").arg("--nsys").arg(nsys);
-    for d in dirs {
-        cmd.arg("--run-dir").arg(d);
-    }
-    cmd.args(args)
-        .env_remove("GITHUB_ACTIONS")
-        .output()
-        .expect("run nsys-gate")
-}
-
 fn stdout(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).expect("UTF-8 report")
-}
-
-fn report_md(run: &Run) -> String {
-    std::fs::read_to_string(run.path("report.md")).expect("report.md")
 }
 
 /// Runs one fixture, checks the status, and returns its redacted report.

@@ -109,14 +109,7 @@ impl Sample {
 
     /// Median absolute deviation from the median, unscaled.
     pub fn mad(&self) -> f64 {
-        let median = self.median();
-        let mut deviations: Vec<f64> = self
-            .sorted
-            .iter()
-            .map(|&v| (v as f64 - median).abs())
-            .collect();
-        deviations.sort_by(f64::total_cmp);
-        percentile_sorted_f64(&deviations, 50.0)
+        mad_around(self.sorted.iter().map(|&v| v as f64), self.median())
     }
 
     pub fn minimum(&self) -> i64 {
@@ -156,6 +149,22 @@ impl Sample {
             stddev_ns: self.stddev(),
         }
     }
+}
+
+/// The median of `values` and their median absolute deviation (unscaled), as [`Sample`]
+/// computes them, for values that are not whole nanoseconds.
+pub fn median_and_mad(values: &[f64]) -> (f64, f64) {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let median = percentile_sorted_f64(&sorted, 50.0);
+    (median, mad_around(sorted.into_iter(), median))
+}
+
+/// The median of the values' absolute deviations from `median`.
+fn mad_around(values: impl Iterator<Item = f64>, median: f64) -> f64 {
+    let mut deviations: Vec<f64> = values.map(|v| (v - median).abs()).collect();
+    deviations.sort_by(f64::total_cmp);
+    percentile_sorted_f64(&deviations, 50.0)
 }
 
 fn saturate(v: i128) -> i64 {

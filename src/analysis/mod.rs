@@ -54,6 +54,7 @@ use crate::artifact::{
 };
 use crate::reports::{GpuProjRow, Interner, PushPopRow};
 
+pub use advisories::SLOW_ITERATION_MADS;
 pub use gpu_work::{KernelMix, Launches};
 pub use iterations::full_match_regex;
 

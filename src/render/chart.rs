@@ -7,8 +7,7 @@
 //! median + 5 x MAD of host inclusive time, MAD unscaled), and the iterations above it are
 //! drawn at the top and named in the caption with their real value.
 
-/// Values above `median + SLOW_MADS * MAD` are outliers for the chart's axis.
-const SLOW_MADS: f64 = 5.0;
+use crate::analysis::SLOW_ITERATION_MADS;
 
 /// The sparkline's bars, lowest first.
 const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
@@ -17,26 +16,11 @@ const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█']
 /// each drawn by its largest value.
 pub const SPARKLINE_WIDTH: usize = 64;
 
-fn median(sorted: &[f64]) -> f64 {
-    let n = sorted.len();
-    if n == 0 {
-        return 0.0;
-    }
-    if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    }
-}
-
-/// The threshold above which a value is an outlier: median + 5 x MAD (unscaled).
+/// The threshold above which a value is an outlier: median + 5 x MAD (unscaled), the
+/// `slow_iterations` rule's.
 pub fn outlier_threshold(values: &[f64]) -> f64 {
-    let mut sorted: Vec<f64> = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let m = median(&sorted);
-    let mut deviations: Vec<f64> = sorted.iter().map(|v| (v - m).abs()).collect();
-    deviations.sort_by(f64::total_cmp);
-    m + SLOW_MADS * median(&deviations)
+    let (median, mad) = crate::stats::median_and_mad(values);
+    median + SLOW_ITERATION_MADS * mad
 }
 
 /// The top of the axis for `values`: the largest value that is not an outlier (all of them

@@ -11,9 +11,13 @@ use crate::artifact::{GpuWork, MemoryCopies};
 /// Both runs' kernels and copies, item by item; `None` unless both runs record GPU work.
 pub fn changes(base: Option<&GpuWork>, head: Option<&GpuWork>) -> Option<GpuWorkChanges> {
     let (base, head) = (base?, head?);
-    let kernels = |w: &GpuWork| totals(w.kernels.iter().flatten(), |k| (k.name.clone(), k.total_ns));
-    let copies =
-        |w: &GpuWork| totals(w.memory_copies.iter().flatten(), |c| (copy_label(c), c.total_ns));
+    let kernels =
+        |w: &GpuWork| totals(w.kernels.iter().flatten(), |k| (k.name.clone(), k.total_ns));
+    let copies = |w: &GpuWork| {
+        totals(w.memory_copies.iter().flatten(), |c| {
+            (copy_label(c), c.total_ns)
+        })
+    };
     let kernels = merge(kernels(base), kernels(head));
     let memory_copies = merge(copies(base), copies(head));
     if kernels.is_empty() && memory_copies.is_empty() {

@@ -291,10 +291,7 @@ fn condition_text(name: ConditionName, v: &serde_json::Value, caps: &Caps) -> St
                 text.push_str(&format!("; {n} records"));
             }
             if let Some(sha) = v["record_ids_sha256"].as_str() {
-                text.push_str(&format!(
-                    "; ids SHA-256 {}…",
-                    esc(&short_sha(sha), 12)
-                ));
+                text.push_str(&format!("; ids SHA-256 {}…", esc(&short_sha(sha), 12)));
             }
             text
         }

@@ -260,19 +260,14 @@ pub fn stream_gpu_trace(
     sink: &mut impl Extend<GpuOpRow>,
 ) -> Result<(), ReportError> {
     let (file, _, limits) = open(path)?;
-    let mut w = Window::new(file, limits.initial_window, limits.max_window);
-    let (schema, crlf) = read_header::<gpu_trace::GpuTraceSchema, _>(&mut w, path, limits)?;
-    let body = Body {
-        schema: &schema,
-        crlf,
-        label: path,
-        limits: Limits {
-            expected_rows: 0,
-            ..limits
-        },
-        options: ReadOptions::default(),
-    };
-    read_records(&mut w, &body, interner, u64::MAX, sink)
+    parse_report_into::<gpu_trace::GpuTraceSchema, _, _>(
+        file,
+        path,
+        interner,
+        limits,
+        ReadOptions::default(),
+        sink,
+    )
 }
 
 fn read_file<T>(
@@ -728,9 +723,22 @@ pub(crate) fn parse_report<T: Report, R: Read>(
     limits: Limits,
     options: ReadOptions,
 ) -> Result<Vec<T::Row>, ReportError> {
+    let mut rows = Vec::with_capacity(limits.expected_rows);
+    parse_report_into::<T, R, _>(reader, label, interner, limits, options, &mut rows)?;
+    Ok(rows)
+}
+
+/// Reads a whole report from `reader`, handing each row to `sink` as it is read.
+pub(crate) fn parse_report_into<T: Report, R: Read, E: Extend<T::Row>>(
+    reader: R,
+    label: &Path,
+    interner: &mut Interner,
+    limits: Limits,
+    options: ReadOptions,
+    sink: &mut E,
+) -> Result<(), ReportError> {
     let mut w = Window::new(reader, limits.initial_window, limits.max_window);
     let (schema, crlf) = read_header::<T, R>(&mut w, label, limits)?;
-    let mut rows = Vec::with_capacity(limits.expected_rows);
     let body = Body {
         schema: &schema,
         crlf,
@@ -738,8 +746,7 @@ pub(crate) fn parse_report<T: Report, R: Read>(
         limits,
         options,
     };
-    read_records(&mut w, &body, interner, u64::MAX, &mut rows)?;
-    Ok(rows)
+    read_records(&mut w, &body, interner, u64::MAX, sink)
 }
 
 /// What reading records needs besides the data: the header's schema, how to name the file

@@ -883,7 +883,6 @@ mod tests {
             minimum_ns: min,
             maximum_ns: max,
             stddev_ns: Some(sd),
-            line: 2,
         }
     }
 

@@ -117,6 +117,15 @@ struct Totals {
     total_ns: i128,
 }
 
+impl Totals {
+    #[inline]
+    fn add(&mut self, other: Totals) {
+        self.count += other.count;
+        self.bytes = self.bytes.saturating_add(other.bytes);
+        self.total_ns += other.total_ns;
+    }
+}
+
 #[derive(Debug, Default, Clone, Copy)]
 struct DeviceCounts {
     kernels: u64,
@@ -129,7 +138,6 @@ struct DeviceCounts {
 #[derive(Debug, Default)]
 pub struct GpuTraceSummary {
     launches: Vec<KernelLaunch>,
-    kernels: u64,
     memory: FxHashMap<(NameId, Option<NameId>, Option<NameId>), Totals>,
     devices: FxHashMap<Option<NameId>, DeviceCounts>,
 }
@@ -141,7 +149,6 @@ impl Extend<GpuOpRow> for GpuTraceSummary {
             match row.bytes {
                 None => {
                     device.kernels += 1;
-                    self.kernels += 1;
                     if let Some(corr_id) = row.corr_id {
                         self.launches.push(KernelLaunch {
                             corr_id,
@@ -152,10 +159,14 @@ impl Extend<GpuOpRow> for GpuTraceSummary {
                 }
                 Some(bytes) => {
                     device.memory += 1;
-                    let t = self.memory.entry((row.name, row.src, row.dst)).or_default();
-                    t.count += 1;
-                    t.bytes = t.bytes.saturating_add(bytes);
-                    t.total_ns += i128::from(row.duration_ns);
+                    self.memory
+                        .entry((row.name, row.src, row.dst))
+                        .or_default()
+                        .add(Totals {
+                            count: 1,
+                            bytes,
+                            total_ns: i128::from(row.duration_ns),
+                        });
                 }
             }
         }
@@ -185,16 +196,12 @@ impl GpuTraceSummary {
         for ((name, src, dst), t) in self.memory {
             let name = names.resolve(name);
             if name == MEMSET {
-                memsets.count += t.count;
-                memsets.bytes = memsets.bytes.saturating_add(t.bytes);
-                memsets.total_ns += t.total_ns;
+                memsets.add(t);
             } else {
-                let c = copies
+                copies
                     .entry((copy_kind(name), text(src), text(dst)))
-                    .or_default();
-                c.count += t.count;
-                c.bytes = c.bytes.saturating_add(t.bytes);
-                c.total_ns += t.total_ns;
+                    .or_default()
+                    .add(t);
             }
         }
         let mut memory_copies: Vec<MemoryCopies> = copies
@@ -223,6 +230,7 @@ impl GpuTraceSummary {
                 .then_with(|| a.source.cmp(&b.source))
                 .then_with(|| a.destination.cmp(&b.destination))
         });
+        let kernels = self.devices.values().map(|c| c.kernels).sum();
         let mut devices: Vec<GpuDevice> = self
             .devices
             .into_iter()
@@ -248,7 +256,7 @@ impl GpuTraceSummary {
                 total_ns: clamp(memsets.total_ns),
             },
             launches: self.launches,
-            kernels: self.kernels,
+            kernels,
         }
     }
 }

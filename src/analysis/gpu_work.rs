@@ -376,14 +376,6 @@ pub struct KernelMix {
     pub attribution: KernelAttribution,
 }
 
-/// Where an API call was made: inside a counted iteration (and which scoped range, NONE for
-/// the iteration itself), or not.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Place {
-    Elsewhere,
-    Iteration(u32),
-}
-
 const AMBIGUOUS: u32 = u32::MAX - 1;
 
 /// Attributes every kernel to the innermost range containing its launch, and sums the mixes.
@@ -442,9 +434,9 @@ pub(super) fn kernel_mix(
             attribution.ambiguous += 1;
             continue;
         }
-        match place.get(&call).copied().unwrap_or(Place::Elsewhere) {
-            Place::Elsewhere => attribution.elsewhere += 1,
-            Place::Iteration(scope) => {
+        match place.get(&call).copied() {
+            None => attribution.elsewhere += 1,
+            Some(scope) => {
                 attribution.in_counted_iterations += 1;
                 iteration.add(k);
                 let mut s = scope;
@@ -572,7 +564,8 @@ impl Mix {
 
 /// Where each of `calls` (indexes into `api`) was made: for a call inside a counted iteration
 /// on the iteration's thread, the scoped id of the innermost range containing it (NONE for
-/// the iteration itself). Calls elsewhere are left out of the map.
+/// the iteration itself). Calls elsewhere (outside every counted iteration) are left out of
+/// the map.
 fn place_calls(
     tree: &Tree,
     rows: &[PushPopRow],
@@ -580,7 +573,7 @@ fn place_calls(
     scopes: &Scopes,
     api: &[ApiCall],
     calls: &mut [u32],
-) -> FxHashMap<u32, Place> {
+) -> FxHashMap<u32, u32> {
     let key = |i: &u32| {
         let c = &api[*i as usize];
         (c.pid, c.tid, c.start_ns, c.end_ns, *i)
@@ -648,7 +641,7 @@ fn place_calls(
                 .rev()
                 .find(|&&o| rows[o as usize].end_ns >= c.end_ns)
                 .map_or(NONE, |&o| scopes.of_row[o as usize]);
-            place.insert(i, Place::Iteration(innermost));
+            place.insert(i, innermost);
         }
     }
     place

@@ -47,21 +47,22 @@ pub fn kernel_table(rows: &[KernelSummaryRow], names: &Interner) -> Vec<KernelSt
         .map(|(name, parts)| {
             let instances: u64 = parts.iter().map(|r| r.instances).sum();
             let total: i64 = parts.iter().map(|r| r.total_ns).sum();
-            let n = instances as f64;
-            let mean = if instances > 0 { total as f64 / n } else { 0.0 };
-            let (median, stddev) = match parts.as_slice() {
-                [one] => (Some(one.median_ns), one.stddev_ns),
-                _ => (None, pooled_stddev(&parts, mean)),
+            let (mean, median, stddev) = match parts.as_slice() {
+                [one] => (one.mean_ns, Some(one.median_ns), one.stddev_ns),
+                _ => {
+                    let mean = if instances > 0 {
+                        total as f64 / instances as f64
+                    } else {
+                        0.0
+                    };
+                    (mean, None, pooled_stddev(&parts, mean))
+                }
             };
             KernelStats {
                 name: names.resolve(name).to_owned(),
                 instances,
                 total_ns: total,
-                mean_ns: if parts.len() == 1 {
-                    parts[0].mean_ns
-                } else {
-                    mean
-                },
+                mean_ns: mean,
                 median_ns: median,
                 minimum_ns: parts.iter().map(|r| r.minimum_ns).min().unwrap_or(0),
                 maximum_ns: parts.iter().map(|r| r.maximum_ns).max().unwrap_or(0),

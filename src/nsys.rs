@@ -349,12 +349,11 @@ impl StatsStamp {
 /// `:` included. So 2025.1 and newer do; older versions, and a version this cannot read,
 /// do not (their names are kept exactly as nsys wrote them).
 pub fn adds_default_domain_prefix(version: &str) -> bool {
-    let mut numbers = version
-        .split(|c: char| !c.is_ascii_digit())
-        .filter(|n| !n.is_empty())
-        .map(|n| n.parse::<u32>().ok());
-    match (numbers.next().flatten(), numbers.next().flatten()) {
-        (Some(year), Some(release)) => (year, release) >= (2025, 1),
+    let Some((year, release)) = year_release(version) else {
+        return false;
+    };
+    match (year.parse::<u32>(), release.parse::<u32>()) {
+        (Ok(year), Ok(release)) => (year, release) >= (2025, 1),
         _ => false,
     }
 }
@@ -364,15 +363,18 @@ pub const TESTED_VERSIONS: [&str; 3] = ["2022.4", "2023.4", "2024.2"];
 
 /// Whether nsys `version` (`nsys --version`'s) is one of [`TESTED_VERSIONS`].
 pub fn is_tested_version(version: &str) -> bool {
+    year_release(version).is_some_and(|(year, release)| {
+        TESTED_VERSIONS.contains(&format!("{year}.{release}").as_str())
+    })
+}
+
+/// The first two runs of digits of an nsys version, as written: `2024.2.3.38-…` -> (`2024`,
+/// `2`).
+fn year_release(version: &str) -> Option<(&str, &str)> {
     let mut numbers = version
         .split(|c: char| !c.is_ascii_digit())
         .filter(|n| !n.is_empty());
-    match (numbers.next(), numbers.next()) {
-        (Some(year), Some(release)) => {
-            TESTED_VERSIONS.contains(&format!("{year}.{release}").as_str())
-        }
-        _ => false,
-    }
+    Some((numbers.next()?, numbers.next()?))
 }
 
 /// CSV path of a report under the stats folder.

@@ -47,21 +47,22 @@ pub fn kernel_table(rows: &[KernelSummaryRow], names: &Interner) -> Vec<KernelSt
         .map(|(name, parts)| {
             let instances: u64 = parts.iter().map(|r| r.instances).sum();
             let total: i64 = parts.iter().map(|r| r.total_ns).sum();
-            let n = instances as f64;
-            let mean = if instances > 0 { total as f64 / n } else { 0.0 };
-            let (median, stddev) = match parts.as_slice() {
-                [one] => (Some(one.median_ns), one.stddev_ns),
-                _ => (None, pooled_stddev(&parts, mean)),
+            let (mean, median, stddev) = match parts.as_slice() {
+                [one] => (one.mean_ns, Some(one.median_ns), one.stddev_ns),
+                _ => {
+                    let mean = if instances > 0 {
+                        total as f64 / instances as f64
+                    } else {
+                        0.0
+                    };
+                    (mean, None, pooled_stddev(&parts, mean))
+                }
             };
             KernelStats {
                 name: names.resolve(name).to_owned(),
                 instances,
                 total_ns: total,
-                mean_ns: if parts.len() == 1 {
-                    parts[0].mean_ns
-                } else {
-                    mean
-                },
+                mean_ns: mean,
                 median_ns: median,
                 minimum_ns: parts.iter().map(|r| r.minimum_ns).min().unwrap_or(0),
                 maximum_ns: parts.iter().map(|r| r.maximum_ns).max().unwrap_or(0),
@@ -117,6 +118,15 @@ struct Totals {
     total_ns: i128,
 }
 
+impl Totals {
+    #[inline]
+    fn add(&mut self, other: Totals) {
+        self.count += other.count;
+        self.bytes = self.bytes.saturating_add(other.bytes);
+        self.total_ns += other.total_ns;
+    }
+}
+
 #[derive(Debug, Default, Clone, Copy)]
 struct DeviceCounts {
     kernels: u64,
@@ -129,7 +139,6 @@ struct DeviceCounts {
 #[derive(Debug, Default)]
 pub struct GpuTraceSummary {
     launches: Vec<KernelLaunch>,
-    kernels: u64,
     memory: FxHashMap<(NameId, Option<NameId>, Option<NameId>), Totals>,
     devices: FxHashMap<Option<NameId>, DeviceCounts>,
 }
@@ -141,7 +150,6 @@ impl Extend<GpuOpRow> for GpuTraceSummary {
             match row.bytes {
                 None => {
                     device.kernels += 1;
-                    self.kernels += 1;
                     if let Some(corr_id) = row.corr_id {
                         self.launches.push(KernelLaunch {
                             corr_id,
@@ -152,10 +160,14 @@ impl Extend<GpuOpRow> for GpuTraceSummary {
                 }
                 Some(bytes) => {
                     device.memory += 1;
-                    let t = self.memory.entry((row.name, row.src, row.dst)).or_default();
-                    t.count += 1;
-                    t.bytes = t.bytes.saturating_add(bytes);
-                    t.total_ns += i128::from(row.duration_ns);
+                    self.memory
+                        .entry((row.name, row.src, row.dst))
+                        .or_default()
+                        .add(Totals {
+                            count: 1,
+                            bytes,
+                            total_ns: i128::from(row.duration_ns),
+                        });
                 }
             }
         }
@@ -185,16 +197,12 @@ impl GpuTraceSummary {
         for ((name, src, dst), t) in self.memory {
             let name = names.resolve(name);
             if name == MEMSET {
-                memsets.count += t.count;
-                memsets.bytes = memsets.bytes.saturating_add(t.bytes);
-                memsets.total_ns += t.total_ns;
+                memsets.add(t);
             } else {
-                let c = copies
+                copies
                     .entry((copy_kind(name), text(src), text(dst)))
-                    .or_default();
-                c.count += t.count;
-                c.bytes = c.bytes.saturating_add(t.bytes);
-                c.total_ns += t.total_ns;
+                    .or_default()
+                    .add(t);
             }
         }
         let mut memory_copies: Vec<MemoryCopies> = copies
@@ -223,6 +231,7 @@ impl GpuTraceSummary {
                 .then_with(|| a.source.cmp(&b.source))
                 .then_with(|| a.destination.cmp(&b.destination))
         });
+        let kernels = self.devices.values().map(|c| c.kernels).sum();
         let mut devices: Vec<GpuDevice> = self
             .devices
             .into_iter()
@@ -248,7 +257,7 @@ impl GpuTraceSummary {
                 total_ns: clamp(memsets.total_ns),
             },
             launches: self.launches,
-            kernels: self.kernels,
+            kernels,
         }
     }
 }
@@ -368,14 +377,6 @@ pub struct KernelMix {
     pub attribution: KernelAttribution,
 }
 
-/// Where an API call was made: inside a counted iteration (and which scoped range, NONE for
-/// the iteration itself), or not.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Place {
-    Elsewhere,
-    Iteration(u32),
-}
-
 const AMBIGUOUS: u32 = u32::MAX - 1;
 
 /// Attributes every kernel to the innermost range containing its launch, and sums the mixes.
@@ -434,9 +435,9 @@ pub(super) fn kernel_mix(
             attribution.ambiguous += 1;
             continue;
         }
-        match place.get(&call).copied().unwrap_or(Place::Elsewhere) {
-            Place::Elsewhere => attribution.elsewhere += 1,
-            Place::Iteration(scope) => {
+        match place.get(&call).copied() {
+            None => attribution.elsewhere += 1,
+            Some(scope) => {
                 attribution.in_counted_iterations += 1;
                 iteration.add(k);
                 let mut s = scope;
@@ -564,7 +565,8 @@ impl Mix {
 
 /// Where each of `calls` (indexes into `api`) was made: for a call inside a counted iteration
 /// on the iteration's thread, the scoped id of the innermost range containing it (NONE for
-/// the iteration itself). Calls elsewhere are left out of the map.
+/// the iteration itself). Calls elsewhere (outside every counted iteration) are left out of
+/// the map.
 fn place_calls(
     tree: &Tree,
     rows: &[PushPopRow],
@@ -572,7 +574,7 @@ fn place_calls(
     scopes: &Scopes,
     api: &[ApiCall],
     calls: &mut [u32],
-) -> FxHashMap<u32, Place> {
+) -> FxHashMap<u32, u32> {
     let key = |i: &u32| {
         let c = &api[*i as usize];
         (c.pid, c.tid, c.start_ns, c.end_ns, *i)
@@ -640,7 +642,7 @@ fn place_calls(
                 .rev()
                 .find(|&&o| rows[o as usize].end_ns >= c.end_ns)
                 .map_or(NONE, |&o| scopes.of_row[o as usize]);
-            place.insert(i, Place::Iteration(innermost));
+            place.insert(i, innermost);
         }
     }
     place
@@ -883,7 +885,6 @@ mod tests {
             minimum_ns: min,
             maximum_ns: max,
             stddev_ns: Some(sd),
-            line: 2,
         }
     }
 

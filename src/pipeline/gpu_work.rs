@@ -149,9 +149,28 @@ impl GpuWorkCsvs {
         if !self.any_written && !projection_written {
             return (None, Vec::new());
         }
-        let mut failed: Vec<Unavailable> = Vec::new();
+        const MIX: [&str; 3] = [
+            "iteration_kernels",
+            "kernel_attribution",
+            "per_range_kernels",
+        ];
+        const TRACE: [&str; 6] = [
+            "devices",
+            "memory_copies",
+            "memsets",
+            MIX[0],
+            MIX[1],
+            MIX[2],
+        ];
+        let failed: [(Option<&Unavailable>, &[&str]); 3] = [
+            (self.kernels.as_ref().err(), &["kernels"]),
+            (self.trace.as_ref().err(), &TRACE),
+            (self.api.as_ref().err(), &MIX),
+        ];
         let mut unavailable: BTreeMap<String, String> = BTreeMap::new();
-        let mut note = |u: &Unavailable, parts: &[&str]| {
+        let mut warnings: Vec<Warning> = Vec::new();
+        for (u, parts) in failed {
+            let Some(u) = u else { continue };
             for part in parts {
                 unavailable
                     .entry((*part).to_owned())
@@ -161,26 +180,8 @@ impl GpuWorkCsvs {
                     })
                     .or_insert_with(|| u.reason.clone());
             }
-            if !failed.iter().any(|f| f.report == u.report) {
-                failed.push(u.clone());
-            }
-        };
-        const MIX: [&str; 3] = [
-            "iteration_kernels",
-            "kernel_attribution",
-            "per_range_kernels",
-        ];
-        if let Err(u) = &self.kernels {
-            note(u, &["kernels"]);
+            warnings.push(unavailable_warning(u));
         }
-        if let Err(u) = &self.trace {
-            note(u, &["devices", "memory_copies", "memsets"]);
-            note(u, &MIX);
-        }
-        if let Err(u) = &self.api {
-            note(u, &MIX);
-        }
-        let mut warnings: Vec<Warning> = failed.iter().map(unavailable_warning).collect();
         let trace = self.trace.ok();
         if let Some(t) = &trace {
             warnings.extend(rules::pageable_warning(&t.memory_copies));

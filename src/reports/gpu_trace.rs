@@ -86,7 +86,6 @@ impl GpuTraceSchema {
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Pending {
-    pub start_ns: i64,
     pub duration_ns: i64,
     pub corr_id: Option<u64>,
     /// `None`: a kernel.
@@ -114,8 +113,9 @@ impl Schema for GpuTraceSchema {
                 "a row is either a kernel (`GrdX`, no `Bytes`) or a memory operation (`Bytes`, no `GrdX`)".to_owned(),
             ));
         }
+        // `Start` is not kept, but must be a time like the others.
+        required_i64(cells, c[START])?;
         Ok(Pending {
-            start_ns: required_i64(cells, c[START])?,
             duration_ns: required_i64(cells, c[DURATION])?,
             corr_id: cells[c[CORR_ID]].as_num(),
             bytes,

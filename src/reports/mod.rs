@@ -133,14 +133,12 @@ pub struct KernelSummaryRow {
     pub maximum_ns: i64,
     /// Empty when nsys had no standard deviation to give.
     pub stddev_ns: Option<f64>,
-    /// 1-based line where the record starts.
-    pub line: u32,
 }
 
-/// One row of `cuda_gpu_trace`: a kernel (`bytes` is `None`), a memory copy or a memset.
+/// One row of `cuda_gpu_trace`: a kernel (`bytes` is `None`), a memory copy or a memset
+/// (`Start` is checked, not kept).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GpuOpRow {
-    pub start_ns: i64,
     pub duration_ns: i64,
     pub corr_id: Option<u64>,
     pub bytes: Option<u64>,
@@ -152,8 +150,6 @@ pub struct GpuOpRow {
     pub src: Option<NameId>,
     /// Destination memory kind; `None` when empty or `None`.
     pub dst: Option<NameId>,
-    /// 1-based line where the record starts.
-    pub line: u32,
 }
 
 /// How a report's names are read, decided by the caller from the nsys version that wrote it.
@@ -260,19 +256,14 @@ pub fn stream_gpu_trace(
     sink: &mut impl Extend<GpuOpRow>,
 ) -> Result<(), ReportError> {
     let (file, _, limits) = open(path)?;
-    let mut w = Window::new(file, limits.initial_window, limits.max_window);
-    let (schema, crlf) = read_header::<gpu_trace::GpuTraceSchema, _>(&mut w, path, limits)?;
-    let body = Body {
-        schema: &schema,
-        crlf,
-        label: path,
-        limits: Limits {
-            expected_rows: 0,
-            ..limits
-        },
-        options: ReadOptions::default(),
-    };
-    read_records(&mut w, &body, interner, u64::MAX, sink)
+    parse_report_into::<gpu_trace::GpuTraceSchema, _, _>(
+        file,
+        path,
+        interner,
+        limits,
+        ReadOptions::default(),
+        sink,
+    )
 }
 
 fn read_file<T>(
@@ -494,7 +485,7 @@ impl Report for kern_sum::KernSumSchema {
         &self,
         p: kern_sum::Pending,
         record: &[u8],
-        line: u32,
+        _line: u32,
         names: Names<'_>,
     ) -> Result<KernelSummaryRow, Finish> {
         Ok(KernelSummaryRow {
@@ -506,12 +497,10 @@ impl Report for kern_sum::KernSumSchema {
             minimum_ns: p.minimum_ns,
             maximum_ns: p.maximum_ns,
             stddev_ns: p.stddev_ns,
-            line,
         })
     }
 
-    fn relocate(row: &mut KernelSummaryRow, lines: u64, ids: &[NameId]) {
-        row.line = parts::relocated_line(row.line, lines);
+    fn relocate(row: &mut KernelSummaryRow, _lines: u64, ids: &[NameId]) {
         row.name = parts::relocated_name(row.name, ids);
     }
 }
@@ -557,7 +546,7 @@ impl Report for gpu_trace::GpuTraceSchema {
         &self,
         p: gpu_trace::Pending,
         record: &[u8],
-        line: u32,
+        _line: u32,
         names: Names<'_>,
     ) -> Result<GpuOpRow, Finish> {
         let interner = names.interner;
@@ -573,7 +562,6 @@ impl Report for gpu_trace::GpuTraceSchema {
         let src = optional(p.src)?;
         let dst = optional(p.dst)?;
         Ok(GpuOpRow {
-            start_ns: p.start_ns,
             duration_ns: p.duration_ns,
             corr_id: p.corr_id,
             bytes: p.bytes,
@@ -581,12 +569,10 @@ impl Report for gpu_trace::GpuTraceSchema {
             device,
             src,
             dst,
-            line,
         })
     }
 
-    fn relocate(row: &mut GpuOpRow, lines: u64, ids: &[NameId]) {
-        row.line = parts::relocated_line(row.line, lines);
+    fn relocate(row: &mut GpuOpRow, _lines: u64, ids: &[NameId]) {
         row.name = parts::relocated_name(row.name, ids);
         for id in [&mut row.device, &mut row.src, &mut row.dst]
             .into_iter()
@@ -728,9 +714,22 @@ pub(crate) fn parse_report<T: Report, R: Read>(
     limits: Limits,
     options: ReadOptions,
 ) -> Result<Vec<T::Row>, ReportError> {
+    let mut rows = Vec::with_capacity(limits.expected_rows);
+    parse_report_into::<T, R, _>(reader, label, interner, limits, options, &mut rows)?;
+    Ok(rows)
+}
+
+/// Reads a whole report from `reader`, handing each row to `sink` as it is read.
+pub(crate) fn parse_report_into<T: Report, R: Read, E: Extend<T::Row>>(
+    reader: R,
+    label: &Path,
+    interner: &mut Interner,
+    limits: Limits,
+    options: ReadOptions,
+    sink: &mut E,
+) -> Result<(), ReportError> {
     let mut w = Window::new(reader, limits.initial_window, limits.max_window);
     let (schema, crlf) = read_header::<T, R>(&mut w, label, limits)?;
-    let mut rows = Vec::with_capacity(limits.expected_rows);
     let body = Body {
         schema: &schema,
         crlf,
@@ -738,8 +737,7 @@ pub(crate) fn parse_report<T: Report, R: Read>(
         limits,
         options,
     };
-    read_records(&mut w, &body, interner, u64::MAX, &mut rows)?;
-    Ok(rows)
+    read_records(&mut w, &body, interner, u64::MAX, sink)
 }
 
 /// What reading records needs besides the data: the header's schema, how to name the file

@@ -16,26 +16,40 @@ pub fn chart_unit(max_ns: f64) -> (f64, &'static str) {
     (1.0, "ns")
 }
 
-/// The durations of one table column, all in one unit: the unit of the column's largest value
+/// The unit one table column shows its durations in: the unit of the column's largest value
 /// (a column showing `9.51 ms` above `225 µs` misleads at a glance; `0.225 ms` does not).
+#[derive(Debug, Clone, Copy)]
+pub struct ColumnUnit {
+    scale: f64,
+    name: &'static str,
+}
+
+impl ColumnUnit {
+    /// The unit for a column of these durations (non-finite ones ignored).
+    pub fn of(values_ns: impl IntoIterator<Item = f64>) -> Self {
+        let max = values_ns
+            .into_iter()
+            .filter(|v| v.is_finite())
+            .map(f64::abs)
+            .fold(0.0, f64::max);
+        let (scale, name) = chart_unit(max);
+        ColumnUnit { scale, name }
+    }
+
+    /// `ns` in this unit, three significant digits; `n/a` when not finite.
+    pub fn show(self, ns: f64) -> String {
+        if ns.is_finite() {
+            format!("{}{NBSP}{}", significant(ns / self.scale, 3), self.name)
+        } else {
+            "n/a".to_owned()
+        }
+    }
+}
+
+/// The durations of one table column, all in one unit ([`ColumnUnit`]).
 pub fn column(values_ns: &[f64]) -> Vec<String> {
-    let max = values_ns
-        .iter()
-        .copied()
-        .filter(|v| v.is_finite())
-        .map(f64::abs)
-        .fold(0.0, f64::max);
-    let (scale, unit) = chart_unit(max);
-    values_ns
-        .iter()
-        .map(|v| {
-            if v.is_finite() {
-                format!("{}{NBSP}{unit}", significant(v / scale, 3))
-            } else {
-                "n/a".to_owned()
-            }
-        })
-        .collect()
+    let unit = ColumnUnit::of(values_ns.iter().copied());
+    values_ns.iter().map(|&v| unit.show(v)).collect()
 }
 
 /// A plain number for a chart axis: three significant digits, no unit.

@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::chart;
 use super::comparison::{self, ComparisonView, RunComparisonView};
 use super::escape::{self, inline_shortened as esc};
-use super::format::{self, duration, duration_i};
+use super::format::{self, duration, duration_i, ColumnUnit};
 use super::limit::{Budget, Caps};
 use super::RenderOptions;
 use crate::artifact::comparison::Comparison;
@@ -313,7 +313,14 @@ pub fn build(
         })
         .collect();
     let mut runs = runs;
-    let mut overview: Vec<OverviewRow> = outcomes.iter().map(|o| overview_row(o, caps)).collect();
+    let units = median_units(outcomes.iter().filter_map(|o| match o {
+        RunOutcome::Analysed { analysis, .. } => Some(&**analysis),
+        RunOutcome::Failed(_) => None,
+    }));
+    let mut overview: Vec<OverviewRow> = outcomes
+        .iter()
+        .map(|o| overview_row(o, units, caps))
+        .collect();
     distinguish_titles(outcomes, &mut runs, &mut overview, caps);
     ReportView {
         marker: options.marker.clone(),
@@ -521,16 +528,45 @@ fn chart_clips(a: &Analysis, top: f64) -> bool {
         .any(|i| i.host.inclusive_ns as f64 > top)
 }
 
+/// The units of the host and GPU-projected medians of these runs: one for each column of the
+/// overview (and for one run, its headline).
+fn median_units<'a>(analyses: impl Iterator<Item = &'a Analysis> + Clone) -> MedianUnits {
+    let summaries = analyses.map(|a| &a.iteration_summary);
+    MedianUnits {
+        host: ColumnUnit::of(
+            summaries
+                .clone()
+                .filter_map(|s| s.host_inclusive.as_ref())
+                .flat_map(|h| [h.median_ns, h.p90_ns]),
+        ),
+        gpu: ColumnUnit::of(
+            summaries
+                .filter_map(|s| s.gpu_projected.as_ref())
+                .map(|g| g.median_ns),
+        ),
+    }
+}
+
+#[derive(Clone, Copy)]
+struct MedianUnits {
+    host: ColumnUnit,
+    gpu: ColumnUnit,
+}
+
 /// `host median 1.91 ms (p90 1.96 ms)`-style cells of a run.
-fn medians(a: &Analysis) -> (String, String) {
+fn medians(a: &Analysis, units: MedianUnits) -> (String, String) {
     let s = &a.iteration_summary;
     let host = s.host_inclusive.as_ref().map_or("none".to_owned(), |h| {
-        format!("{} (p90 {})", duration(h.median_ns), duration(h.p90_ns))
+        format!(
+            "{} (p90 {})",
+            units.host.show(h.median_ns),
+            units.host.show(h.p90_ns)
+        )
     });
     let gpu = if gpu_available(a) {
         s.gpu_projected
             .as_ref()
-            .map_or("no GPU work".to_owned(), |g| duration(g.median_ns))
+            .map_or("no GPU work".to_owned(), |g| units.gpu.show(g.median_ns))
     } else {
         "unavailable".to_owned()
     };
@@ -552,7 +588,7 @@ fn headline(outcomes: &[RunOutcome]) -> String {
     match outcomes {
         [RunOutcome::Analysed { analysis: a, .. }] => {
             let s = &a.iteration_summary;
-            let (host, gpu) = medians(a);
+            let (host, gpu) = medians(a, median_units(std::iter::once(&**a)));
             let gate = if a.gate.result == GateResult::Pass {
                 format!("✅{nb}**gate passed**")
             } else {
@@ -591,12 +627,12 @@ fn headline(outcomes: &[RunOutcome]) -> String {
     }
 }
 
-fn overview_row(o: &RunOutcome, caps: &Caps) -> OverviewRow {
+fn overview_row(o: &RunOutcome, units: MedianUnits, caps: &Caps) -> OverviewRow {
     match o {
         RunOutcome::Analysed { analysis: a, .. } => {
             let s = &a.iteration_summary;
             let gating = a.warnings.iter().filter(|w| w.gating).count();
-            let (host_median, gpu_median) = medians(a);
+            let (host_median, gpu_median) = medians(a, units);
             OverviewRow {
                 run: run_title(a, caps),
                 gate: if a.gate.result == GateResult::Pass {
@@ -1328,14 +1364,16 @@ fn gpu_work_view(g: &GpuWork, caps: &Caps, path: &str) -> GpuWorkView {
         )
     });
     let all = g.kernels.as_deref().unwrap_or(&[]);
-    let kernels: Vec<KernelRow> = all
+    let shown = &all[..all.len().min(rows)];
+    let total_unit = ColumnUnit::of(shown.iter().map(|k| k.total_ns as f64));
+    let mean_unit = ColumnUnit::of(shown.iter().map(|k| k.mean_ns));
+    let kernels: Vec<KernelRow> = shown
         .iter()
-        .take(rows)
         .map(|k| KernelRow {
             name: esc(kernel_display(&k.name), caps.name_chars),
             instances: k.instances,
-            total: duration_i(k.total_ns),
-            mean: duration(k.mean_ns),
+            total: total_unit.show(k.total_ns as f64),
+            mean: mean_unit.show(k.mean_ns),
             share: format::percent(k.share, 1.0),
         })
         .collect();
@@ -1357,25 +1395,31 @@ fn gpu_work_view(g: &GpuWork, caps: &Caps, path: &str) -> GpuWorkView {
             )
         });
     let ranges_all = g.per_range_kernels.as_deref().unwrap_or(&[]);
-    let ranges: Vec<RangeMixRow> = ranges_all
+    let shown = &ranges_all[..ranges_all.len().min(rows)];
+    let projected_unit = ColumnUnit::of(
+        shown
+            .iter()
+            .filter_map(|r| r.projected_total_ns.map(|ns| ns as f64)),
+    );
+    let kernel_unit = ColumnUnit::of(shown.iter().map(|r| r.total_ns as f64));
+    let ranges: Vec<RangeMixRow> = shown
         .iter()
-        .take(rows)
         .map(|r| RangeMixRow {
             name: esc(&r.name, caps.name_chars),
             projected_total: r
                 .projected_total_ns
-                .map_or("no projection".to_owned(), duration_i),
+                .map_or("no projection".to_owned(), |ns| {
+                    projected_unit.show(ns as f64)
+                }),
             launches: r.launches,
-            kernel_total: duration_i(r.total_ns),
+            kernel_total: kernel_unit.show(r.total_ns as f64),
             mix: kernel_mix_text(&r.kernels, r.other_kernels.as_ref(), caps),
         })
         .collect();
     let copies_all = g.memory_copies.as_deref().unwrap_or(&[]);
-    let copies: Vec<CopyRow> = copies_all
-        .iter()
-        .take(rows)
-        .map(|c| copy_row(c, caps))
-        .collect();
+    let shown = &copies_all[..copies_all.len().min(rows)];
+    let copy_unit = ColumnUnit::of(shown.iter().map(|c| c.total_ns as f64));
+    let copies: Vec<CopyRow> = shown.iter().map(|c| copy_row(c, copy_unit, caps)).collect();
     GpuWorkView {
         summary: gpu_work_summary(g, caps),
         unavailable,
@@ -1465,7 +1509,7 @@ fn kernel_mix_text(kernels: &[RangeKernel], other: Option<&OtherKernels>, caps: 
     parts.join(", ")
 }
 
-fn copy_row(c: &MemoryCopies, caps: &Caps) -> CopyRow {
+fn copy_row(c: &MemoryCopies, unit: ColumnUnit, caps: &Caps) -> CopyRow {
     CopyRow {
         kind: esc(&c.copy_kind, caps.name_chars),
         memory: format!(
@@ -1478,7 +1522,7 @@ fn copy_row(c: &MemoryCopies, caps: &Caps) -> CopyRow {
         ),
         count: c.count,
         bytes: format::bytes(c.bytes),
-        total: duration_i(c.total_ns),
+        total: unit.show(c.total_ns as f64),
         bandwidth: c.bandwidth_bytes_per_s.map_or("n/a".to_owned(), |b| {
             format!("{}{}GB/s", format::significant(b / 1e9, 3), format::NBSP)
         }),
@@ -1529,6 +1573,14 @@ fn iteration_table(a: &Analysis, caps: &Caps, gpu_ok: bool, path: &str) -> Table
     let first_slow = warning(a, WarningCode::FirstIterationSlow)
         .and(a.iteration_summary.first_iteration.as_ref())
         .map(|f| (f.index, f.ratio_to_median));
+    // One unit per column, over every measured pass.
+    let inclusive_unit = ColumnUnit::of(a.iterations.iter().map(|i| i.host.inclusive_ns as f64));
+    let exclusive_unit = ColumnUnit::of(a.iterations.iter().map(|i| i.host.exclusive_ns as f64));
+    let gpu_unit = ColumnUnit::of(
+        a.iterations
+            .iter()
+            .filter_map(|i| i.gpu_projection.as_ref().map(|g| g.projected_ns as f64)),
+    );
     let measured_row = |it: &Iteration| {
         let mut notes = Vec::new();
         if !it.complete {
@@ -1557,11 +1609,11 @@ fn iteration_table(a: &Analysis, caps: &Caps, gpu_ok: bool, path: &str) -> Table
         }
         IterationRow {
             index: it.index.to_string(),
-            host_inclusive: duration_i(it.host.inclusive_ns),
-            host_exclusive: duration_i(it.host.exclusive_ns),
+            host_inclusive: inclusive_unit.show(it.host.inclusive_ns as f64),
+            host_exclusive: exclusive_unit.show(it.host.exclusive_ns as f64),
             gpu_projected: match (&it.gpu_projection, gpu_ok) {
                 (_, false) => "unavailable".to_owned(),
-                (Some(g), true) => duration_i(g.projected_ns),
+                (Some(g), true) => gpu_unit.show(g.projected_ns as f64),
                 (None, true) => "no GPU work".to_owned(),
             },
             gpu_operations: match (&it.gpu_projection, gpu_ok) {

@@ -102,7 +102,7 @@ pub fn annotations(outcomes: &[RunOutcome]) -> Vec<Annotation> {
                     list.push(Annotation {
                         level,
                         title,
-                        message: crate::render::escape::shorten(
+                        message: crate::text::shorten(
                             &format!("{who}: {}", w.message),
                             ANNOTATION_CHARS,
                         ),
@@ -112,7 +112,7 @@ pub fn annotations(outcomes: &[RunOutcome]) -> Vec<Annotation> {
             RunOutcome::Failed(f) => errors.push(Annotation {
                 level: Level::Error,
                 title: format!("nsys-gate: {}", f.kind.label()),
-                message: crate::render::escape::shorten(
+                message: crate::text::shorten(
                     &format!("{}: {}", f.run_dir.display(), f.error),
                     ANNOTATION_CHARS,
                 ),

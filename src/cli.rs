@@ -8,6 +8,13 @@ use clap::{ArgGroup, Args, Parser, Subcommand};
 
 use crate::artifact::WarningCode;
 
+/// `--gate-on CODE`: one of the warning codes, listed in `--help` and in clap's errors.
+fn warning_code() -> impl clap::builder::TypedValueParser<Value = WarningCode> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(WarningCode::ALL.map(WarningCode::as_str))
+        .map(|name| WarningCode::from_name(&name).expect("clap accepts only the codes' names"))
+}
+
 /// Turns Nsight Systems NVTX reports of a profiling run into analysis.json and a CI gate.
 #[derive(Debug, Parser)]
 #[command(name = "nsys-gate", version, about, long_about = None)]
@@ -319,7 +326,7 @@ pub struct AnalysisArgs {
     pub keep_export: bool,
 
     /// Also fail the job on this warning code (repeatable).
-    #[arg(long, value_name = "CODE", value_enum)]
+    #[arg(long, value_name = "CODE", value_parser = warning_code())]
     pub gate_on: Vec<WarningCode>,
 
     /// A label for the run directory, kept in analysis.json (`label`): the report titles run
@@ -328,7 +335,7 @@ pub struct AnalysisArgs {
     pub label: Option<String>,
 
     /// Do not fail the job on this warning code (repeatable).
-    #[arg(long, value_name = "CODE", value_enum)]
+    #[arg(long, value_name = "CODE", value_parser = warning_code())]
     pub no_gate_on: Vec<WarningCode>,
 }
 

@@ -13,7 +13,7 @@
 //! 8. [`github`]: the pull-request comment, updated in place; [`actions`]: the runner's files.
 //!
 //! [`pipeline`] runs stages 1-6 for one run directory; [`commands`] holds one file per
-//! subcommand and reads the command line and the environment once. [`input`] opens every file
+//! subcommand and reads the command line and the environment once. [`files`] opens every file
 //! the tool reads: regular files only, read with a bound. `trace_env` reads the environment
 //! nsys recorded in the trace (to name credentials in it); `interrupt` turns SIGINT/SIGTERM
 //! into a clean stop of nsys and of the analysis. [`say`] is the one writer of standard output
@@ -27,9 +27,9 @@ pub(crate) mod cli;
 pub mod commands;
 pub mod compare;
 pub(crate) mod environment;
+pub(crate) mod files;
 pub mod gate;
 pub(crate) mod github;
-pub(crate) mod input;
 pub(crate) mod interrupt;
 pub(crate) mod manifest;
 pub(crate) mod nsys;
@@ -41,6 +41,7 @@ pub mod reports;
 pub(crate) mod rundir;
 pub(crate) mod say;
 pub(crate) mod stats;
+pub(crate) mod text;
 pub(crate) mod trace_env;
 pub mod units;
 pub(crate) mod unpack;

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::artifact::{ReportName, ReportStatus};
 use crate::interrupt::{self, Signal};
 use crate::outcome::FailureKind;
-use crate::say::shown_path;
+use crate::text::shown_path;
 
 const PUSHPOP: &str = ReportName::PushPop.as_str();
 const GPU_PROJ: &str = ReportName::GpuProjection.as_str();
@@ -389,7 +389,7 @@ const MAX_STAMP_BYTES: u64 = 16 << 20;
 /// the CSVs it says nsys wrote are there.
 pub fn read_stamp(stats_dir: &Path) -> anyhow::Result<StatsStamp> {
     let path = stats_dir.join(STAMP_FILE);
-    let bytes = crate::input::read_regular(&path, MAX_STAMP_BYTES).with_context(|| {
+    let bytes = crate::files::read_regular(&path, MAX_STAMP_BYTES).with_context(|| {
         format!(
             "--reuse-stats: cannot read {} (hint: run `nsys-gate analyze` without --reuse-stats once, so that nsys writes the CSVs and this stamp)",
             shown_path(&path)

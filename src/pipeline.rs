@@ -14,6 +14,7 @@ use crate::analysis;
 use crate::artifact::{
     self, Analysis, Provenance, ReportName, ReportStatus, Run, Warning, WarningCode,
 };
+use crate::files;
 use crate::gate::{self, GateConfig};
 use crate::interrupt;
 use crate::nsys::{self, NsysChoice, NsysError, StatsPlan, StatsStamp};
@@ -21,7 +22,8 @@ use crate::outcome::{chain_text, Failure, FailureKind, RunFacts};
 use crate::progress::Progress;
 use crate::reports::{self, GpuProjRow, Interner, PushPopRow};
 use crate::rundir::{self, RunDir, RunDirError};
-use crate::say::{say, shown, shown_path};
+use crate::say::say;
+use crate::text::{shown, shown_path};
 use crate::trace_env;
 use crate::{ANALYSIS_FILE, STATS_DIR, TOOL_VERSION};
 
@@ -213,7 +215,7 @@ pub fn analyze(
         label: options.label.clone(),
     };
     AnalyzeError::check_interrupt().map_err(add_facts)?;
-    artifact::write_atomically_with(&output, |out| analysis.write_json(out))
+    files::write_atomically_with(&output, |out| analysis.write_json(out))
         .map_err(|e| add_facts(AnalyzeError::other(e)))?;
     Ok((analysis, output))
 }
@@ -259,7 +261,7 @@ fn stats(
     }
     let stamp = stamp?;
     let json = serde_json::to_vec_pretty(&stamp).expect("stamp serialises");
-    artifact::write_atomically(&stats_dir.join(nsys::STAMP_FILE), &json)
+    files::write_atomically(&stats_dir.join(nsys::STAMP_FILE), &json)
         .map_err(AnalyzeError::other)?;
     Ok(stamp)
 }

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use crate::artifact::{Analysis, GateResult};
 use crate::nsys::Nsys;
-use crate::say::{self, say, shown, shown_path};
+use crate::say::{self, say};
+use crate::text::{shown, shown_path};
 
 /// Progress and summary lines on standard error.
 pub struct Progress {

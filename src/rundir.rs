@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use crate::artifact::{Warning, WarningCode};
 use crate::manifest::{self, Manifest, ManifestError};
 use crate::outcome::FailureKind;
-use crate::say::{shown, shown_path};
+use crate::text::{shown, shown_path};
 
 pub const MANIFEST_FILE: &str = "manifest.yaml";
 pub const DEFAULT_TRACE_FILE: &str = "trace.nsys-rep";
@@ -419,7 +419,7 @@ fn split_trace_path(value: &str) -> Result<(String, Option<String>), RunDirError
 }
 
 pub fn sha256_file(path: &Path) -> Result<String, RunDirError> {
-    let (mut file, _) = crate::input::open_regular(path).map_err(|e| RunDirError::Io {
+    let (mut file, _) = crate::files::open_regular(path).map_err(|e| RunDirError::Io {
         path: path.to_owned(),
         source: e.into_io_error(),
     })?;

@@ -14,7 +14,7 @@
 //!   becomes `#` U+200B `#[` (U+200B, the zero-width space, is not white space to the runner's
 //!   `Trim`, and reads the same).
 //!
-//! Untrusted values embedded in a message are also shown on one line with [`shown`] (line
+//! Untrusted values embedded in a message are also shown on one line with [`crate::text::shown`] (line
 //! feeds as `\n`), so that they cannot even look like a line of their own. The report is
 //! printed verbatim, inside `::stop-commands::TOKEN` … `::TOKEN::` in Actions
 //! ([`crate::actions::without_commands`]); annotations are the only workflow commands written
@@ -23,10 +23,12 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
+#[cfg(test)]
 use std::path::Path;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::actions::Annotation;
+use crate::text::inert;
 
 /// 0: not decided yet (`$GITHUB_ACTIONS` is read on first use); 1: outside; 2: in Actions.
 static MODE: AtomicU8 = AtomicU8::new(0);
@@ -171,143 +173,9 @@ pub fn install_panic_hook() {
     }));
 }
 
-/// An untrusted value shown on one line: line feed as `\n`, carriage return as `\r`, other
-/// control characters (tab aside) and the Unicode line and paragraph separators as `\u{…}`.
-/// Unchanged (borrowed) when it holds none.
-pub fn shown(value: &str) -> Cow<'_, str> {
-    if !value.chars().any(|c| c == '\n' || needs_escape(c)) {
-        return Cow::Borrowed(value);
-    }
-    let mut out = String::with_capacity(value.len() + 8);
-    for c in value.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            c => push_visible(&mut out, c),
-        }
-    }
-    Cow::Owned(out)
-}
-
-/// A path as [`shown`] shows a value.
-pub fn shown_path(path: impl AsRef<Path>) -> String {
-    shown(&path.as_ref().display().to_string()).into_owned()
-}
-
-/// Control characters other than line feed and tab, and U+2028/U+2029.
-fn needs_escape(c: char) -> bool {
-    (c.is_control() && c != '\n' && c != '\t') || c == '\u{2028}' || c == '\u{2029}'
-}
-
-fn push_visible(out: &mut String, c: char) {
-    match c {
-        '\r' => out.push_str("\\r"),
-        c if needs_escape(c) => {
-            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-        }
-        c => out.push(c),
-    }
-}
-
-/// Zero-width space: breaks `::` and `##[` for the runner, invisible to a reader.
-const ZWSP: char = '\u{200B}';
-
-/// `text` as it may be written: control characters but line feed and tab made visible (so the
-/// only line breaks left are the line feeds, each one a line of the message); and with
-/// `actions`, each line inert to the runner: no `::` at its start (after white space or an
-/// invisible character) and no `##[` in it.
-pub fn inert(text: &str, actions: bool) -> String {
-    let mut visible = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        push_visible(&mut visible, c);
-    }
-    if !actions {
-        return visible;
-    }
-    let mut out = String::with_capacity(visible.len() + 8);
-    for (i, line) in visible.split('\n').enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        let body = line.trim_start_matches(|c: char| c.is_whitespace() || is_invisible(c));
-        let lead = &line[..line.len() - body.len()];
-        out.push_str(lead);
-        let body = match body.strip_prefix("::") {
-            Some(rest) => {
-                out.push(':');
-                out.push(ZWSP);
-                out.push(':');
-                rest
-            }
-            None => body,
-        };
-        out.push_str(&body.replace("##[", "#\u{200B}#["));
-    }
-    out
-}
-
-/// Characters that show nothing, which an older or other runner might trim as white space.
-fn is_invisible(c: char) -> bool {
-    matches!(
-        c,
-        '\u{180E}' | '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}'
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The runner's reading of one line: a command when it starts with `::` after trimming, or
-    /// holds `##[`.
-    fn runner_sees_command(line: &str) -> bool {
-        line.trim_start().starts_with("::") || line.contains("##[")
-    }
-
-    #[test]
-    fn no_line_of_hostile_text_is_a_command_in_actions() {
-        let hostile = [
-            "evil\n::error title=pwn::x",
-            "R1\r::add-mask::ghp_x",
-            "a\r\n  ::set-output name=x::y",
-            "x ##[error]v1",
-            "###[error]x ##[##[warning]y",
-            "\u{FEFF}::error::bom",
-            "\u{200B}::error::zwsp",
-            "\t \u{A0}\u{3000}::error::spaces",
-            "::",
-        ];
-        for text in hostile {
-            let out = inert(text, true);
-            assert!(!out.contains('\r'), "{out:?}");
-            for line in out.split('\n') {
-                assert!(!runner_sees_command(line), "{text:?} -> {line:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn inert_text_reads_the_same() {
-        assert_eq!(
-            inert("nsys-gate: error: x\n  caused by: y", true),
-            "nsys-gate: error: x\n  caused by: y"
-        );
-        assert_eq!(inert("  ::error::x", true), "  :\u{200B}:error::x");
-        assert_eq!(inert("a ##[b] c::d", true), "a #\u{200B}#[b] c::d");
-        assert_eq!(inert("R1\r::x", true), "R1\\r::x");
-        assert_eq!(inert("R1\r::x", false), "R1\\r::x");
-        assert_eq!(inert("\u{1b}[2Kx", false), "\\u{1b}[2Kx");
-        assert_eq!(inert("::x\n##[y", false), "::x\n##[y");
-    }
-
-    #[test]
-    fn shown_values_stay_on_one_line() {
-        assert_eq!(shown("plain, tab\tok"), Cow::Borrowed("plain, tab\tok"));
-        assert_eq!(
-            shown("evil\n::error title=pwn::x\r\u{7}\u{2028}"),
-            "evil\\n::error title=pwn::x\\r\\u{7}\\u{2028}"
-        );
-        assert_eq!(shown_path(Path::new("/r/a\nb")), "/r/a\\nb");
-    }
 
     /// Nothing in `src/` prints but this module: a stray `eprintln!` (or a child process
     /// sharing our standard error) would bypass [`inert`].

@@ -151,6 +151,16 @@ impl Sample {
     }
 }
 
+/// An outlier lies more than this many MADs (unscaled) above the median: the rule of the
+/// `slow_iterations` warning, and where the report's charts clip their axis.
+pub const OUTLIER_MADS: f64 = 5.0;
+
+/// The value above which one of a sample with this median and MAD is an outlier: median +
+/// [`OUTLIER_MADS`] x MAD.
+pub fn outlier_limit(median: f64, mad: f64) -> f64 {
+    median + OUTLIER_MADS * mad
+}
+
 /// The median of `values` and their median absolute deviation (unscaled), as [`Sample`]
 /// computes them, for values that are not whole nanoseconds.
 pub fn median_and_mad(values: &[f64]) -> (f64, f64) {

@@ -99,3 +99,16 @@ pub fn bytes(n: u64) -> String {
 pub fn ratio(x: f64) -> String {
     format!("{}×", significant(x, 3))
 }
+
+/// `65536` as `65,536`.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

@@ -11,6 +11,7 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use crate::units::thousands;
 use crate::ANALYSIS_FILE;
 
 /// How much an artifact may hold.
@@ -125,9 +126,9 @@ pub fn analyses(zip_path: &Path, dest: &Path, limits: Limits) -> Result<Unpacked
         let copied = copy_at_most(&mut entry, &mut written, room).map_err(io(&target))?;
         let Some(copied) = copied else {
             return Err(UnpackError::TooMuch(format!(
-                "{} of analyses (decompressed), or {} in one file",
-                crate::render::limit::Budget::Bytes(limits.max_total_bytes as usize).describe(),
-                crate::render::limit::Budget::Bytes(limits.max_file_bytes as usize).describe()
+                "{} bytes of analyses (decompressed), or {} bytes in one file",
+                thousands(limits.max_total_bytes as usize),
+                thousands(limits.max_file_bytes as usize)
             )));
         };
         total += copied;

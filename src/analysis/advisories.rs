@@ -3,18 +3,19 @@
 //! Owns the warnings `first_iteration_slow` (the first counted iteration took over
 //! [`FIRST_ITERATION_SLOW_RATIO`] x the median; needs two iterations), `high_variance` (cv
 //! over [`HIGH_VARIANCE_CV`]; needs two) and `slow_iterations` (over the median +
-//! [`SLOW_ITERATION_MADS`] x MAD, unscaled; needs three), their thresholds and wording.
+//! [`OUTLIER_MADS`] x MAD, unscaled: an outlier as [`crate::stats`] defines it; needs three),
+//! their thresholds and wording. The thresholds are recorded on the warnings (`threshold`,
+//! `threshold_ns`), so that the report can show them without a copy of its own.
 
 use super::iterations::Measured;
 use super::wording::list_named_indexes;
 use crate::artifact::{FirstIteration, Warning, WarningCode};
 use crate::reports::PushPopRow;
-use crate::stats::Sample;
+use crate::stats::{outlier_limit, Sample, OUTLIER_MADS};
 
 /// Thresholds of the non-gating advisory warnings.
 pub const FIRST_ITERATION_SLOW_RATIO: f64 = 1.5;
 pub const HIGH_VARIANCE_CV: f64 = 0.10;
-pub const SLOW_ITERATION_MADS: f64 = 5.0;
 
 /// `first_iteration_slow`, from the summary's first iteration and the number of counted
 /// iterations.
@@ -33,6 +34,7 @@ pub(super) fn first_iteration_slow_warning(
             ),
         )
         .with_iterations(vec![first.index])
+        .with_threshold(FIRST_ITERATION_SLOW_RATIO)
     })
 }
 
@@ -47,6 +49,7 @@ pub(super) fn high_variance_warning(host_inclusive: &Sample) -> Option<Warning> 
                 host_inclusive.len()
             ),
         )
+        .with_threshold(HIGH_VARIANCE_CV)
     })
 }
 
@@ -60,7 +63,7 @@ pub(super) fn slow_iterations_warning(
     if host_inclusive.len() < 3 {
         return None;
     }
-    let limit = host_inclusive.median() + SLOW_ITERATION_MADS * host_inclusive.mad();
+    let limit = outlier_limit(host_inclusive.median(), host_inclusive.mad());
     let slow: Vec<u64> = counted
         .iter()
         .filter(|m| rows[m.row as usize].duration_ns() as f64 > limit)
@@ -73,12 +76,13 @@ pub(super) fn slow_iterations_warning(
         Warning::new(
             WarningCode::SlowIterations,
             format!(
-                "{} took longer than the median + 5 × MAD of host inclusive time ({})",
+                "{} took longer than the median + {OUTLIER_MADS} × MAD of host inclusive time ({})",
                 list_named_indexes(&slow),
                 crate::units::duration(limit)
             ),
         )
         .with_count(slow.len() as u64)
-        .with_iterations(slow),
+        .with_iterations(slow)
+        .with_threshold_ns(limit),
     )
 }

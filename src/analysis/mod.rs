@@ -54,7 +54,6 @@ use crate::artifact::{
 };
 use crate::reports::{GpuProjRow, Interner, PushPopRow};
 
-pub use advisories::SLOW_ITERATION_MADS;
 pub use gpu_work::{KernelMix, Launches};
 pub use iterations::full_match_regex;
 
@@ -103,7 +102,7 @@ pub struct Findings {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "{}:{line}: column `{column}`: {message}",
-    crate::say::shown_path(path)
+    crate::text::shown_path(path)
 )]
 pub struct DataError {
     pub path: PathBuf,

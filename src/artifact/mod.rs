@@ -11,15 +11,9 @@
 //! Schema changelog:
 //! - 1: first version.
 
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
-
-use anyhow::Context;
-use serde::{Deserialize, Serialize};
-
-use crate::say::shown_path;
 
 pub mod comparison;
 mod vocabulary;
@@ -328,6 +322,15 @@ pub struct Warning {
     /// `gpu_work_unavailable`: the report that failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub report: Option<String>,
+    /// The rule's limit, for the rules with a number: `high_variance`, the cv (0.1);
+    /// `first_iteration_slow`, the ratio to the median (1.5). Absent in files written before
+    /// it was added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    /// `slow_iterations`: the time above which an iteration is slow (the median + 5 x MAD of
+    /// the host inclusive times), in nanoseconds. Absent in files written before it was added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold_ns: Option<f64>,
 }
 
 impl Warning {
@@ -345,7 +348,21 @@ impl Warning {
             depth_limit: None,
             bytes: None,
             report: None,
+            threshold: None,
+            threshold_ns: None,
         }
+    }
+
+    /// The rule's limit (`threshold`).
+    pub fn with_threshold(mut self, threshold: f64) -> Self {
+        self.threshold = Some(threshold);
+        self
+    }
+
+    /// The rule's limit in nanoseconds (`threshold_ns`).
+    pub fn with_threshold_ns(mut self, threshold_ns: f64) -> Self {
+        self.threshold_ns = Some(threshold_ns);
+        self
     }
 
     pub fn with_bytes(mut self, bytes: u64) -> Self {
@@ -656,50 +673,4 @@ impl serde_json::ser::Formatter for JsonLayout {
         self.has_value = true;
         Ok(())
     }
-}
-
-/// Writes `bytes` to `path` atomically: see [`write_atomically_with`].
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    write_atomically_with(path, |out| out.write_all(bytes))
-}
-
-/// Writes what `write` makes to `path` atomically: a temporary file in the same folder
-/// (through a buffer), then renamed over `path`. A reader sees the old file or the new one,
-/// never a partial one, and a failure or a kill leaves the old file as it was.
-///
-/// The file gets the umask's mode (0666 less the umask), as a file made by `>` or `cp`
-/// would, also when it replaces an existing file.
-///
-/// The file is not fsynced: that would guard against a power cut between the write and the
-/// next writeback, at 0.1 s per 60 MB (a large analysis), for a file any rerun rebuilds from
-/// the CSVs; and ext4, the usual runner file system, flushes a file renamed over another
-/// before the rename itself reaches the disk.
-pub fn write_atomically_with(
-    path: &Path,
-    write: impl FnOnce(&mut std::io::BufWriter<tempfile::NamedTempFile>) -> std::io::Result<()>,
-) -> anyhow::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let tmp = tempfile::Builder::new()
-        .prefix(".nsys-gate-")
-        .suffix(".tmp")
-        // The mode any tool's new file gets (0666 less the umask), not tempfile's private
-        // 0600: a later step running as another user reads these files.
-        .permissions(std::fs::Permissions::from_mode(0o666))
-        .tempfile_in(dir)
-        .with_context(|| format!("cannot create a temporary file in {}", shown_path(dir)))?;
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, tmp);
-    write(&mut out)
-        .and_then(|()| out.flush())
-        .with_context(|| format!("cannot write a temporary file in {}", shown_path(dir)))?;
-    let tmp = out
-        .into_inner()
-        .map_err(|e| e.into_error())
-        .with_context(|| format!("cannot write a temporary file in {}", shown_path(dir)))?;
-    tmp.persist(path)
-        .map_err(|e| e.error)
-        .with_context(|| format!("cannot replace {}", shown_path(path)))?;
-    Ok(())
 }

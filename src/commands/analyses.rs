@@ -19,11 +19,12 @@ use super::post::{cut_report, exit_status, post_comment, rerendered};
 use super::report::{parse_analysis, MAX_ANALYSIS_BYTES};
 use super::Context;
 use crate::cli::PostArgs;
+use crate::files::{self, SearchBounds};
 use crate::github::marker::{self, key_of_marker};
-use crate::input::{self, SearchBounds};
 use crate::outcome::{Failure, FailureKind, RunOutcome};
 use crate::render::{limit, Budget, RenderOptions, Renderer, Template, DEFAULT_TOP};
 use crate::say::say;
+use crate::text::shown_shortened;
 use crate::ANALYSIS_FILE;
 
 /// How far DIR is searched: an artifact's folders are a few levels deep and hold a few
@@ -99,12 +100,12 @@ pub fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::
 /// Every analysis.json under `dir`, in path order: an analysis, or a failed outcome saying
 /// why the file could not be read. No file at all is an error.
 pub(super) fn read_analyses(dir: &Path, nothing: &str) -> anyhow::Result<Vec<RunOutcome>> {
-    let found = input::find_named(dir, ANALYSIS_FILE, SEARCH)
+    let found = files::find_named(dir, ANALYSIS_FILE, SEARCH)
         .with_context(|| format!("cannot search {} for {ANALYSIS_FILE}", dir.display()))?;
     for (path, what) in &found.skipped {
         say!(
             "nsys-gate: warning: {} is {what}, not a regular file; not read",
-            shown_path(dir, path)
+            artifact_path(dir, path)
         );
     }
     if let Some(first) = found.too_deep.first() {
@@ -112,7 +113,7 @@ pub(super) fn read_analyses(dir: &Path, nothing: &str) -> anyhow::Result<Vec<Run
             "nsys-gate: warning: {} folders deeper than {} levels were not searched, the first {}",
             found.too_deep.len(),
             SEARCH.max_depth,
-            shown_path(dir, first)
+            artifact_path(dir, first)
         );
     }
     anyhow::ensure!(
@@ -132,7 +133,7 @@ pub(super) fn read_analyses(dir: &Path, nothing: &str) -> anyhow::Result<Vec<Run
 /// One analysis.json, named in the report by its path inside `dir` (as the artifact has it).
 fn read_one(dir: &Path, path: &Path, left: &mut u64) -> RunOutcome {
     let name = path.strip_prefix(dir).unwrap_or(path).to_owned();
-    let parsed = input::read_regular_no_symlink(path, MAX_ANALYSIS_BYTES.min(*left))
+    let parsed = files::read_regular_no_symlink(path, MAX_ANALYSIS_BYTES.min(*left))
         .map_err(|e| format!("{}: {}", name.display(), e.into_io_error()))
         .and_then(|bytes| {
             *left = left.saturating_sub(bytes.len() as u64);
@@ -144,7 +145,10 @@ fn read_one(dir: &Path, path: &Path, left: &mut u64) -> RunOutcome {
             path: name,
         },
         Err(error) => {
-            say!("nsys-gate: warning: {}", one_line(&error, SHOWN_CHARS * 2));
+            say!(
+                "nsys-gate: warning: {}",
+                shown_shortened(&error, SHOWN_CHARS * 2)
+            );
             let folder = match name.parent() {
                 Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
                 _ => PathBuf::from("."),
@@ -154,44 +158,12 @@ fn read_one(dir: &Path, path: &Path, left: &mut u64) -> RunOutcome {
     }
 }
 
-/// A path inside the artifact, for standard error.
-fn shown_path(dir: &Path, path: &Path) -> String {
-    one_line(
+/// A path inside the artifact, on one line of standard error: a line break or other control
+/// character in it is shown escaped (`\n`), so that no line it holds can start a workflow
+/// command (`::add-mask::`, `::error::`, …) in this privileged job.
+fn artifact_path(dir: &Path, path: &Path) -> String {
+    shown_shortened(
         &path.strip_prefix(dir).unwrap_or(path).to_string_lossy(),
         SHOWN_CHARS,
     )
-}
-
-/// Artifact text as part of one line of standard error, at most `max_chars` characters: a
-/// line break or other control character is shown escaped (`\n`), so that no line the text
-/// holds can start a workflow command (`::add-mask::`, `::error::`, …) in this privileged job.
-fn one_line(text: &str, max_chars: usize) -> String {
-    let mut out = String::new();
-    for (i, c) in text.chars().enumerate() {
-        if i == max_chars {
-            out.push('…');
-            break;
-        }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn artifact_text_stays_on_one_line() {
-        assert_eq!(
-            one_line("a\n::add-mask::x\r\u{1b}[2J", 100),
-            "a\\n::add-mask::x\\r\\u{1b}[2J"
-        );
-        assert_eq!(one_line("abcdef", 3), "abc…");
-        assert_eq!(one_line("café 🚀", 10), "café 🚀");
-    }
 }

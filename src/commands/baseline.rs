@@ -14,8 +14,9 @@ use crate::artifact::Analysis;
 use crate::cli::BaselineArgs;
 use crate::compare::{self, Side};
 use crate::outcome::RunOutcome;
-use crate::say::{say, shown, shown_path};
-use crate::{input, ANALYSIS_FILE};
+use crate::say::say;
+use crate::text::{shown, shown_path};
+use crate::{files, ANALYSIS_FILE};
 
 /// Analyses read as one side of a comparison.
 #[derive(Debug, Default)]
@@ -32,7 +33,7 @@ pub fn load_path(path: &Path) -> Result<Loaded, String> {
     let meta =
         std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", shown_path(path)))?;
     let one = |file: &Path| -> Result<Loaded, String> {
-        let bytes = input::read_regular(file, MAX_ANALYSIS_BYTES).map_err(|e| e.to_string())?;
+        let bytes = files::read_regular(file, MAX_ANALYSIS_BYTES).map_err(|e| e.to_string())?;
         let analysis = parse_analysis(file, &bytes)?;
         Ok(Loaded {
             runs: vec![(analysis, file.display().to_string())],

@@ -8,10 +8,12 @@ use anyhow::Context as _;
 
 use super::baseline::{compare_loaded, load_path};
 use crate::artifact::comparison::{BaselineKind, BaselineSource};
-use crate::artifact::{self, Analysis};
+use crate::artifact::Analysis;
 use crate::cli::CompareArgs;
+use crate::files;
 use crate::render::comparison::render_alone;
-use crate::say::{self, say, shown, shown_path};
+use crate::say::{self, say};
+use crate::text::{shown, shown_path};
 
 pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let base = load_path(&args.base).map_err(|why| anyhow::anyhow!("BASE: {why}"))?;
@@ -30,7 +32,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let comparison = compare_loaded(&heads, &base, source, Vec::new());
     let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
     if let Some(path) = args.json.as_deref().filter(|_| !json_to_stdout) {
-        artifact::write_atomically(path, &comparison.to_json())
+        files::write_atomically(path, &comparison.to_json())
             .with_context(|| format!("cannot write {}", shown_path(path)))?;
         say!("nsys-gate: comparison written to {}", shown_path(path));
     }

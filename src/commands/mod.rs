@@ -145,7 +145,7 @@ fn load_template(path: Option<&Path>) -> anyhow::Result<Template> {
     let Some(path) = path else {
         return Ok(Template::builtin());
     };
-    let source = crate::input::read_regular_text(path, MAX_TEMPLATE_BYTES).map_err(|e| {
+    let source = crate::files::read_regular_text(path, MAX_TEMPLATE_BYTES).map_err(|e| {
         RenderError::Read {
             path: path.to_owned(),
             source: e.into_io_error(),

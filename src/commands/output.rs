@@ -9,12 +9,14 @@ use anyhow::Context as _;
 use super::{absolute, REPORT_FILE};
 use crate::actions;
 use crate::artifact::comparison::{Comparison, COMPARISON_FILE};
-use crate::artifact::{self, Verdict};
+use crate::artifact::Verdict;
 use crate::environment::Environment;
+use crate::files;
 use crate::gate;
 use crate::outcome::{chain_text, overall_status, RunOutcome};
 use crate::render::{limit, Budget, RenderOptions, Renderer};
-use crate::say::{self, say, shown_path};
+use crate::say::{self, say};
+use crate::text::shown_path;
 
 /// Smallest room in the step summary worth writing a report into.
 const MIN_SUMMARY_BYTES: usize = 4096;
@@ -97,7 +99,7 @@ fn write_report(report: &str, f: &Finish) -> anyhow::Result<Option<PathBuf>> {
     });
     match &report_path {
         Some(path) => {
-            artifact::write_atomically(path, report.as_bytes())
+            files::write_atomically(path, report.as_bytes())
                 .with_context(|| format!("cannot write the report to {}", shown_path(path)))?;
             say!("nsys-gate: report written to {}", shown_path(path));
         }
@@ -116,7 +118,7 @@ fn write_comparison(c: &Comparison, report_path: &Path) -> anyhow::Result<PathBu
         _ => Path::new("."),
     };
     let path = dir.join(COMPARISON_FILE);
-    artifact::write_atomically(&path, &c.to_json())
+    files::write_atomically(&path, &c.to_json())
         .with_context(|| format!("cannot write the comparison to {}", shown_path(&path)))?;
     say!("nsys-gate: comparison written to {}", shown_path(&path));
     Ok(path)

@@ -17,7 +17,8 @@ use crate::github::marker::{self, key_of_marker, with_marker};
 use crate::github::{self, EventPr, PostError, Repo};
 use crate::outcome::RunOutcome;
 use crate::render::{limit, Budget, RenderOptions, Renderer};
-use crate::say::{self, say, shown_path};
+use crate::say::{self, say};
+use crate::text::shown_path;
 
 pub fn post(args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
     match (&args.report, &args.analyses) {
@@ -75,7 +76,7 @@ pub fn exit_status(posted: Posted) -> ExitCode {
 /// regular file, and with a size limit.
 fn read_report(path: &Path) -> anyhow::Result<String> {
     const MAX_REPORT_BYTES: u64 = 16 << 20;
-    crate::input::read_regular_text(path, MAX_REPORT_BYTES)
+    crate::files::read_regular_text(path, MAX_REPORT_BYTES)
         .with_context(|| format!("cannot read the report {}", shown_path(path)))
 }
 
@@ -87,7 +88,7 @@ pub fn cut_report(text: &str, chars: usize) -> String {
         Budget::Chars(chars),
         &format!(
             "**This report was cut to fit the server's limit of {} characters.** The full report is in the job's report.md.",
-            limit::thousands(chars)
+            crate::units::thousands(chars)
         ),
     )
 }

@@ -10,8 +10,8 @@ use crate::artifact::{self, Analysis};
 use crate::cli::ReportArgs;
 use crate::outcome::{Failure, FailureKind, RunFacts, RunOutcome};
 use crate::render::Renderer;
-use crate::say::shown_path;
-use crate::{input, manifest, rundir, ANALYSIS_FILE};
+use crate::text::shown_path;
+use crate::{files, manifest, rundir, ANALYSIS_FILE};
 
 pub fn report(args: &ReportArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let template = load_template(args.render.template.as_deref())?;
@@ -63,7 +63,7 @@ pub fn read_outcome(dir: &Path) -> RunOutcome {
 pub(super) const MAX_ANALYSIS_BYTES: u64 = 1 << 30;
 
 fn read_analysis(dir: &Path, path: &Path) -> Result<Analysis, String> {
-    let bytes = match input::read_regular(path, MAX_ANALYSIS_BYTES) {
+    let bytes = match files::read_regular(path, MAX_ANALYSIS_BYTES) {
         Ok(b) => b,
         Err(e) if e.is_not_found() => {
             return Err(format!(

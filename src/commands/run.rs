@@ -14,7 +14,8 @@ use crate::interrupt;
 use crate::outcome::{chain_text, RunOutcome};
 use crate::progress::Progress;
 use crate::render::{limit, Renderer};
-use crate::say::{say, shown_path};
+use crate::say::say;
+use crate::text::shown_path;
 
 pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let gate = GateConfig::new(&args.analysis.gate_on, &args.analysis.no_gate_on);

@@ -145,7 +145,7 @@ pub fn base_of(event_name: Option<&str>, event_path: Option<&Path>) -> Result<Ba
 
 /// The event file, read with a bound and parsed; `Err` says which file and why not.
 fn load(path: &Path) -> Result<Value, String> {
-    let bytes = crate::input::read_regular(path, MAX_EVENT_BYTES).map_err(|e| {
+    let bytes = crate::files::read_regular(path, MAX_EVENT_BYTES).map_err(|e| {
         format!(
             "cannot read the event file {} (GITHUB_EVENT_PATH): {}",
             path.display(),

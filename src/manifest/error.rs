@@ -3,7 +3,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::say::{shown, shown_path};
+use crate::text::{shown, shown_path};
 
 /// Why a manifest could not be read, and where.
 ///

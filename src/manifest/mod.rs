@@ -45,7 +45,7 @@ use std::path::Path;
 
 pub use error::{ManifestError, ManifestErrorKind};
 
-use crate::input::InputError;
+use crate::files::InputError;
 
 use scalar::{Int, ScalarValue};
 use yaml::{Entry, Kind, Node};
@@ -150,7 +150,7 @@ pub struct NearMiss {
 /// [`ManifestErrorKind::Io`] when the file cannot be read, [`ManifestErrorKind::NotAFile`]
 /// when it is not a regular file, [`ManifestErrorKind::TooLarge`] when it is over the limit.
 pub fn read_bytes(path: &Path) -> Result<Vec<u8>, ManifestError> {
-    crate::input::read_regular(path, MAX_MANIFEST_BYTES).map_err(|e| match e {
+    crate::files::read_regular(path, MAX_MANIFEST_BYTES).map_err(|e| match e {
         InputError::Io { source, .. } => {
             ManifestError::new(path, None, ManifestErrorKind::Io(source))
         }

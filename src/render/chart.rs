@@ -7,7 +7,7 @@
 //! median + 5 x MAD of host inclusive time, MAD unscaled), and the iterations above it are
 //! drawn at the top and named in the caption with their real value.
 
-use crate::analysis::SLOW_ITERATION_MADS;
+use crate::stats::{median_and_mad, outlier_limit};
 
 /// The sparkline's bars, lowest first.
 const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
@@ -19,8 +19,8 @@ pub const SPARKLINE_WIDTH: usize = 64;
 /// The threshold above which a value is an outlier: median + 5 x MAD (unscaled), the
 /// `slow_iterations` rule's.
 pub fn outlier_threshold(values: &[f64]) -> f64 {
-    let (median, mad) = crate::stats::median_and_mad(values);
-    median + SLOW_ITERATION_MADS * mad
+    let (median, mad) = median_and_mad(values);
+    outlier_limit(median, mad)
 }
 
 /// The top of the axis for `values`: the largest value that is not an outlier (all of them

@@ -27,8 +27,7 @@
 //! [`code_block`] shows longer text (an error message with nsys's words) as an indented code
 //! block, in which nothing is interpreted and which no line of the text can close.
 
-/// Zero-width space: breaks mentions and references without changing what is shown.
-pub const ZWSP: char = '\u{200B}';
+use crate::text::{shorten, ZWSP};
 
 /// Escapes untrusted text for use inside one line of markdown. See the module documentation.
 pub fn inline(text: &str) -> String {
@@ -145,16 +144,6 @@ pub fn message(text: &str, max_chars: usize) -> String {
 /// shortened text ends with `…`.
 pub fn inline_shortened(text: &str, max_chars: usize) -> String {
     inline(&shorten(text, max_chars))
-}
-
-/// At most `max_chars` characters of `text`, ending with `…` when shortened.
-pub fn shorten(text: &str, max_chars: usize) -> String {
-    if text.chars().count() <= max_chars {
-        return text.to_owned();
-    }
-    let mut s: String = text.chars().take(max_chars.saturating_sub(1)).collect();
-    s.push('…');
-    s
 }
 
 /// Untrusted multi-line text as an indented code block (each line indented by four spaces),

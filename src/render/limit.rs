@@ -7,6 +7,8 @@
 //! directories) is the text cut ([`cut`]): at a line boundary, never before the first line (the
 //! marker), closing any open code fence and `<details>`, with a last line saying so.
 
+use crate::units::thousands;
+
 /// GitHub's comment limit, counted in Unicode scalar values: safe under every interpretation
 /// of the limit that has been observed (characters, UTF-16 units or 262,144 bytes).
 pub const COMMENT_CHARS: usize = 65_536;
@@ -212,19 +214,6 @@ impl Blocks {
     }
 }
 
-/// `65536` as `65,536`.
-pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,8 +240,6 @@ mod tests {
         assert_eq!(Budget::Bytes(10).measure("µs"), 3);
         assert_eq!(Budget::comment().describe(), "65,536 characters");
         assert_eq!(Budget::Bytes(SUMMARY_BYTES).describe(), "1,048,576 bytes");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
     }
 
     #[test]

@@ -24,6 +24,7 @@ use crate::artifact::{
 };
 use crate::artifact::{GroupStats, RangeStats};
 use crate::outcome::{Failure, RunOutcome};
+use crate::stats::OUTLIER_MADS;
 
 #[derive(Debug, Serialize)]
 pub struct ReportView {
@@ -822,7 +823,7 @@ fn relative<'p>(path: &'p Path, base: Option<&Path>) -> &'p Path {
 
 /// Where the reader finds analysis.json: a path on the runner is no use in a comment.
 fn full_data(path: &Path, links: &super::Links, caps: &Caps) -> String {
-    let shown = escape::code_span(&escape::shorten(
+    let shown = escape::code_span(&crate::text::shorten(
         &relative(path, links.base_dir.as_deref()).to_string_lossy(),
         caps.name_chars.max(300),
     ));
@@ -882,7 +883,7 @@ fn facts(a: &Analysis, counted: u64, caps: &Caps) -> Facts {
             Some(c) => esc(c, caps.name_chars),
             None => "none (the whole trace was captured)".to_owned(),
         },
-        iteration_pattern: escape::code_span(&escape::shorten(
+        iteration_pattern: escape::code_span(&crate::text::shorten(
             &a.run.iteration_pattern,
             caps.name_chars,
         )),
@@ -991,21 +992,22 @@ fn callouts(a: &Analysis, counted: u64, caps: &Caps) -> Vec<(Option<WarningCode>
             }
         )));
     }
-    if let (Some(_), Some(h)) = (warning(a, WarningCode::HighVariance), &s.host_inclusive) {
+    if let (Some(w), Some(h)) = (warning(a, WarningCode::HighVariance), &s.host_inclusive) {
         let slow = warning(a, WarningCode::SlowIterations)
             .and_then(|w| w.iterations.as_deref())
             .map(|_| " The slow ones are named below.")
             .unwrap_or_default();
         out.push((Some(WarningCode::HighVariance), format!(
-            "**Large variance:** the host inclusive time varies a lot between iterations (cv {}, over 0.10; from {} to {}): the mean and median hide that spread, see the per-iteration timings.{slow}",
+            "**Large variance:** the host inclusive time varies a lot between iterations (cv {}{}; from {} to {}): the mean and median hide that spread, see the per-iteration timings.{slow}",
             format::significant(h.cv, 3),
+            w.threshold.map(|t| format!(", over {t:.2}")).unwrap_or_default(),
             duration_i(h.minimum_ns),
             duration_i(h.maximum_ns),
         )));
     } else if let Some(w) = warning(a, WarningCode::SlowIterations) {
         if let Some(i) = w.iterations.as_deref() {
             out.push((Some(WarningCode::SlowIterations), format!(
-                "**Slow iterations:** {} took much longer than the median (over median + 5 × MAD); see the per-iteration timings.",
+                "**Slow iterations:** {} took much longer than the median (over median + {OUTLIER_MADS} × MAD); see the per-iteration timings.",
                 iterations_named(i)
             )));
         }
@@ -1600,7 +1602,7 @@ fn iteration_table(a: &Analysis, caps: &Caps, gpu_ok: bool, path: &str) -> Table
         }
         let counted = it.complete && !it.duplicate;
         if counted && slow.contains(&it.index) {
-            notes.push("slow (over median + 5 × MAD)".to_owned());
+            notes.push(format!("slow (over median + {OUTLIER_MADS} × MAD)"));
         }
         if let Some((index, ratio)) = first_slow {
             if counted && index == it.index {
@@ -1761,7 +1763,7 @@ fn chart(a: &Analysis, caps: &Caps, gpu_ok: bool) -> Option<ChartView> {
 }
 
 fn failed(f: &Failure, caps: &Caps) -> FailedView {
-    let error = escape::shorten(&f.error, caps.message_chars.max(1000));
+    let error = crate::text::shorten(&f.error, caps.message_chars.max(1000));
     FailedView {
         run_dir: path_text(&f.run_dir, caps),
         what: f.kind.label(),
@@ -1775,7 +1777,7 @@ fn failed(f: &Failure, caps: &Caps) -> FailedView {
         command: f
             .command
             .as_deref()
-            .map(|c| escape::code(&escape::shorten(c, 1000))),
+            .map(|c| escape::code(&crate::text::shorten(c, 1000))),
         checks: f.checks().to_vec(),
     }
 }

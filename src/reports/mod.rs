@@ -49,7 +49,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use window::{count_newlines, FillError, Window};
 
-use crate::say::shown_path;
+use crate::text::shown_path;
 
 /// One row of `nvtx_pushpop_trace`: one NVTX push/pop range, in 64 bytes (a trace has
 /// millions). `Duration`, `DurNonChild` and `Lvl` are checked while reading and not kept:
@@ -321,7 +321,7 @@ pub fn parse_gpu_proj<R: Read>(
 
 /// Opens a report, only when it is a regular file (a FIFO left under `stats/` would block).
 fn open(path: &Path) -> Result<(File, u64, Limits), ReportError> {
-    let (file, size) = crate::input::open_regular(path).map_err(|e| ReportError::Io {
+    let (file, size) = crate::files::open_regular(path).map_err(|e| ReportError::Io {
         path: path.to_path_buf(),
         source: e.into_io_error(),
     })?;

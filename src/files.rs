@@ -1,4 +1,6 @@
-//! Opening the files nsys-gate reads: regular files only, and never more than a bound.
+//! The files nsys-gate reads and writes. Reads: regular files only, and never more than a
+//! bound. Writes: atomically ([`write_atomically`]), so that a reader sees the old file or
+//! the new one, never a partial one.
 //!
 //! Inputs are data from outside the tool's control: the profiled program (a pull request's
 //! code) writes the run directory, and a fork's artifact carries the analysis.json files that
@@ -10,11 +12,13 @@
 //! read through [`Read::take`].
 
 use std::fs::File;
-use std::io::{self, Read};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::say::shown_path;
+use anyhow::Context as _;
+
+use crate::text::shown_path;
 
 /// Why an input could not be read. Every variant names the file.
 #[derive(Debug, thiserror::Error)]
@@ -270,6 +274,52 @@ fn describe(kind: std::fs::FileType) -> &'static str {
     } else {
         "not a regular file"
     }
+}
+
+/// Writes `bytes` to `path` atomically: see [`write_atomically_with`].
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    write_atomically_with(path, |out| out.write_all(bytes))
+}
+
+/// Writes what `write` makes to `path` atomically: a temporary file in the same folder
+/// (through a buffer), then renamed over `path`. A reader sees the old file or the new one,
+/// never a partial one, and a failure or a kill leaves the old file as it was.
+///
+/// The file gets the umask's mode (0666 less the umask), as a file made by `>` or `cp`
+/// would, also when it replaces an existing file.
+///
+/// The file is not fsynced: that would guard against a power cut between the write and the
+/// next writeback, at 0.1 s per 60 MB (a large analysis), for a file any rerun rebuilds from
+/// the CSVs; and ext4, the usual runner file system, flushes a file renamed over another
+/// before the rename itself reaches the disk.
+pub fn write_atomically_with(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<tempfile::NamedTempFile>) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix(".nsys-gate-")
+        .suffix(".tmp")
+        // The mode any tool's new file gets (0666 less the umask), not tempfile's private
+        // 0600: a later step running as another user reads these files.
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {}", shown_path(dir)))?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, tmp);
+    write(&mut out)
+        .and_then(|()| out.flush())
+        .with_context(|| format!("cannot write a temporary file in {}", shown_path(dir)))?;
+    let tmp = out
+        .into_inner()
+        .map_err(|e| e.into_error())
+        .with_context(|| format!("cannot write a temporary file in {}", shown_path(dir)))?;
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .with_context(|| format!("cannot replace {}", shown_path(path)))?;
+    Ok(())
 }
 
 #[cfg(test)]

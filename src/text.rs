@@ -1,0 +1,191 @@
+//! Text helpers that every layer may use: untrusted values shown on one line, text made inert
+//! to the GitHub Actions runner, text shortened to a length. Nothing here knows the rest of
+//! the crate; it imports nothing of it.
+//!
+//! - [`shown`] / [`shown_path`]: an untrusted value (a name, a key, a path, nsys's words) on
+//!   one line: line feed as `\n`, carriage return as `\r`, other control characters and the
+//!   Unicode line and paragraph separators as `\u{…}`;
+//! - [`inert`]: a whole message made safe to print where a runner reads it (see there);
+//! - [`shorten`]: at most so many characters, `…` at the end when cut;
+//! - [`ZWSP`]: the zero-width space, the one character used to break what a reader must not
+//!   act on (a workflow command for the runner, a mention or a link for GitHub's markdown).
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Zero-width space: breaks `::` and `##[` for the runner, and mentions and references for
+/// GitHub, invisible to a reader.
+pub const ZWSP: char = '\u{200B}';
+
+/// An untrusted value shown on one line: line feed as `\n`, carriage return as `\r`, other
+/// control characters (tab aside) and the Unicode line and paragraph separators as `\u{…}`.
+/// Unchanged (borrowed) when it holds none.
+pub fn shown(value: &str) -> Cow<'_, str> {
+    if !value.chars().any(|c| c == '\n' || needs_escape(c)) {
+        return Cow::Borrowed(value);
+    }
+    let mut out = String::with_capacity(value.len() + 8);
+    for c in value.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            c => push_visible(&mut out, c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A path as [`shown`] shows a value.
+pub fn shown_path(path: impl AsRef<Path>) -> String {
+    shown(&path.as_ref().display().to_string()).into_owned()
+}
+
+/// [`shown`], then at most `max_chars` characters ([`shorten`]): a value of any length as
+/// part of one line.
+pub fn shown_shortened(value: &str, max_chars: usize) -> String {
+    shorten(&shown(value), max_chars)
+}
+
+/// At most `max_chars` characters of `text`, ending with `…` when shortened.
+pub fn shorten(text: &str, max_chars: usize) -> String {
+    if text.chars().count() <= max_chars {
+        return text.to_owned();
+    }
+    let mut s: String = text.chars().take(max_chars.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}
+
+/// Control characters other than line feed and tab, and U+2028/U+2029.
+fn needs_escape(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t') || c == '\u{2028}' || c == '\u{2029}'
+}
+
+fn push_visible(out: &mut String, c: char) {
+    match c {
+        '\r' => out.push_str("\\r"),
+        c if needs_escape(c) => {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        }
+        c => out.push(c),
+    }
+}
+
+/// `text` as it may be written where a GitHub Actions runner reads it. The runner reads a
+/// stream line by line (a line ends at `\n`, `\r\n` or a lone `\r`) and runs as a workflow
+/// command any line that starts, after leading white space, with `::`, or that holds the
+/// legacy `##[` anywhere. So:
+///
+/// - control characters but line feed and tab are made visible (a carriage return as `\r`,
+///   others as `\u{…}`), in every mode, so that a terminal is not spoofed either; the only
+///   line breaks left are the line feeds, each one a line of the message;
+/// - with `actions`, on every line, a leading `::` (after white space or an invisible
+///   character) becomes `:` [`ZWSP`] `:` and every `##[` becomes `#` [`ZWSP`] `#[`. The
+///   zero-width space is not white space to the runner's `Trim`, and reads the same.
+pub fn inert(text: &str, actions: bool) -> String {
+    let mut visible = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        push_visible(&mut visible, c);
+    }
+    if !actions {
+        return visible;
+    }
+    let mut out = String::with_capacity(visible.len() + 8);
+    for (i, line) in visible.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let body = line.trim_start_matches(|c: char| c.is_whitespace() || is_invisible(c));
+        let lead = &line[..line.len() - body.len()];
+        out.push_str(lead);
+        let body = match body.strip_prefix("::") {
+            Some(rest) => {
+                out.push(':');
+                out.push(ZWSP);
+                out.push(':');
+                rest
+            }
+            None => body,
+        };
+        out.push_str(&body.replace("##[", "#\u{200B}#["));
+    }
+    out
+}
+
+/// Characters that show nothing, which an older or other runner might trim as white space.
+fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{180E}' | '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}'
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The runner's reading of one line: a command when it starts with `::` after trimming, or
+    /// holds `##[`.
+    fn runner_sees_command(line: &str) -> bool {
+        line.trim_start().starts_with("::") || line.contains("##[")
+    }
+
+    #[test]
+    fn no_line_of_hostile_text_is_a_command_in_actions() {
+        let hostile = [
+            "evil\n::error title=pwn::x",
+            "R1\r::add-mask::ghp_x",
+            "a\r\n  ::set-output name=x::y",
+            "x ##[error]v1",
+            "###[error]x ##[##[warning]y",
+            "\u{FEFF}::error::bom",
+            "\u{200B}::error::zwsp",
+            "\t \u{A0}\u{3000}::error::spaces",
+            "::",
+        ];
+        for text in hostile {
+            let out = inert(text, true);
+            assert!(!out.contains('\r'), "{out:?}");
+            for line in out.split('\n') {
+                assert!(!runner_sees_command(line), "{text:?} -> {line:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn inert_text_reads_the_same() {
+        assert_eq!(
+            inert("nsys-gate: error: x\n  caused by: y", true),
+            "nsys-gate: error: x\n  caused by: y"
+        );
+        assert_eq!(inert("  ::error::x", true), "  :\u{200B}:error::x");
+        assert_eq!(inert("a ##[b] c::d", true), "a #\u{200B}#[b] c::d");
+        assert_eq!(inert("R1\r::x", true), "R1\\r::x");
+        assert_eq!(inert("R1\r::x", false), "R1\\r::x");
+        assert_eq!(inert("\u{1b}[2Kx", false), "\\u{1b}[2Kx");
+        assert_eq!(inert("::x\n##[y", false), "::x\n##[y");
+    }
+
+    #[test]
+    fn shown_values_stay_on_one_line() {
+        assert_eq!(shown("plain, tab\tok"), Cow::Borrowed("plain, tab\tok"));
+        assert_eq!(
+            shown("evil\n::error title=pwn::x\r\u{7}\u{2028}"),
+            "evil\\n::error title=pwn::x\\r\\u{7}\\u{2028}"
+        );
+        assert_eq!(shown_path(Path::new("/r/a\nb")), "/r/a\\nb");
+        assert_eq!(
+            shown_shortened("a\n::add-mask::x\r\u{1b}[2J", 100),
+            "a\\n::add-mask::x\\r\\u{1b}[2J"
+        );
+        assert_eq!(shown_shortened("abcdef", 4), "abc…");
+        assert_eq!(shown_shortened("café 🚀", 10), "café 🚀");
+    }
+
+    #[test]
+    fn shorten_counts_characters() {
+        assert_eq!(shorten("abc", 3), "abc");
+        assert_eq!(shorten("abcd", 3), "ab…");
+        assert_eq!(shorten("µµµµ", 2), "µ…");
+    }
+}

@@ -435,6 +435,13 @@ pub struct Iteration {
     pub gpu_projection: Option<IterationGpu>,
 }
 
+impl Iteration {
+    /// Counted in every statistic: complete, and not a later pass of an index seen before.
+    pub fn is_counted(&self) -> bool {
+        self.complete && !self.duplicate
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IterationHost {
     pub start_ns: i64,
@@ -526,6 +533,39 @@ pub struct GpuProjectedRangeGroup {
 }
 
 impl Analysis {
+    /// Whether nsys made a GPU projection for the run: the projection report was written
+    /// (or the analysis predates report statuses) and no `gpu_projection_unavailable` says
+    /// otherwise.
+    pub fn gpu_projection_available(&self) -> bool {
+        let written = self
+            .provenance
+            .report_status
+            .get(ReportName::GpuProjection.as_str())
+            .is_none_or(|s| s.is_written());
+        written
+            && self
+                .warning(WarningCode::GpuProjectionUnavailable)
+                .is_none()
+    }
+
+    /// The first warning of `code`, if any.
+    pub fn warning(&self, code: WarningCode) -> Option<&Warning> {
+        self.warnings.iter().find(|w| w.code == code)
+    }
+
+    /// The iterations every statistic is over, in index order: complete and not duplicates.
+    pub fn counted_iterations(&self) -> impl Iterator<Item = &Iteration> + Clone {
+        self.iterations.iter().filter(|i| i.is_counted())
+    }
+
+    /// The number of counted iterations, as the statistics have it.
+    pub fn counted(&self) -> u64 {
+        self.iteration_summary
+            .host_inclusive
+            .as_ref()
+            .map_or(0, |h| h.count)
+    }
+
     /// Pretty JSON with a trailing newline.
     pub fn to_json(&self) -> Vec<u8> {
         let mut bytes = Vec::new();

@@ -22,7 +22,7 @@ use crate::artifact::comparison::{
     BaselineSource, ChangeVerdict, Comparison, Measure, MeasureName, RunComparison, RunRef,
     SideSummary, COMPARISON_SCHEMA_VERSION,
 };
-use crate::artifact::{Analysis, ReportName, WarningCode, TOOL_VERSION};
+use crate::artifact::{Analysis, TOOL_VERSION};
 
 /// A run as the comparison sees it: its analysis and where it was read from.
 #[derive(Debug, Clone, Copy)]
@@ -59,7 +59,8 @@ pub fn compare(
 pub fn compare_run(base: Side<'_>, head: Side<'_>) -> RunComparison {
     let conditions = conditions::list(base.analysis, head.analysis);
     let like_for_like = !conditions.iter().any(|c| c.judged && c.differs);
-    let gpu_both = gpu_available(base.analysis) && gpu_available(head.analysis);
+    let gpu_both =
+        base.analysis.gpu_projection_available() && head.analysis.gpu_projection_available();
     RunComparison {
         base: run_ref(base),
         head: run_ref(head),
@@ -99,26 +100,10 @@ pub fn target_name(a: &Analysis) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// Whether nsys made a GPU projection for the run (as the report decides it).
-pub fn gpu_available(a: &Analysis) -> bool {
-    let written = a
-        .provenance
-        .report_status
-        .get(ReportName::GpuProjection.as_str())
-        .is_none_or(|s| s.is_written());
-    written
-        && !a
-            .warnings
-            .iter()
-            .any(|w| w.code == WarningCode::GpuProjectionUnavailable)
-}
-
 /// The counted iterations' durations of a measure: complete, not duplicate; for the GPU
 /// projection, those that launched GPU work.
 pub fn samples(a: &Analysis, name: MeasureName) -> Vec<f64> {
-    a.iterations
-        .iter()
-        .filter(|i| i.complete && !i.duplicate)
+    a.counted_iterations()
         .filter_map(|i| match name {
             MeasureName::HostInclusive => Some(i.host.inclusive_ns as f64),
             MeasureName::GpuProjected => i.gpu_projection.as_ref().map(|g| g.projected_ns as f64),
@@ -149,7 +134,10 @@ fn measure(name: MeasureName, base: &Analysis, head: &Analysis) -> Measure {
         note: Some(note),
     };
     if name == MeasureName::GpuProjected {
-        match (gpu_available(base), gpu_available(head)) {
+        match (
+            base.gpu_projection_available(),
+            head.gpu_projection_available(),
+        ) {
             (true, true) => {}
             (false, false) => return empty("no GPU projection in either run".into()),
             (false, true) => return empty("no GPU projection in the base run".into()),

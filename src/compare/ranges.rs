@@ -18,7 +18,7 @@ pub fn host(base: &Analysis, head: &Analysis) -> RangeChanges {
             .map(|r| (r.name.clone(), r.exclusive.total_ns))
             .collect()
     };
-    changes(&totals(base), counted(base), &totals(head), counted(head))
+    changes(&totals(base), base.counted(), &totals(head), head.counted())
 }
 
 /// GPU-projected time per counted iteration.
@@ -29,15 +29,7 @@ pub fn gpu(base: &Analysis, head: &Analysis) -> RangeChanges {
             .map(|r| (r.name.clone(), r.projected.total_ns))
             .collect()
     };
-    changes(&totals(base), counted(base), &totals(head), counted(head))
-}
-
-/// The iterations the range tables are over: the complete, counted ones.
-fn counted(a: &Analysis) -> u64 {
-    a.iteration_summary
-        .host_inclusive
-        .as_ref()
-        .map_or(0, |h| h.count)
+    changes(&totals(base), base.counted(), &totals(head), head.counted())
 }
 
 fn per_iteration(total: i64, iterations: u64) -> f64 {

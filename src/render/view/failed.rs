@@ -1,0 +1,45 @@
+//! A run directory that could not be analysed: what failed, nsys's words, what to check.
+
+use serde::Serialize;
+
+use super::path_text;
+use crate::outcome::Failure;
+use crate::render::escape::{self, inline_shortened as esc};
+use crate::render::limit::Caps;
+
+#[derive(Debug, Serialize)]
+pub struct FailedView {
+    pub run_dir: String,
+    /// What failed, in a few words.
+    pub what: &'static str,
+    /// The first line of the error.
+    pub summary: String,
+    /// The whole error as an indented code block.
+    pub error_block: String,
+    pub nsys_version: String,
+    /// What nsys printed, as an indented code block, when nsys ran.
+    pub nsys_words: Option<String>,
+    /// The command that was tried, as a code span, when the failure is nsys's.
+    pub command: Option<String>,
+    pub checks: Vec<&'static str>,
+}
+
+pub(super) fn failed(f: &Failure, caps: &Caps) -> FailedView {
+    let error = crate::text::shorten(&f.error, caps.message_chars.max(1000));
+    FailedView {
+        run_dir: path_text(&f.run_dir, caps),
+        what: f.kind.label(),
+        summary: esc(f.error.lines().next().unwrap_or(""), caps.message_chars),
+        error_block: escape::code_block(&error),
+        nsys_version: match &f.nsys_version {
+            Some(v) => esc(v, 100),
+            None => "not known (nsys did not run or did not say)".to_owned(),
+        },
+        nsys_words: f.nsys_words.as_deref().map(escape::code_block),
+        command: f
+            .command
+            .as_deref()
+            .map(|c| escape::code(&crate::text::shorten(c, 1000))),
+        checks: f.checks().to_vec(),
+    }
+}

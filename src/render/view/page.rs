@@ -1,0 +1,339 @@
+//! The top of the page: the overall gate, the headline under the title, the sparkline, the
+//! overview table (one row per run directory) and the notice of what was left out to fit.
+
+use serde::Serialize;
+
+use super::{path_text, plural, run_title};
+use crate::artifact::{Analysis, GateResult, Verdict};
+use crate::outcome::RunOutcome;
+use crate::render::chart;
+use crate::render::escape::{self};
+use crate::render::format::{self, ColumnUnit};
+use crate::render::limit::{Budget, Caps};
+
+#[derive(Debug, Serialize)]
+pub struct OverallGate {
+    pub result: Verdict,
+    pub icon: &'static str,
+    /// `passed`, `failed` or `error`.
+    pub word: &'static str,
+    /// One sentence: the result and how many run directories it covers.
+    pub headline: String,
+    /// Why it failed: one line per failing run directory.
+    pub reasons: Vec<String>,
+    /// A gating warning or a failed analysis: say "resolve this first".
+    pub resolve_first: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct OverviewRow {
+    pub run: String,
+    pub gate: String,
+    pub iterations: String,
+    /// `1.91 ms (p90 1.96 ms)`.
+    pub host_median: String,
+    pub gpu_median: String,
+    pub warnings: String,
+    /// The sparkline of the run's host inclusive times, in a code span; empty when none.
+    pub trend: String,
+}
+
+pub(super) fn overall_gate(outcomes: &[RunOutcome], caps: &Caps) -> OverallGate {
+    let total = outcomes.len();
+    let failed = outcomes
+        .iter()
+        .filter(|o| matches!(o, RunOutcome::Failed(_)))
+        .count();
+    let gating = outcomes
+        .iter()
+        .filter(|o| {
+            matches!(o, RunOutcome::Analysed { analysis, .. } if analysis.gate.result == GateResult::Fail)
+        })
+        .count();
+    let mut reasons = Vec::new();
+    for o in outcomes {
+        match o {
+            RunOutcome::Failed(f) => reasons.push(format!(
+                "{}: could not be analysed ({})",
+                path_text(&f.run_dir, caps),
+                f.kind.label()
+            )),
+            RunOutcome::Analysed { analysis, .. } if analysis.gate.result != GateResult::Pass => {
+                let codes: Vec<String> = analysis
+                    .gate
+                    .failing_codes
+                    .iter()
+                    .map(|c| escape::code(c.as_str()))
+                    .collect();
+                reasons.push(format!(
+                    "{}: {}",
+                    run_title(analysis, caps),
+                    codes.join(", ")
+                ));
+            }
+            RunOutcome::Analysed { .. } => {}
+        }
+    }
+    let dirs = |n: usize| plural(n, "run directory", "run directories");
+    let (result, icon, word, headline) = if failed > 0 && total == 1 {
+        (
+            Verdict::Error,
+            "⛔",
+            "error",
+            "the run directory could not be analysed.".to_owned(),
+        )
+    } else if failed > 0 {
+        (
+            Verdict::Error,
+            "⛔",
+            "error",
+            format!("{} of {} could not be analysed.", failed, dirs(total)),
+        )
+    } else if gating > 0 && total == 1 {
+        (
+            Verdict::Fail,
+            "❌",
+            "failed",
+            "a gating warning fails the job.".to_owned(),
+        )
+    } else if gating > 0 {
+        (
+            Verdict::Fail,
+            "❌",
+            "failed",
+            format!("gating warnings in {} of {}.", gating, dirs(total)),
+        )
+    } else if total == 1 {
+        (
+            Verdict::Pass,
+            "✅",
+            "passed",
+            "no gating warning.".to_owned(),
+        )
+    } else {
+        (
+            Verdict::Pass,
+            "✅",
+            "passed",
+            format!("{} analysed, no gating warning.", dirs(total)),
+        )
+    };
+    OverallGate {
+        result,
+        icon,
+        word,
+        headline,
+        reasons,
+        resolve_first: failed > 0 || gating > 0,
+    }
+}
+
+/// The host inclusive times of the counted iterations as a sparkline in a code span, and the
+/// ends of its scale: the lowest time and the chart's clipped axis top.
+pub(super) fn sparkline(a: &Analysis) -> Option<(String, f64, f64)> {
+    let values: Vec<f64> = a
+        .counted_iterations()
+        .map(|i| i.host.inclusive_ns as f64)
+        .collect();
+    if values.len() < 2 {
+        return None;
+    }
+    let top = chart::axis_top(&values);
+    // The scale spans at least a tenth of the top, so that a few microseconds of jitter do
+    // not look like a trend.
+    let low = values
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, f64::min)
+        .min(top * 0.9);
+    Some((
+        format!("`{}`", chart::sparkline(&values, low, top)),
+        low,
+        top,
+    ))
+}
+
+pub(super) fn chart_clips(a: &Analysis, top: f64) -> bool {
+    a.counted_iterations()
+        .any(|i| i.host.inclusive_ns as f64 > top)
+}
+
+/// The units of the host and GPU-projected medians of these runs: one for each column of the
+/// overview (and for one run, its headline).
+pub(super) fn median_units<'a>(
+    analyses: impl Iterator<Item = &'a Analysis> + Clone,
+) -> MedianUnits {
+    let summaries = analyses.map(|a| &a.iteration_summary);
+    MedianUnits {
+        host: ColumnUnit::of(
+            summaries
+                .clone()
+                .filter_map(|s| s.host_inclusive.as_ref())
+                .flat_map(|h| [h.median_ns, h.p90_ns]),
+        ),
+        gpu: ColumnUnit::of(
+            summaries
+                .filter_map(|s| s.gpu_projected.as_ref())
+                .map(|g| g.median_ns),
+        ),
+    }
+}
+
+#[derive(Clone, Copy)]
+pub(super) struct MedianUnits {
+    host: ColumnUnit,
+    gpu: ColumnUnit,
+}
+
+/// `host median 1.91 ms (p90 1.96 ms)`-style cells of a run.
+pub(super) fn medians(a: &Analysis, units: MedianUnits) -> (String, String) {
+    let s = &a.iteration_summary;
+    let host = s.host_inclusive.as_ref().map_or("none".to_owned(), |h| {
+        format!(
+            "{} (p90 {})",
+            units.host.show(h.median_ns),
+            units.host.show(h.p90_ns)
+        )
+    });
+    let gpu = if a.gpu_projection_available() {
+        s.gpu_projected
+            .as_ref()
+            .map_or("no GPU work".to_owned(), |g| units.gpu.show(g.median_ns))
+    } else {
+        "unavailable".to_owned()
+    };
+    (host, gpu)
+}
+
+pub(super) fn warning_count(a: &Analysis) -> String {
+    let gating = a.warnings.iter().filter(|w| w.gating).count();
+    match (a.warnings.len(), gating) {
+        (0, _) => "no warnings".to_owned(),
+        (n, 0) => format!("{}, none gating", plural(n, "warning", "warnings")),
+        (n, g) => format!("{}, {g} gating", plural(n, "warning", "warnings")),
+    }
+}
+
+/// The line under the title.
+pub(super) fn headline(outcomes: &[RunOutcome]) -> String {
+    let nb = format::NBSP;
+    match outcomes {
+        [RunOutcome::Analysed { analysis: a, .. }] => {
+            let s = &a.iteration_summary;
+            let (host, gpu) = medians(a, median_units(std::iter::once(&**a)));
+            let gate = if a.gate.result == GateResult::Pass {
+                format!("✅{nb}**gate passed**")
+            } else {
+                format!("❌{nb}**gate failed**")
+            };
+            format!(
+                "{gate} · host median **{host}** · GPU projected median **{gpu}** · **{}{nb}/{nb}{}** iterations complete · {}",
+                s.complete,
+                s.expected,
+                warning_count(a)
+            )
+        }
+        [RunOutcome::Failed(_)] => {
+            format!("⛔{nb}**gate error**: the run directory could not be analysed")
+        }
+        _ => {
+            let count = |f: &dyn Fn(&RunOutcome) -> bool| outcomes.iter().filter(|o| f(o)).count();
+            let passed = count(
+                &|o| matches!(o, RunOutcome::Analysed { analysis, .. } if analysis.gate.result == GateResult::Pass),
+            );
+            let failed = count(&|o| matches!(o, RunOutcome::Failed(_)));
+            let gating = outcomes.len() - passed - failed;
+            let mut parts = vec![format!("{passed} passed")];
+            if gating > 0 {
+                parts.push(format!("{gating} with gating warnings"));
+            }
+            if failed > 0 {
+                parts.push(format!("{failed} not analysed"));
+            }
+            format!(
+                "**{}**: {}",
+                plural(outcomes.len(), "run directory", "run directories"),
+                parts.join(", ")
+            )
+        }
+    }
+}
+
+pub(super) fn overview_row(o: &RunOutcome, units: MedianUnits, caps: &Caps) -> OverviewRow {
+    match o {
+        RunOutcome::Analysed { analysis: a, .. } => {
+            let s = &a.iteration_summary;
+            let gating = a.warnings.iter().filter(|w| w.gating).count();
+            let (host_median, gpu_median) = medians(a, units);
+            OverviewRow {
+                run: run_title(a, caps),
+                gate: if a.gate.result == GateResult::Pass {
+                    "✅\u{a0}passed"
+                } else {
+                    "❌\u{a0}failed"
+                }
+                .to_owned(),
+                iterations: format!("{}\u{a0}/\u{a0}{}", s.complete, s.expected),
+                host_median,
+                gpu_median,
+                warnings: if a.warnings.is_empty() {
+                    "none".to_owned()
+                } else {
+                    format!("{} ({gating} gating)", a.warnings.len())
+                },
+                trend: sparkline(a).map(|(line, ..)| line).unwrap_or_default(),
+            }
+        }
+        RunOutcome::Failed(f) => OverviewRow {
+            run: path_text(&f.run_dir, caps),
+            gate: "⛔\u{a0}error".to_owned(),
+            iterations: "not analysed".to_owned(),
+            host_median: "none".to_owned(),
+            gpu_median: "none".to_owned(),
+            warnings: f.kind.label().to_owned(),
+            trend: String::new(),
+        },
+    }
+}
+
+pub(super) fn shortened_notice(caps: &Caps, full: &Caps, budget: Budget) -> Option<String> {
+    if caps == full {
+        return None;
+    }
+    let mut left_out = Vec::new();
+    if caps.iterations < full.iterations {
+        left_out.push(match caps.iterations {
+            0 => "the per-iteration tables".to_owned(),
+            n => format!("per-iteration rows after the first {n}"),
+        });
+    }
+    if caps.chart_points < full.chart_points {
+        left_out.push(match caps.chart_points {
+            0 => "the charts".to_owned(),
+            n => format!("chart points after the first {n}"),
+        });
+    }
+    if caps.top < full.top {
+        left_out.push(match caps.top {
+            0 => "the range tables".to_owned(),
+            n => format!("range-table rows after the first {n}"),
+        });
+    }
+    if caps.message_chars < full.message_chars || caps.name_chars < full.name_chars {
+        left_out.push(format!(
+            "the end of messages over {} and names over {} characters",
+            caps.message_chars, caps.name_chars
+        ));
+    }
+    if caps.warnings < full.warnings {
+        left_out.push(format!(
+            "warnings after the first {} of each run",
+            caps.warnings
+        ));
+    }
+    Some(format!(
+        "This report was shortened to fit GitHub's limit of {}. Left out: {}. The full data of each run is in its analysis.json (path at the end of its section).",
+        budget.describe(),
+        left_out.join("; ")
+    ))
+}

@@ -1,0 +1,202 @@
+//! The range tables: host exclusive and inclusive totals, GPU-projected totals; names that
+//! differ only in decimal numbers shown as one group unless `--exact-names`.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::{left_out_note, Table};
+use crate::artifact::{Analysis, GpuProjectedRange, HostRange};
+use crate::artifact::{GroupStats, RangeStats};
+use crate::render::escape::inline_shortened as esc;
+use crate::render::format::{self};
+use crate::render::limit::Caps;
+
+#[derive(Debug, Serialize)]
+pub struct HostRow {
+    pub name: String,
+    pub instances: u64,
+    pub exclusive_total: String,
+    pub exclusive_mean: String,
+    /// Exclusive total as a share of the counted iterations' host inclusive total.
+    pub exclusive_share: String,
+    pub inclusive_total: String,
+    pub inclusive_mean: String,
+    pub inclusive_max: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct GpuRow {
+    pub name: String,
+    pub instances: u64,
+    pub projected_total: String,
+    pub projected_mean: String,
+    pub projected_max: String,
+    pub gpu_operations: u64,
+    pub host_inclusive_total: String,
+}
+
+/// The ranges the tables and advice show: groups of names that differ only in decimal
+/// numbers (a group of one shows its exact name), or the exact names with `--exact-names` or
+/// when the analysis has no groups (written before they existed).
+pub(super) fn shown_ranges(
+    a: &Analysis,
+    exact: bool,
+) -> (Cow<'_, [HostRange]>, Cow<'_, [GpuProjectedRange]>) {
+    if exact || (a.host_range_groups.is_empty() && !a.host_ranges.is_empty()) {
+        // Borrowed: a report is rendered again to shrink it, and an analysis may hold
+        // hundreds of thousands of names.
+        return (
+            Cow::Borrowed(&a.host_ranges),
+            Cow::Borrowed(&a.gpu_projected_ranges),
+        );
+    }
+    let stats = |g: &GroupStats| RangeStats {
+        total_ns: g.total_ns,
+        mean_ns: g.mean_ns,
+        median_ns: f64::NAN,
+        minimum_ns: g.minimum_ns,
+        maximum_ns: g.maximum_ns,
+        stddev_ns: f64::NAN,
+    };
+    let host_names = names_by_group(a.host_ranges.iter().map(|r| &r.name));
+    let gpu_names = names_by_group(a.gpu_projected_ranges.iter().map(|r| &r.name));
+    let hosts = a
+        .host_range_groups
+        .iter()
+        .map(|g| HostRange {
+            name: group_display(&g.group, g.names, &host_names),
+            // The group's key, so that a group's host and GPU rows are matched as exact
+            // ranges are by their path (their shown names may differ in how many names).
+            path: vec![g.group.clone()],
+            instances: g.instances,
+            inclusive: stats(&g.inclusive),
+            exclusive: stats(&g.exclusive),
+            child_total_ns: g.inclusive.total_ns - g.exclusive.total_ns,
+        })
+        .collect();
+    let gpus = a
+        .gpu_projected_range_groups
+        .iter()
+        .map(|g| GpuProjectedRange {
+            name: group_display(&g.group, g.names, &gpu_names),
+            path: vec![g.group.clone()],
+            style: "PushPop".to_owned(),
+            instances: g.instances,
+            projected: stats(&g.projected),
+            host_total_ns: g.host_total_ns,
+            gpu_operation_count: g.gpu_operation_count,
+        })
+        .collect();
+    (Cow::Owned(hosts), Cow::Owned(gpus))
+}
+
+/// Each group's exact name, for the groups of one name.
+pub(super) fn names_by_group<'a>(
+    names: impl Iterator<Item = &'a String>,
+) -> HashMap<String, &'a str> {
+    let mut map = HashMap::new();
+    for name in names {
+        map.entry(crate::artifact::group_name(name))
+            .or_insert(name.as_str());
+    }
+    map
+}
+
+/// How a group is named in a table: its one exact name, or the group with how many names.
+pub(super) fn group_display(group: &str, names: u64, exact: &HashMap<String, &str>) -> String {
+    match exact.get(group) {
+        Some(name) if names == 1 => (*name).to_owned(),
+        _ => format!("{group} ({names} names)"),
+    }
+}
+
+pub(super) fn host_table(
+    a: &Analysis,
+    shown: &[HostRange],
+    caps: &Caps,
+    exclusive: bool,
+    path: &str,
+) -> Table<HostRow> {
+    let mut ranges: Vec<&HostRange> = shown.iter().collect();
+    let key = |r: &HostRange| {
+        if exclusive {
+            r.exclusive.total_ns
+        } else {
+            r.inclusive.total_ns
+        }
+    };
+    ranges.sort_by(|x, y| key(y).cmp(&key(x)).then_with(|| x.name.cmp(&y.name)));
+    let iteration_total = a
+        .iteration_summary
+        .host_inclusive
+        .as_ref()
+        .map_or(0, |h| h.total_ns);
+    let top: Vec<&HostRange> = ranges.iter().take(caps.top).copied().collect();
+    // One unit per column.
+    let column = |value: fn(&HostRange) -> f64| {
+        format::column(&top.iter().map(|r| value(r)).collect::<Vec<_>>())
+    };
+    let mut exclusive_total = column(|r| r.exclusive.total_ns as f64).into_iter();
+    let mut exclusive_mean = column(|r| r.exclusive.mean_ns).into_iter();
+    let mut inclusive_total = column(|r| r.inclusive.total_ns as f64).into_iter();
+    let mut inclusive_mean = column(|r| r.inclusive.mean_ns).into_iter();
+    let mut inclusive_max = column(|r| r.inclusive.maximum_ns as f64).into_iter();
+    let next = |c: &mut std::vec::IntoIter<String>| c.next().unwrap_or_default();
+    let rows: Vec<HostRow> = top
+        .iter()
+        .map(|r| HostRow {
+            name: esc(&r.name, caps.name_chars),
+            instances: r.instances,
+            exclusive_total: next(&mut exclusive_total),
+            exclusive_mean: next(&mut exclusive_mean),
+            exclusive_share: format::percent(r.exclusive.total_ns as f64, iteration_total as f64),
+            inclusive_total: next(&mut inclusive_total),
+            inclusive_mean: next(&mut inclusive_mean),
+            inclusive_max: next(&mut inclusive_max),
+        })
+        .collect();
+    Table {
+        note: left_out_note(rows.len(), ranges.len(), "ranges", path),
+        total: ranges.len(),
+        rows,
+    }
+}
+
+pub(super) fn gpu_table(shown: &[GpuProjectedRange], caps: &Caps, path: &str) -> Table<GpuRow> {
+    let mut ranges: Vec<&GpuProjectedRange> = shown.iter().collect();
+    ranges.sort_by(|x, y| {
+        y.projected
+            .total_ns
+            .cmp(&x.projected.total_ns)
+            .then_with(|| x.name.cmp(&y.name))
+    });
+    let top: Vec<&GpuProjectedRange> = ranges.iter().take(caps.top).copied().collect();
+    // One unit per column.
+    let column = |value: fn(&GpuProjectedRange) -> f64| {
+        format::column(&top.iter().map(|r| value(r)).collect::<Vec<_>>())
+    };
+    let mut projected_total = column(|r| r.projected.total_ns as f64).into_iter();
+    let mut projected_mean = column(|r| r.projected.mean_ns).into_iter();
+    let mut projected_max = column(|r| r.projected.maximum_ns as f64).into_iter();
+    let mut host_total = column(|r| r.host_total_ns as f64).into_iter();
+    let next = |c: &mut std::vec::IntoIter<String>| c.next().unwrap_or_default();
+    let rows: Vec<GpuRow> = top
+        .iter()
+        .map(|r| GpuRow {
+            name: esc(&r.name, caps.name_chars),
+            instances: r.instances,
+            projected_total: next(&mut projected_total),
+            projected_mean: next(&mut projected_mean),
+            projected_max: next(&mut projected_max),
+            gpu_operations: r.gpu_operation_count,
+            host_inclusive_total: next(&mut host_total),
+        })
+        .collect();
+    Table {
+        note: left_out_note(rows.len(), ranges.len(), "ranges", path),
+        total: ranges.len(),
+        rows,
+    }
+}

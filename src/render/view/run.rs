@@ -1,0 +1,465 @@
+//! One analysed run directory's section: its gate line, warnings with what they mean
+//! (call-outs), the run facts and the iteration statistics.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::advice::advice;
+use super::gpu_work::{gpu_work_view, GpuWorkView};
+use super::iterations::{chart, iteration_table, ChartView, IterationRow};
+use super::ranges::{gpu_table, host_table, shown_ranges, GpuRow, HostRow};
+use super::{not_recorded, path_text, plural, run_title, Table};
+use crate::artifact::{Analysis, GateResult, IterationStats, Warning, WarningCode};
+use crate::render::comparison::RunComparisonView;
+use crate::render::escape::{self, inline_shortened as esc};
+use crate::render::format::{self, duration_i};
+use crate::render::limit::Caps;
+use crate::render::RenderOptions;
+use crate::stats::OUTLIER_MADS;
+
+#[derive(Debug, Serialize)]
+pub struct AnalysedView {
+    /// `profile · run ID`.
+    pub title: String,
+    pub gate: GateResult,
+    /// `✅ passed` or `❌ failed: …`.
+    pub gate_line: String,
+    /// Gating warnings first, then the others, each group sorted by code then message.
+    pub warnings: Vec<WarningView>,
+    pub warnings_note: Option<String>,
+    /// Missing data, first-iteration effect and large variance, in words.
+    pub callouts: Vec<String>,
+    pub facts: Facts,
+    pub stats: StatsView,
+    /// Largest host exclusive totals (they add up).
+    pub host_exclusive: Table<HostRow>,
+    /// Largest host inclusive totals (they do not add up).
+    pub host_inclusive: Table<HostRow>,
+    /// Largest GPU-projected totals; no rows when the projection is unavailable.
+    pub gpu_ranges: Table<GpuRow>,
+    pub advice: Vec<String>,
+    /// The GPU work: none when the trace holds no CUDA data.
+    pub gpu_work: Option<GpuWorkView>,
+    pub iterations: Table<IterationRow>,
+    /// The warm-up line of the per-iteration table, when the manifest records warm-up passes.
+    pub warmup_row: Option<IterationRow>,
+    pub chart: Option<ChartView>,
+    /// The exact path of analysis.json (escaped).
+    pub analysis_path: String,
+    /// Where the reader finds analysis.json: a link to the workflow run in GitHub Actions,
+    /// else the path relative to the working folder; one sentence.
+    pub full_data: String,
+    /// The tables and advice show groups of names that differ only in decimal numbers.
+    pub grouped: bool,
+    /// This run against its baseline run, when it has one.
+    pub comparison: Option<RunComparisonView>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct WarningView {
+    pub code: String,
+    pub gating: bool,
+    pub icon: &'static str,
+    pub message: String,
+    /// What the warning means for this run, in words (missing data, a first-iteration
+    /// effect, large variance, slow iterations), said here instead of a call-out of its own.
+    pub explanation: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Facts {
+    pub profile: String,
+    pub run_id: String,
+    pub git_commit: String,
+    pub device: String,
+    pub nsys_version: String,
+    pub warmup: String,
+    pub iterations: String,
+    pub records: String,
+    pub synchronization: String,
+    pub capture_range: String,
+    pub iteration_pattern: String,
+    pub tool_version: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StatsView {
+    /// False when nsys made no GPU projection: the GPU column then says `unavailable`.
+    pub gpu_available: bool,
+    pub rows: Vec<StatRow>,
+    pub host_note: String,
+    pub gpu_note: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StatRow {
+    pub name: &'static str,
+    pub host: String,
+    pub gpu: String,
+}
+
+pub(super) fn analysed(
+    a: &Analysis,
+    path: &Path,
+    caps: &Caps,
+    options: &RenderOptions,
+) -> AnalysedView {
+    let (hosts, gpus) = shown_ranges(a, options.exact_names);
+    let counted = a.counted();
+    let gpu_ok = a.gpu_projection_available();
+    let path_text = path_text(path, caps);
+
+    let mut explained = callouts(a, counted, caps);
+    // Warnings: gating first.
+    let mut ordered: Vec<&Warning> = a.warnings.iter().filter(|w| w.gating).collect();
+    ordered.extend(a.warnings.iter().filter(|w| !w.gating));
+    let warnings: Vec<WarningView> = ordered
+        .iter()
+        .take(caps.warnings)
+        .map(|w| WarningView {
+            code: escape::code(w.code.as_str()),
+            gating: w.gating,
+            icon: if w.gating { "❌" } else { "⚠️" },
+            message: escape::message(&w.message, caps.message_chars),
+            explanation: explained
+                .iter()
+                .position(|(code, _)| *code == Some(w.code))
+                .map(|i| explained.remove(i).1),
+        })
+        .collect();
+    let warnings_note = (ordered.len() > warnings.len()).then(|| {
+        format!(
+            "{} more warnings left out to fit the size limit; all {} are in {path_text}.",
+            ordered.len() - warnings.len(),
+            ordered.len()
+        )
+    });
+
+    let gate_line = if a.gate.result == GateResult::Pass {
+        "✅ passed: no gating warning".to_owned()
+    } else {
+        let codes: Vec<String> = a
+            .gate
+            .failing_codes
+            .iter()
+            .map(|c| escape::code(c.as_str()))
+            .collect();
+        format!("❌ failed: {}", codes.join(", "))
+    };
+
+    AnalysedView {
+        title: run_title(a, caps),
+        gate: a.gate.result,
+        gate_line,
+        warnings,
+        warnings_note,
+        callouts: explained.into_iter().map(|(_, text)| text).collect(),
+        facts: facts(a, counted, caps),
+        stats: stats(a, counted, gpu_ok),
+        host_exclusive: host_table(a, &hosts, caps, true, &path_text),
+        host_inclusive: host_table(a, &hosts, caps, false, &path_text),
+        gpu_ranges: gpu_table(&gpus, caps, &path_text),
+        advice: advice(a, (&*hosts, &*gpus), gpu_ok, caps),
+        gpu_work: a
+            .gpu_work
+            .as_ref()
+            .map(|g| gpu_work_view(g, caps, &path_text)),
+        iterations: iteration_table(a, caps, gpu_ok, &path_text),
+        warmup_row: warmup(a).filter(|n| *n > 0).map(|n| IterationRow {
+            index: format!("warm-up ×{n}"),
+            host_inclusive: "not measured".to_owned(),
+            host_exclusive: String::new(),
+            gpu_projected: String::new(),
+            gpu_operations: String::new(),
+            notes: if a.run.capture_range.is_some() {
+                "ran before the capture range: not in the trace".to_owned()
+            } else {
+                "not counted as iterations".to_owned()
+            },
+        }),
+        chart: chart(a, caps, gpu_ok),
+        full_data: full_data(path, &options.links, caps),
+        grouped: !options.exact_names && hosts.len() < a.host_ranges.len(),
+        analysis_path: path_text,
+        comparison: None,
+    }
+}
+
+/// `path` relative to `base` when inside it.
+pub(super) fn relative<'p>(path: &'p Path, base: Option<&Path>) -> &'p Path {
+    base.and_then(|b| path.strip_prefix(b).ok())
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(path)
+}
+
+/// Where the reader finds analysis.json: a path on the runner is no use in a comment.
+pub(super) fn full_data(path: &Path, links: &crate::render::Links, caps: &Caps) -> String {
+    let shown = escape::code_span(&crate::text::shorten(
+        &relative(path, links.base_dir.as_deref()).to_string_lossy(),
+        caps.name_chars.max(300),
+    ));
+    match &links.run_url {
+        Some(url) => format!(
+            "Full data: {shown} of this run, in the artifacts of [the workflow run]({url}) when the workflow uploads it (the examples upload it as `nsys-gate-analysis`)."
+        ),
+        None => format!("Full data: {shown}."),
+    }
+}
+
+pub(super) fn warmup(a: &Analysis) -> Option<u64> {
+    a.run
+        .workload
+        .get("warmup")
+        .and_then(serde_json::Value::as_u64)
+}
+
+pub(super) fn facts(a: &Analysis, counted: u64, caps: &Caps) -> Facts {
+    let s = &a.iteration_summary;
+    let p = &a.provenance;
+    let mut nsys_version = esc(&p.nsys_version, caps.name_chars);
+    if p.legacy_reports {
+        nsys_version.push_str(" (legacy report names)");
+    }
+    if p.stats_reused {
+        nsys_version.push_str(" (CSVs of an earlier run reused)");
+    }
+    let mut iterations = format!(
+        "{} expected / {} found / {} complete",
+        s.expected, s.found, s.complete
+    );
+    if counted != s.complete {
+        iterations.push_str(&format!(" ({counted} counted in the statistics)"));
+    }
+    Facts {
+        profile: esc(&a.run.profile_name, caps.name_chars),
+        run_id: esc(&a.run.run_id, caps.name_chars),
+        git_commit: not_recorded(a.run.git_commit.as_deref(), caps),
+        device: not_recorded(a.run.device.as_deref(), caps),
+        nsys_version,
+        warmup: match warmup(a) {
+            Some(n) if a.run.capture_range.is_some() => format!(
+                "{} (before the capture range: not in the trace)",
+                plural(n as usize, "pass", "passes")
+            ),
+            Some(n) => plural(n as usize, "pass", "passes"),
+            None => "not recorded".to_owned(),
+        },
+        iterations,
+        records: a
+            .run
+            .record_count
+            .map_or("not recorded".to_owned(), |n| n.to_string()),
+        synchronization: synchronization(a.run.cuda.as_ref(), caps),
+        capture_range: match &a.run.capture_range {
+            Some(c) => esc(c, caps.name_chars),
+            None => "none (the whole trace was captured)".to_owned(),
+        },
+        iteration_pattern: escape::code_span(&crate::text::shorten(
+            &a.run.iteration_pattern,
+            caps.name_chars,
+        )),
+        tool_version: esc(&p.tool_version, 40),
+    }
+}
+
+/// The manifest's `cuda` mapping in words.
+pub(super) fn synchronization(cuda: Option<&serde_json::Value>, caps: &Caps) -> String {
+    const KNOWN: &[(&str, &str)] = &[
+        ("synchronize_before_warmup", "before warm-up"),
+        ("synchronize_after_warmup", "after warm-up"),
+        ("synchronize_before_capture", "before the capture"),
+        ("synchronize_after_capture", "after the capture"),
+        ("synchronize_each_iteration", "after each iteration"),
+    ];
+    let Some(cuda) = cuda else {
+        return "not recorded".to_owned();
+    };
+    let Some(map) = cuda.as_object() else {
+        return esc(&cuda.to_string(), caps.name_chars);
+    };
+    let (mut yes, mut no, mut other) = (Vec::new(), Vec::new(), Vec::new());
+    for (key, words) in KNOWN {
+        match map.get(*key) {
+            Some(serde_json::Value::Bool(true)) => yes.push(*words),
+            Some(serde_json::Value::Bool(false)) => no.push(*words),
+            Some(v) => other.push(format!("{key}: {v}")),
+            None => {}
+        }
+    }
+    for (key, value) in map {
+        if !KNOWN.iter().any(|(k, _)| k == key) {
+            other.push(format!("{key}: {value}"));
+        }
+    }
+    let mut parts = Vec::new();
+    if !yes.is_empty() {
+        parts.push(format!("synchronized {}", yes.join(", ")));
+    }
+    if !no.is_empty() {
+        parts.push(format!("not {}", no.join(", ")));
+    }
+    let mut text = parts.join("; ");
+    if !other.is_empty() {
+        if !text.is_empty() {
+            text.push_str("; ");
+        }
+        text.push_str(&other.join(", "));
+    }
+    if text.is_empty() {
+        return "not recorded".to_owned();
+    }
+    esc(&text, caps.message_chars)
+}
+
+/// What the timing and completeness warnings mean for this run, in words; each with the
+/// warning it explains (`None`: no warning says it, such as no iteration found).
+pub(super) fn callouts(
+    a: &Analysis,
+    counted: u64,
+    caps: &Caps,
+) -> Vec<(Option<WarningCode>, String)> {
+    let s = &a.iteration_summary;
+    let mut out = Vec::new();
+    if s.found == 0 {
+        out.push((None, format!(
+            "**Missing data:** no iteration was measured, so there are no statistics. Check that the program pushes ranges matching {}{}.",
+            esc(&a.run.iteration_pattern, caps.name_chars),
+            match &a.run.capture_range {
+                Some(c) => format!(" inside the capture range {}", esc(c, caps.name_chars)),
+                None => String::new(),
+            }
+        )));
+    } else if let Some(w) = a.warning(WarningCode::MissingIterations) {
+        let missing = w.iterations.as_deref().unwrap_or(&[]);
+        out.push((Some(WarningCode::MissingIterations), format!(
+            "**Missing data:** {} of {} expected iterations {} no complete measurement ({}); the statistics cover {} {}.",
+            missing.len(),
+            s.expected,
+            if missing.len() == 1 { "has" } else { "have" },
+            format::index_list(missing, 20),
+            counted,
+            if counted == 1 { "iteration" } else { "iterations" }
+        )));
+    } else if counted < s.expected {
+        out.push((
+            None,
+            format!(
+                "**Missing data:** the statistics cover {counted} of {} expected iterations.",
+                s.expected
+            ),
+        ));
+    }
+    if let (Some(_), Some(first)) = (
+        a.warning(WarningCode::FirstIterationSlow),
+        &s.first_iteration,
+    ) {
+        out.push((Some(WarningCode::FirstIterationSlow), format!(
+            "**First-iteration effect:** iteration {} took {} ({} the median host inclusive time). It is counted in the statistics; {}.",
+            first.index,
+            duration_i(first.host_inclusive_ns),
+            format::ratio(first.ratio_to_median),
+            match warmup(a) {
+                Some(0) | None => "the run had no warm-up pass: consider one".to_owned(),
+                Some(n) => format!(
+                    "{} before it did not absorb the start-up cost",
+                    plural(n as usize, "warm-up pass", "warm-up passes")
+                ),
+            }
+        )));
+    }
+    if let (Some(w), Some(h)) = (a.warning(WarningCode::HighVariance), &s.host_inclusive) {
+        let slow = a
+            .warning(WarningCode::SlowIterations)
+            .and_then(|w| w.iterations.as_deref())
+            .map(|_| " The slow ones are named below.")
+            .unwrap_or_default();
+        out.push((Some(WarningCode::HighVariance), format!(
+            "**Large variance:** the host inclusive time varies a lot between iterations (cv {}{}; from {} to {}): the mean and median hide that spread, see the per-iteration timings.{slow}",
+            format::significant(h.cv, 3),
+            w.threshold.map(|t| format!(", over {t:.2}")).unwrap_or_default(),
+            duration_i(h.minimum_ns),
+            duration_i(h.maximum_ns),
+        )));
+    } else if let Some(w) = a.warning(WarningCode::SlowIterations) {
+        if let Some(i) = w.iterations.as_deref() {
+            out.push((Some(WarningCode::SlowIterations), format!(
+                "**Slow iterations:** {} took much longer than the median (over median + {OUTLIER_MADS} × MAD); see the per-iteration timings.",
+                iterations_named(i)
+            )));
+        }
+    }
+    out
+}
+
+/// `iteration 0` or `iterations 3, 5-9`.
+pub(super) fn iterations_named(indexes: &[u64]) -> String {
+    format!(
+        "{}\u{a0}{}",
+        if indexes.len() == 1 {
+            "iteration"
+        } else {
+            "iterations"
+        },
+        format::index_list(indexes, 20)
+    )
+}
+
+pub(super) fn stat_cells(s: Option<&IterationStats>, missing: &str) -> Vec<String> {
+    match s {
+        None => vec![missing.to_owned(); 8],
+        Some(s) => {
+            // The durations in one unit (the count and cv are not durations).
+            let durations = format::column(&[
+                s.mean_ns,
+                s.median_ns,
+                s.minimum_ns as f64,
+                s.maximum_ns as f64,
+                s.p90_ns,
+                s.stddev_ns,
+            ]);
+            let mut cells = vec![s.count.to_string()];
+            cells.extend(durations);
+            cells.push(format::significant(s.cv, 3));
+            cells
+        }
+    }
+}
+
+pub(super) fn stats(a: &Analysis, counted: u64, gpu_ok: bool) -> StatsView {
+    const NAMES: [&str; 8] = [
+        "count", "mean", "median", "min", "max", "p90", "stddev", "cv",
+    ];
+    let s = &a.iteration_summary;
+    let host = stat_cells(s.host_inclusive.as_ref(), "none");
+    let gpu = if gpu_ok {
+        stat_cells(s.gpu_projected.as_ref(), "no GPU work")
+    } else {
+        vec!["unavailable".to_owned(); 8]
+    };
+    let rows = NAMES
+        .iter()
+        .zip(host.into_iter().zip(gpu))
+        .map(|(name, (host, gpu))| StatRow { name, host, gpu })
+        .collect();
+    let gpu_note = if gpu_ok {
+        let with = s.gpu_projected.as_ref().map_or(0, |g| g.count);
+        format!(
+            "GPU projected: from the start of the first to the end of the last GPU operation launched inside the iteration ({with} of {counted} counted iterations launched GPU work). It is a span on the GPU, not a sum of kernel times, and another clock than host time: the two columns are never added."
+        )
+    } else {
+        let reason = a
+            .warning(WarningCode::GpuProjectionUnavailable)
+            .map(|w| esc(w.message.trim_end_matches('.'), 300))
+            .unwrap_or_else(|| "nsys made no GPU projection".to_owned());
+        format!(
+            "GPU projection unavailable (not zero): {reason}. Without it, host time cannot be told apart from time spent waiting for the GPU."
+        )
+    };
+    StatsView {
+        gpu_available: gpu_ok,
+        rows,
+        host_note: "Host inclusive: CPU time from each iteration's NVTX push to its pop, nested ranges included. It is not GPU latency.".to_owned(),
+        gpu_note,
+    }
+}

@@ -129,6 +129,11 @@ pub struct BaselineArgs {
     /// `auto`: the name of the artifact holding the base branch's analysis.json files.
     #[arg(long, value_name = "NAME", default_value = "nsys-gate-analysis")]
     pub baseline_artifact: String,
+
+    /// `auto`: give up finding and fetching the baseline after this long, every request,
+    /// wait and download included (what is missing then is a note in the report).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub baseline_timeout: u64,
 }
 
 /// The REST API for `--baseline auto` in `report` (`run` uses its comment options).

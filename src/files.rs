@@ -322,6 +322,13 @@ pub fn write_atomically_with(
     Ok(())
 }
 
+/// The absolute form of a path, without resolving symlinks when it does not exist.
+pub(crate) fn absolute(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path)
+        .or_else(|_| std::path::absolute(path))
+        .unwrap_or_else(|_| path.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

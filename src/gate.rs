@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::process::ExitCode;
 
-use crate::artifact::{Gate, GateResult, Warning, WarningCode};
+use crate::artifact::{Gate, GateResult, Verdict, Warning, WarningCode};
 
 /// Exit statuses (contract section 6).
 pub mod exit {
@@ -77,11 +77,18 @@ pub fn apply(config: &GateConfig, warnings: &mut [Warning]) -> Gate {
     }
 }
 
+/// The contract's exit status of a verdict: 0 pass, 1 fail, 2 error.
+pub fn exit_status(verdict: Verdict) -> u8 {
+    match verdict {
+        Verdict::Pass => exit::PASS,
+        Verdict::Fail => exit::FAIL,
+        Verdict::Error => exit::ERROR,
+    }
+}
+
+/// The exit status of one analysis's gate.
 pub fn exit_code(gate: &Gate) -> ExitCode {
-    ExitCode::from(match gate.result {
-        GateResult::Pass => exit::PASS,
-        GateResult::Fail => exit::FAIL,
-    })
+    ExitCode::from(exit_status(gate.result.into()))
 }
 
 #[cfg(test)]

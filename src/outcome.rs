@@ -5,8 +5,7 @@
 
 use std::path::PathBuf;
 
-use crate::artifact::{Analysis, GateResult};
-use crate::gate::exit;
+use crate::artifact::{Analysis, Verdict};
 
 /// One run directory as the report sees it.
 #[derive(Debug, Clone)]
@@ -21,25 +20,23 @@ pub enum RunOutcome {
 }
 
 impl RunOutcome {
-    /// The contract's exit status for this run directory alone.
-    pub fn status(&self) -> u8 {
+    /// The gate's verdict on this run directory alone: its analysis's gate, or `error`.
+    pub fn verdict(&self) -> Verdict {
         match self {
-            RunOutcome::Analysed { analysis, .. } => match analysis.gate.result {
-                GateResult::Pass => exit::PASS,
-                GateResult::Fail => exit::FAIL,
-            },
-            RunOutcome::Failed(_) => exit::ERROR,
+            RunOutcome::Analysed { analysis, .. } => analysis.gate.result.into(),
+            RunOutcome::Failed(_) => Verdict::Error,
         }
     }
 }
 
-/// The exit status over several run directories: the worst of them (2 over 1 over 0).
-pub fn overall_status(outcomes: &[RunOutcome]) -> u8 {
+/// The gate's verdict over several run directories: the worst of them (`error` over `fail`
+/// over `pass`); `error` for none. [`crate::gate::exit_status`] turns it into the exit status.
+pub fn overall_verdict(outcomes: &[RunOutcome]) -> Verdict {
     outcomes
         .iter()
-        .map(RunOutcome::status)
+        .map(RunOutcome::verdict)
         .max()
-        .unwrap_or(exit::ERROR)
+        .unwrap_or(Verdict::Error)
 }
 
 /// A run directory that could not be analysed, as the stage that failed described it.

@@ -6,18 +6,18 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use super::baseline::{compare_loaded, load_path};
 use crate::artifact::comparison::{BaselineKind, BaselineSource};
 use crate::artifact::Analysis;
+use crate::baseline::compare_loaded;
 use crate::cli::CompareArgs;
-use crate::files;
 use crate::render::comparison::render_alone;
 use crate::say::{self, say};
 use crate::text::{shown, shown_path};
+use crate::{files, load};
 
 pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
-    let base = load_path(&args.base).map_err(|why| anyhow::anyhow!("BASE: {why}"))?;
-    let head = load_path(&args.head).map_err(|why| anyhow::anyhow!("HEAD: {why}"))?;
+    let base = load::path(&args.base).map_err(|why| anyhow::anyhow!("BASE: {why}"))?;
+    let head = load::path(&args.head).map_err(|why| anyhow::anyhow!("HEAD: {why}"))?;
     for note in &head.notes {
         say!("nsys-gate: warning: HEAD: {}", shown(note));
     }

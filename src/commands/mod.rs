@@ -5,16 +5,15 @@
 //! - [`analyze`]: one run directory to analysis.json;
 //! - [`report`]: analysis.json files to the markdown report;
 //! - [`run`]: `analyze` on each run directory, then the report, then the comment;
-//! - [`post`]: a rendered report to the pull-request comment;
-//! - [`analyses`]: `post --analyses`, another job's analysis.json files to a comment rendered
-//!   here (the fork-safe pattern).
+//! - [`post`]: a rendered report, or another job's analysis.json files (the fork-safe
+//!   pattern), to the pull-request comment;
+//! - [`compare`]: two sets of analysis.json files compared locally.
+//!
+//! Each is a leaf: the stages they run (`pipeline`, `load`, `baseline`, `render`, `publish`)
+//! take plain data, converted from the command line here.
 
-mod analyses;
 mod analyze;
-mod baseline;
-mod baseline_auto;
 mod compare;
-mod output;
 mod post;
 mod report;
 mod run;
@@ -26,7 +25,9 @@ use std::time::Duration;
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches};
 
-use crate::cli::{AnalysisArgs, Cli, Command, RenderArgs};
+use crate::artifact::comparison::Comparison;
+use crate::baseline;
+use crate::cli::{AnalysisArgs, BaselineArgs, Cli, Command, CommentArgs, RenderArgs};
 use crate::environment::Environment;
 use crate::gate::{self, GateConfig};
 use crate::github::marker;
@@ -34,13 +35,9 @@ use crate::interrupt;
 use crate::nsys::{NsysChoice, StatsPlan};
 use crate::outcome::RunOutcome;
 use crate::pipeline::AnalyzeOptions;
+use crate::publish::PostSettings;
 use crate::render::{Budget, RenderError, RenderOptions, Template, MAX_TEMPLATE_BYTES};
 use crate::say::{self, say};
-
-pub use report::read_outcome;
-
-/// The report's file name in a run directory.
-pub const REPORT_FILE: &str = "report.md";
 
 /// What every command gets besides its arguments: read once, at the start.
 #[derive(Debug, Clone, Default)]
@@ -174,9 +171,36 @@ fn links(env: &Environment) -> crate::render::Links {
     }
 }
 
-/// The absolute form of a path, without resolving symlinks when it does not exist.
-fn absolute(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path)
-        .or_else(|_| std::path::absolute(path))
-        .unwrap_or_else(|_| path.to_owned())
+/// Where and as whom the comment is posted.
+fn post_settings(args: &CommentArgs) -> PostSettings {
+    PostSettings {
+        repo: args.repo.clone(),
+        api_url: args.api_url.clone(),
+        pr: args.pr,
+        token_env: args.token_env.clone(),
+        author: args.comment_author.clone(),
+        timeout: Duration::from_secs(args.post_timeout),
+    }
+}
+
+/// The comparison `--baseline` asks for, if any: `api` is the repository, API URL and token
+/// variable the command was given (`--repo`, `--api-url`, `--token-env`).
+fn baseline_comparison(
+    args: &BaselineArgs,
+    (repo, api_url, token_env): (&Option<String>, &String, &String),
+    outcomes: &[RunOutcome],
+    context: &Context,
+) -> Option<Comparison> {
+    let request = baseline::Request {
+        spec: args.baseline.clone()?,
+        workflow: args.baseline_workflow.clone(),
+        artifact: args.baseline_artifact.clone(),
+        api: baseline::Api {
+            repo: repo.clone(),
+            api_url: api_url.clone(),
+            token_env: token_env.clone(),
+            timeout: Duration::from_secs(args.baseline_timeout),
+        },
+    };
+    Some(baseline::comparison(&request, outcomes, &context.env))
 }

@@ -3,17 +3,20 @@
 
 use std::process::ExitCode;
 
-use super::baseline::{comparison_for, Api};
-use super::output::{finish, Finish};
-use super::post::{cut_report, post_comment, print_post_failure, rerendered, Posted};
-use super::{absolute, analyze_options, interrupted, load_template, render_options, Context};
+use super::{
+    analyze_options, baseline_comparison, interrupted, load_template, post_settings,
+    render_options, Context,
+};
 use crate::cli::RunArgs;
+use crate::files::absolute;
 use crate::gate::{self, GateConfig};
-use crate::github::marker::{report_key, with_marker};
+use crate::github::marker::report_key;
 use crate::interrupt;
 use crate::outcome::{chain_text, RunOutcome};
 use crate::progress::Progress;
-use crate::render::{limit, Renderer};
+use crate::publish::comment::print_post_failure;
+use crate::publish::{self, Destination, Output, Posted, Rendered};
+use crate::render::Renderer;
 use crate::say::say;
 use crate::text::shown_path;
 
@@ -27,45 +30,36 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
         // Neither a report of half the run directories nor a comment.
         return Ok(interrupted(signal));
     }
-    let options = render_options(&args.render, &outcomes, &context.env);
-    let api = Api {
-        repo: args.comment.repo.as_deref(),
-        api_url: &args.comment.api_url,
-        token_env: &args.comment.token_env,
-        timeout: std::time::Duration::from_secs(args.comment.post_timeout),
-    };
-    let comparison = comparison_for(&args.baseline, &outcomes, &api, context);
-    let (code, report) = finish(
-        &renderer,
+    let c = &args.comment;
+    let comparison = baseline_comparison(
+        &args.baseline,
+        (&c.repo, &c.api_url, &c.token_env),
         &outcomes,
-        &Finish {
-            options: options.clone(),
-            output: args.output.clone(),
-            write_file: true,
-            run_dirs: &args.run_dirs,
-            print: true,
-            comparison: comparison.as_ref(),
-        },
-        &context.env,
-    )?;
+        context,
+    );
+    let options = render_options(&args.render, &outcomes, &context.env);
+    let output = Output {
+        options: options.clone(),
+        destination: Destination::FileAndStdout(args.output.clone()),
+        run_dirs: &args.run_dirs,
+        comparison: comparison.as_ref(),
+    };
+    let (code, report) = publish::deliver(&renderer, &outcomes, &output, &context.env)?;
     if args.no_post {
         return Ok(code);
     }
-    let key = args
-        .comment
+    let key = c
         .comment_key
         .clone()
         .unwrap_or_else(|| report_key(&outcomes));
-    let shrink = rerendered(
-        &renderer,
-        &outcomes,
-        comparison.as_ref(),
-        &options,
-        &report,
-        &key,
-    );
-    let body = cut_report(&with_marker(&report, &key), limit::COMMENT_CHARS);
-    match post_comment(&args.comment, &key, body, &shrink, &context.env) {
+    let rendered = Rendered {
+        renderer: &renderer,
+        outcomes: &outcomes,
+        comparison: comparison.as_ref(),
+        options: &options,
+        report: &report,
+    };
+    match rendered.post(&key, &post_settings(c), &context.env) {
         Posted::Done | Posted::Skipped => Ok(code),
         Posted::Failed(err) if args.fail_on_post_error => {
             print_post_failure("error", &err);

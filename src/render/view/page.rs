@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::{path_text, plural, run_title};
 use crate::artifact::{Analysis, GateResult, Verdict};
-use crate::outcome::RunOutcome;
+use crate::outcome::{overall_verdict, RunOutcome};
 use crate::render::chart;
 use crate::render::escape::{self};
 use crate::render::format::{self, ColumnUnit};
@@ -40,16 +40,9 @@ pub struct OverviewRow {
 
 pub(super) fn overall_gate(outcomes: &[RunOutcome], caps: &Caps) -> OverallGate {
     let total = outcomes.len();
-    let failed = outcomes
-        .iter()
-        .filter(|o| matches!(o, RunOutcome::Failed(_)))
-        .count();
-    let gating = outcomes
-        .iter()
-        .filter(|o| {
-            matches!(o, RunOutcome::Analysed { analysis, .. } if analysis.gate.result == GateResult::Fail)
-        })
-        .count();
+    let result = overall_verdict(outcomes);
+    let count = |v: Verdict| outcomes.iter().filter(|o| o.verdict() == v).count();
+    let (failed, gating) = (count(Verdict::Error), count(Verdict::Fail));
     let mut reasons = Vec::new();
     for o in outcomes {
         match o {
@@ -75,48 +68,18 @@ pub(super) fn overall_gate(outcomes: &[RunOutcome], caps: &Caps) -> OverallGate 
         }
     }
     let dirs = |n: usize| plural(n, "run directory", "run directories");
-    let (result, icon, word, headline) = if failed > 0 && total == 1 {
-        (
-            Verdict::Error,
-            "⛔",
-            "error",
-            "the run directory could not be analysed.".to_owned(),
-        )
-    } else if failed > 0 {
-        (
-            Verdict::Error,
-            "⛔",
-            "error",
-            format!("{} of {} could not be analysed.", failed, dirs(total)),
-        )
-    } else if gating > 0 && total == 1 {
-        (
-            Verdict::Fail,
-            "❌",
-            "failed",
-            "a gating warning fails the job.".to_owned(),
-        )
-    } else if gating > 0 {
-        (
-            Verdict::Fail,
-            "❌",
-            "failed",
-            format!("gating warnings in {} of {}.", gating, dirs(total)),
-        )
-    } else if total == 1 {
-        (
-            Verdict::Pass,
-            "✅",
-            "passed",
-            "no gating warning.".to_owned(),
-        )
-    } else {
-        (
-            Verdict::Pass,
-            "✅",
-            "passed",
-            format!("{} analysed, no gating warning.", dirs(total)),
-        )
+    let headline = match (result, total) {
+        (Verdict::Error, 1) => "the run directory could not be analysed.".to_owned(),
+        (Verdict::Error, _) => format!("{} of {} could not be analysed.", failed, dirs(total)),
+        (Verdict::Fail, 1) => "a gating warning fails the job.".to_owned(),
+        (Verdict::Fail, _) => format!("gating warnings in {} of {}.", gating, dirs(total)),
+        (Verdict::Pass, 1) => "no gating warning.".to_owned(),
+        (Verdict::Pass, _) => format!("{} analysed, no gating warning.", dirs(total)),
+    };
+    let (icon, word) = match result {
+        Verdict::Error => ("⛔", "error"),
+        Verdict::Fail => ("❌", "failed"),
+        Verdict::Pass => ("✅", "passed"),
     };
     OverallGate {
         result,
@@ -124,7 +87,7 @@ pub(super) fn overall_gate(outcomes: &[RunOutcome], caps: &Caps) -> OverallGate 
         word,
         headline,
         reasons,
-        resolve_first: failed > 0 || gating > 0,
+        resolve_first: result != Verdict::Pass,
     }
 }
 
@@ -237,12 +200,12 @@ pub(super) fn headline(outcomes: &[RunOutcome]) -> String {
             format!("⛔{nb}**gate error**: the run directory could not be analysed")
         }
         _ => {
-            let count = |f: &dyn Fn(&RunOutcome) -> bool| outcomes.iter().filter(|o| f(o)).count();
-            let passed = count(
-                &|o| matches!(o, RunOutcome::Analysed { analysis, .. } if analysis.gate.result == GateResult::Pass),
+            let count = |v: Verdict| outcomes.iter().filter(|o| o.verdict() == v).count();
+            let (passed, gating, failed) = (
+                count(Verdict::Pass),
+                count(Verdict::Fail),
+                count(Verdict::Error),
             );
-            let failed = count(&|o| matches!(o, RunOutcome::Failed(_)));
-            let gating = outcomes.len() - passed - failed;
             let mut parts = vec![format!("{passed} passed")];
             if gating > 0 {
                 parts.push(format!("{gating} with gating warnings"));

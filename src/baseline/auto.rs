@@ -9,12 +9,12 @@
 
 use std::time::Duration;
 
-use super::baseline::{load_path, Api, Loaded};
-use super::Context;
+use super::Request;
 use crate::artifact::comparison::{ArtifactRef, BaselineKind, BaselineSource, WorkflowRunRef};
-use crate::cli::BaselineArgs;
+use crate::environment::Environment;
 use crate::github::artifacts::WorkflowRun;
 use crate::github::{self, PostError, Repo, Token};
+use crate::load::{self, Loaded};
 use crate::unpack::{self, Limits};
 
 /// The most of an artifact downloaded.
@@ -38,7 +38,7 @@ struct Plan {
     head_sha: Option<String>,
 }
 
-pub fn load(args: &BaselineArgs, api: &Api<'_>, context: &Context) -> Auto {
+pub fn load(request: &Request, env: &Environment) -> Auto {
     let mut auto = Auto {
         loaded: None,
         source: BaselineSource {
@@ -50,7 +50,7 @@ pub fn load(args: &BaselineArgs, api: &Api<'_>, context: &Context) -> Auto {
         },
         notes: Vec::new(),
     };
-    let plan = match plan(args, api, context) {
+    let plan = match plan(request, env) {
         Ok(plan) => plan,
         Err(note) => {
             auto.notes.push(note);
@@ -68,15 +68,15 @@ pub fn load(args: &BaselineArgs, api: &Api<'_>, context: &Context) -> Auto {
             return auto;
         }
     };
-    if let Err(note) = runtime.block_on(fetch(&plan, args, api, &mut auto)) {
+    if let Err(note) = runtime.block_on(fetch(&plan, request, &mut auto)) {
         auto.notes.push(note);
     }
     auto
 }
 
 /// The repository, token, workflow and base branch, or the note saying which is missing.
-fn plan(args: &BaselineArgs, api: &Api<'_>, context: &Context) -> Result<Plan, String> {
-    let env = &context.env;
+fn plan(request: &Request, env: &Environment) -> Result<Plan, String> {
+    let api = &request.api;
     if env.gitea || api.api_url.trim_end_matches('/').ends_with("/api/v1") {
         return Err(format!(
             "no baseline: the API at {} is Gitea's or Forgejo's, which has no GitHub Actions artifacts endpoint; pass --baseline PATH with the base branch's analysis.json files instead",
@@ -91,8 +91,8 @@ fn plan(args: &BaselineArgs, api: &Api<'_>, context: &Context) -> Result<Plan, S
             env.event_name.as_deref().unwrap_or("none")
         ));
     }
-    let workflow = args
-        .baseline_workflow
+    let workflow = request
+        .workflow
         .clone()
         .filter(|w| !w.trim().is_empty())
         .or(base.triggering_workflow)
@@ -102,11 +102,12 @@ fn plan(args: &BaselineArgs, api: &Api<'_>, context: &Context) -> Result<Plan, S
         })?;
     let repo = api
         .repo
+        .as_deref()
         .map(str::trim)
         .filter(|r| !r.is_empty())
         .ok_or_else(|| "no baseline: no repository (GITHUB_REPOSITORY or --repo)".to_owned())
         .and_then(|r| Repo::parse(r).map_err(|e| format!("no baseline: {e}")))?;
-    let token = match Token::from_env(api.token_env) {
+    let token = match Token::from_env(&api.token_env) {
         Ok(Some(t)) => t,
         Ok(None) => {
             return Err(format!(
@@ -139,12 +140,8 @@ fn note_of(what: &str, e: &PostError) -> String {
     }
 }
 
-async fn fetch(
-    plan: &Plan,
-    args: &BaselineArgs,
-    api: &Api<'_>,
-    auto: &mut Auto,
-) -> Result<(), String> {
+async fn fetch(plan: &Plan, request: &Request, auto: &mut Auto) -> Result<(), String> {
+    let api = &request.api;
     let config = github::ClientConfig {
         api_url: api.api_url.trim().to_owned(),
         token: plan.token.clone(),
@@ -177,13 +174,13 @@ async fn fetch(
         chosen: chosen.to_owned(),
     });
     let artifacts = client
-        .run_artifacts(&plan.repo, run.id, &args.baseline_artifact)
+        .run_artifacts(&plan.repo, run.id, &request.artifact)
         .await
         .map_err(|e| note_of("listing the run's artifacts", &e))?;
     let Some(artifact) = artifacts.iter().find(|a| !a.expired).or(artifacts.first()) else {
         return Err(format!(
             "no baseline: workflow run {} has no artifact named `{}` (does the base branch's workflow upload its analysis.json files under that name?)",
-            run.id, args.baseline_artifact
+            run.id, request.artifact
         ));
     };
     auto.source.artifact = Some(ArtifactRef {
@@ -220,7 +217,7 @@ async fn fetch(
     std::fs::create_dir(&unpacked).map_err(|e| format!("no baseline: {e}"))?;
     unpack::analyses(&zip_path, &unpacked, Limits::ARTIFACT)
         .map_err(|e| format!("no baseline: {e}"))?;
-    auto.loaded = Some(load_path(&unpacked).map_err(|e| {
+    auto.loaded = Some(load::path(&unpacked).map_err(|e| {
         format!(
             "no baseline: artifact `{}` of workflow run {}: {e}",
             artifact.name, run.id

@@ -1,19 +1,19 @@
-//! What `report` and `run` do with a rendered report: write report.md, print it, and inside
-//! GitHub Actions write the step summary, the annotations and the step outputs.
+//! What `report` and `run` do with a rendered report: write report.md (and comparison.json
+//! beside it), print it, and inside GitHub Actions write the step summary, the annotations
+//! and the step outputs.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use super::{absolute, REPORT_FILE};
 use crate::actions;
 use crate::artifact::comparison::{Comparison, COMPARISON_FILE};
 use crate::artifact::Verdict;
 use crate::environment::Environment;
-use crate::files;
+use crate::files::{self, absolute};
 use crate::gate;
-use crate::outcome::{chain_text, overall_status, RunOutcome};
+use crate::outcome::{chain_text, overall_verdict, RunOutcome};
 use crate::render::{limit, Budget, RenderOptions, Renderer};
 use crate::say::{self, say};
 use crate::text::shown_path;
@@ -21,28 +21,54 @@ use crate::text::shown_path;
 /// Smallest room in the step summary worth writing a report into.
 const MIN_SUMMARY_BYTES: usize = 4096;
 
-pub struct Finish<'a> {
+/// The report's file name in a run directory.
+pub const REPORT_FILE: &str = "report.md";
+
+/// Where the rendered report goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Destination {
+    /// Standard output only (`report --output -`).
+    Stdout,
+    /// report.md: the file given (`--output FILE`), else the first existing run directory's;
+    /// printed instead when there is neither (`report`).
+    File(Option<PathBuf>),
+    /// report.md as [`Destination::File`], and standard output too (`run`).
+    FileAndStdout(Option<PathBuf>),
+}
+
+impl Destination {
+    /// The file given, if any.
+    fn given(&self) -> Option<&Path> {
+        match self {
+            Destination::Stdout => None,
+            Destination::File(given) | Destination::FileAndStdout(given) => given.as_deref(),
+        }
+    }
+
+    fn writes_file(&self) -> bool {
+        *self != Destination::Stdout
+    }
+}
+
+/// A rendered report's way out.
+pub struct Output<'a> {
     pub options: RenderOptions,
-    /// `--output` (not `-`).
-    pub output: Option<PathBuf>,
-    /// False for `--output -`: standard output only.
-    pub write_file: bool,
+    pub destination: Destination,
     pub run_dirs: &'a [PathBuf],
-    /// Print the report to standard output.
-    pub print: bool,
     /// The comparison with a baseline (`--baseline`): shown in the report, and written as
     /// comparison.json beside report.md.
     pub comparison: Option<&'a Comparison>,
 }
 
-/// Writes, prints and gates; returns the exit status and the report.
-pub fn finish(
+/// Renders, writes and prints; returns the exit status and the report.
+pub fn deliver(
     renderer: &Renderer,
     outcomes: &[RunOutcome],
-    f: &Finish,
+    f: &Output,
     env: &Environment,
 ) -> anyhow::Result<(ExitCode, String)> {
-    let status = overall_status(outcomes);
+    let verdict = overall_verdict(outcomes);
+    let status = gate::exit_status(verdict);
     let report = renderer.render_with(outcomes, f.comparison, &f.options)?;
 
     let report_path = write_report(&report, f)?;
@@ -51,11 +77,8 @@ pub fn finish(
         _ => None,
     };
     let nothing_analysed = outcomes.iter().all(|o| matches!(o, RunOutcome::Failed(_)));
-    if (f.print || report_path.is_none())
-        && f.write_file
-        && nothing_analysed
-        && say::stdout_is_terminal()
-    {
+    let print = report_path.is_none() || matches!(f.destination, Destination::FileAndStdout(_));
+    if print && f.destination.writes_file() && nothing_analysed && say::stdout_is_terminal() {
         // A mistyped --run-dir: the error above says it all; a page of markdown repeating it
         // would only push it off the screen.
         say!(
@@ -65,7 +88,7 @@ pub fn finish(
                 .map(|p| format!("; it is in {}", shown_path(p)))
                 .unwrap_or_default()
         );
-    } else if f.print || report_path.is_none() {
+    } else if print {
         // Inside GitHub Actions, between `::stop-commands::TOKEN` and `::TOKEN::`.
         say::report(&report).context("cannot write the report to standard output")?;
     }
@@ -76,7 +99,7 @@ pub fn finish(
             outcomes,
             f,
             [report_path.as_deref(), comparison_path.as_deref()],
-            status,
+            verdict,
             env,
         ) {
             say!(
@@ -90,20 +113,23 @@ pub fn finish(
 }
 
 /// Writes report.md (`--output`, else the first existing run directory's); returns where.
-fn write_report(report: &str, f: &Finish) -> anyhow::Result<Option<PathBuf>> {
-    let report_path = f.output.clone().filter(|_| f.write_file).or_else(|| {
-        f.run_dirs
+fn write_report(report: &str, f: &Output) -> anyhow::Result<Option<PathBuf>> {
+    let report_path = match f.destination.given() {
+        Some(given) => Some(given.to_owned()),
+        None if f.destination.writes_file() => f
+            .run_dirs
             .iter()
-            .find(|d| f.write_file && d.is_dir())
-            .map(|d| absolute(d).join(REPORT_FILE))
-    });
+            .find(|d| d.is_dir())
+            .map(|d| absolute(d).join(REPORT_FILE)),
+        None => None,
+    };
     match &report_path {
         Some(path) => {
             files::write_atomically(path, report.as_bytes())
                 .with_context(|| format!("cannot write the report to {}", shown_path(path)))?;
             say!("nsys-gate: report written to {}", shown_path(path));
         }
-        None if f.write_file => say!(
+        None if f.destination.writes_file() => say!(
             "nsys-gate: no run directory exists to write {REPORT_FILE} into (pass --output FILE to keep the report)"
         ),
         None => {}
@@ -129,9 +155,9 @@ fn write_comparison(c: &Comparison, report_path: &Path) -> anyhow::Result<PathBu
 fn write_actions_files(
     renderer: &Renderer,
     outcomes: &[RunOutcome],
-    f: &Finish,
+    f: &Output,
     paths: [Option<&Path>; 2],
-    status: u8,
+    verdict: Verdict,
     env: &Environment,
 ) -> anyhow::Result<()> {
     let [report_path, comparison_path] = paths;
@@ -146,7 +172,7 @@ fn write_actions_files(
     }
     keep(say::annotations(&actions::annotations(outcomes)).context("cannot write annotations"));
     if let Some(path) = &env.output {
-        let mut outputs = step_outputs(outcomes, report_path, status).to_vec();
+        let mut outputs = step_outputs(outcomes, report_path, verdict).to_vec();
         outputs.push((
             "comparison-path",
             comparison_path
@@ -165,7 +191,7 @@ fn write_actions_files(
 fn append_summary(
     renderer: &Renderer,
     outcomes: &[RunOutcome],
-    f: &Finish,
+    f: &Output,
     path: &Path,
 ) -> anyhow::Result<()> {
     let room = limit::SUMMARY_BYTES.saturating_sub(actions::summary_size(path) + 1);
@@ -190,7 +216,7 @@ fn append_summary(
 fn step_outputs(
     outcomes: &[RunOutcome],
     report_path: Option<&Path>,
-    status: u8,
+    verdict: Verdict,
 ) -> [(&'static str, String); 4] {
     let analysis_paths: Vec<String> = outcomes
         .iter()
@@ -206,11 +232,6 @@ fn step_outputs(
             RunOutcome::Failed(_) => 0,
         })
         .sum();
-    let verdict = match status {
-        gate::exit::PASS => Verdict::Pass,
-        gate::exit::FAIL => Verdict::Fail,
-        _ => Verdict::Error,
-    };
     [
         ("analysis-paths", analysis_paths.join("\n")),
         (

@@ -14,11 +14,34 @@
 use std::io::{self, Read};
 use std::path::Path;
 
-use super::window::Window;
-use super::{
-    line_u32, read_header, read_records, too_many_names, Body, Interner, Limits, NameId,
-    ReadOptions, Report, ReportError,
+use super::error::ReportError;
+use super::interner::{Interner, NameId};
+use super::reader::{
+    line_u32, open, read_header, read_records, too_many_names, Body, Limits, ReadOptions, Report,
 };
+use super::window::Window;
+
+/// Reads the report file at `path`, in parts, one per core (in one pass when it is small).
+pub(super) fn read_file<T>(
+    path: &Path,
+    interner: &mut Interner,
+    options: ReadOptions,
+) -> Result<Vec<T::Row>, ReportError>
+where
+    T: Report + Sync,
+    T::Row: Send,
+{
+    let (file, size, limits) = open(path)?;
+    read_in_parts::<T, _>(
+        &file,
+        size,
+        path,
+        interner,
+        (limits, options),
+        default_parts(),
+        MIN_PART,
+    )
+}
 
 /// Bytes that can be read at any offset, from several threads at once.
 pub(crate) trait Source: Sync {

@@ -3,7 +3,7 @@
 //! nsys wraps a value in double quotes only when it holds a comma, leaves quotes inside it
 //! as they are and writes newlines raw (nsys 2024.2, checked against real output).
 
-use super::RangeStyle;
+use super::gpu_proj::RangeStyle;
 use std::io::{self, Write};
 
 /// The header nsys 2023.4 to 2024.2 write for `nvtx_pushpop_trace` with `--timeunit nsec`.

@@ -1,7 +1,9 @@
 //! Tests of the report readers on real nsys output, hand-made edge cases and generated rows.
 
+use super::reader::{parse_report, Limits, Report};
 use super::*;
 use proptest::prelude::*;
+use std::path::Path;
 
 const LABEL: &str = "stats/nsys_nvtx_pushpop_trace.csv";
 const GPU_LABEL: &str = "stats/nsys_nvtx_gpu_proj_trace.csv";

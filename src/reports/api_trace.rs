@@ -12,7 +12,7 @@ use super::columns::{ColumnDef, Layout};
 use super::error::ReportError;
 use super::interner::{Interner, NameId};
 use super::parts::read_file;
-use super::reader::{Finish, Names, ReadOptions, Report};
+use super::reader::{NameError, Names, ReadOptions, Report};
 use super::scan::{Cell, ColType, Schema, Span};
 
 /// Reads a `cuda_api_trace` CSV file (or 2022.4's `cudaapitrace`): every CUDA API call.
@@ -142,7 +142,7 @@ impl Report for ApiTraceSchema {
         _record: &[u8],
         _line: u32,
         _names: Names<'_>,
-    ) -> Result<ApiCall, Finish> {
+    ) -> Result<ApiCall, NameError> {
         Ok(p)
     }
 

@@ -17,7 +17,7 @@ use super::columns::{def, ColumnDef, Layout};
 use super::error::ReportError;
 use super::interner::{Interner, NameId};
 use super::parts::{self, read_file};
-use super::reader::{parse_report, Finish, Limits, Names, ReadOptions, Report};
+use super::reader::{parse_report, NameError, Names, ReadLimits, ReadOptions, Report};
 use super::scan::{Cell, ColType, Schema, Span};
 
 /// One row of `nvtx_gpu_proj_trace`: the GPU work launched inside one NVTX range, with
@@ -75,7 +75,7 @@ pub fn parse_gpu_proj<R: Read>(
     interner: &mut Interner,
     options: ReadOptions,
 ) -> Result<Vec<GpuProjRow>, ReportError> {
-    parse_report::<GpuProjSchema, R>(reader, file_label, interner, Limits::DEFAULT, options)
+    parse_report::<GpuProjSchema, R>(reader, file_label, interner, ReadLimits::DEFAULT, options)
 }
 
 pub(crate) const DEFS: &[ColumnDef] = &[
@@ -199,7 +199,7 @@ impl Report for GpuProjSchema {
         record: &[u8],
         line: u32,
         names: Names<'_>,
-    ) -> Result<GpuProjRow, Finish> {
+    ) -> Result<GpuProjRow, NameError> {
         let name = if p.name.start == p.name.end {
             None
         } else {

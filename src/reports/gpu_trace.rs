@@ -19,7 +19,7 @@ use super::columns::{ColumnDef, Layout};
 use super::error::ReportError;
 use super::interner::{Interner, NameId};
 use super::parts;
-use super::reader::{intern_name, open, parse_report_into, Finish, Names, ReadOptions, Report};
+use super::reader::{intern_name, open, parse_report_into, NameError, Names, ReadOptions, Report};
 use super::scan::{Cell, ColType, Schema, Span};
 
 /// One row of `cuda_gpu_trace`: a kernel (`bytes` is `None`), a memory copy or a memset
@@ -187,9 +187,9 @@ impl Report for GpuTraceSchema {
         record: &[u8],
         _line: u32,
         names: Names<'_>,
-    ) -> Result<GpuOpRow, Finish> {
+    ) -> Result<GpuOpRow, NameError> {
         let interner = names.interner;
-        let mut optional = |span: Span| -> Result<Option<NameId>, Finish> {
+        let mut optional = |span: Span| -> Result<Option<NameId>, NameError> {
             let bytes = span.of(record);
             if bytes.is_empty() || bytes == b"None" {
                 Ok(None)

@@ -13,7 +13,7 @@ use super::columns::{def, ColumnDef, Layout};
 use super::error::ReportError;
 use super::interner::{Interner, NameId};
 use super::parts::{self, read_file};
-use super::reader::{intern_name, Finish, Names, ReadOptions, Report};
+use super::reader::{intern_name, NameError, Names, ReadOptions, Report};
 use super::scan::{Cell, ColType, Schema, Span};
 
 /// One row of `cuda_gpu_kern_sum`: a kernel name and its times over the capture.
@@ -159,7 +159,7 @@ impl Report for KernSumSchema {
         record: &[u8],
         _line: u32,
         names: Names<'_>,
-    ) -> Result<KernelSummaryRow, Finish> {
+    ) -> Result<KernelSummaryRow, NameError> {
         Ok(KernelSummaryRow {
             name: intern_name(record, p.name, names.interner, false)?,
             total_ns: p.total_ns,

@@ -30,9 +30,9 @@ mod kern_sum;
 mod parts;
 mod pushpop;
 mod reader;
-mod render;
 mod scan;
 mod window;
+mod write;
 
 #[cfg(test)]
 mod tests;
@@ -45,7 +45,7 @@ pub use interner::{Interner, NameId};
 pub use kern_sum::{read_kernel_summary, KernelSummaryRow};
 pub use pushpop::{parse_pushpop, read_pushpop, PushPopRow};
 pub use reader::ReadOptions;
-pub use render::{
-    render_field, write_gpu_proj_row, write_pushpop_row, GpuProjRecord, PushPopRecord,
+pub use write::{
+    write_field, write_gpu_proj_row, write_pushpop_row, GpuProjRecord, PushPopRecord,
     GPU_PROJ_HEADER, PUSHPOP_HEADER,
 };

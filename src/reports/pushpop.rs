@@ -13,7 +13,7 @@ use super::columns::{def, ColumnDef, Layout};
 use super::error::ReportError;
 use super::interner::{Interner, NameId};
 use super::parts::{self, read_file};
-use super::reader::{parse_report, Finish, Limits, Names, ReadOptions, Report};
+use super::reader::{parse_report, NameError, Names, ReadLimits, ReadOptions, Report};
 use super::scan::{Cell, ColType, Schema, Span};
 
 /// One row of `nvtx_pushpop_trace`: one NVTX push/pop range, in 64 bytes (a trace has
@@ -65,7 +65,7 @@ pub fn parse_pushpop<R: Read>(
     interner: &mut Interner,
     options: ReadOptions,
 ) -> Result<Vec<PushPopRow>, ReportError> {
-    parse_report::<PushPopSchema, R>(reader, file_label, interner, Limits::DEFAULT, options)
+    parse_report::<PushPopSchema, R>(reader, file_label, interner, ReadLimits::DEFAULT, options)
 }
 
 /// The columns, by name. Required: what a row stores. `Duration`, `RangeStack` and
@@ -239,7 +239,7 @@ impl Report for PushPopSchema {
         record: &[u8],
         line: u32,
         names: Names<'_>,
-    ) -> Result<PushPopRow, Finish> {
+    ) -> Result<PushPopRow, NameError> {
         Ok(PushPopRow {
             start_ns: p.start_ns,
             end_ns: p.end_ns,

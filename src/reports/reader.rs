@@ -4,7 +4,7 @@
 //! [`Report`] from the columns it names; [`read_records`] splits the records after it
 //! ([`scan`](super::scan)) and turns each checked split into a row ([`Report::finish`]),
 //! interning its names. [`parse_report`] and [`parse_report_into`] do both over any reader;
-//! a file is opened with [`open`] and read through a bounded window ([`Limits`]).
+//! a file is opened with [`open`] and read through a bounded window ([`ReadLimits`]).
 
 use std::fs::File;
 use std::io::Read;
@@ -26,17 +26,17 @@ pub struct ReadOptions {
 }
 
 /// Opens a report, only when it is a regular file (a FIFO left under `stats/` would block).
-pub(super) fn open(path: &Path) -> Result<(File, u64, Limits), ReportError> {
+pub(super) fn open(path: &Path) -> Result<(File, u64, ReadLimits), ReportError> {
     let (file, size) = crate::files::open_regular(path).map_err(|e| ReportError::Io {
         path: path.to_path_buf(),
         source: e.into_io_error(),
     })?;
-    Ok((file, size, Limits::for_file_size(size)))
+    Ok((file, size, ReadLimits::for_file_size(size)))
 }
 
-/// Sizes of the read window.
+/// Sizes of the read window, and the rows to make room for.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Limits {
+pub(crate) struct ReadLimits {
     pub initial_window: usize,
     /// The largest record (plus the record after it) that can be read. Bounds memory on a
     /// file that is not a report (say, a quote that never closes).
@@ -48,8 +48,8 @@ pub(crate) struct Limits {
     pub candidate_budget: u32,
 }
 
-impl Limits {
-    pub(crate) const DEFAULT: Limits = Limits {
+impl ReadLimits {
+    pub(crate) const DEFAULT: ReadLimits = ReadLimits {
         initial_window: 1 << 20,
         max_window: 256 << 20,
         expected_rows: 0,
@@ -57,18 +57,18 @@ impl Limits {
     };
 
     /// For a file of `bytes` bytes: rows are rarely under 64 bytes.
-    pub(crate) fn for_file_size(bytes: u64) -> Limits {
+    pub(crate) fn for_file_size(bytes: u64) -> ReadLimits {
         let rows = usize::try_from(bytes / 64).unwrap_or(usize::MAX);
-        Limits {
+        ReadLimits {
             // Capped: an estimate, not a promise (the vector still grows past it).
             expected_rows: rows.min(16 << 20),
-            ..Limits::DEFAULT
+            ..ReadLimits::DEFAULT
         }
     }
 }
 
-/// What turning a checked split into a row can still fail on.
-pub(crate) enum Finish {
+/// What turning a checked split into a row can still fail on: interning one of its names.
+pub(crate) enum NameError {
     /// The name is not UTF-8; `offset` of the bad byte in the record.
     NotUtf8 {
         offset: usize,
@@ -88,7 +88,7 @@ pub(crate) trait Report: Schema + Sized {
         record: &[u8],
         line: u32,
         names: Names<'_>,
-    ) -> Result<Self::Row, Finish>;
+    ) -> Result<Self::Row, NameError>;
     /// A row read by a part of the file, placed in the whole file (see
     /// [`parts`](super::parts)).
     fn relocate(row: &mut Self::Row, lines: u64, ids: &[NameId]);
@@ -104,7 +104,7 @@ impl Names<'_> {
     /// Interns a name as the analysis sees it: exact bytes, UTF-8, and one leading `:`
     /// dropped when nsys marks the default domain with it.
     #[inline]
-    pub(super) fn intern(self, record: &[u8], span: Span) -> Result<NameId, Finish> {
+    pub(super) fn intern(self, record: &[u8], span: Span) -> Result<NameId, NameError> {
         intern_name(record, span, self.interner, self.strip_default_domain)
     }
 }
@@ -115,17 +115,17 @@ pub(super) fn intern_name(
     span: Span,
     interner: &mut Interner,
     strip_default_domain: bool,
-) -> Result<NameId, Finish> {
+) -> Result<NameId, NameError> {
     let bytes = span.of(record);
     let (skipped, name) = match bytes.strip_prefix(b":") {
         Some(rest) if strip_default_domain => (1, rest),
         _ => (0, bytes),
     };
     interner.intern_bytes(name).map_err(|e| match e {
-        InternError::NotUtf8(at) => Finish::NotUtf8 {
+        InternError::NotUtf8(at) => NameError::NotUtf8 {
             offset: span.start + skipped + at,
         },
-        InternError::Full => Finish::TooManyNames,
+        InternError::Full => NameError::TooManyNames,
     })
 }
 
@@ -157,7 +157,7 @@ pub(crate) fn parse_report<T: Report, R: Read>(
     reader: R,
     label: &Path,
     interner: &mut Interner,
-    limits: Limits,
+    limits: ReadLimits,
     options: ReadOptions,
 ) -> Result<Vec<T::Row>, ReportError> {
     let mut rows = Vec::with_capacity(limits.expected_rows);
@@ -170,36 +170,36 @@ pub(crate) fn parse_report_into<T: Report, R: Read, E: Extend<T::Row>>(
     reader: R,
     label: &Path,
     interner: &mut Interner,
-    limits: Limits,
+    limits: ReadLimits,
     options: ReadOptions,
     sink: &mut E,
 ) -> Result<(), ReportError> {
     let mut w = Window::new(reader, limits.initial_window, limits.max_window);
     let (schema, crlf) = read_header::<T, R>(&mut w, label, limits)?;
-    let body = Body {
+    let setup = RecordSetup {
         schema: &schema,
         crlf,
         label,
         limits,
         options,
     };
-    read_records(&mut w, &body, interner, u64::MAX, sink)
+    read_records(&mut w, &setup, interner, u64::MAX, sink)
 }
 
 /// What reading records needs besides the data: the header's schema, how to name the file
 /// and how to read names.
-pub(crate) struct Body<'a, T> {
+pub(crate) struct RecordSetup<'a, T> {
     pub schema: &'a T,
     pub crlf: bool,
     pub label: &'a Path,
-    pub limits: Limits,
+    pub limits: ReadLimits,
     pub options: ReadOptions,
 }
 
 fn fill<R: Read>(
     w: &mut Window<R>,
     label: &Path,
-    limits: Limits,
+    limits: ReadLimits,
     what: &str,
 ) -> Result<(), ReportError> {
     match w.fill() {
@@ -222,7 +222,7 @@ fn fill<R: Read>(
 pub(crate) fn read_header<T: Report, R: Read>(
     w: &mut Window<R>,
     label: &Path,
-    limits: Limits,
+    limits: ReadLimits,
 ) -> Result<(T, bool), ReportError> {
     let path = || label.to_path_buf();
     fill(w, label, limits, "the first line")?;
@@ -281,14 +281,14 @@ pub(crate) fn read_header<T: Report, R: Read>(
 /// `stop` (always at a record boundary: the record that crosses `stop` is read whole).
 pub(crate) fn read_records<T: Report, R: Read, E: Extend<T::Row>>(
     w: &mut Window<R>,
-    body: &Body<'_, T>,
+    setup: &RecordSetup<'_, T>,
     interner: &mut Interner,
     stop: u64,
     rows: &mut E,
 ) -> Result<(), ReportError> {
-    let path = || body.label.to_path_buf();
-    let schema = body.schema;
-    let mut splitter = Splitter::new(schema, body.crlf, body.limits.candidate_budget);
+    let path = || setup.label.to_path_buf();
+    let schema = setup.schema;
+    let mut splitter = Splitter::new(schema, setup.crlf, setup.limits.candidate_budget);
     while w.offset() < stop {
         let data = w.data();
         // Line ends after the last record (and nothing else) end the file.
@@ -296,7 +296,7 @@ pub(crate) fn read_records<T: Report, R: Read, E: Extend<T::Row>>(
             if w.eof() {
                 break;
             }
-            fill(w, body.label, body.limits, "a record")?;
+            fill(w, setup.label, setup.limits, "a record")?;
             continue;
         }
         match splitter.next_record(data, w.eof()) {
@@ -305,18 +305,18 @@ pub(crate) fn read_records<T: Report, R: Read, E: Extend<T::Row>>(
                 let line = line_u32(w.line());
                 let names = Names {
                     interner: &mut *interner,
-                    strip_default_domain: body.options.strip_default_domain,
+                    strip_default_domain: setup.options.strip_default_domain,
                 };
                 match schema.finish(pending, record, line, names) {
                     Ok(row) => rows.extend(std::iter::once(row)),
-                    Err(Finish::NotUtf8 { offset }) => {
+                    Err(NameError::NotUtf8 { offset }) => {
                         let at = record.get(..offset).unwrap_or(record);
                         return Err(ReportError::NotUtf8 {
                             path: path(),
                             line: line_u32(w.line().saturating_add(count_newlines(at))),
                         });
                     }
-                    Err(Finish::TooManyNames) => return Err(too_many_names(body.label, line)),
+                    Err(NameError::TooManyNames) => return Err(too_many_names(setup.label, line)),
                 }
                 w.consume(len);
             }
@@ -333,8 +333,8 @@ pub(crate) fn read_records<T: Report, R: Read, E: Extend<T::Row>>(
             }
             Outcome::NeedMore => fill(
                 w,
-                body.label,
-                body.limits,
+                setup.label,
+                setup.limits,
                 "a record (with the record after it)",
             )?,
             Outcome::Fail(failure) => {

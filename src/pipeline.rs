@@ -1,5 +1,7 @@
 //! The `analyze` pipeline, one stage after another: run directory and manifest -> nsys (run
-//! and classify) -> the CSV reports -> the analysis -> the gate -> `analysis.json`.
+//! and classify) -> the CSV reports -> the analysis -> the gate -> `analysis.json`. The
+//! functions after [`analyze`] follow the same order; the GPU-work reports are read and
+//! assembled in `gpu_work`.
 //!
 //! Each stage's typed error becomes an [`AnalyzeError`] at the call site that knows what it
 //! means (its [`FailureKind`], the nsys version, nsys's words, the command tried, the profile
@@ -196,7 +198,7 @@ pub fn analyze(
         warnings.push(Warning::new(WarningCode::GpuProjectionUnavailable, reason));
     }
     warnings.extend(gpu_warnings);
-    warnings.extend(gpu_work::untested_version_warning(&stamp.nsys_version));
+    warnings.extend(untested_version_warning(&stamp.nsys_version));
     warnings.extend(credentials_warning(&stamp.credential_variables));
     warnings.extend(findings.warnings);
     let gate = gate::apply(&options.gate, &mut warnings);
@@ -299,32 +301,6 @@ fn remove_export(export: &Path) {
     }
 }
 
-/// `trace_environment_secrets` for the credential-like names nsys recorded, if any.
-fn credentials_warning(names: &[String]) -> Option<Warning> {
-    if names.is_empty() {
-        return None;
-    }
-    let shown: Vec<String> = names.iter().take(trace_env::MAX_NAMES).cloned().collect();
-    let more = match names.len().saturating_sub(trace_env::MAX_NAMES) {
-        0 => String::new(),
-        n => format!(" and {n} more"),
-    };
-    let (count, look) = match names.len() {
-        1 => ("1 variable".to_owned(), "looks"),
-        n => (format!("{n} variables"), "look"),
-    };
-    Some(
-        Warning::new(
-            WarningCode::TraceEnvironmentSecrets,
-            format!(
-                "the trace records the profiled process's environment, where {count} {look} like credentials: {}{more} (values not shown); anyone with the trace or its SQLite export can read them: do not upload the trace as an artifact, and rotate them if it was shared",
-                shown.join(", ")
-            ),
-        )
-        .with_variables(names.iter().take(trace_env::MAX_NAMES).cloned().collect()),
-    )
-}
-
 /// The rows of both NVTX reports, and why there is no GPU projection when there is none.
 struct NvtxRows {
     names: Interner,
@@ -333,7 +309,7 @@ struct NvtxRows {
     gpu_unavailable: Option<String>,
 }
 
-/// Reads the two reports at once, one per thread: nsys's time dominates big traces, and what
+/// Reads the two NVTX reports at once, one per thread: nsys's time dominates big traces, and what
 /// is left is mostly reading. The projection's names are never looked up (rows join on
 /// RangeId), so it interns into a table of its own.
 fn read_reports(stats_dir: &Path, stamp: &StatsStamp) -> Result<NvtxRows, AnalyzeError> {
@@ -439,6 +415,46 @@ fn analyze_rows(
         )
         .with_version(&stamp.nsys_version)
     })
+}
+
+/// `nsys_version_untested` when the nsys that wrote the reports is not one the tests run.
+fn untested_version_warning(version: &str) -> Option<Warning> {
+    if nsys::is_tested_version(version) {
+        return None;
+    }
+    Some(Warning::new(
+        WarningCode::NsysVersionUntested,
+        format!(
+            "nsys {version} is not a version the tests run ({}): its reports are read by column name, but check the numbers against nsys's own output",
+            nsys::TESTED_VERSIONS.join(", ")
+        ),
+    ))
+}
+
+/// `trace_environment_secrets` for the credential-like names nsys recorded, if any.
+fn credentials_warning(names: &[String]) -> Option<Warning> {
+    if names.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = names.iter().take(trace_env::MAX_NAMES).cloned().collect();
+    let more = match names.len().saturating_sub(trace_env::MAX_NAMES) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    let (count, look) = match names.len() {
+        1 => ("1 variable".to_owned(), "looks"),
+        n => (format!("{n} variables"), "look"),
+    };
+    Some(
+        Warning::new(
+            WarningCode::TraceEnvironmentSecrets,
+            format!(
+                "the trace records the profiled process's environment, where {count} {look} like credentials: {}{more} (values not shown); anyone with the trace or its SQLite export can read them: do not upload the trace as an artifact, and rotate them if it was shared",
+                shown.join(", ")
+            ),
+        )
+        .with_variables(names.iter().take(trace_env::MAX_NAMES).cloned().collect()),
+    )
 }
 
 fn provenance(run: &RunDir, stamp: &StatsStamp, stats_reused: bool) -> Provenance {

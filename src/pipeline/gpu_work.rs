@@ -222,17 +222,3 @@ fn unavailable_warning(u: &Unavailable) -> Warning {
     )
     .with_report(u.report.as_str())
 }
-
-/// `nsys_version_untested` when the nsys that wrote the reports is not one the tests run.
-pub(super) fn untested_version_warning(version: &str) -> Option<Warning> {
-    if nsys::is_tested_version(version) {
-        return None;
-    }
-    Some(Warning::new(
-        WarningCode::NsysVersionUntested,
-        format!(
-            "nsys {version} is not a version the tests run ({}): its reports are read by column name, but check the numbers against nsys's own output",
-            nsys::TESTED_VERSIONS.join(", ")
-        ),
-    ))
-}

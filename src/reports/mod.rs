@@ -1,6 +1,11 @@
-//! Reading nsys's two CSV reports, `nvtx_pushpop_trace` and `nvtx_gpu_proj_trace` (and
-//! nsys 2022.4's `nvtxpptrace` / `nvtxgpuproj`, which have the same columns), into compact
-//! rows.
+//! Reading nsys's CSV reports into compact rows: the five of `artifact::ReportName::ALL`,
+//! which nsys writes in one `nsys stats` call or as concurrent processes over one export, each
+//! file read on its own. The two NVTX reports, which the analysis needs: `nvtx_pushpop_trace`
+//! ([`read_pushpop`]) and `nvtx_gpu_proj_trace` ([`read_gpu_proj`]). The three GPU-work
+//! reports, each optional: `cuda_gpu_kern_sum` ([`read_kernel_summary`]), `cuda_gpu_trace`
+//! ([`stream_gpu_trace`]) and `cuda_api_trace` ([`read_api_trace`]). nsys 2022.4's older
+//! names for them (`nvtxpptrace`, `nvtxgpuproj`, `gpukernsum`, `gputrace`, `cudaapitrace`)
+//! are read too.
 //!
 //! This module owns everything between the report files and typed rows: finding the header
 //! (lines before it are skipped), finding columns by name (unknown ones are ignored),
@@ -18,6 +23,13 @@
 //!
 //! Files are read through a bounded window ([`window`]) and parsed in place: memory does
 //! not grow with the file, except for the rows returned and the distinct names.
+//!
+//! Each report has a file of its own (`pushpop`, `gpu_proj`, `kern_sum`, `gpu_trace`,
+//! `api_trace`): its columns, its checks, its rows and its read functions. What they share:
+//! `reader` (the header, the records, a row's names, the window's limits), `cells` (the
+//! checks of one cell), `parts` (a large file read in parts, a thread each), `error`
+//! ([`ReportError`]) and `interner` (the names). `write` writes rows as nsys does, for
+//! tests, fixtures and benchmarks.
 
 mod api_trace;
 mod cells;

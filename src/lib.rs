@@ -4,8 +4,10 @@
 //! (`docs/architecture.md` draws it):
 //!
 //! 1. [`rundir`] + [`manifest`]: read `manifest.yaml`, check the trace belongs to the run;
-//! 2. [`nsys`]: find nsys, run the one `nsys stats` call, classify what it did;
-//! 3. [`reports`]: read its two CSV reports into compact rows;
+//! 2. [`nsys`]: find nsys, run `nsys stats` for the five reports (one call, or concurrent
+//!    processes over one export: [`StatsPlan`]), classify what it did with each;
+//! 3. [`reports`]: read the CSV reports into compact rows: the two NVTX ones (required) and
+//!    the three GPU-work ones (each optional);
 //! 4. [`analysis`] (+ [`stats`]): iterations, statistics, range tables, warnings;
 //! 5. [`gate`]: which warnings fail the job, and the exit status;
 //! 6. [`artifact`]: `analysis.json`, written atomically;

@@ -1,5 +1,7 @@
 //! The `analyze` pipeline, one stage after another: run directory and manifest -> nsys (run
-//! and classify) -> the CSV reports -> the analysis -> the gate -> `analysis.json`.
+//! and classify) -> the CSV reports -> the analysis -> the gate -> `analysis.json`. The
+//! functions after [`analyze`] follow the same order; the GPU-work reports are read and
+//! assembled in `gpu_work`.
 //!
 //! Each stage's typed error becomes an [`AnalyzeError`] at the call site that knows what it
 //! means (its [`FailureKind`], the nsys version, nsys's words, the command tried, the profile
@@ -163,17 +165,20 @@ pub fn analyze(
     AnalyzeError::check_interrupt().map_err(add_facts)?;
 
     // 3. The CSVs: the NVTX reports (required) beside the GPU-work reports (each optional).
-    let (csvs, gpu_csvs) = std::thread::scope(|scope| {
-        let gpu_csvs = scope.spawn(|| gpu_work::read(&stats_dir, &stamp));
-        let csvs = read_reports(&stats_dir, &stamp);
-        let gpu_csvs = gpu_csvs.join().expect("the GPU-work readers do not panic");
-        (csvs, gpu_csvs)
+    let (nvtx_rows, gpu_work_rows) = std::thread::scope(|scope| {
+        let gpu_work_rows = scope.spawn(|| gpu_work::read(&stats_dir, &stamp));
+        let nvtx_rows = read_reports(&stats_dir, &stamp);
+        let gpu_work_rows = gpu_work_rows
+            .join()
+            .expect("the GPU-work readers do not panic");
+        (nvtx_rows, gpu_work_rows)
     });
-    let csvs = csvs.map_err(add_facts)?;
+    let nvtx_rows = nvtx_rows.map_err(add_facts)?;
 
     // 4. The analysis.
-    let mut findings = analyse(&run, &csvs, &gpu_csvs, &stats_dir, &stamp).map_err(add_facts)?;
-    let (gpu_work, gpu_warnings) = gpu_csvs.assemble(
+    let mut findings =
+        analyze_rows(&run, &nvtx_rows, &gpu_work_rows, &stats_dir, &stamp).map_err(add_facts)?;
+    let (gpu_work, gpu_warnings) = gpu_work_rows.assemble(
         findings.kernel_mix.take(),
         stamp.status(ReportName::GpuProjection).is_written(),
     );
@@ -189,11 +194,11 @@ pub fn analyze(
             ),
         ));
     }
-    if let Some(reason) = csvs.gpu_unavailable {
+    if let Some(reason) = nvtx_rows.gpu_unavailable {
         warnings.push(Warning::new(WarningCode::GpuProjectionUnavailable, reason));
     }
     warnings.extend(gpu_warnings);
-    warnings.extend(gpu_work::untested_version_warning(&stamp.nsys_version));
+    warnings.extend(untested_version_warning(&stamp.nsys_version));
     warnings.extend(credentials_warning(&stamp.credential_variables));
     warnings.extend(findings.warnings);
     let gate = gate::apply(&options.gate, &mut warnings);
@@ -296,44 +301,18 @@ fn remove_export(export: &Path) {
     }
 }
 
-/// `trace_environment_secrets` for the credential-like names nsys recorded, if any.
-fn credentials_warning(names: &[String]) -> Option<Warning> {
-    if names.is_empty() {
-        return None;
-    }
-    let shown: Vec<String> = names.iter().take(trace_env::MAX_NAMES).cloned().collect();
-    let more = match names.len().saturating_sub(trace_env::MAX_NAMES) {
-        0 => String::new(),
-        n => format!(" and {n} more"),
-    };
-    let (count, look) = match names.len() {
-        1 => ("1 variable".to_owned(), "looks"),
-        n => (format!("{n} variables"), "look"),
-    };
-    Some(
-        Warning::new(
-            WarningCode::TraceEnvironmentSecrets,
-            format!(
-                "the trace records the profiled process's environment, where {count} {look} like credentials: {}{more} (values not shown); anyone with the trace or its SQLite export can read them: do not upload the trace as an artifact, and rotate them if it was shared",
-                shown.join(", ")
-            ),
-        )
-        .with_variables(names.iter().take(trace_env::MAX_NAMES).cloned().collect()),
-    )
-}
-
-/// The rows of both reports, and why there is no GPU projection when there is none.
-struct Csvs {
+/// The rows of both NVTX reports, and why there is no GPU projection when there is none.
+struct NvtxRows {
     names: Interner,
     pushpop: Vec<PushPopRow>,
     gpu: Option<Vec<GpuProjRow>>,
     gpu_unavailable: Option<String>,
 }
 
-/// Reads the two reports at once, one per thread: nsys's time dominates big traces, and what
+/// Reads the two NVTX reports at once, one per thread: nsys's time dominates big traces, and what
 /// is left is mostly reading. The projection's names are never looked up (rows join on
 /// RangeId), so it interns into a table of its own.
-fn read_reports(stats_dir: &Path, stamp: &StatsStamp) -> Result<Csvs, AnalyzeError> {
+fn read_reports(stats_dir: &Path, stamp: &StatsStamp) -> Result<NvtxRows, AnalyzeError> {
     let pushpop_path = nsys::csv_path(stats_dir, ReportName::PushPop.as_str());
     let gpu_path = nsys::csv_path(stats_dir, ReportName::GpuProjection.as_str());
     let pushpop_status = stamp.status(ReportName::PushPop);
@@ -387,7 +366,7 @@ fn read_reports(stats_dir: &Path, stamp: &StatsStamp) -> Result<Csvs, AnalyzeErr
             )),
         ),
     };
-    Ok(Csvs {
+    Ok(NvtxRows {
         names,
         pushpop,
         gpu,
@@ -395,11 +374,11 @@ fn read_reports(stats_dir: &Path, stamp: &StatsStamp) -> Result<Csvs, AnalyzeErr
     })
 }
 
-/// The analysis of the rows with the manifest's settings.
-fn analyse(
+/// The analysis of the rows with the manifest's settings ([`analysis::apply_rules`]).
+fn analyze_rows(
     run: &RunDir,
-    csvs: &Csvs,
-    gpu_csvs: &gpu_work::GpuWorkCsvs,
+    nvtx_rows: &NvtxRows,
+    gpu_work_rows: &gpu_work::GpuWorkRows,
     stats_dir: &Path,
     stamp: &StatsStamp,
 ) -> Result<analysis::Findings, AnalyzeError> {
@@ -415,15 +394,15 @@ fn analyse(
         let csv = nsys::csv_path(stats_dir, report.as_str());
         Path::new(STATS_DIR).join(csv.file_name().unwrap_or_default())
     };
-    analysis::analyze(
+    analysis::apply_rules(
         &settings,
         &analysis::Reports {
-            names: &csvs.names,
-            pushpop: &csvs.pushpop,
+            names: &nvtx_rows.names,
+            pushpop: &nvtx_rows.pushpop,
             pushpop_path: &relative(ReportName::PushPop),
-            gpu: csvs.gpu.as_deref(),
+            gpu: nvtx_rows.gpu.as_deref(),
             gpu_path: &relative(ReportName::GpuProjection),
-            launches: gpu_csvs.launches(),
+            launches: gpu_work_rows.launches(),
         },
     )
     .map_err(|e| {
@@ -436,6 +415,46 @@ fn analyse(
         )
         .with_version(&stamp.nsys_version)
     })
+}
+
+/// `nsys_version_untested` when the nsys that wrote the reports is not one the tests run.
+fn untested_version_warning(version: &str) -> Option<Warning> {
+    if nsys::is_tested_version(version) {
+        return None;
+    }
+    Some(Warning::new(
+        WarningCode::NsysVersionUntested,
+        format!(
+            "nsys {version} is not a version the tests run ({}): its reports are read by column name, but check the numbers against nsys's own output",
+            nsys::TESTED_VERSIONS.join(", ")
+        ),
+    ))
+}
+
+/// `trace_environment_secrets` for the credential-like names nsys recorded, if any.
+fn credentials_warning(names: &[String]) -> Option<Warning> {
+    if names.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = names.iter().take(trace_env::MAX_NAMES).cloned().collect();
+    let more = match names.len().saturating_sub(trace_env::MAX_NAMES) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    let (count, look) = match names.len() {
+        1 => ("1 variable".to_owned(), "looks"),
+        n => (format!("{n} variables"), "look"),
+    };
+    Some(
+        Warning::new(
+            WarningCode::TraceEnvironmentSecrets,
+            format!(
+                "the trace records the profiled process's environment, where {count} {look} like credentials: {}{more} (values not shown); anyone with the trace or its SQLite export can read them: do not upload the trace as an artifact, and rotate them if it was shared",
+                shown.join(", ")
+            ),
+        )
+        .with_variables(names.iter().take(trace_env::MAX_NAMES).cloned().collect()),
+    )
 }
 
 fn provenance(run: &RunDir, stamp: &StatsStamp, stats_reused: bool) -> Provenance {

@@ -21,7 +21,7 @@
 //!   attributed to ranges, `pageable_memory_copies`;
 //! - `wording`: how messages list indexes.
 //!
-//! [`analyze`] runs them in order, and holds the only threads: the order in which it adds
+//! [`apply_rules`] runs them in order, and holds the only threads: the order in which it adds
 //! warnings is the order of [`Findings::warnings`].
 //!
 //! Nothing here recurses over the range tree: ranges nest as deep as a program pushes them
@@ -114,7 +114,7 @@ pub struct DataError {
 /// Reads the reports' rows: the tree, the capture range, the measured iterations and their
 /// checks, the GPU join, then (beside the range tables, on a second thread) the statistics,
 /// the advice and the list of iterations.
-pub fn analyze(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, DataError> {
+pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, DataError> {
     let rows = reports.pushpop;
     let names = reports.names;
     // The pattern runs over the names while the tree is built.

@@ -20,8 +20,9 @@ pub(super) struct Unavailable {
 
 type Part<T> = Result<T, Unavailable>;
 
-/// The three GPU-work reports as read.
-pub(super) struct GpuWorkCsvs {
+/// What the three GPU-work reports gave: the kernel table, the GPU trace's summary (with
+/// its names) and the API calls, or why each is unavailable.
+pub(super) struct GpuWorkRows {
     kernels: Part<Vec<KernelStats>>,
     trace: Part<GpuTraceParts>,
     trace_names: Interner,
@@ -77,7 +78,7 @@ fn read_one<T>(
 
 /// Reads the GPU-work reports nsys wrote, one thread each (the GPU trace in one pass, kept
 /// only as the summary `gpu_work` needs).
-pub(super) fn read(stats_dir: &Path, stamp: &StatsStamp) -> GpuWorkCsvs {
+pub(super) fn read(stats_dir: &Path, stamp: &StatsStamp) -> GpuWorkRows {
     let any_written = ReportName::GPU_WORK
         .iter()
         .any(|&r| stamp.status(r).is_written());
@@ -114,7 +115,7 @@ pub(super) fn read(stats_dir: &Path, stamp: &StatsStamp) -> GpuWorkCsvs {
             trace.join().expect("the GPU trace reader does not panic"),
         )
     });
-    GpuWorkCsvs {
+    GpuWorkRows {
         kernels,
         trace,
         trace_names,
@@ -123,7 +124,7 @@ pub(super) fn read(stats_dir: &Path, stamp: &StatsStamp) -> GpuWorkCsvs {
     }
 }
 
-impl GpuWorkCsvs {
+impl GpuWorkRows {
     /// The API calls and kernels for the analysis to attribute, when both reports were read.
     pub(super) fn launches(&self) -> Option<Launches<'_>> {
         match (&self.trace, &self.api) {
@@ -220,18 +221,4 @@ fn unavailable_warning(u: &Unavailable) -> Warning {
         format!("{parts} of gpu_work: {}", u.reason),
     )
     .with_report(u.report.as_str())
-}
-
-/// `nsys_version_untested` when the nsys that wrote the reports is not one the tests run.
-pub(super) fn untested_version_warning(version: &str) -> Option<Warning> {
-    if nsys::is_tested_version(version) {
-        return None;
-    }
-    Some(Warning::new(
-        WarningCode::NsysVersionUntested,
-        format!(
-            "nsys {version} is not a version the tests run ({}): its reports are read by column name, but check the numbers against nsys's own output",
-            nsys::TESTED_VERSIONS.join(", ")
-        ),
-    ))
 }

@@ -5,9 +5,20 @@
 //! `None` in 2022.4); `Result`, `CorrID`, `Pid`, `Tid` and `T-Pri` around them are numbers,
 //! which pin both down.
 
+use std::path::Path;
+
+use super::cells::{required_i64, required_id, required_u64, Check};
 use super::columns::{ColumnDef, Layout};
+use super::error::ReportError;
+use super::interner::{Interner, NameId};
+use super::parts::read_file;
+use super::reader::{NameError, Names, ReadOptions, Report};
 use super::scan::{Cell, ColType, Schema, Span};
-use super::{required_i64, required_id, required_u64, Check};
+
+/// Reads a `cuda_api_trace` CSV file (or 2022.4's `cudaapitrace`): every CUDA API call.
+pub fn read_api_trace(path: &Path) -> Result<Vec<ApiCall>, ReportError> {
+    read_file::<ApiTraceSchema>(path, &mut Interner::new(), ReadOptions::default())
+}
 
 pub(crate) const DEFS: &[ColumnDef] = &[
     ColumnDef {
@@ -111,4 +122,29 @@ impl Schema for ApiTraceSchema {
             tid: required_id(cells, c[TID])?,
         })
     }
+}
+
+impl Report for ApiTraceSchema {
+    type Row = ApiCall;
+    const DEFS: &'static [ColumnDef] = DEFS;
+
+    fn build(layout: Layout) -> Option<Self> {
+        Self::new(layout)
+    }
+
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn finish(
+        &self,
+        p: ApiCall,
+        _record: &[u8],
+        _line: u32,
+        _names: Names<'_>,
+    ) -> Result<ApiCall, NameError> {
+        Ok(p)
+    }
+
+    fn relocate(_row: &mut ApiCall, _lines: u64, _ids: &[NameId]) {}
 }

@@ -9,9 +9,74 @@
 //! `Name`, `Orig Start`, `Orig Duration`, `Style`, `Lvl`, `RangeId`, `ParentId` and
 //! `RangeStack` (SQL NULLs of a LEFT JOIN that found no range).
 
+use std::io::Read;
+use std::path::Path;
+
+use super::cells::{last_stack_id, optional_i64, required_id, required_u64, Check};
 use super::columns::{def, ColumnDef, Layout};
+use super::error::ReportError;
+use super::interner::{Interner, NameId};
+use super::parts::{self, read_file};
+use super::reader::{parse_report, NameError, Names, ReadLimits, ReadOptions, Report};
 use super::scan::{Cell, ColType, Schema, Span};
-use super::{last_stack_id, optional_i64, required_id, required_u64, Check, RangeStyle};
+
+/// One row of `nvtx_gpu_proj_trace`: the GPU work launched inside one NVTX range, with
+/// what the join to the push/pop report needs (`Orig Duration` is checked, not kept).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuProjRow {
+    pub projected_start_ns: Option<i64>,
+    pub projected_duration_ns: Option<i64>,
+    pub orig_start_ns: Option<i64>,
+    pub range_id: Option<u64>,
+    pub num_gpu_ops: u64,
+    /// `None` for an empty name: nsys 2023.4's synthetic root row, which holds the GPU
+    /// operations launched outside every range (its `range_id` is `None` too).
+    pub name: Option<NameId>,
+    /// nsys writes 24-bit process and thread ids.
+    pub pid: u32,
+    pub tid: u32,
+    /// 1-based line where the record starts (saturates at `u32::MAX`).
+    pub line: u32,
+    /// `None` when the field is empty, as on the synthetic root row.
+    pub style: Option<RangeStyle>,
+}
+
+/// How an NVTX range was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RangeStyle {
+    PushPop,
+    StartEnd,
+}
+
+impl RangeStyle {
+    /// The word nsys writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RangeStyle::PushPop => "PushPop",
+            RangeStyle::StartEnd => "StartEnd",
+        }
+    }
+}
+
+/// Reads a `nvtx_gpu_proj_trace` CSV file (or 2022.4's `nvtxgpuproj`). A large file is read
+/// in parts, one per core.
+pub fn read_gpu_proj(
+    path: &Path,
+    interner: &mut Interner,
+    options: ReadOptions,
+) -> Result<Vec<GpuProjRow>, ReportError> {
+    read_file::<GpuProjSchema>(path, interner, options)
+}
+
+/// Reads `nvtx_gpu_proj_trace` CSV from `reader`; `file_label` names it in errors.
+pub fn parse_gpu_proj<R: Read>(
+    reader: R,
+    file_label: &Path,
+    interner: &mut Interner,
+    options: ReadOptions,
+) -> Result<Vec<GpuProjRow>, ReportError> {
+    parse_report::<GpuProjSchema, R>(reader, file_label, interner, ReadLimits::DEFAULT, options)
+}
 
 pub(crate) const DEFS: &[ColumnDef] = &[
     def("Name", false, true, ColType::Text),
@@ -113,5 +178,49 @@ impl Schema for GpuProjSchema {
             num_gpu_ops: required_u64(cells, c[NUM_GPU_OPS])?,
             range_id,
         })
+    }
+}
+
+impl Report for GpuProjSchema {
+    type Row = GpuProjRow;
+    const DEFS: &'static [ColumnDef] = DEFS;
+
+    fn build(layout: Layout) -> Option<Self> {
+        Self::new(layout)
+    }
+
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn finish(
+        &self,
+        p: Pending,
+        record: &[u8],
+        line: u32,
+        names: Names<'_>,
+    ) -> Result<GpuProjRow, NameError> {
+        let name = if p.name.start == p.name.end {
+            None
+        } else {
+            Some(names.intern(record, p.name)?)
+        };
+        Ok(GpuProjRow {
+            name,
+            projected_start_ns: p.projected_start_ns,
+            projected_duration_ns: p.projected_duration_ns,
+            orig_start_ns: p.orig_start_ns,
+            style: p.style,
+            pid: p.pid,
+            tid: p.tid,
+            num_gpu_ops: p.num_gpu_ops,
+            range_id: p.range_id,
+            line,
+        })
+    }
+
+    fn relocate(row: &mut GpuProjRow, lines: u64, ids: &[NameId]) {
+        row.line = parts::relocated_line(row.line, lines);
+        row.name = row.name.map(|n| parts::relocated_name(n, ids));
     }
 }

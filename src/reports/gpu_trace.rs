@@ -10,11 +10,53 @@
 //! (2022.4) are nothing.
 //!
 //! The report can be large (a row per GPU operation): it is read in one pass into a caller's
-//! sink ([`super::stream_gpu_trace`]), not into a vector.
+//! sink ([`stream_gpu_trace`]), not into a vector.
 
+use std::path::Path;
+
+use super::cells::{required_i64, Check};
 use super::columns::{ColumnDef, Layout};
+use super::error::ReportError;
+use super::interner::{Interner, NameId};
+use super::parts;
+use super::reader::{intern_name, open, parse_report_into, NameError, Names, ReadOptions, Report};
 use super::scan::{Cell, ColType, Schema, Span};
-use super::{required_i64, Check};
+
+/// One row of `cuda_gpu_trace`: a kernel (`bytes` is `None`), a memory copy or a memset
+/// (`Start` is checked, not kept).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuOpRow {
+    pub duration_ns: i64,
+    pub corr_id: Option<u64>,
+    pub bytes: Option<u64>,
+    /// The kernel's name, or `[CUDA memcpy …]` / `[CUDA memset]`.
+    pub name: NameId,
+    /// `NAME (ID)`; `None` when empty.
+    pub device: Option<NameId>,
+    /// Source memory kind (a memset's memory kind); `None` when empty or `None`.
+    pub src: Option<NameId>,
+    /// Destination memory kind; `None` when empty or `None`.
+    pub dst: Option<NameId>,
+}
+
+/// Reads a `cuda_gpu_trace` CSV file (or 2022.4's `gputrace`) in one pass, handing each row
+/// to `sink` as it is read: the report has a row per GPU operation, and the caller keeps
+/// only what it needs.
+pub fn stream_gpu_trace(
+    path: &Path,
+    interner: &mut Interner,
+    sink: &mut impl Extend<GpuOpRow>,
+) -> Result<(), ReportError> {
+    let (file, _, limits) = open(path)?;
+    parse_report_into::<GpuTraceSchema, _, _>(
+        file,
+        path,
+        interner,
+        limits,
+        ReadOptions::default(),
+        sink,
+    )
+}
 
 const fn def(
     name: &'static str,
@@ -124,5 +166,58 @@ impl Schema for GpuTraceSchema {
             device: spans[c[DEVICE]],
             name: spans[c[NAME]],
         })
+    }
+}
+
+impl Report for GpuTraceSchema {
+    type Row = GpuOpRow;
+    const DEFS: &'static [ColumnDef] = DEFS;
+
+    fn build(layout: Layout) -> Option<Self> {
+        Self::new(layout)
+    }
+
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn finish(
+        &self,
+        p: Pending,
+        record: &[u8],
+        _line: u32,
+        names: Names<'_>,
+    ) -> Result<GpuOpRow, NameError> {
+        let interner = names.interner;
+        let mut optional = |span: Span| -> Result<Option<NameId>, NameError> {
+            let bytes = span.of(record);
+            if bytes.is_empty() || bytes == b"None" {
+                Ok(None)
+            } else {
+                intern_name(record, span, interner, false).map(Some)
+            }
+        };
+        let device = optional(p.device)?;
+        let src = optional(p.src)?;
+        let dst = optional(p.dst)?;
+        Ok(GpuOpRow {
+            duration_ns: p.duration_ns,
+            corr_id: p.corr_id,
+            bytes: p.bytes,
+            name: intern_name(record, p.name, interner, false)?,
+            device,
+            src,
+            dst,
+        })
+    }
+
+    fn relocate(row: &mut GpuOpRow, _lines: u64, ids: &[NameId]) {
+        row.name = parts::relocated_name(row.name, ids);
+        for id in [&mut row.device, &mut row.src, &mut row.dst]
+            .into_iter()
+            .flatten()
+        {
+            *id = parts::relocated_name(*id, ids);
+        }
     }
 }

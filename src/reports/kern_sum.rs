@@ -6,9 +6,37 @@
 //! <= `Max`, `Total Time` between `Instances` x `Min` and `Instances` x `Max`, and the next
 //! row. `Time (%)` is not read: the share is computed from the totals.
 
+use std::path::Path;
+
+use super::cells::{required_i64, required_u64, Check};
 use super::columns::{def, ColumnDef, Layout};
+use super::error::ReportError;
+use super::interner::{Interner, NameId};
+use super::parts::{self, read_file};
+use super::reader::{intern_name, NameError, Names, ReadOptions, Report};
 use super::scan::{Cell, ColType, Schema, Span};
-use super::{required_i64, required_u64, Check};
+
+/// One row of `cuda_gpu_kern_sum`: a kernel name and its times over the capture.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelSummaryRow {
+    pub name: NameId,
+    pub total_ns: i64,
+    pub instances: u64,
+    pub mean_ns: f64,
+    pub median_ns: f64,
+    pub minimum_ns: i64,
+    pub maximum_ns: i64,
+    /// Empty when nsys had no standard deviation to give.
+    pub stddev_ns: Option<f64>,
+}
+
+/// Reads a `cuda_gpu_kern_sum` CSV file (or 2022.4's `gpukernsum`).
+pub fn read_kernel_summary(
+    path: &Path,
+    interner: &mut Interner,
+) -> Result<Vec<KernelSummaryRow>, ReportError> {
+    read_file::<KernSumSchema>(path, interner, ReadOptions::default())
+}
 
 pub(crate) const DEFS: &[ColumnDef] = &[
     def("Total Time", true, true, ColType::Unsigned),
@@ -110,5 +138,41 @@ impl Schema for KernSumSchema {
             maximum_ns: max,
             stddev_ns: float(STDDEV),
         })
+    }
+}
+
+impl Report for KernSumSchema {
+    type Row = KernelSummaryRow;
+    const DEFS: &'static [ColumnDef] = DEFS;
+
+    fn build(layout: Layout) -> Option<Self> {
+        Self::new(layout)
+    }
+
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn finish(
+        &self,
+        p: Pending,
+        record: &[u8],
+        _line: u32,
+        names: Names<'_>,
+    ) -> Result<KernelSummaryRow, NameError> {
+        Ok(KernelSummaryRow {
+            name: intern_name(record, p.name, names.interner, false)?,
+            total_ns: p.total_ns,
+            instances: p.instances,
+            mean_ns: p.mean_ns,
+            median_ns: p.median_ns,
+            minimum_ns: p.minimum_ns,
+            maximum_ns: p.maximum_ns,
+            stddev_ns: p.stddev_ns,
+        })
+    }
+
+    fn relocate(row: &mut KernelSummaryRow, _lines: u64, ids: &[NameId]) {
+        row.name = parts::relocated_name(row.name, ids);
     }
 }

@@ -14,11 +14,35 @@
 use std::io::{self, Read};
 use std::path::Path;
 
-use super::window::Window;
-use super::{
-    line_u32, read_header, read_records, too_many_names, Body, Interner, Limits, NameId,
-    ReadOptions, Report, ReportError,
+use super::error::ReportError;
+use super::interner::{Interner, NameId};
+use super::reader::{
+    line_u32, open, read_header, read_records, too_many_names, ReadLimits, ReadOptions,
+    RecordSetup, Report,
 };
+use super::window::Window;
+
+/// Reads the report file at `path`, in parts, one per core (in one pass when it is small).
+pub(super) fn read_file<T>(
+    path: &Path,
+    interner: &mut Interner,
+    options: ReadOptions,
+) -> Result<Vec<T::Row>, ReportError>
+where
+    T: Report + Sync,
+    T::Row: Send,
+{
+    let (file, size, limits) = open(path)?;
+    read_in_parts::<T, _>(
+        &file,
+        size,
+        path,
+        interner,
+        (limits, options),
+        default_parts(),
+        MIN_PART,
+    )
+}
 
 /// Bytes that can be read at any offset, from several threads at once.
 pub(crate) trait Source: Sync {
@@ -58,7 +82,12 @@ impl<S: Source + ?Sized> Read for At<'_, S> {
 }
 
 /// A read window over `src` from `pos` on, which is on line `line` of the file.
-fn window<S: Source + ?Sized>(src: &S, pos: u64, line: u64, limits: Limits) -> Window<At<'_, S>> {
+fn window<S: Source + ?Sized>(
+    src: &S,
+    pos: u64,
+    line: u64,
+    limits: ReadLimits,
+) -> Window<At<'_, S>> {
     Window::new(At { src, pos }, limits.initial_window, limits.max_window).starting_at(pos, line)
 }
 
@@ -84,7 +113,7 @@ pub(crate) fn read_in_parts<T, S>(
     size: u64,
     label: &Path,
     interner: &mut Interner,
-    (limits, options): (Limits, ReadOptions),
+    (limits, options): (ReadLimits, ReadOptions),
     parts: usize,
     min_part: u64,
 ) -> Result<Vec<T::Row>, ReportError>
@@ -104,7 +133,7 @@ fn read_with_starts<T, S>(
     src: &S,
     label: &Path,
     interner: &mut Interner,
-    (limits, options): (Limits, ReadOptions),
+    (limits, options): (ReadLimits, ReadOptions),
     starts: impl FnOnce(u64) -> Vec<u64>,
 ) -> Result<Vec<T::Row>, ReportError>
 where
@@ -114,7 +143,7 @@ where
 {
     let mut w = window(src, 0, 1, limits);
     let (schema, crlf) = read_header::<T, _>(&mut w, label, limits)?;
-    let body = Body {
+    let setup = RecordSetup {
         schema: &schema,
         crlf,
         label,
@@ -122,7 +151,7 @@ where
         options,
     };
     let starts = starts(w.offset());
-    read_parts(src, w, &body, interner, &starts)
+    read_parts(src, w, &setup, interner, &starts)
 }
 
 /// Reads the records after the header (`w` is just past it) in parts starting at `starts`
@@ -130,7 +159,7 @@ where
 fn read_parts<T, S>(
     src: &S,
     mut w: Window<At<'_, S>>,
-    body: &Body<'_, T>,
+    setup: &RecordSetup<'_, T>,
     interner: &mut Interner,
     starts: &[u64],
 ) -> Result<Vec<T::Row>, ReportError>
@@ -139,11 +168,11 @@ where
     T::Row: Send,
     S: Source + ?Sized,
 {
-    let limits = body.limits;
+    let limits = setup.limits;
     let window = |pos: u64, line: u64| window(src, pos, line, limits);
     let mut rows = Vec::with_capacity(limits.expected_rows);
     let Some(&first_stop) = starts.first() else {
-        read_records(&mut w, body, interner, u64::MAX, &mut rows)?;
+        read_records(&mut w, setup, interner, u64::MAX, &mut rows)?;
         return Ok(rows);
     };
 
@@ -158,7 +187,7 @@ where
                     let mut names = Interner::new();
                     let mut rows = Vec::new();
                     let result =
-                        read_records(&mut w, body, &mut names, stop, &mut rows).map(|()| rows);
+                        read_records(&mut w, setup, &mut names, stop, &mut rows).map(|()| rows);
                     Part {
                         start,
                         result,
@@ -169,7 +198,7 @@ where
                 })
             })
             .collect();
-        let first = read_records(&mut w, body, interner, first_stop, &mut rows);
+        let first = read_records(&mut w, setup, interner, first_stop, &mut rows);
         let later: Vec<Part<T::Row>> = handles
             .into_iter()
             .map(|h| h.join().expect("a report part reader does not panic"))
@@ -187,7 +216,7 @@ where
             // records really end (the parts after it may still be good).
             let stop = later.peek().map_or(u64::MAX, |next| next.start);
             let mut rest = window(end, line);
-            read_records(&mut rest, body, interner, stop, &mut rows)?;
+            read_records(&mut rest, setup, interner, stop, &mut rows)?;
             end = rest.offset();
             line = rest.line();
             continue;
@@ -200,7 +229,7 @@ where
             ids.push(
                 interner
                     .intern_bytes(name.as_bytes())
-                    .map_err(|_| too_many_names(body.label, line_u32(line)))?,
+                    .map_err(|_| too_many_names(setup.label, line_u32(line)))?,
             );
         }
         rows.reserve(part_rows.len());
@@ -214,7 +243,7 @@ where
     Ok(rows)
 }
 
-/// Line starts near `parts - 1` equal cuts of `body..size`, in increasing order.
+/// Line starts near `parts - 1` equal cuts of `setup..size`, in increasing order.
 pub(crate) fn cut_points<S: Source + ?Sized>(
     src: &S,
     body: u64,
@@ -302,7 +331,7 @@ pub(crate) fn read_with_cuts<T>(
     data: &[u8],
     label: &Path,
     interner: &mut Interner,
-    (limits, options): (Limits, ReadOptions),
+    (limits, options): (ReadLimits, ReadOptions),
     cuts: &[u64],
 ) -> Result<Vec<T::Row>, ReportError>
 where

@@ -5,9 +5,68 @@
 //! With `Duration` = `End` - `Start`, `DurChild` + `DurNonChild` = `Duration` and
 //! `RangeStack` ending with `:RangeId`, a wrong split of a name is all but impossible.
 
+use std::io::Read;
+use std::path::Path;
+
+use super::cells::{last_stack_id, required_i64, required_id, required_u64, Check};
 use super::columns::{def, ColumnDef, Layout};
+use super::error::ReportError;
+use super::interner::{Interner, NameId};
+use super::parts::{self, read_file};
+use super::reader::{parse_report, NameError, Names, ReadLimits, ReadOptions, Report};
 use super::scan::{Cell, ColType, Schema, Span};
-use super::{last_stack_id, required_i64, required_id, required_u64, Check};
+
+/// One row of `nvtx_pushpop_trace`: one NVTX push/pop range, in 64 bytes (a trace has
+/// millions). `Duration`, `DurNonChild` and `Lvl` are checked while reading and not kept:
+/// `DurNonChild` is `End - Start - DurChild` (see [`PushPopRow::dur_non_child_ns`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushPopRow {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub dur_child_ns: i64,
+    pub range_id: u64,
+    /// `None` for a top-level range (empty, or `None` in nsys 2022.4).
+    pub parent_id: Option<u64>,
+    pub name: NameId,
+    /// nsys writes 24-bit process and thread ids.
+    pub pid: u32,
+    pub tid: u32,
+    /// 1-based line where the record starts (saturates at `u32::MAX`).
+    pub line: u32,
+}
+
+impl PushPopRow {
+    /// `End - Start`.
+    pub fn duration_ns(&self) -> i64 {
+        self.end_ns.saturating_sub(self.start_ns)
+    }
+
+    /// The time not spent in child ranges (nsys's `DurNonChild`, checked to be
+    /// `End - Start - DurChild` while reading).
+    pub fn dur_non_child_ns(&self) -> i64 {
+        self.duration_ns().saturating_sub(self.dur_child_ns)
+    }
+}
+
+/// Reads a `nvtx_pushpop_trace` CSV file (or 2022.4's `nvtxpptrace`). A large file is read
+/// in parts, one per core.
+pub fn read_pushpop(
+    path: &Path,
+    interner: &mut Interner,
+    options: ReadOptions,
+) -> Result<Vec<PushPopRow>, ReportError> {
+    read_file::<PushPopSchema>(path, interner, options)
+}
+
+/// Reads `nvtx_pushpop_trace` CSV from `reader`; `file_label` names it in errors.
+pub fn parse_pushpop<R: Read>(
+    reader: R,
+    file_label: &Path,
+    interner: &mut Interner,
+    options: ReadOptions,
+) -> Result<Vec<PushPopRow>, ReportError> {
+    parse_report::<PushPopSchema, R>(reader, file_label, interner, ReadLimits::DEFAULT, options)
+}
 
 /// The columns, by name. Required: what a row stores. `Duration`, `RangeStack` and
 /// `NameTree` are only checked (when present); `NumChild` is not used.
@@ -159,6 +218,44 @@ impl Schema for PushPopSchema {
             range_id,
             parent_id,
         })
+    }
+}
+
+impl Report for PushPopSchema {
+    type Row = PushPopRow;
+    const DEFS: &'static [ColumnDef] = DEFS;
+
+    fn build(layout: Layout) -> Option<Self> {
+        Self::new(layout)
+    }
+
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn finish(
+        &self,
+        p: Pending,
+        record: &[u8],
+        line: u32,
+        names: Names<'_>,
+    ) -> Result<PushPopRow, NameError> {
+        Ok(PushPopRow {
+            start_ns: p.start_ns,
+            end_ns: p.end_ns,
+            dur_child_ns: p.dur_child_ns,
+            name: names.intern(record, p.name)?,
+            pid: p.pid,
+            tid: p.tid,
+            range_id: p.range_id,
+            parent_id: p.parent_id,
+            line,
+        })
+    }
+
+    fn relocate(row: &mut PushPopRow, lines: u64, ids: &[NameId]) {
+        row.line = parts::relocated_line(row.line, lines);
+        row.name = parts::relocated_name(row.name, ids);
     }
 }
 

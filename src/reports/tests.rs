@@ -1,7 +1,9 @@
 //! Tests of the report readers on real nsys output, hand-made edge cases and generated rows.
 
+use super::reader::{parse_report, ReadLimits, Report};
 use super::*;
 use proptest::prelude::*;
+use std::path::Path;
 
 const LABEL: &str = "stats/nsys_nvtx_pushpop_trace.csv";
 const GPU_LABEL: &str = "stats/nsys_nvtx_gpu_proj_trace.csv";
@@ -9,10 +11,10 @@ const GPU_LABEL: &str = "stats/nsys_nvtx_gpu_proj_trace.csv";
 /// Window sizes that make records straddle refills at every possible byte.
 const WINDOWS: &[usize] = &[1, 2, 3, 5, 8, 13, 64, 1 << 20];
 
-fn limits(initial_window: usize) -> Limits {
-    Limits {
+fn limits(initial_window: usize) -> ReadLimits {
+    ReadLimits {
         initial_window,
-        ..Limits::DEFAULT
+        ..ReadLimits::DEFAULT
     }
 }
 
@@ -557,10 +559,10 @@ fn a_window_limit_bounds_memory() {
         &input[..],
         Path::new(LABEL),
         &mut interner,
-        Limits {
+        ReadLimits {
             initial_window: 256,
             max_window: 4096,
-            ..Limits::DEFAULT
+            ..ReadLimits::DEFAULT
         },
         AS_WRITTEN,
     )
@@ -584,9 +586,9 @@ fn many_false_ends_inside_one_name() {
         &input[..],
         Path::new(LABEL),
         &mut interner,
-        Limits {
+        ReadLimits {
             candidate_budget: 1000,
-            ..Limits::DEFAULT
+            ..ReadLimits::DEFAULT
         },
         AS_WRITTEN,
     )
@@ -768,7 +770,7 @@ fn gen_row() -> impl Strategy<Value = GenRow> {
         })
 }
 
-fn render_pushpop(rows: &[GenRow], eol: &str) -> Vec<u8> {
+fn write_pushpop(rows: &[GenRow], eol: &str) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(PUSHPOP_HEADER.as_bytes());
     out.extend_from_slice(eol.as_bytes());
@@ -813,7 +815,7 @@ proptest! {
         strip in any::<bool>(),
     ) {
         let eol = if crlf { "\r\n" } else { "\n" };
-        let input = render_pushpop(&rows, eol);
+        let input = write_pushpop(&rows, eol);
         let mut interner = Interner::new();
         let options = ReadOptions { strip_default_domain: strip };
         let parsed = parse_report::<pushpop::PushPopSchema, _>(
@@ -914,7 +916,7 @@ proptest! {
             _ => {}
         }
         input.extend_from_slice(&body);
-        let small = Limits { initial_window: window, max_window: 1 << 12, ..Limits::DEFAULT };
+        let small = ReadLimits { initial_window: window, max_window: 1 << 12, ..ReadLimits::DEFAULT };
         let _ = parse_report::<pushpop::PushPopSchema, _>(
             &input[..], Path::new(LABEL), &mut Interner::new(), small, STRIP);
         let _ = parse_report::<gpu_proj::GpuProjSchema, _>(
@@ -1083,9 +1085,9 @@ fn real_2023_4_gpu_projection_with_its_root_row() {
 // ---- reading in parts ----
 
 /// A small window, so that parts refill too (other tests try every window size).
-const PART_LIMITS: Limits = Limits {
+const PART_LIMITS: ReadLimits = ReadLimits {
     initial_window: 256,
-    ..Limits::DEFAULT
+    ..ReadLimits::DEFAULT
 };
 
 /// What one pass over `input` reads: rows, names (and their ids), line numbers or the error.
@@ -1182,7 +1184,7 @@ fn an_error_in_a_later_part_keeps_its_line() {
         &input,
         Path::new(LABEL),
         &mut names,
-        (Limits::DEFAULT, AS_WRITTEN),
+        (ReadLimits::DEFAULT, AS_WRITTEN),
         &[starts[30]],
     )
     .unwrap_err();
@@ -1214,7 +1216,7 @@ fn a_large_file_is_cut_at_line_starts_near_equal_shares() {
         input.len() as u64,
         &path,
         &mut names,
-        (Limits::DEFAULT, AS_WRITTEN),
+        (ReadLimits::DEFAULT, AS_WRITTEN),
         4,
         1000,
     )
@@ -1237,7 +1239,7 @@ proptest! {
         damage in prop::option::of((0usize..4000, any::<u8>())),
     ) {
         let eol = if crlf { "\r\n" } else { "\n" };
-        let mut input = render_pushpop(&rows, eol);
+        let mut input = write_pushpop(&rows, eol);
         if let Some((at, byte)) = damage {
             let at = at % (input.len() + 1);
             input.insert(at, byte);

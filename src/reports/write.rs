@@ -1,9 +1,10 @@
-//! Writing rows the way nsys does, for tests, fixtures and benchmarks.
+//! Writing report rows as nsys writes its CSV (what the readers read), for tests, fixtures and
+//! benchmarks.
 //!
 //! nsys wraps a value in double quotes only when it holds a comma, leaves quotes inside it
 //! as they are and writes newlines raw (nsys 2024.2, checked against real output).
 
-use super::RangeStyle;
+use super::gpu_proj::RangeStyle;
 use std::io::{self, Write};
 
 /// The header nsys 2023.4 to 2024.2 write for `nvtx_pushpop_trace` with `--timeunit nsec`.
@@ -13,7 +14,7 @@ pub const PUSHPOP_HEADER: &str = "Start (ns),End (ns),Duration (ns),DurChild (ns
 pub const GPU_PROJ_HEADER: &str = "Name,Projected Start (ns),Projected Duration (ns),Orig Start (ns),Orig Duration (ns),Style,PID,TID,NumGPUOps,Lvl,NumChild,RangeId,ParentId,RangeStack";
 
 /// Writes `value` as nsys writes a text field: in quotes if it holds a comma, else raw.
-pub fn render_field<W: Write>(out: &mut W, value: &str) -> io::Result<()> {
+pub fn write_field<W: Write>(out: &mut W, value: &str) -> io::Result<()> {
     if value.contains(',') {
         out.write_all(b"\"")?;
         out.write_all(value.as_bytes())?;
@@ -56,7 +57,7 @@ pub fn write_pushpop_row<W: Write>(
         "{},{},{},{},{},",
         r.start_ns, r.end_ns, duration, r.dur_child_ns, non_child
     )?;
-    render_field(out, r.name)?;
+    write_field(out, r.name)?;
     write!(
         out,
         ",{},{},{},{},{},",
@@ -71,7 +72,7 @@ pub fn write_pushpop_row<W: Write>(
     }
     out.write_all(b",")?;
     let tree = format!("{}{}", "--".repeat(r.lvl as usize), r.name);
-    render_field(out, &tree)?;
+    write_field(out, &tree)?;
     out.write_all(eol.as_bytes())
 }
 
@@ -107,7 +108,7 @@ pub fn write_gpu_proj_row<W: Write>(
             None => out.write_all(b","),
         }
     }
-    render_field(out, r.name.unwrap_or(""))?;
+    write_field(out, r.name.unwrap_or(""))?;
     opt(out, r.projected_start_ns)?;
     opt(out, r.projected_duration_ns)?;
     opt(out, r.orig_start_ns)?;

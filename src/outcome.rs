@@ -5,7 +5,9 @@
 
 use std::path::PathBuf;
 
-use crate::artifact::{Analysis, Verdict};
+use crate::artifact::{Analysis, Verdict, SCHEMA_VERSION};
+use crate::nsys::TESTED_VERSIONS;
+use crate::text::and_list;
 
 /// One run directory as the report sees it.
 #[derive(Debug, Clone)]
@@ -78,7 +80,7 @@ impl Failure {
     }
 
     /// What to check, most likely first.
-    pub fn checks(&self) -> &'static [&'static str] {
+    pub fn checks(&self) -> Vec<String> {
         self.kind.checks()
     }
 }
@@ -125,45 +127,49 @@ impl FailureKind {
     }
 
     /// What to check, most likely first.
-    pub fn checks(self) -> &'static [&'static str] {
+    pub fn checks(self) -> Vec<String> {
+        let fixed = |checks: &[&str]| checks.iter().map(|c| (*c).to_owned()).collect();
         match self {
-            FailureKind::MissingExecutable => &[
+            FailureKind::MissingExecutable => fixed(&[
                 "Nsight Systems is installed where the job runs (for example with `scripts/install-nsys.sh` or NVIDIA's packages)",
                 "`--nsys PATH` or `$NSYS` names the `nsys` executable itself, and the job's user may run it",
-            ],
-            FailureKind::IncompatibleTrace => &[
+            ]),
+            FailureKind::IncompatibleTrace => fixed(&[
                 "the trace was recorded by a newer Nsight Systems than the one reading it: read it with the same or a newer version (`--nsys PATH`)",
                 "the nsys reading the trace is 2022.4 or newer (older ones lack the NVTX reports)",
-            ],
-            FailureKind::NoNvtxData => &[
+            ]),
+            FailureKind::NoNvtxData => fixed(&[
                 "the program was profiled with NVTX tracing on (`nsys profile --trace cuda,nvtx …`)",
                 "the program pushes its NVTX ranges (the capture range and the iteration ranges) on the profiled path",
-            ],
-            FailureKind::NsysFailed => &[
+            ]),
+            FailureKind::NsysFailed => fixed(&[
                 "nsys's own words above",
                 "the trace is complete (the profiled program ended normally and nsys finished writing it) and the disk is not full",
-            ],
-            FailureKind::Timeout => &[
+            ]),
+            FailureKind::Timeout => fixed(&[
                 "raise `--nsys-timeout` for large traces",
                 "the trace is not unusually large (a capture range that covers more than the measured iterations)",
+            ]),
+            FailureKind::ReportColumns => vec![
+                "the Nsight Systems version: a newer or older nsys may have renamed or dropped a report column (the message names the column, the file and the version)".to_owned(),
+                format!(
+                    "versions {} are tested; with `--reuse-stats`, that the CSVs under `stats/` were not edited or cut short",
+                    and_list(&TESTED_VERSIONS)
+                ),
             ],
-            FailureKind::ReportColumns => &[
-                "the Nsight Systems version: a newer or older nsys may have renamed or dropped a report column (the message names the column, the file and the version)",
-                "versions 2022.4, 2023.4 and 2024.2 are tested; with `--reuse-stats`, that the CSVs under `stats/` were not edited or cut short",
-            ],
-            FailureKind::Manifest => &[
+            FailureKind::Manifest => fixed(&[
                 "manifest.yaml at the line named above",
                 "the required keys: `profile_name`, `run_id`, `capture_range` and `workload.iterations`",
-            ],
-            FailureKind::RunDirectory => &[
+            ]),
+            FailureKind::RunDirectory => fixed(&[
                 "`--run-dir` names the folder the profiling harness wrote, with manifest.yaml and the trace in it",
                 "a downloaded artifact kept the whole folder, trace included",
+            ]),
+            FailureKind::NoAnalysis => vec![
+                "run `nsys-gate analyze --run-dir DIR` (or `nsys-gate run`) on the run directory first".to_owned(),
+                format!("analysis.json was written by this version of nsys-gate (schema version {SCHEMA_VERSION})"),
             ],
-            FailureKind::NoAnalysis => &[
-                "run `nsys-gate analyze --run-dir DIR` (or `nsys-gate run`) on the run directory first",
-                "analysis.json was written by this version of nsys-gate (schema version 1)",
-            ],
-            FailureKind::Other => &["the message above"],
+            FailureKind::Other => fixed(&["the message above"]),
         }
     }
 }

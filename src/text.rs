@@ -56,6 +56,15 @@ pub fn shorten(text: &str, max_chars: usize) -> String {
     s
 }
 
+/// `a`, `a and b`, `a, b and c`.
+pub fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 /// Control characters other than line feed and tab, and U+2028/U+2029.
 fn needs_escape(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t') || c == '\u{2028}' || c == '\u{2029}'
@@ -180,6 +189,14 @@ mod tests {
         );
         assert_eq!(shown_shortened("abcdef", 4), "abc…");
         assert_eq!(shown_shortened("café 🚀", 10), "café 🚀");
+    }
+
+    #[test]
+    fn lists_read_as_words() {
+        assert_eq!(and_list(&[]), "");
+        assert_eq!(and_list(&["a"]), "a");
+        assert_eq!(and_list(&["a", "b"]), "a and b");
+        assert_eq!(and_list(&["a", "b", "c"]), "a, b and c");
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub struct FailedView {
     pub nsys_words: Option<String>,
     /// The command that was tried, as a code span, when the failure is nsys's.
     pub command: Option<String>,
-    pub checks: Vec<&'static str>,
+    pub checks: Vec<String>,
 }
 
 pub(super) fn failed(f: &Failure, caps: &Caps) -> FailedView {
@@ -40,6 +40,6 @@ pub(super) fn failed(f: &Failure, caps: &Caps) -> FailedView {
             .command
             .as_deref()
             .map(|c| escape::code(&crate::text::shorten(c, 1000))),
-        checks: f.checks().to_vec(),
+        checks: f.checks(),
     }
 }

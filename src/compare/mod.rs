@@ -10,12 +10,14 @@
 //! - [`ranges`]: range by range, per counted iteration; new and gone ranges;
 //! - [`gpu_work`]: the capture's kernels and memory copies, when both runs record them.
 
+pub mod change_point;
 pub mod conditions;
 #[cfg(test)]
 pub(crate) mod fake;
 pub mod gpu_work;
 pub mod interval;
 pub mod matching;
+pub mod noise;
 pub mod ranges;
 
 use crate::artifact::comparison::{

@@ -1,0 +1,163 @@
+//! A base branch that changed speed: the last level shift in a history of runs (oldest first),
+//! so that the noise is learned from the runs since it, not from two levels mixed.
+//!
+//! Binary segmentation with a two-sample test: every split of the history into an older and
+//! a newer part, each of at least [`MIN_SEGMENT`] runs, is scored by the two-sample t
+//! statistic of the runs' logarithms (pooled variance, `n - 2` degrees of freedom); the best
+//! split is a shift when its two-sided p-value, times the number of splits tried (Bonferroni),
+//! is under [`CHANGE_ALPHA`] and the shift is at least the noise floor. The newer part is then
+//! searched again, so that the shift found is the newest. Same idea as the change-point
+//! detection of Apache Otava (E-divisive means with a significance test), reduced to mean
+//! shifts of normal logarithms, and deterministic (no permutations).
+//!
+//! One slow run now and then is not a shift: a part needs two runs at least, and a single
+//! outlier raises the pooled variance more than it moves a mean.
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// Runs on each side of a shift, at least.
+pub const MIN_SEGMENT: usize = 2;
+
+/// The family-wise level of the test over all splits tried.
+pub const CHANGE_ALPHA: f64 = 0.01;
+
+/// A level shift in a history.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shift {
+    /// The index of the first run of the new level.
+    pub at: usize,
+    /// The new level against the one before it (the runs since the previous shift, or since
+    /// the start), as a ratio of their geometric means.
+    pub ratio: f64,
+}
+
+/// The newest level shift in `values` (positive, oldest first), at least `floor` (a relative
+/// change, 0.01 for 1 %); `None` when the history holds one level.
+pub fn last_shift(values: &[f64], floor: f64) -> Option<Shift> {
+    let logs: Vec<f64> = values.iter().map(|v| v.max(1.0).ln()).collect();
+    let min_log = (1.0 + floor).ln();
+    let mut start = 0;
+    let mut found = None;
+    while let Some(split) = best_split(&logs[start..]) {
+        if split.p_adjusted >= CHANGE_ALPHA || split.shift.abs() < min_log {
+            break;
+        }
+        found = Some(Shift {
+            at: start + split.at,
+            ratio: split.shift.exp(),
+        });
+        start += split.at;
+    }
+    found
+}
+
+/// The best split of `logs`.
+struct Split {
+    at: usize,
+    /// Mean of the newer part less the mean of the older part.
+    shift: f64,
+    /// The p-value times the number of splits tried.
+    p_adjusted: f64,
+}
+
+fn best_split(logs: &[f64]) -> Option<Split> {
+    let n = logs.len();
+    if n < 2 * MIN_SEGMENT {
+        return None;
+    }
+    let splits = n - 2 * MIN_SEGMENT + 1;
+    let t_dist = StudentsT::new(0.0, 1.0, (n - 2) as f64).expect("n - 2 >= 2 degrees of freedom");
+    let mut best: Option<Split> = None;
+    for at in MIN_SEGMENT..=n - MIN_SEGMENT {
+        let (older, newer) = logs.split_at(at);
+        let (m_old, ss_old) = mean_and_squares(older);
+        let (m_new, ss_new) = mean_and_squares(newer);
+        let shift = m_new - m_old;
+        let pooled = ((ss_old + ss_new) / (n - 2) as f64).sqrt();
+        let scale = pooled * (1.0 / older.len() as f64 + 1.0 / newer.len() as f64).sqrt();
+        let p = if scale > 0.0 {
+            2.0 * (1.0 - t_dist.cdf(shift.abs() / scale))
+        } else if shift != 0.0 {
+            0.0
+        } else {
+            1.0
+        };
+        let p_adjusted = (p * splits as f64).min(1.0);
+        // The smallest p-value; among equal ones, the larger shift, then the newer split.
+        let better = best.as_ref().is_none_or(|b| {
+            p_adjusted < b.p_adjusted
+                || (p_adjusted == b.p_adjusted && shift.abs() >= b.shift.abs())
+        });
+        if better {
+            best = Some(Split {
+                at,
+                shift,
+                p_adjusted,
+            });
+        }
+    }
+    best
+}
+
+/// The mean of `values` and the sum of their squared deviations from it.
+fn mean_and_squares(values: &[f64]) -> (f64, f64) {
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    (mean, values.iter().map(|v| (v - mean).powi(2)).sum())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `n` values around `level` with a fixed pattern of ±`noise` (relative) deviations.
+    fn level(n: usize, level: f64, noise: f64) -> Vec<f64> {
+        const PATTERN: [f64; 7] = [0.3, -1.1, 0.8, -0.2, 1.2, -0.7, -0.3];
+        (0..n)
+            .map(|i| level * (1.0 + noise * PATTERN[i % PATTERN.len()]))
+            .collect()
+    }
+
+    #[test]
+    fn one_level_has_no_shift() {
+        assert_eq!(last_shift(&level(10, 1e7, 0.01), 0.01), None);
+        assert_eq!(last_shift(&[1e7; 10], 0.01), None);
+        assert_eq!(last_shift(&[1e7; 3], 0.01), None);
+    }
+
+    #[test]
+    fn a_step_three_runs_ago_is_found_with_its_size() {
+        let mut history = level(7, 1e7, 0.005);
+        history.extend(level(3, 1.05e7, 0.005));
+        let shift = last_shift(&history, 0.01).unwrap();
+        assert_eq!(shift.at, 7);
+        assert!((shift.ratio - 1.05).abs() < 0.01, "{}", shift.ratio);
+    }
+
+    #[test]
+    fn the_newest_of_two_steps_is_the_one_returned() {
+        let mut history = level(5, 1e7, 0.003);
+        history.extend(level(5, 1.1e7, 0.003));
+        history.extend(level(4, 1.04e7, 0.003));
+        let shift = last_shift(&history, 0.01).unwrap();
+        assert_eq!(shift.at, 10);
+        assert!((shift.ratio - 1.04 / 1.1).abs() < 0.01, "{}", shift.ratio);
+    }
+
+    #[test]
+    fn one_slow_run_is_not_a_step() {
+        let mut history = level(10, 1e7, 0.01);
+        history[9] *= 1.05;
+        assert_eq!(last_shift(&history, 0.01), None);
+        let mut history = level(10, 1e7, 0.01);
+        history[4] *= 1.05;
+        assert_eq!(last_shift(&history, 0.01), None);
+    }
+
+    #[test]
+    fn a_step_below_the_floor_is_ignored() {
+        let mut history = level(6, 1e7, 0.0005);
+        history.extend(level(6, 1.005e7, 0.0005));
+        assert_eq!(last_shift(&history, 0.01), None);
+        assert_eq!(last_shift(&history, 0.001).map(|s| s.at), Some(6));
+    }
+}

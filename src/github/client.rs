@@ -32,7 +32,10 @@ use octocrab::{AuthState, Octocrab, OctocrabBuilder};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{Comment, PostError, Repo, Token};
+use super::comment::Comment;
+use super::error::PostError;
+use super::repo::Repo;
+use super::token::Token;
 use crate::say::say;
 
 /// Pages of comments read at most (100 comments each).
@@ -50,6 +53,9 @@ const RATE_LIMIT_WAIT: Duration = Duration::from_secs(10);
 /// six bytes each, are left out: no one's comment is made of them.) 8 MiB would refuse real
 /// pages: 100 comments of 65,536 characters in a 3-byte script (CJK) make about 20 MB.
 pub const MAX_RESPONSE_BYTES: usize = 64 << 20;
+
+/// The default API base.
+pub const DEFAULT_API_URL: &str = "https://api.github.com";
 
 #[derive(Debug, Clone)]
 pub struct ClientConfig {

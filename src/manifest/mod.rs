@@ -7,8 +7,8 @@
 //!
 //! 1. decoding and size check (here): at most [`MAX_MANIFEST_BYTES`]; UTF-8, or UTF-16 with a
 //!    byte order mark, like PyYAML's reader;
-//! 2. composing one YAML document into a tree of nodes with line numbers (`yaml.rs`), with
-//!    bounded nesting and alias expansion;
+//! 2. composing one YAML document into a tree of nodes with line numbers (`yaml.rs`, the tree
+//!    in `node.rs`), with bounded nesting and alias expansion;
 //! 3. checking the keys this tool needs (here), keeping the rest as JSON.
 //!
 //! Decisions a user may notice:
@@ -34,6 +34,7 @@
 
 mod error;
 mod near_miss;
+mod node;
 mod scalar;
 #[cfg(test)]
 mod tests;
@@ -47,8 +48,8 @@ pub use error::{ManifestError, ManifestErrorKind};
 
 use crate::files::InputError;
 
+use node::{Entry, Kind, Node};
 use scalar::{Int, ScalarValue};
-use yaml::{Entry, Kind, Node};
 
 /// The iteration range pattern used when the manifest has no `iteration_pattern`.
 pub const DEFAULT_ITERATION_PATTERN: &str = r"^iteration (\d+)$";
@@ -729,7 +730,7 @@ fn to_json(node: &Node) -> serde_json::Value {
                 }
             }
             ScalarValue::Int(Int::Big) => Value::String(text.clone()),
-            ScalarValue::Float(f) => yaml::float_to_json(*f),
+            ScalarValue::Float(f) => node::float_to_json(*f),
             ScalarValue::Str | ScalarValue::Merge | ScalarValue::Equals => {
                 Value::String(text.clone())
             }

@@ -1,6 +1,11 @@
 //! The composed YAML document: a tree of [`Node`]s that remember their line numbers, built by
-//! [`super::yaml`] with scalars resolved by [`super::scalar`], and how a float and a key read
-//! in JSON.
+//! [`super::yaml`] with scalars resolved by [`super::scalar`], and its JSON form ([`to_json`]).
+//!
+//! YAML to JSON: integers become JSON integers when they fit in `i64` or `u64` and strings of
+//! their decimal value otherwise (their text as written beyond 128 bits); finite floats become
+//! numbers and the others the strings `.inf`, `-.inf`, `.nan`; timestamps and `!!binary` keep
+//! their text; `!!set` becomes a list of its members; mapping keys become their string form
+//! (`1`, `true`, `null`).
 
 use super::scalar::{Int, ScalarValue};
 
@@ -98,5 +103,38 @@ pub(crate) fn float_to_json(f: f64) -> serde_json::Value {
         None if f.is_nan() => serde_json::Value::String(".nan".to_owned()),
         None if f > 0.0 => serde_json::Value::String(".inf".to_owned()),
         None => serde_json::Value::String("-.inf".to_owned()),
+    }
+}
+
+/// Converts a node to JSON (see the module documentation). Recursion is bounded by
+/// [`super::yaml::MAX_NESTING_DEPTH`].
+pub(crate) fn to_json(node: &Node) -> serde_json::Value {
+    use serde_json::Value;
+    match &node.kind {
+        Kind::Scalar { value, text } => match value {
+            ScalarValue::Null => Value::Null,
+            ScalarValue::Bool(b) => Value::Bool(*b),
+            ScalarValue::Int(Int::Small(i)) => {
+                if let Ok(i) = i64::try_from(*i) {
+                    Value::from(i)
+                } else if let Ok(u) = u64::try_from(*i) {
+                    Value::from(u)
+                } else {
+                    Value::String(i.to_string())
+                }
+            }
+            ScalarValue::Int(Int::Big) => Value::String(text.clone()),
+            ScalarValue::Float(f) => float_to_json(*f),
+            ScalarValue::Str | ScalarValue::Merge | ScalarValue::Equals => {
+                Value::String(text.clone())
+            }
+        },
+        Kind::Seq(items) => Value::Array(items.iter().map(to_json).collect()),
+        Kind::Map(entries) => Value::Object(
+            entries
+                .iter()
+                .map(|entry| (entry.key.clone(), to_json(&entry.value)))
+                .collect(),
+        ),
     }
 }

@@ -12,8 +12,10 @@ use http::{Method, Uri};
 use http_body_util::BodyExt;
 use serde::Deserialize;
 
-use super::client::{error_text, Reply};
-use super::{Client, PostError, Repo};
+use super::client::Client;
+use super::error::PostError;
+use super::repo::Repo;
+use super::transport::{error_text, Reply};
 
 /// A workflow run as far as the baseline needs it.
 #[derive(Debug, Clone, Deserialize)]
@@ -197,7 +199,7 @@ impl Client {
         }
         let exchange = async {
             let response =
-                self.anon._get(uri).await.map_err(|e| {
+                self.anon()._get(uri).await.map_err(|e| {
                     fail(format!("request failed: {}", self.redact(&error_text(&e))))
                 })?;
             let (parts, mut body) = response.into_parts();

@@ -93,7 +93,7 @@ pub enum ManifestErrorKind {
         /// What it is instead (`a FIFO`, `a directory`...).
         what: &'static str,
     },
-    /// The file is larger than [`super::MAX_MANIFEST_BYTES`].
+    /// The file is larger than [`super::read::MAX_MANIFEST_BYTES`].
     #[error(
         "the manifest is larger than {limit} bytes ({} MiB); refusing to read it",
         limit / (1024 * 1024)

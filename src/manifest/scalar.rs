@@ -60,7 +60,7 @@ fn pyyaml_regex(pattern: &str) -> Regex {
 /// The YAML core tags this reader knows, by their full `tag:yaml.org,2002:` suffix.
 pub(crate) const TAG_PREFIX: &str = "tag:yaml.org,2002:";
 
-/// A resolved scalar value. The scalar's text is kept beside it (see [`super::yaml::Kind`]).
+/// A resolved scalar value. The scalar's text is kept beside it (see [`super::node::Kind`]).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum ScalarValue {
     Null,
@@ -77,7 +77,7 @@ pub(crate) enum ScalarValue {
 }
 
 /// A YAML integer. PyYAML integers are unbounded; 128 bits hold every value a manifest can
-/// sensibly carry, and larger ones are kept as their text (see [`super::yaml::Kind`]).
+/// sensibly carry, and larger ones are kept as their text (see [`super::node::Kind`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Int {
     Small(i128),

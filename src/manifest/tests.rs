@@ -1,10 +1,15 @@
 //! Tests of manifest reading. Expected values marked "PyYAML" were produced by PyYAML 6.0.3's
 //! `yaml.safe_load` on the same text.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::json;
 
+use super::error::ManifestErrorKind;
+use super::model::DEFAULT_ITERATION_PATTERN;
+use super::node::to_json;
+use super::read::MAX_MANIFEST_BYTES;
 use super::*;
 
 fn parse_str(text: &str) -> Result<Manifest, ManifestError> {

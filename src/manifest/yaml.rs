@@ -1,4 +1,5 @@
-//! Loads one YAML document into a small tree of nodes that remember their line numbers.
+//! Loads one YAML document into a small tree of nodes that remember their line numbers
+//! ([`Node`], in `node.rs`).
 //!
 //! `saphyr-parser` supplies the events (it is a state machine with explicit stacks, so deep
 //! input does not recurse); this module composes them the way PyYAML's `SafeLoader` composes
@@ -50,7 +51,8 @@ use std::path::Path;
 use saphyr_parser::{Event, Parser, ScalarStyle, ScanError, Tag};
 
 use super::error::{ManifestError, ManifestErrorKind};
-use super::scalar::{self, Int, ScalarValue, TAG_PREFIX};
+use super::node::{key_string, quote_for_message, Entry, Kind, Node};
+use super::scalar::{self, ScalarValue, TAG_PREFIX};
 
 /// Deepest nesting of sequences and mappings accepted. A manifest nests four or five levels;
 /// PyYAML itself gives up (Python recursion limit) a few hundred levels down.
@@ -62,102 +64,6 @@ pub const MAX_ALIAS_EXPANSION_BYTES: usize = 64 * 1024 * 1024;
 
 /// Approximate memory of one node, for the alias budget.
 const NODE_WEIGHT: usize = 64;
-
-/// A composed node.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Node {
-    pub(crate) kind: Kind,
-    /// 1-based line where the node starts.
-    pub(crate) line: usize,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Kind {
-    /// A scalar and its text as written (after YAML's folding and escapes). The text is kept
-    /// for every scalar so that an identifier written plain, like `git_commit: 0123456` (a YAML
-    /// 1.1 octal integer), can still be read as the characters the user wrote.
-    Scalar {
-        value: ScalarValue,
-        text: String,
-    },
-    Seq(Vec<Node>),
-    /// Entries in document order (merged keys first, as PyYAML orders them), keys unique.
-    Map(Vec<Entry>),
-}
-
-/// One mapping entry. Keys are reduced to their string form (see [`key_string`]).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Entry {
-    pub(crate) key: String,
-    pub(crate) key_line: usize,
-    pub(crate) value: Node,
-}
-
-impl Node {
-    /// Describes the node for an error message: `string "two"`, `integer 0`, `a mapping`.
-    pub(crate) fn describe(&self) -> String {
-        match &self.kind {
-            Kind::Scalar { value, text } => match value {
-                ScalarValue::Null => "null".to_owned(),
-                ScalarValue::Bool(_) => format!("boolean `{text}`"),
-                ScalarValue::Int(_) => format!("integer {text}"),
-                ScalarValue::Float(_) => format!("float {text}"),
-                ScalarValue::Str | ScalarValue::Merge | ScalarValue::Equals => {
-                    format!("string {}", quote_for_message(text))
-                }
-            },
-            Kind::Seq(_) => "a sequence".to_owned(),
-            Kind::Map(_) => "a mapping".to_owned(),
-        }
-    }
-
-    /// Looks a key up in a mapping node.
-    pub(crate) fn get(&self, key: &str) -> Option<&Entry> {
-        match &self.kind {
-            Kind::Map(entries) => entries.iter().find(|entry| entry.key == key),
-            _ => None,
-        }
-    }
-}
-
-/// Quotes a string for a message, shortened so that one bad value cannot flood the terminal.
-pub(crate) fn quote_for_message(text: &str) -> String {
-    const MAX_CHARS: usize = 60;
-    if text.chars().count() > MAX_CHARS {
-        let head: String = text.chars().take(MAX_CHARS).collect();
-        format!("{head:?}… ({} characters)", text.chars().count())
-    } else {
-        format!("{text:?}")
-    }
-}
-
-/// The string form of a scalar mapping key, which is also its JSON object key: strings as they
-/// are, `null`, `true`/`false`, integers in decimal (beyond 128 bits: as written), floats as
-/// JSON writes them (`.inf`, `-.inf`, `.nan` when not finite).
-fn key_string(value: &ScalarValue, text: &str) -> String {
-    match value {
-        ScalarValue::Null => "null".to_owned(),
-        ScalarValue::Bool(b) => b.to_string(),
-        ScalarValue::Int(Int::Small(i)) => i.to_string(),
-        ScalarValue::Int(Int::Big) => text.to_owned(),
-        ScalarValue::Float(f) => match float_to_json(*f) {
-            serde_json::Value::String(s) => s,
-            other => other.to_string(),
-        },
-        ScalarValue::Equals => "=".to_owned(),
-        ScalarValue::Str | ScalarValue::Merge => text.to_owned(),
-    }
-}
-
-/// A float as JSON: a number when finite, else the YAML spelling as a string.
-pub(crate) fn float_to_json(f: f64) -> serde_json::Value {
-    match serde_json::Number::from_f64(f) {
-        Some(n) => serde_json::Value::Number(n),
-        None if f.is_nan() => serde_json::Value::String(".nan".to_owned()),
-        None if f > 0.0 => serde_json::Value::String(".inf".to_owned()),
-        None => serde_json::Value::String("-.inf".to_owned()),
-    }
-}
 
 /// Loads the single document of `text`. `file` labels errors.
 pub(crate) fn load(text: &str, file: &Path) -> Result<Node, ManifestError> {

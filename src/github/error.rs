@@ -1,0 +1,55 @@
+//! Why a post failed ([`PostError`]), and the hint shown when the token may not write
+//! ([`FORK_HINT`]). No error holds the token: server text is redacted ([`super::token`])
+//! before it is put in one.
+
+/// Why a post failed. None of these holds the token.
+#[derive(Debug, thiserror::Error)]
+pub enum PostError {
+    #[error("{0}")]
+    Config(String),
+    /// 403/404 on a write (or on reading the comments): the token may not write here, as
+    /// on a pull request from a fork.
+    #[error("{method} {path}: HTTP {status}: {message}")]
+    NoAccess {
+        method: String,
+        path: String,
+        status: u16,
+        message: String,
+    },
+    #[error("{method} {path}: HTTP {status}: {message}")]
+    Status {
+        method: String,
+        path: String,
+        status: u16,
+        message: String,
+    },
+    /// 422 with "too long": the body must shrink.
+    #[error("{method} {path}: HTTP 422: {message}")]
+    TooLong {
+        method: String,
+        path: String,
+        message: String,
+    },
+    /// `last` names the request.
+    #[error("gave up after {tries} tries: {last}")]
+    GaveUp { tries: u32, last: String },
+    /// A wait the post time limit has no room for.
+    #[error("{0}")]
+    OutOfTime(String),
+    #[error("{method} {path}: unexpected response: {message}")]
+    Response {
+        method: String,
+        path: String,
+        message: String,
+    },
+}
+
+impl PostError {
+    /// True for a token that cannot write here (a fork's pull request).
+    pub fn is_no_access(&self) -> bool {
+        matches!(self, PostError::NoAccess { .. })
+    }
+}
+
+/// The explanation added to a 403/404 warning.
+pub const FORK_HINT: &str = "the token cannot write comments here. On a pull request from a fork GITHUB_TOKEN is read-only: use the fork-safe pattern. The `pull_request` job runs `nsys-gate run --no-post` and uploads its analysis.json files (only those) as an artifact; a second workflow `on: workflow_run` (with `permissions: pull-requests: write`) downloads them and runs `nsys-gate post --analyses DIR`, which renders the comment itself and finds the pull request from the event (never post the artifact's report.md: the fork wrote it). Otherwise grant the job `permissions: pull-requests: write`.";

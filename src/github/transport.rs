@@ -1,0 +1,494 @@
+//! The transport: one exchange with the API at a time, and the text of what came back.
+//!
+//! Octocrab sends every request with its raw `_get`/`_post`/`_patch`/`_delete`, so the
+//! status, headers (`retry-after`, `x-ratelimit-*`, `link`) and body of each response are ours
+//! to read; its middleware adds our default headers (`Accept`, `User-Agent`; octocrab itself
+//! adds `X-GitHub-Api-Version`) and the token, which goes only to the API's own host. Octocrab
+//! is built without its `retry` and `follow-redirect` features: nothing retries a create behind
+//! our back, and a redirect comes back as it is, never followed with the token. A second
+//! octocrab without the token layer fetches a download's redirect target.
+//!
+//! Why the hyper client under octocrab is built here and not by `OctocrabBuilder::build`
+//! (feature `default-client`): that one always sends `User-Agent: octocrab` besides ours (two
+//! user agents on every request, as tried), needs the system's TLS roots even for an
+//! `http://` API URL, lets an `https://` API's `link` lead to plain HTTP, and its `timeout`
+//! feature bounds each read, not a whole request. So what is kept is the connector: TLS with
+//! the system's roots (GHES private CAs), https only for an https API, the connect timeout.
+//! The deadline of a whole request is ours (`tokio::time::timeout`).
+//!
+//! A response body is read as it comes, up to [`MAX_RESPONSE_BYTES`]; past that the request
+//! fails, not retried. Server text that may be shown or stored (a transport error, a path from
+//! `link`, an error body's message) is redacted with [`Token::redact`] where it enters, since a
+//! server or a proxy may echo `Authorization`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::header::{HeaderMap, HeaderValue, ACCEPT, CONTENT_LENGTH, USER_AGENT};
+use http::{Method, Uri};
+use http_body_util::BodyExt;
+use hyper_util::client::legacy::connect::{Connect, HttpConnector};
+use octocrab::service::middleware::auth_header::AuthHeaderLayer;
+use octocrab::service::middleware::extra_headers::ExtraHeadersLayer;
+use octocrab::{AuthState, Octocrab, OctocrabBuilder};
+use serde_json::Value;
+
+use super::config::ClientConfig;
+use super::error::PostError;
+use super::token::Token;
+
+/// The most of one response body read: 64 MiB (a 1.5 GB reply once took 3 GB of memory).
+///
+/// It must stay above the largest reply GitHub can legitimately send: a page of 100 comments
+/// (or 100 pull requests). A body is at most 65,536 characters as GitHub's 422 says, but up
+/// to 262,144 bytes were measured accepted (dead-claudia/github-limits#13,
+/// objectstack-ai/objectstack#18826). JSON writes `"`, `\` and a line break in two bytes,
+/// so such a body takes up to 524,288 bytes, and 100 of them with their other fields (a few
+/// KB for a comment, some 30 KB for a pull request) about 53 to 56 MB. (Control characters,
+/// six bytes each, are left out: no one's comment is made of them.) 8 MiB would refuse real
+/// pages: 100 comments of 65,536 characters in a 3-byte script (CJK) make about 20 MB.
+pub const MAX_RESPONSE_BYTES: usize = 64 << 20;
+
+/// A response, read whole.
+pub(super) struct Reply {
+    pub(super) status: u16,
+    pub(super) headers: HeaderMap,
+    pub(super) body: Vec<u8>,
+}
+
+/// Why one exchange gave no reply.
+#[derive(Debug)]
+pub(super) enum SendError {
+    /// A transport failure or a timeout: worth another try. The text holds no header.
+    Again(String),
+    /// Final: a reply larger than [`MAX_RESPONSE_BYTES`].
+    Final(PostError),
+}
+
+/// Why a body was not read whole.
+#[derive(Debug, PartialEq, Eq)]
+enum BodyError {
+    /// More than the cap.
+    TooLarge,
+    /// The transport failed while reading.
+    Failed(String),
+}
+
+/// The HTTP clients of one API base: with the token, and without it.
+pub(super) struct Transport {
+    crab: Octocrab,
+    /// The same client without the token layer: for a download's redirect target (a storage
+    /// host, which must never see the token, even on the API's own host).
+    anon: Octocrab,
+    /// The API base without a trailing slash.
+    base: String,
+    /// What server text is redacted of.
+    token: Token,
+    /// One request, from sending it to the last byte of the response.
+    request_timeout: Duration,
+}
+
+impl Transport {
+    /// Builds both clients over one connector; must run inside a tokio runtime.
+    pub(super) fn new(config: &ClientConfig) -> Result<Self, PostError> {
+        let base = config.api_url.trim().trim_end_matches('/').to_owned();
+        let uri: Uri = base
+            .parse()
+            .map_err(|_| PostError::Config(format!("GITHUB_API_URL `{base}` is not a URL")))?;
+        let (Some(scheme), Some(_)) = (uri.scheme_str(), uri.authority()) else {
+            return Err(PostError::Config(format!(
+                "GITHUB_API_URL `{base}` is not an absolute http(s) URL"
+            )));
+        };
+        let headers = default_headers(&config.token, &uri)?;
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_connect_timeout(Some(config.connect_timeout));
+        let (crab, anon) = match scheme {
+            "https" => {
+                let provider = Arc::new(rustls::crypto::ring::default_provider());
+                let https = hyper_rustls::HttpsConnectorBuilder::new()
+                    .with_provider_and_native_roots(provider)
+                    .map_err(|e| {
+                        PostError::Config(format!("cannot load the system's TLS roots: {e}"))
+                    })?
+                    .https_only()
+                    .enable_http1()
+                    .wrap_connector(http);
+                (
+                    octocrab_over(https.clone(), &headers, true),
+                    octocrab_over(https, &headers, false),
+                )
+            }
+            "http" => (
+                octocrab_over(http.clone(), &headers, true),
+                octocrab_over(http, &headers, false),
+            ),
+            other => {
+                return Err(PostError::Config(format!(
+                    "GITHUB_API_URL `{base}`: unsupported scheme {other}"
+                )))
+            }
+        };
+        Ok(Transport {
+            crab,
+            anon,
+            base,
+            token: config.token.clone(),
+            request_timeout: config.request_timeout,
+        })
+    }
+
+    /// The API base without a trailing slash.
+    pub(super) fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// The client without the token layer.
+    pub(super) fn anon(&self) -> &Octocrab {
+        &self.anon
+    }
+
+    /// The URL of an API path.
+    pub(super) fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Server text as it may be shown or stored: without the token.
+    fn redact(&self, text: &str) -> String {
+        self.token.redact(text)
+    }
+
+    /// The message of an error body, redacted.
+    pub(super) fn message(&self, body: &[u8]) -> String {
+        message_with(body, &|text| self.redact(text))
+    }
+
+    /// The URL without the host, for messages (redacted: it may come from a `link`).
+    pub(super) fn display_path(&self, url: &str) -> String {
+        let path = url
+            .parse::<Uri>()
+            .ok()
+            .and_then(|u| u.path_and_query().map(|p| p.as_str().to_owned()))
+            .unwrap_or_else(|| url.to_owned());
+        self.redact(&path)
+    }
+
+    /// Sends once, and reads the reply up to [`MAX_RESPONSE_BYTES`].
+    pub(super) async fn send_once(
+        &self,
+        method: &Method,
+        url: &str,
+        body: Option<&Value>,
+    ) -> Result<Reply, SendError> {
+        let again = SendError::Again;
+        let uri: Uri = url
+            .parse()
+            .map_err(|_| again(format!("bad URL {}", self.redact(url))))?;
+        let too_large = |message: String| {
+            SendError::Final(PostError::Response {
+                method: method.to_string(),
+                path: self.display_path(url),
+                message,
+            })
+        };
+        let exchange = async {
+            let response = match *method {
+                Method::GET => self.crab._get(uri).await,
+                Method::POST => self.crab._post(uri, body).await,
+                Method::PATCH => self.crab._patch(uri, body).await,
+                Method::DELETE => self.crab._delete(uri, body).await,
+                ref other => {
+                    return Err(again(format!("{other} is not a request this client sends")))
+                }
+            }
+            .map_err(|e| again(format!("request failed: {}", self.redact(&error_text(&e)))))?;
+            let (parts, body) = response.into_parts();
+            let declared = parts
+                .headers
+                .get(CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok());
+            if let Some(n) = declared.filter(|&n| n > MAX_RESPONSE_BYTES as u64) {
+                return Err(too_large(format!(
+                    "the response says it is {n} bytes (content-length), more than {} MiB, the most nsys-gate reads of one response; it was not read",
+                    MAX_RESPONSE_BYTES >> 20
+                )));
+            }
+            let bytes = read_capped(body, declared, MAX_RESPONSE_BYTES)
+                .await
+                .map_err(|e| match e {
+                    BodyError::TooLarge => too_large(format!(
+                        "the response is larger than {} MiB, the most nsys-gate reads of one response; it was not read further",
+                        MAX_RESPONSE_BYTES >> 20
+                    )),
+                    BodyError::Failed(text) => again(format!(
+                        "reading the response failed: {}",
+                        self.redact(&text)
+                    )),
+                })?;
+            Ok(Reply {
+                status: parts.status.as_u16(),
+                headers: parts.headers,
+                body: bytes,
+            })
+        };
+        match tokio::time::timeout(self.request_timeout, exchange).await {
+            Ok(r) => r,
+            Err(_) => Err(again(format!(
+                "no response within {} s",
+                self.request_timeout.as_secs()
+            ))),
+        }
+    }
+}
+
+/// Octocrab's layers for every request: `Accept` and our `User-Agent`, and the token, which
+/// octocrab adds only to requests for the API's host (a `link` could point elsewhere).
+struct Headers {
+    extra: ExtraHeadersLayer,
+    auth: AuthHeaderLayer,
+}
+
+/// The layers of [`Headers`] for `token` and the API at `api`; a token no header can hold is
+/// refused.
+fn default_headers(token: &Token, api: &Uri) -> Result<Headers, PostError> {
+    let mut bearer =
+        HeaderValue::from_str(&format!("Bearer {}", token.expose())).map_err(|_| {
+            PostError::Config("the token holds characters not allowed in a header".into())
+        })?;
+    bearer.set_sensitive(true);
+    // `crate::TOOL_VERSION` is this same `CARGO_PKG_VERSION`.
+    let agent = HeaderValue::from_static(concat!("nsys-gate/", env!("CARGO_PKG_VERSION")));
+    let extra = vec![
+        (
+            ACCEPT,
+            HeaderValue::from_static("application/vnd.github+json"),
+        ),
+        (USER_AGENT, agent),
+    ];
+    Ok(Headers {
+        extra: ExtraHeadersLayer::new(Arc::new(extra)),
+        auth: AuthHeaderLayer::new(Some(bearer), api.clone(), api.clone()),
+    })
+}
+
+/// Octocrab over a hyper client on `connector` (HTTP/1), with no retry layer; with the token
+/// layer only when `token`.
+fn octocrab_over<C>(connector: C, headers: &Headers, token: bool) -> Octocrab
+where
+    C: Connect + Clone + Send + Sync + 'static,
+{
+    let executor = hyper_util::rt::TokioExecutor::new();
+    let client = hyper_util::client::legacy::Client::builder(executor).build(connector);
+    let with_headers = OctocrabBuilder::new_empty()
+        .with_service(client)
+        .with_layer(&headers.extra);
+    if token {
+        with_headers
+            .with_layer(&headers.auth)
+            .with_auth(AuthState::None)
+            .build()
+            .unwrap_or_else(|never| match never {})
+    } else {
+        with_headers
+            .with_auth(AuthState::None)
+            .build()
+            .unwrap_or_else(|never| match never {})
+    }
+}
+
+/// The body read as it comes, refused once it passes `cap` bytes: never more than `cap`
+/// bytes are held (the buffer grows by doubling, clamped to the cap). `declared` is the
+/// `content-length`, if any, at most `cap`: the buffer's first size.
+async fn read_capped<B>(
+    mut body: B,
+    declared: Option<u64>,
+    cap: usize,
+) -> Result<Vec<u8>, BodyError>
+where
+    B: BodyExt + Unpin,
+    B::Data: AsRef<[u8]>,
+    B::Error: std::error::Error,
+{
+    let first = declared.map_or(0, |n| usize::try_from(n).unwrap_or(cap).min(cap));
+    let mut bytes = Vec::with_capacity(first);
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| BodyError::Failed(error_text(&e)))?;
+        // Anything but data (trailers) is not part of the body.
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        let data = data.as_ref();
+        if data.len() > cap - bytes.len() {
+            return Err(BodyError::TooLarge);
+        }
+        let needed = bytes.len() + data.len();
+        if needed > bytes.capacity() {
+            let grown = (bytes.capacity() * 2).clamp(needed, cap);
+            bytes.reserve_exact(grown - bytes.len());
+        }
+        bytes.extend_from_slice(data);
+    }
+    Ok(bytes)
+}
+
+/// GitHub's `message` (and its `errors[].message`), else the start of the body.
+pub(super) fn message_of(body: &[u8]) -> String {
+    message_with(body, &|text| text.to_owned())
+}
+
+/// [`message_of`], each text passed through `clean` (the redaction) before it is cut, so that
+/// nothing `clean` hides can straddle the cut.
+fn message_with(body: &[u8], clean: &dyn Fn(&str) -> String) -> String {
+    /// The start of a body that is not JSON, cleaned before the first 200 characters are kept:
+    /// room for a token (or a credential) that begins before the cut.
+    const WINDOW: usize = 64 << 10;
+    if let Ok(v) = serde_json::from_slice::<Value>(body) {
+        let mut parts: Vec<String> = Vec::new();
+        if let Some(m) = v.get("message").and_then(Value::as_str) {
+            parts.push(clean(m));
+        }
+        if let Some(errors) = v.get("errors").and_then(Value::as_array) {
+            for e in errors {
+                if let Some(m) = e.get("message").and_then(Value::as_str) {
+                    parts.push(clean(m));
+                }
+            }
+        }
+        if !parts.is_empty() {
+            return parts.join(": ");
+        }
+    }
+    let text = String::from_utf8_lossy(&body[..body.len().min(WINDOW)]);
+    let text = clean(text.trim());
+    if text.is_empty() {
+        "(empty body)".to_owned()
+    } else {
+        text.chars().take(200).collect()
+    }
+}
+
+/// An octocrab error's text with its sources (no headers are in any of them).
+pub(super) fn error_text(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text.push_str(&format!(": {part}"));
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// Helpers for the tests of the GitHub modules, and the transport's own tests.
+#[cfg(test)]
+pub(super) mod tests {
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+    use std::thread::JoinHandle;
+
+    use super::*;
+
+    /// A reply with `status`, `headers` and `body`.
+    pub(in crate::github) fn reply(status: u16, headers: &[(&str, &str)], body: &str) -> Reply {
+        let mut map = HeaderMap::new();
+        for (k, v) in headers {
+            map.insert(
+                http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                HeaderValue::from_str(v).unwrap(),
+            );
+        }
+        Reply {
+            status,
+            headers: map,
+            body: body.as_bytes().to_vec(),
+        }
+    }
+
+    /// The settings of a client of `url`, with a token that must never be printed.
+    pub(in crate::github) fn config(url: &str) -> ClientConfig {
+        ClientConfig {
+            api_url: url.into(),
+            token: Token::new("ghs_never_printed".into()),
+            max_tries: 3,
+            budget: Duration::from_secs(60),
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(30),
+        }
+    }
+
+    #[test]
+    fn messages_come_from_the_json() {
+        assert_eq!(
+            message_of(br#"{"message":"Validation Failed","errors":[{"message":"Body is too long (maximum is 65536 characters)"}]}"#),
+            "Validation Failed: Body is too long (maximum is 65536 characters)"
+        );
+        assert_eq!(
+            message_of(b"<html>bad gateway</html>"),
+            "<html>bad gateway</html>"
+        );
+        assert_eq!(message_of(b""), "(empty body)");
+    }
+
+    /// A loopback server that answers one request with `response`; gives its URL and, once
+    /// joined, the request's head (lower-cased).
+    fn one_shot(response: &'static str) -> (String, JoinHandle<String>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let seen = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap() == 1 {
+                head.push(byte[0]);
+            }
+            stream.write_all(response.as_bytes()).unwrap();
+            String::from_utf8_lossy(&head).to_ascii_lowercase()
+        });
+        (url, seen)
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn reading_stops_at_the_cap() {
+        let body = || http_body_util::Full::new(&b"0123456789"[..]);
+        assert_eq!(read_capped(body(), None, 10).await.unwrap(), b"0123456789");
+        assert_eq!(
+            read_capped(body(), Some(10), 9).await,
+            Err(BodyError::TooLarge)
+        );
+        // A content-length that lies (or is larger than the cap) only sizes the first buffer.
+        let read = read_capped(body(), Some(u64::MAX), 64).await.unwrap();
+        assert_eq!((read.len(), read.capacity()), (10, 64));
+        let read = read_capped(body(), Some(3), 64).await.unwrap();
+        assert!(read.capacity() <= 64, "{}", read.capacity());
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_redirect_comes_back_and_the_token_goes_only_to_the_api() {
+        let (api, seen) = one_shot(
+            "HTTP/1.1 302 Found\r\nlocation: http://127.0.0.1:9/elsewhere\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+        );
+        let t = Transport::new(&config(&api)).unwrap();
+        let reply = t.send_once(&Method::GET, &t.url("/x"), None).await.unwrap();
+        assert_eq!(reply.status, 302, "returned, not followed");
+        let head = seen.join().unwrap();
+        assert!(
+            head.contains("\r\nauthorization: bearer ghs_never_printed\r\n"),
+            "{head}"
+        );
+        // Another host (here another port), as a `link` could name: no token.
+        let (other, seen) =
+            one_shot("HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\n[]");
+        let reply = t
+            .send_once(&Method::GET, &format!("{other}/y"), None)
+            .await
+            .unwrap();
+        assert_eq!((reply.status, reply.body.as_slice()), (200, &b"[]"[..]));
+        let head = seen.join().unwrap();
+        assert!(!head.contains("authorization"), "{head}");
+        assert_eq!(head.matches("\r\nuser-agent: ").count(), 1, "{head}");
+    }
+}

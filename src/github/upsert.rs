@@ -1,0 +1,207 @@
+//! The one comment per key ([`upsert`]): found by its marker and author ([`Matcher`]),
+//! updated in place with `PATCH`, created when missing, left alone when unchanged. A create is
+//! never sent twice blindly, duplicates a race left behind are deleted (the oldest is kept),
+//! and a body the server calls too long is sent once more, shortened.
+
+use super::client::{Client, Created};
+use super::comment::{Comment, Matcher};
+use super::error::PostError;
+use super::repo::Repo;
+use crate::say::say;
+
+/// What [`upsert`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Created { id: u64, url: Option<String> },
+    Updated { id: u64, url: Option<String> },
+    Unchanged { id: u64, url: Option<String> },
+}
+
+impl Outcome {
+    /// The comment's URL, when the server gave one.
+    pub fn url(&self) -> Option<&str> {
+        match self {
+            Outcome::Created { url, .. }
+            | Outcome::Updated { url, .. }
+            | Outcome::Unchanged { url, .. } => url.as_deref(),
+        }
+    }
+
+    /// `created`, `updated` or `unchanged`.
+    pub fn verb(&self) -> &'static str {
+        match self {
+            Outcome::Created { .. } => "created",
+            Outcome::Updated { .. } => "updated",
+            Outcome::Unchanged { .. } => "unchanged",
+        }
+    }
+}
+
+/// The body to post, and how to shrink it when the server says it is too long.
+pub struct Body<'a> {
+    pub text: String,
+    /// The body within this many characters (the marker kept first).
+    pub shrink: &'a dyn Fn(usize) -> String,
+}
+
+/// Creates or updates the one comment of `matcher.key` on pull request `pr`.
+pub async fn upsert(
+    client: &Client,
+    repo: &Repo,
+    pr: u64,
+    matcher: &Matcher,
+    body: Body<'_>,
+) -> Result<Outcome, PostError> {
+    let mut text = body.text.clone();
+    let mut shrunk = false;
+    loop {
+        match upsert_once(client, repo, pr, matcher, &text).await {
+            Err(PostError::TooLong { message, .. }) if !shrunk => {
+                shrunk = true;
+                // Half, or under the limit the server names if that is smaller.
+                let chars = text.chars().count();
+                let named = stated_maximum(&message).map_or(usize::MAX, |m| m - m / 20);
+                let smaller = (body.shrink)((chars / 2).min(named));
+                say!(
+                    "nsys-gate: the server refused the comment as too long ({message}); sending it shortened to {} characters",
+                    smaller.chars().count()
+                );
+                text = smaller;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// `N` of "… (maximum is N characters)".
+fn stated_maximum(message: &str) -> Option<usize> {
+    let at = message.find("maximum is ")? + "maximum is ".len();
+    let digits: String = message[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == ',')
+        .filter(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// One pass with `text`: update ours (deleting any duplicates), or create it.
+async fn upsert_once(
+    client: &Client,
+    repo: &Repo,
+    pr: u64,
+    matcher: &Matcher,
+    text: &str,
+) -> Result<Outcome, PostError> {
+    let ours = list_ours(client, repo, pr, matcher).await?;
+    if let Some((first, rest)) = ours.split_first() {
+        let outcome = update(client, repo, first, text).await?;
+        for extra in rest {
+            client.delete_comment(repo, extra.id).await?;
+        }
+        return Ok(outcome);
+    }
+
+    // None yet: create, without ever sending the same POST twice blindly.
+    let mut tries = 0;
+    let created = loop {
+        tries += 1;
+        match client.create_comment(repo, pr, text).await? {
+            Created::Done(c) => break Some(c),
+            Created::Unknown { wait, reason } => {
+                if tries >= client.config().max_tries {
+                    return Err(PostError::GaveUp {
+                        tries,
+                        last: reason,
+                    });
+                }
+                client.sleep(wait, &reason).await?;
+                // The failed POST may have been applied: look before posting again.
+                let ours = list_ours(client, repo, pr, matcher).await?;
+                if !ours.is_empty() {
+                    break None;
+                }
+            }
+        }
+    };
+
+    // Another job may have created the same comment at the same time: keep the oldest.
+    let ours = list_ours(client, repo, pr, matcher).await?;
+    let Some((first, rest)) = ours.split_first() else {
+        // Listed without it (a replica lagging behind): trust the create.
+        let c = created.ok_or_else(|| PostError::Response {
+            method: "GET".into(),
+            path: client.comments_path(repo, pr),
+            message: "the comment just created is not listed".into(),
+        })?;
+        return Ok(Outcome::Created {
+            id: c.id,
+            url: c.html_url,
+        });
+    };
+    for extra in rest {
+        client.delete_comment(repo, extra.id).await?;
+    }
+    match created {
+        Some(c) if c.id == first.id => Ok(Outcome::Created {
+            id: c.id,
+            url: c.html_url.or_else(|| first.html_url.clone()),
+        }),
+        _ => update(client, repo, first, text).await,
+    }
+}
+
+/// Puts `text` in `existing`, unless it is there already.
+async fn update(
+    client: &Client,
+    repo: &Repo,
+    existing: &Comment,
+    text: &str,
+) -> Result<Outcome, PostError> {
+    if same_text(existing.body(), text) {
+        return Ok(Outcome::Unchanged {
+            id: existing.id,
+            url: existing.html_url.clone(),
+        });
+    }
+    let c = client.update_comment(repo, existing.id, text).await?;
+    Ok(Outcome::Updated {
+        id: existing.id,
+        url: c.html_url.or_else(|| existing.html_url.clone()),
+    })
+}
+
+/// Equal but for line endings and trailing white space (which servers may normalise).
+fn same_text(a: &str, b: &str) -> bool {
+    a.replace("\r\n", "\n").trim_end() == b.replace("\r\n", "\n").trim_end()
+}
+
+/// Our comments, oldest (lowest id) first.
+async fn list_ours(
+    client: &Client,
+    repo: &Repo,
+    pr: u64,
+    matcher: &Matcher,
+) -> Result<Vec<Comment>, PostError> {
+    let mut ours: Vec<Comment> = client
+        .list_comments(repo, pr)
+        .await?
+        .into_iter()
+        .filter(|c| matcher.matches(c))
+        .collect();
+    ours.sort_by_key(|c| c.id);
+    Ok(ours)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stated_maximum_is_read() {
+        assert_eq!(
+            stated_maximum("Validation Failed: Body is too long (maximum is 65536 characters)"),
+            Some(65536)
+        );
+        assert_eq!(stated_maximum("Body is too long"), None);
+    }
+}

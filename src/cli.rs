@@ -8,6 +8,14 @@ use clap::{ArgGroup, Args, Parser, Subcommand};
 
 use crate::artifact::WarningCode;
 
+/// `--noise-floor PCT`: a percentage from 0 to 100.
+fn noise_floor(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if (0.0..=100.0).contains(&v) => Ok(v),
+        _ => Err(format!("`{text}` is not a percentage from 0 to 100")),
+    }
+}
+
 /// `--gate-on CODE`: one of the warning codes, listed in `--help` and in clap's errors.
 fn warning_code() -> impl clap::builder::TypedValueParser<Value = WarningCode> {
     use clap::builder::TypedValueParser as _;
@@ -77,28 +85,33 @@ pub enum Command {
     /// Exit status: 0 posted, unchanged or skipped (no pull request); 2 posting failed.
     Post(PostArgs),
 
-    /// Compare a baseline's runs with the current runs: conditions first, then each measure's
-    /// change with its 95 % interval, range by range.
+    /// Compare the base runs with the current runs: conditions first, then each measure's
+    /// change against the run-to-run noise the base runs show, range by range.
     ///
-    /// BASE and HEAD are each an analysis.json, a run directory holding one, or a folder
-    /// searched for analysis.json files (16 levels at most, symlinks not followed). Runs are
-    /// matched by profile name (and target). Prints the comparison as markdown; --json FILE
-    /// also writes comparison.json.
+    /// `compare BASE... HEAD`: every path but the last is a base path, oldest first; the last
+    /// is HEAD. Each is an analysis.json, a run directory holding one, or a folder searched
+    /// for analysis.json files (16 levels at most, symlinks not followed; a folder's files in
+    /// path order). Runs are matched by key (profile, target, label or GPU names); the base
+    /// runs of a key are its history, its current runs repeats of the head. A verdict
+    /// (`slower`, `faster`) needs 3 base runs of the head's conditions. Prints the
+    /// comparison as markdown; --json FILE also writes comparison.json.
     ///
     /// Exit status: 0 compared (whatever the timings say: a difference is never a gate); 2
-    /// BASE or HEAD has no readable analysis.json.
+    /// no base path or HEAD has a readable analysis.json.
     Compare(CompareArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// The baseline: an analysis.json, a run directory, or a folder of them.
-    #[arg(value_name = "BASE")]
-    pub base: PathBuf,
+    /// The base runs (oldest first), then the current runs (last): each an analysis.json, a
+    /// run directory, or a folder of them.
+    #[arg(value_name = "BASE... HEAD", num_args = 2.., required = true)]
+    pub paths: Vec<PathBuf>,
 
-    /// The current runs: an analysis.json, a run directory, or a folder of them.
-    #[arg(value_name = "HEAD")]
-    pub head: PathBuf,
+    /// Changes smaller than this many percent are never `slower` or `faster`, however far
+    /// outside the noise.
+    #[arg(long, value_name = "PCT", default_value_t = crate::compare::DEFAULT_NOISE_FLOOR_PCT, value_parser = noise_floor)]
+    pub noise_floor: f64,
 
     /// Also write comparison.json to FILE (`-`: standard output, instead of the markdown).
     #[arg(long, value_name = "FILE")]
@@ -109,17 +122,28 @@ pub struct CompareArgs {
     pub top: u16,
 }
 
-/// The baseline the report compares the runs with: shared by `report` and `run`.
+/// The baseline the report compares the runs with: shared by `report`, `run` and `post`.
 #[derive(Debug, Args, Clone, Default)]
 #[command(next_help_heading = "Baseline options")]
 pub struct BaselineArgs {
-    /// Compare with a baseline: PATH (an analysis.json, a run directory, or a folder of
-    /// them), or `auto`: the analysis.json files of the artifact --baseline-artifact of the
-    /// newest successful run of --baseline-workflow on the pull request's base branch
-    /// (preferring the run at its base commit), through the REST API. Whatever is missing is
-    /// a note in the report, never an error, and timings never change the exit status.
+    /// Compare with the base branch's history: PATH (an analysis.json, a run directory, or a
+    /// folder of them; repeatable, oldest first), or `auto`: the analysis.json files of the
+    /// artifacts --baseline-artifact of the newest --baseline-runs successful push runs of
+    /// --baseline-workflow on the pull request's base branch (up to its base commit), or on a
+    /// push the branch's own, through the REST API. Whatever is missing is a note in the
+    /// report, never an error, and timings never change the exit status.
     #[arg(long, value_name = "PATH|auto")]
-    pub baseline: Option<String>,
+    pub baseline: Vec<String>,
+
+    /// `auto`: how many of the base branch's newest successful push runs make the history
+    /// (1 to 100; a verdict needs 3).
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub baseline_runs: u16,
+
+    /// Changes smaller than this many percent are never `slower` or `faster`, however far
+    /// outside the noise.
+    #[arg(long, value_name = "PCT", default_value_t = crate::compare::DEFAULT_NOISE_FLOOR_PCT, value_parser = noise_floor)]
+    pub noise_floor: f64,
 
     /// `auto`: the workflow whose runs hold the baseline: its file name (`profile.yml`) or
     /// numeric ID [default: this run's workflow file, from $GITHUB_WORKFLOW_REF].
@@ -130,8 +154,9 @@ pub struct BaselineArgs {
     #[arg(long, value_name = "NAME", default_value = "nsys-gate-analysis")]
     pub baseline_artifact: String,
 
-    /// `auto`: give up finding and fetching the baseline after this long, every request,
-    /// wait and download included (what is missing then is a note in the report).
+    /// `auto`: the deadline of finding and fetching the base runs, every request, page,
+    /// redirect, wait and download included: the runs fetched by then are the history, the
+    /// others a note in the report.
     #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub baseline_timeout: u64,
 }
@@ -184,7 +209,8 @@ pub struct CommentArgs {
     #[arg(long, value_name = "LOGIN", default_value = crate::github::DEFAULT_AUTHOR)]
     pub comment_author: String,
 
-    /// Give up posting after this long, waits for rate limits and retries included.
+    /// The deadline of posting: every request, page, wait for a rate limit and retry
+    /// included; what is not done by then is not done.
     #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub post_timeout: u64,
 }

@@ -25,6 +25,8 @@ pub struct Environment {
     pub run_url: Option<String>,
     /// `GITHUB_WORKFLOW_REF`: `OWNER/REPO/.github/workflows/FILE@REF`, this run's workflow.
     pub workflow_ref: Option<String>,
+    /// `GITHUB_RUN_ID`: this workflow run (never a base run of its own comparison).
+    pub run_id: Option<u64>,
     /// `GITEA_ACTIONS=true`: a Gitea (or Forgejo) runner.
     pub gitea: bool,
 }
@@ -52,6 +54,7 @@ impl Environment {
             output: path("GITHUB_OUTPUT"),
             run_url: run_url(&text),
             workflow_ref: text("GITHUB_WORKFLOW_REF"),
+            run_id: text("GITHUB_RUN_ID").and_then(|v| v.parse().ok()),
             gitea: lookup("GITEA_ACTIONS").is_some_and(|v| v == "true")
                 || lookup("FORGEJO_ACTIONS").is_some_and(|v| v == "true"),
         }

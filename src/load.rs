@@ -5,8 +5,8 @@
 //! - [`run_dir`]: a run directory's own analysis.json (`report`), as a [`RunOutcome`];
 //! - [`under`]: every analysis.json under a folder that someone else filled (an artifact,
 //!   a fork's included), found without following a symlink and read with bounds;
-//! - [`path`]: an analysis.json, a run directory holding one, or a folder searched for them
-//!   (`compare`'s two sides and `--baseline PATH`).
+//! - [`each`]: an analysis.json, a run directory holding one, or a folder searched for them
+//!   (`compare`'s sides and `--baseline PATH`), one analysis at a time.
 
 use std::path::{Path, PathBuf};
 
@@ -114,6 +114,17 @@ fn facts_of(dir: &Path) -> RunFacts {
 /// why the file could not be read. Each is named by its path inside `dir`. No file at all is
 /// an error, whose message ends with `nothing` (what that means for the caller).
 pub fn under(dir: &Path, nothing: &str) -> anyhow::Result<Vec<RunOutcome>> {
+    let mut outcomes = Vec::new();
+    under_each(dir, nothing, |o| outcomes.push(o))?;
+    Ok(outcomes)
+}
+
+/// [`under`], each outcome handed to `visit` as it is read.
+pub fn under_each(
+    dir: &Path,
+    nothing: &str,
+    mut visit: impl FnMut(RunOutcome),
+) -> anyhow::Result<()> {
     let found = files::find_named(dir, ANALYSIS_FILE, SEARCH)
         .with_context(|| format!("cannot search {} for {ANALYSIS_FILE}", shown_path(dir)))?;
     for (path, what) in &found.skipped {
@@ -137,11 +148,10 @@ pub fn under(dir: &Path, nothing: &str) -> anyhow::Result<Vec<RunOutcome>> {
         SEARCH.max_depth
     );
     let mut left = MAX_TOTAL_BYTES;
-    Ok(found
-        .files
-        .iter()
-        .map(|path| read_found(dir, path, &mut left))
-        .collect())
+    for path in &found.files {
+        visit(read_found(dir, path, &mut left));
+    }
+    Ok(())
 }
 
 /// One analysis.json [`under`] found, named in the report by its path inside `dir` (as the
@@ -183,51 +193,43 @@ fn inside(dir: &Path, path: &Path) -> String {
     )
 }
 
-/// Analyses read from a path: one side of a comparison.
-#[derive(Debug, Default)]
-pub struct Loaded {
-    /// Each analysis and its path for people (inside the folder searched, or as given).
-    pub runs: Vec<(Analysis, String)>,
-    /// The analysis.json files that could not be read, and why.
-    pub notes: Vec<String>,
-}
-
-/// An analysis.json, a run directory holding one, or a folder searched for them ([`under`]).
-/// `Err` says why nothing could be read.
-pub fn path(path: &Path) -> Result<Loaded, String> {
+/// Every analysis an analysis.json, a run directory holding one, or a folder searched for
+/// them ([`under`]) holds, handed to `visit` one at a time with its path for people (inside
+/// the folder searched, or as given), so that a caller that reduces them never holds more
+/// than one. Returns the notes on the files that could not be read; `Err` says why nothing
+/// could be.
+pub fn each(path: &Path, mut visit: impl FnMut(Analysis, String)) -> Result<Vec<String>, String> {
     let meta =
         std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", shown_path(path)))?;
-    let one = |file: &Path| -> Result<Loaded, String> {
+    let one = |file: &Path| -> Result<Analysis, String> {
         let bytes = files::read_regular(file, MAX_ANALYSIS_BYTES).map_err(|e| e.to_string())?;
-        let analysis = parse(file, &bytes)?;
-        Ok(Loaded {
-            runs: vec![(analysis, file.display().to_string())],
-            notes: Vec::new(),
-        })
+        parse(file, &bytes)
     };
-    if meta.is_file() {
-        return one(path);
+    let file = if meta.is_file() {
+        Some(path.to_owned())
+    } else {
+        Some(path.join(ANALYSIS_FILE)).filter(|f| f.is_file())
+    };
+    if let Some(file) = file {
+        visit(one(&file)?, file.display().to_string());
+        return Ok(Vec::new());
     }
-    let in_run_dir = path.join(ANALYSIS_FILE);
-    if in_run_dir.is_file() {
-        return one(&in_run_dir);
-    }
-    let outcomes = under(path, "no baseline").map_err(|e| format!("{e:#}"))?;
-    let mut loaded = Loaded::default();
-    for outcome in outcomes {
-        match outcome {
-            RunOutcome::Analysed { analysis, path } => {
-                loaded.runs.push((*analysis, path.display().to_string()));
-            }
-            RunOutcome::Failed(f) => loaded.notes.push(f.error),
+    let mut read = 0;
+    let mut notes = Vec::new();
+    under_each(path, "nothing to compare", |outcome| match outcome {
+        RunOutcome::Analysed { analysis, path } => {
+            read += 1;
+            visit(*analysis, path.display().to_string());
         }
-    }
-    if loaded.runs.is_empty() {
+        RunOutcome::Failed(f) => notes.push(f.error),
+    })
+    .map_err(|e| format!("{e:#}"))?;
+    if read == 0 {
         return Err(format!(
             "no readable {ANALYSIS_FILE} in {}: {}",
             shown_path(path),
-            loaded.notes.join("; ")
+            notes.join("; ")
         ));
     }
-    Ok(loaded)
+    Ok(notes)
 }

@@ -1,19 +1,22 @@
-//! `comparison.json`, schema version 1: the current runs against a baseline (the base
-//! branch's runs), written beside report.md and documented for users in
-//! `docs/comparison-json.md`.
+//! `comparison.json`, schema version 2: the current runs against the base branch's history,
+//! written beside report.md and documented for users in `docs/comparison-json.md`.
 //!
-//! Deterministic like analysis.json: no wall-clock time, every list in a fixed order. New
-//! optional fields may be added within a schema version; nothing is renamed, removed or
-//! retyped.
+//! Deterministic like analysis.json: no wall-clock time of its own (the base runs' creation
+//! times are the forge's data), every list in a fixed order. New optional fields may be added
+//! within a schema version; nothing is renamed, removed or retyped.
 //!
 //! Schema changelog:
-//! - 1: first version.
+//! - 1: one base run against each current run; a verdict from the interval within that pair.
+//! - 2: the base runs are a history: each run reduced to run-level statistics, the run-to-run
+//!   noise learned from them (`history`, `method`), runs of one key combined (`heads`), a
+//!   verdict per range, `noise_unknown`; the interval within the pair of runs kept as
+//!   `measures[].within_pair`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// `comparison.json`'s `schema_version`.
-pub const COMPARISON_SCHEMA_VERSION: u32 = 1;
+pub const COMPARISON_SCHEMA_VERSION: u32 = 2;
 
 /// The comparison file's name, beside report.md.
 pub const COMPARISON_FILE: &str = "comparison.json";
@@ -22,20 +25,24 @@ pub const COMPARISON_FILE: &str = "comparison.json";
 pub struct Comparison {
     pub schema_version: u32,
     pub tool_version: String,
-    /// Where the baseline came from.
+    /// Where the base runs came from.
     pub baseline: BaselineSource,
-    /// Whatever kept a comparison from being made or complete, in words (no baseline run
-    /// found, the artifact expired, no permission, …). Never an error.
+    /// How the verdicts were reached, with every setting.
+    pub method: Method,
+    /// Whatever kept a comparison from being made or complete, in words (no base run found,
+    /// an artifact expired, a download that failed, …). Never an error.
     pub notes: Vec<String>,
-    /// One per current run with a baseline of the same profile, in the current runs' order.
+    /// One per key of the current runs that has base runs of the same key, in the order of
+    /// the current runs.
     pub runs: Vec<RunComparison>,
-    /// Current runs with no baseline of the same profile.
+    /// Current runs with no base run of their key.
     pub unmatched_head: Vec<RunRef>,
-    /// Baseline runs with no current run of the same profile.
+    /// Keys of the base runs with no current run: the newest base run of each.
     pub unmatched_base: Vec<RunRef>,
 }
 
-/// `path`: `--baseline PATH`; `auto`: the artifact of a run of the base branch.
+/// `path`: `--baseline PATH` (or `compare`'s BASE); `auto`: the artifacts of the base branch's
+/// runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BaselineKind {
@@ -46,17 +53,22 @@ pub enum BaselineKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BaselineSource {
     pub kind: BaselineKind,
-    /// `path`: the PATH given.
+    /// `path`: the paths given, oldest first.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub paths: Vec<String>,
+    /// `auto`: the workflow whose runs were read.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub path: Option<String>,
-    /// `auto`: the workflow run the artifact came from.
+    pub workflow: Option<String>,
+    /// `auto`: the branch whose push runs were read.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub workflow_run: Option<WorkflowRunRef>,
-    /// `auto`: the artifact.
+    pub branch: Option<String>,
+    /// `auto`: the artifact's name.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub artifact: Option<ArtifactRef>,
-    /// The analysis.json files read as the baseline (inside PATH or the artifact), in path
-    /// order.
+    pub artifact: Option<String>,
+    /// `auto`: the workflow runs whose artifacts were read, newest first.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub workflow_runs: Vec<WorkflowRunRef>,
+    /// The analysis.json files read as base runs, as paths inside the PATHs or the artifacts.
     pub analyses: Vec<String>,
 }
 
@@ -66,15 +78,32 @@ pub struct WorkflowRunRef {
     pub head_sha: String,
     pub head_branch: Option<String>,
     pub html_url: Option<String>,
-    /// `base_commit`: the run of the pull request's base commit; `newest`: the newest
-    /// successful run of the base branch (none ran at the base commit).
-    pub chosen: String,
+    /// When the forge created the run (ISO 8601, as it says).
+    pub created_at: Option<String>,
+    /// The run's artifact.
+    pub artifact_id: Option<u64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ArtifactRef {
-    pub id: u64,
+/// The method and its settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Method {
+    /// `prediction_interval`: each run reduced to one value per measure (the median of its
+    /// counted iterations; for a range, its time per counted iteration); a head outside the
+    /// Student-t prediction interval of the base runs' logarithms is `slower` or `faster`.
     pub name: String,
+    /// The prediction interval's confidence (0.95).
+    pub confidence: f64,
+    /// Changes smaller than this (in %) are never `slower` or `faster`.
+    pub noise_floor_pct: f64,
+    /// Fewer usable base runs than this: `noise_unknown`.
+    pub min_base_runs: u64,
+    /// Per-range verdicts: the false-discovery rate over a run's ranges (Benjamini-Hochberg).
+    pub ranges_false_discovery_rate: f64,
+    /// The history's level shifts: a two-sample t test over every split, Bonferroni-corrected
+    /// at this family-wise level.
+    pub change_point_alpha: f64,
+    /// Runs on each side of a level shift, at least.
+    pub change_point_min_runs: u64,
 }
 
 /// A run as the comparison names it.
@@ -89,27 +118,112 @@ pub struct RunRef {
     pub analysis_path: String,
 }
 
+/// What makes runs comparable: the same profile, target and leg (the `--label`, else the GPU
+/// names: the legs of a matrix share a profile and a run id).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct RunKey {
+    pub profile_name: String,
+    pub target: Option<String>,
+    /// The run's label, else its GPUs' names joined with `, `; `null` when it has neither.
+    pub leg: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunComparison {
+    pub key: RunKey,
+    /// The current runs of the key (the harness run more than once): combined.
+    pub heads: Vec<RunRef>,
+    /// The base run the conditions and the within-pair intervals compare with: the newest
+    /// usable base run (the newest base run when none is usable).
     pub base: RunRef,
-    pub head: RunRef,
-    /// False when any judged condition differs: the numbers are then shown, labelled.
+    /// The base runs: used, left out, and the history's last level shift.
+    pub history: History,
+    /// False when any judged condition of `base` differs from the head's.
     pub like_for_like: bool,
-    /// Every condition, judged ones first, in a fixed order.
+    /// Every condition of `base` and the first head run, judged ones first, in a fixed order.
     pub conditions: Vec<Condition>,
     /// `host_inclusive`, then `gpu_projected`.
     pub measures: Vec<Measure>,
     /// Host exclusive time per counted iteration, range by range.
     pub host_ranges: RangeChanges,
-    /// GPU-projected time per counted iteration, range by range; `None` unless both runs have
-    /// a GPU projection.
+    /// GPU-projected time per counted iteration, range by range; `None` unless the head and
+    /// the history have a GPU projection.
     pub gpu_ranges: Option<RangeChanges>,
-    /// Capture-wide GPU work (kernels, memory copies); `None` unless both runs record it.
+    /// Capture-wide GPU work (kernels, memory copies) of `base` and the first head run; `None`
+    /// unless both record it.
     pub gpu_work: Option<GpuWorkChanges>,
 }
 
+/// The base runs of a key, oldest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct History {
+    /// The runs the noise and the level are learned from: since the last level shift, with the
+    /// head's judged conditions.
+    pub used: Vec<BaseRun>,
+    /// The runs that are not: another judged condition, or before the last level shift.
+    pub left_out: Vec<LeftOut>,
+    /// The newest level shift of the host inclusive time (else of the GPU projection), when
+    /// the history has one.
+    pub change_point: Option<ChangePoint>,
+}
+
+/// One base run reduced to its run-level statistics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BaseRun {
+    /// Its place among the key's base runs, oldest 0.
+    pub position: u64,
+    pub run_id: String,
+    pub git_commit: Option<String>,
+    pub analysis_path: String,
+    /// `auto`: the workflow run it came from.
+    pub workflow_run_id: Option<u64>,
+    /// `auto`: when the forge created that run.
+    pub created_at: Option<String>,
+    /// Counted iterations.
+    pub iterations: u64,
+    /// Median host inclusive time of the counted iterations.
+    pub host_inclusive_ns: Option<f64>,
+    /// Median GPU-projected time of the counted iterations that launched GPU work; `null`
+    /// without a projection.
+    pub gpu_projected_ns: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LeftOut {
+    pub run: BaseRun,
+    /// `conditions` (a judged condition differs from the head's: `differs` names them) or
+    /// `before_change_point`.
+    pub reason: LeftOutReason,
+    /// The judged conditions that differ.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub differs: Vec<ConditionName>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LeftOutReason {
+    Conditions,
+    BeforeChangePoint,
+}
+
+/// Where the history changed level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChangePoint {
+    /// The measure whose level shifted.
+    pub measure: MeasureName,
+    /// The first run of the new level.
+    pub run_id: String,
+    pub git_commit: Option<String>,
+    pub created_at: Option<String>,
+    /// The new level against the one before, in % (geometric means).
+    pub change_pct: f64,
+    /// Runs of the new level.
+    pub runs: u64,
+}
+
 /// The conditions, in the order they are listed. The first nine are judged: any difference
-/// makes the comparison "not like for like". The rest are shown, never judged.
+/// makes the comparison "not like for like" and leaves a base run out of the history. The
+/// rest are shown, never judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ConditionName {
@@ -127,6 +241,21 @@ pub enum ConditionName {
 }
 
 impl ConditionName {
+    /// Every condition, in the order listed.
+    pub const ALL: [ConditionName; 11] = [
+        ConditionName::Target,
+        ConditionName::DataSource,
+        ConditionName::Device,
+        ConditionName::Synchronization,
+        ConditionName::CaptureRange,
+        ConditionName::IterationPattern,
+        ConditionName::Warmup,
+        ConditionName::Iterations,
+        ConditionName::NsysVersion,
+        ConditionName::ToolVersion,
+        ConditionName::GitCommit,
+    ];
+
     /// Whether a difference makes the comparison "not like for like".
     pub fn judged(self) -> bool {
         !matches!(self, ConditionName::ToolVersion | ConditionName::GitCommit)
@@ -177,14 +306,16 @@ impl MeasureName {
     }
 }
 
-/// The verdict on one measure: the 95 % interval of the change lies above zero (`slower`),
-/// below it (`faster`), or holds it (`within_noise`; also when there is no interval).
+/// The verdict on a change: beyond the run-to-run noise and at least the noise floor
+/// (`slower`, `faster`), or not (`within_noise`), or not known because the base runs are too
+/// few to know the noise (`noise_unknown`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeVerdict {
     Faster,
     Slower,
     WithinNoise,
+    NoiseUnknown,
 }
 
 impl ChangeVerdict {
@@ -193,53 +324,91 @@ impl ChangeVerdict {
             ChangeVerdict::Faster => "faster",
             ChangeVerdict::Slower => "slower",
             ChangeVerdict::WithinNoise => "within noise",
+            ChangeVerdict::NoiseUnknown => "noise unknown",
         }
     }
 }
 
-/// The per-iteration durations of one side: complete, counted iterations only.
+/// The used base runs of a measure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SideSummary {
-    pub count: u64,
-    pub median_ns: f64,
+pub struct HistorySummary {
+    /// Base runs with a value.
+    pub runs: u64,
+    /// Their geometric mean.
+    pub level_ns: f64,
+    pub minimum_ns: f64,
+    pub maximum_ns: f64,
+    /// The run-to-run standard deviation, in % (of the logarithms); `null` with fewer than
+    /// two runs.
+    pub spread_pct: Option<f64>,
+}
+
+/// The head runs of a measure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeadSummary {
+    /// Head runs with a value.
+    pub runs: u64,
+    /// Their geometric mean (a run's own value when there is one).
+    pub value_ns: f64,
+    /// Counted iterations of the first head run.
+    pub iterations: u64,
+}
+
+/// The change within one pair of runs (the first head run and `base`), from their
+/// per-iteration durations: the Hodges-Lehmann estimate and its Mann-Whitney interval. It
+/// knows nothing of the noise between runs: never a verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairChange {
+    pub change_pct: f64,
+    /// 95 %, within this pair of runs; `null` with fewer than 4 iterations a side.
+    pub interval_pct: Option<[f64; 2]>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measure {
     pub name: MeasureName,
-    pub base: Option<SideSummary>,
-    pub head: Option<SideSummary>,
-    /// Hodges-Lehmann estimate of head / base - 1, in %.
+    pub base: Option<HistorySummary>,
+    pub head: Option<HeadSummary>,
+    /// The head against the history's level, in %.
     pub change_pct: Option<f64>,
-    /// The 95 % interval of the change, in % (low, high); `None` with too few iterations.
+    /// Where a head of unchanged code lands (95 % prediction interval), as a change in %
+    /// (low, high); `null` with too few base runs.
     pub interval_pct: Option<[f64; 2]>,
+    /// The two-sided p-value of the head's distance from the history's level.
+    pub p_value: Option<f64>,
     pub verdict: Option<ChangeVerdict>,
-    /// Why the measure is not compared, or why it has no interval.
+    /// The change within the pair of the first head run and `base`.
+    pub within_pair: Option<PairChange>,
+    /// Why the measure is not compared, or why its noise is unknown.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub note: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RangeChanges {
-    /// Iterations the per-iteration times are over (base, head).
-    pub base_iterations: u64,
-    pub head_iterations: u64,
-    /// Ranges in both runs, the largest absolute change first (then by name).
+    /// Ranges in the head and the history, the largest absolute change first (then by name).
     pub changed: Vec<RangeChange>,
-    /// Ranges only the head run has, the largest first.
+    /// Ranges only the head runs have, the largest first.
     pub new: Vec<RangeOnly>,
-    /// Ranges only the base run has, the largest first.
+    /// Ranges of the newest used base run that no head run has, the largest first.
     pub gone: Vec<RangeOnly>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RangeChange {
     pub name: String,
+    /// The geometric mean of the used base runs' time per counted iteration.
     pub base_per_iteration_ns: f64,
+    /// The head runs' (geometric mean).
     pub head_per_iteration_ns: f64,
     pub change_ns: f64,
     /// `None` when the base time is zero.
     pub change_pct: Option<f64>,
+    /// Base runs that have the range.
+    pub base_runs: u64,
+    /// Before the false-discovery-rate correction; `null` with too few base runs.
+    pub p_value: Option<f64>,
+    pub verdict: ChangeVerdict,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

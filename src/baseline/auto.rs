@@ -1,28 +1,48 @@
-//! `--baseline auto`: the base branch's analysis.json files, from the artifact of a successful
-//! run of the profiling workflow on the pull request's base branch (the run at the base commit
-//! when there is one, else the newest), through the REST API.
+//! `--baseline auto`: the base branch's history, from the artifacts of its newest successful
+//! push runs of the profiling workflow, through the REST API.
 //!
-//! Every step that finds nothing (no pull request, no token, no run, no artifact, an expired
-//! artifact, no permission, a forge without artifacts) ends in a note for the report, never in
-//! an error. The artifact is data: it is downloaded with a bound, unpacked safely
-//! ([`crate::unpack`]) into a temporary folder, and only its analysis.json files are read.
+//! - Which branch: a pull request's base branch (for a fork's `workflow_run`, found from the
+//!   pull request whose head is the run's commit); on a push, the branch pushed to (this run
+//!   itself left out), so that the push run's job summary says where the branch stands.
+//! - Which runs: the newest `--baseline-runs` successful runs of the workflow on `push` to
+//!   that branch of this repository (never a pull request's run, never a fork's branch of the
+//!   same name); when the pull request's base commit has a run, the newest up to and including
+//!   it (the code the pull request is compared with), else the newest (said in a note).
+//! - Calls: one page of runs, one page of the repository's artifacts of the name, one
+//!   download per run: N + 2 requests for N runs ([`crate::github::artifacts`]).
+//! - Each artifact is downloaded with a bound, unpacked safely ([`crate::unpack`]) into a
+//!   temporary folder, its analysis.json files read and reduced at once, the folder removed.
+//!
+//! Everything happens before the stage's deadline (`--baseline-timeout`): the runs fetched by
+//! then are used, the others named in a note. Every step that finds nothing (no pull request,
+//! no token, no run, an expired artifact, no permission, a forge without artifacts, a failed
+//! download) ends in a note for the report, never in an error.
 
-use std::time::Duration;
+use std::collections::BTreeMap;
 
-use super::Request;
-use crate::artifact::comparison::{ArtifactRef, BaselineKind, BaselineSource, WorkflowRunRef};
+use super::AutoRequest;
+use crate::artifact::comparison::{BaselineKind, BaselineSource, WorkflowRunRef};
+use crate::compare::RunLevel;
 use crate::environment::Environment;
-use crate::github::artifacts::WorkflowRun;
+use crate::github::artifacts::{Artifact, WorkflowRun};
 use crate::github::{self, PostError, Repo, Token};
-use crate::load::{self, Loaded};
+use crate::load;
+use crate::say::say;
 use crate::unpack::{self, Limits};
 
-/// The most of an artifact downloaded.
+/// The most of one artifact downloaded.
 const MAX_ZIP_BYTES: u64 = 1 << 30;
 
-/// What `auto` found: the analyses (if any), where they came from, and notes.
-pub struct Auto {
-    pub loaded: Option<Loaded>,
+/// The most base runs read (`--baseline-runs`).
+pub const MAX_RUNS: usize = 100;
+
+/// How many newer runs are looked through for the base commit's run before the newest runs
+/// are taken instead.
+const ANCHOR_WINDOW: usize = 100;
+
+/// What `auto` found: the base runs reduced (oldest first), where they came from, and notes.
+pub struct Found {
+    pub runs: Vec<RunLevel>,
     pub source: BaselineSource,
     pub notes: Vec<String>,
 }
@@ -32,20 +52,26 @@ struct Plan {
     repo: Repo,
     token: Token,
     workflow: String,
-    /// `None`: found from `head_sha` (a fork's `workflow_run`).
-    base_ref: Option<String>,
+    /// The branch whose history is read; `None`: found from `head_sha` (a fork's
+    /// `workflow_run`).
+    branch: Option<String>,
+    /// The pull request's base commit.
     base_sha: Option<String>,
     head_sha: Option<String>,
+    /// This workflow run (a push's), never its own base.
+    this_run: Option<u64>,
 }
 
-pub fn load(request: &Request, env: &Environment) -> Auto {
-    let mut auto = Auto {
-        loaded: None,
+pub fn load(request: &AutoRequest, env: &Environment) -> Found {
+    let mut found = Found {
+        runs: Vec::new(),
         source: BaselineSource {
             kind: BaselineKind::Auto,
-            path: None,
-            workflow_run: None,
-            artifact: None,
+            paths: Vec::new(),
+            workflow: None,
+            branch: None,
+            artifact: Some(request.artifact.clone()),
+            workflow_runs: Vec::new(),
             analyses: Vec::new(),
         },
         notes: Vec::new(),
@@ -53,29 +79,38 @@ pub fn load(request: &Request, env: &Environment) -> Auto {
     let plan = match plan(request, env) {
         Ok(plan) => plan,
         Err(note) => {
-            auto.notes.push(note);
-            return auto;
+            found.notes.push(note);
+            return found;
         }
     };
+    found.source.workflow = Some(plan.workflow.clone());
+    found.source.branch = plan.branch.clone();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
         Ok(r) => r,
         Err(e) => {
-            auto.notes
+            found
+                .notes
                 .push(format!("no baseline: cannot start the async runtime: {e}"));
-            return auto;
+            return found;
         }
     };
-    if let Err(note) = runtime.block_on(fetch(&plan, request, &mut auto)) {
-        auto.notes.push(note);
+    if let Err(note) = runtime.block_on(fetch(&plan, request, &mut found)) {
+        found.notes.push(note);
     }
-    auto
+    found.runs.reverse();
+    found.source.analyses = found
+        .runs
+        .iter()
+        .map(|r| r.run.analysis_path.clone())
+        .collect();
+    found
 }
 
-/// The repository, token, workflow and base branch, or the note saying which is missing.
-fn plan(request: &Request, env: &Environment) -> Result<Plan, String> {
+/// The repository, token, workflow and branch, or the note saying which is missing.
+fn plan(request: &AutoRequest, env: &Environment) -> Result<Plan, String> {
     let api = &request.api;
     if env.gitea || api.api_url.trim_end_matches('/').ends_with("/api/v1") {
         return Err(format!(
@@ -83,11 +118,12 @@ fn plan(request: &Request, env: &Environment) -> Result<Plan, String> {
             api.api_url
         ));
     }
-    let base = github::event::base_of(env.event_name.as_deref(), env.event_path.as_deref())
+    let event = github::event::base_of(env.event_name.as_deref(), env.event_path.as_deref())
         .map_err(|e| format!("no baseline: {e}"))?;
-    if base.base_ref.is_none() && base.head_sha.is_none() {
+    let branch = event.base_ref.clone().or(event.pushed_branch.clone());
+    if branch.is_none() && event.head_sha.is_none() {
         return Err(format!(
-            "no baseline: `auto` compares a pull request with its base branch, and this event ({}) names none",
+            "no baseline: `auto` compares a pull request with its base branch's history, or a push with its branch's, and this event ({}) is neither",
             env.event_name.as_deref().unwrap_or("none")
         ));
     }
@@ -95,7 +131,7 @@ fn plan(request: &Request, env: &Environment) -> Result<Plan, String> {
         .workflow
         .clone()
         .filter(|w| !w.trim().is_empty())
-        .or(base.triggering_workflow)
+        .or(event.triggering_workflow)
         .or_else(|| env.workflow_file())
         .ok_or_else(|| {
             "no baseline: which workflow's runs hold the baseline is not known (set baseline-workflow, or run where GITHUB_WORKFLOW_REF is set)".to_owned()
@@ -111,7 +147,7 @@ fn plan(request: &Request, env: &Environment) -> Result<Plan, String> {
         Ok(Some(t)) => t,
         Ok(None) => {
             return Err(format!(
-                "no baseline: no token in ${}: `auto` reads the base branch's artifact with a token that has `actions: read`",
+                "no baseline: no token in ${}: `auto` reads the base branch's artifacts with a token that has `actions: read`",
                 api.token_env
             ))
         }
@@ -121,9 +157,10 @@ fn plan(request: &Request, env: &Environment) -> Result<Plan, String> {
         repo,
         token,
         workflow,
-        base_ref: base.base_ref,
-        base_sha: base.base_sha,
-        head_sha: base.head_sha,
+        branch,
+        base_sha: event.base_sha,
+        head_sha: event.head_sha,
+        this_run: event.pushed_branch.and(env.run_id),
     })
 }
 
@@ -133,26 +170,22 @@ fn note_of(what: &str, e: &PostError) -> String {
         PostError::NoAccess { status: 403, .. } => format!(
             "no baseline: {what}: {e} (the token may not read Actions: grant the job `permissions: actions: read`)"
         ),
-        PostError::Status { status: 410, .. } => {
-            format!("no baseline: {what}: {e} (the artifact has expired)")
-        }
         _ => format!("no baseline: {what}: {e}"),
     }
 }
 
-async fn fetch(plan: &Plan, request: &Request, auto: &mut Auto) -> Result<(), String> {
+async fn fetch(plan: &Plan, request: &AutoRequest, found: &mut Found) -> Result<(), String> {
     let api = &request.api;
-    let config = github::ClientConfig {
-        api_url: api.api_url.trim().to_owned(),
-        token: plan.token.clone(),
-        max_tries: 3,
-        budget: api.timeout,
-        connect_timeout: (api.timeout / 2).min(Duration::from_secs(10)),
-        request_timeout: (api.timeout / 2).min(Duration::from_secs(30)),
-    };
+    let config = github::ClientConfig::for_stage(
+        api.api_url.trim().to_owned(),
+        plan.token.clone(),
+        api.timeout,
+        "--baseline-timeout",
+    );
+    let deadline = config.deadline;
     let client = github::Client::new(config).map_err(|e| format!("no baseline: {e}"))?;
-    let (base_ref, base_sha) = match (&plan.base_ref, &plan.head_sha) {
-        (Some(r), _) => (r.clone(), plan.base_sha.clone()),
+    let (branch, base_sha) = match (&plan.branch, &plan.head_sha) {
+        (Some(b), _) => (b.clone(), plan.base_sha.clone()),
         (None, Some(head)) => client
             .open_pull_by_head(&plan.repo, head)
             .await
@@ -165,93 +198,181 @@ async fn fetch(plan: &Plan, request: &Request, auto: &mut Auto) -> Result<(), St
             })?,
         (None, None) => unreachable!("`plan` returns no plan without either"),
     };
-    let (run, chosen) = choose_run(&client, plan, &base_ref, base_sha.as_deref()).await?;
-    auto.source.workflow_run = Some(WorkflowRunRef {
-        id: run.id,
-        head_sha: run.head_sha.clone(),
-        head_branch: run.head_branch.clone(),
-        html_url: run.html_url.clone(),
-        chosen: chosen.to_owned(),
-    });
-    let artifacts = client
-        .run_artifacts(&plan.repo, run.id, &request.artifact)
-        .await
-        .map_err(|e| note_of("listing the run's artifacts", &e))?;
-    let Some(artifact) = artifacts.iter().find(|a| !a.expired).or(artifacts.first()) else {
-        return Err(format!(
-            "no baseline: workflow run {} has no artifact named `{}` (does the base branch's workflow upload its analysis.json files under that name?)",
-            run.id, request.artifact
-        ));
+    found.source.branch = Some(branch.clone());
+    let wanted = request.runs.clamp(1, MAX_RUNS);
+    // Enough runs are listed when `wanted` of them (this run aside) are at or before the
+    // base commit's run; with no base commit, or when its run is not among the newest
+    // `wanted + ANCHOR_WINDOW`, the newest `wanted`.
+    let enough = |found: &[WorkflowRun]| {
+        let others: Vec<&WorkflowRun> = found
+            .iter()
+            .filter(|r| Some(r.id) != plan.this_run)
+            .collect();
+        let at_base = base_sha.as_deref().and_then(|sha| {
+            others
+                .iter()
+                .position(|r| r.head_sha.eq_ignore_ascii_case(sha))
+        });
+        match (base_sha.as_deref(), at_base) {
+            (Some(_), Some(at)) => others.len() - at >= wanted,
+            (Some(_), None) => others.len() >= wanted + ANCHOR_WINDOW,
+            (None, _) => others.len() >= wanted,
+        }
     };
-    auto.source.artifact = Some(ArtifactRef {
-        id: artifact.id,
-        name: artifact.name.clone(),
-    });
-    if artifact.size_in_bytes.is_some_and(|n| n > MAX_ZIP_BYTES) {
-        return Err(format!(
-            "no baseline: artifact `{}` of workflow run {} is larger than {} MiB, the most nsys-gate downloads",
-            artifact.name,
-            run.id,
-            MAX_ZIP_BYTES >> 20
-        ));
-    }
-    if artifact.expired {
-        return Err(format!(
-            "no baseline: artifact `{}` of workflow run {} has expired",
-            artifact.name, run.id
-        ));
-    }
-    let dir = tempfile::Builder::new()
-        .prefix("nsys-gate-baseline-")
-        .tempdir()
-        .map_err(|e| format!("no baseline: cannot make a temporary folder: {e}"))?;
-    let zip_path = dir.path().join("artifact.zip");
-    let mut zip = std::fs::File::create_new(&zip_path)
-        .map_err(|e| format!("no baseline: cannot write {}: {e}", zip_path.display()))?;
-    client
-        .download_artifact(&plan.repo, artifact.id, MAX_ZIP_BYTES, &mut zip)
+    let listed = client
+        .push_runs(&plan.repo, &plan.workflow, &branch, enough)
         .await
-        .map_err(|e| note_of("downloading the artifact", &e))?;
-    drop(zip);
-    let unpacked = dir.path().join("analyses");
-    std::fs::create_dir(&unpacked).map_err(|e| format!("no baseline: {e}"))?;
-    unpack::analyses(&zip_path, &unpacked, Limits::ARTIFACT)
-        .map_err(|e| format!("no baseline: {e}"))?;
-    auto.loaded = Some(load::path(&unpacked).map_err(|e| {
-        format!(
-            "no baseline: artifact `{}` of workflow run {}: {e}",
-            artifact.name, run.id
-        )
-    })?);
+        .map_err(|e| {
+            note_of(
+                &format!("listing the push runs of workflow `{}`", plan.workflow),
+                &e,
+            )
+        })?;
+    let runs = choose(listed, plan.this_run, base_sha.as_deref(), wanted, found);
+    if runs.is_empty() {
+        return Err(format!(
+            "no baseline: no successful push run of workflow `{}` on branch `{branch}` (the base branch's workflow must run on push and upload its analysis.json files as `{}`)",
+            plan.workflow, request.artifact
+        ));
+    }
+    let ids: Vec<u64> = runs.iter().map(|r| r.id).collect();
+    let artifacts = client
+        .artifacts_of_runs(&plan.repo, &request.artifact, &ids)
+        .await
+        .map_err(|e| note_of("listing the artifacts", &e))?;
+    let mut late = Vec::new();
+    for run in &runs {
+        found.source.workflow_runs.push(WorkflowRunRef {
+            id: run.id,
+            head_sha: run.head_sha.clone(),
+            head_branch: run.head_branch.clone(),
+            html_url: run.html_url.clone(),
+            created_at: run.created_at.clone(),
+            artifact_id: artifacts.get(&run.id).map(|a| a.id),
+        });
+        if deadline.left().is_zero() {
+            late.push(run.id);
+            continue;
+        }
+        match fetch_run(&client, plan, run, &artifacts, &request.artifact).await {
+            Ok(levels) => found.runs.extend(levels),
+            Err(Fetch::Late) => late.push(run.id),
+            Err(Fetch::Note(note)) => found.notes.push(note),
+        }
+    }
+    if !late.is_empty() {
+        found.notes.push(format!(
+            "{} of {} base runs were not fetched before {} (runs {}): the history has the newer ones only",
+            late.len(),
+            runs.len(),
+            deadline.describe(),
+            late.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+        ));
+    }
     Ok(())
 }
 
-/// The run at the base commit, else the newest successful run of the base branch.
-async fn choose_run(
-    client: &github::Client,
-    plan: &Plan,
-    base_ref: &str,
+/// The runs to read, newest first: this run left out; from the run at the base commit on
+/// when there is one (else the newest, which a note says); at most `wanted`.
+fn choose(
+    listed: Vec<WorkflowRun>,
+    this_run: Option<u64>,
     base_sha: Option<&str>,
-) -> Result<(WorkflowRun, &'static str), String> {
-    let listing =
-        |e: PostError| note_of(&format!("listing runs of workflow `{}`", plan.workflow), &e);
+    wanted: usize,
+    found: &mut Found,
+) -> Vec<WorkflowRun> {
+    let mut runs: Vec<WorkflowRun> = listed
+        .into_iter()
+        .filter(|r| Some(r.id) != this_run)
+        .collect();
     if let Some(sha) = base_sha {
-        let at_base = client
-            .successful_runs(&plan.repo, &plan.workflow, base_ref, Some(sha))
-            .await
-            .map_err(listing)?;
-        if let Some(run) = at_base.into_iter().next() {
-            return Ok((run, "base_commit"));
+        match runs
+            .iter()
+            .position(|r| r.head_sha.eq_ignore_ascii_case(sha))
+        {
+            Some(at) => {
+                runs.drain(..at);
+            }
+            None if !runs.is_empty() => found.notes.push(format!(
+                "no push run at the pull request's base commit {}: the newest runs of the base branch are the history",
+                short(sha)
+            )),
+            None => {}
         }
     }
-    let newest = client
-        .successful_runs(&plan.repo, &plan.workflow, base_ref, None)
+    runs.truncate(wanted);
+    runs
+}
+
+/// Why a run gave no base run.
+enum Fetch {
+    /// The deadline came first.
+    Late,
+    /// Anything else, in words.
+    Note(String),
+}
+
+/// One run's artifact downloaded, unpacked and read; its analyses reduced.
+async fn fetch_run(
+    client: &github::Client,
+    plan: &Plan,
+    run: &WorkflowRun,
+    artifacts: &BTreeMap<u64, Artifact>,
+    name: &str,
+) -> Result<Vec<RunLevel>, Fetch> {
+    let which = format!("workflow run {} ({})", run.id, short(&run.head_sha));
+    let Some(artifact) = artifacts.get(&run.id) else {
+        return Err(Fetch::Note(format!(
+            "{which} has no artifact named `{name}`: left out of the history"
+        )));
+    };
+    if artifact.expired {
+        return Err(Fetch::Note(format!(
+            "the artifact `{name}` of {which} has expired: left out of the history (the artifacts' retention decides how much history there is)"
+        )));
+    }
+    if artifact.size_in_bytes.is_some_and(|n| n > MAX_ZIP_BYTES) {
+        return Err(Fetch::Note(format!(
+            "the artifact `{name}` of {which} is larger than {} MiB, the most nsys-gate downloads: left out",
+            MAX_ZIP_BYTES >> 20
+        )));
+    }
+    let note = |what: &str, e: String| Fetch::Note(format!("{which}: {what}: {e}: left out"));
+    let dir = tempfile::Builder::new()
+        .prefix("nsys-gate-baseline-")
+        .tempdir()
+        .map_err(|e| note("cannot make a temporary folder", e.to_string()))?;
+    let zip_path = dir.path().join("artifact.zip");
+    let mut zip = std::fs::File::create_new(&zip_path)
+        .map_err(|e| note("cannot write the download", e.to_string()))?;
+    match client
+        .download_artifact(&plan.repo, artifact.id, MAX_ZIP_BYTES, &mut zip)
         .await
-        .map_err(listing)?;
-    newest.into_iter().next().map(|r| (r, "newest")).ok_or_else(|| {
-        format!(
-            "no baseline: no successful run of workflow `{}` on branch `{base_ref}` (the base branch's workflow must run on push and upload its analysis.json files)",
-            plan.workflow
-        )
+    {
+        Ok(_) => {}
+        Err(PostError::OutOfTime(_)) => return Err(Fetch::Late),
+        Err(e) => return Err(note("downloading its artifact", e.to_string())),
+    }
+    drop(zip);
+    let unpacked = dir.path().join("analyses");
+    std::fs::create_dir(&unpacked).map_err(|e| note("unpacking its artifact", e.to_string()))?;
+    unpack::analyses(&zip_path, &unpacked, Limits::ARTIFACT)
+        .map_err(|e| note("unpacking its artifact", e.to_string()))?;
+    let mut levels = Vec::new();
+    let unread = load::each(&unpacked, |analysis, path| {
+        let mut level = RunLevel::of(&analysis, &format!("run {}/{path}", run.id));
+        level.workflow_run_id = Some(run.id);
+        level.created_at = run.created_at.clone();
+        levels.push(level);
     })
+    .map_err(|e| note("reading its artifact", e))?;
+    for n in unread {
+        say!("nsys-gate: warning: baseline: {which}: {n}");
+    }
+    Ok(levels)
+}
+
+/// A commit as people read it: its first 12 characters.
+fn short(sha: &str) -> String {
+    sha.chars().take(12).collect()
 }

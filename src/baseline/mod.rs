@@ -1,72 +1,51 @@
-//! The baseline a report compares its runs with: `--baseline PATH` (analysis.json files read
-//! as data, [`crate::load::path`]) or `--baseline auto` ([`auto`]: the base branch's artifact,
-//! through the forge's API), compared by [`crate::compare`].
+//! The base runs a report compares its runs with: `--baseline PATH` (analysis.json files read
+//! as data, [`crate::load::each`], oldest first in the order given) or `--baseline auto`
+//! ([`auto`]: the artifacts of the base branch's newest push runs, through the forge's API).
+//! Each analysis is reduced to its run-level statistics as it is read
+//! ([`crate::compare::RunLevel`]) and compared by [`crate::compare`].
 //!
 //! A baseline that cannot be had is a note in the report, never an error: the comparison is
 //! information for the reader and never changes the gate or the exit status.
 
 pub mod auto;
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::artifact::comparison::{BaselineKind, BaselineSource, Comparison};
-use crate::artifact::Analysis;
-use crate::compare::{self, Side};
+use crate::compare::{self, RunLevel, Settings};
 use crate::environment::Environment;
-use crate::load::{self, Loaded};
+use crate::load;
 use crate::outcome::RunOutcome;
 use crate::say::say;
 use crate::text::shown;
 
-/// The current runs' analyses as comparison sides.
-fn heads(outcomes: &[RunOutcome]) -> Vec<(&Analysis, String)> {
-    outcomes
-        .iter()
-        .filter_map(|o| match o {
-            RunOutcome::Analysed { analysis, path } => {
-                Some((analysis.as_ref(), path.display().to_string()))
-            }
-            RunOutcome::Failed(_) => None,
-        })
-        .collect()
-}
-
-/// Compares `heads` with `base` (both as read).
-pub fn compare_loaded(
-    heads: &[(&Analysis, String)],
-    base: &Loaded,
-    mut source: BaselineSource,
-    mut notes: Vec<String>,
-) -> Comparison {
-    let head_sides: Vec<Side> = heads
-        .iter()
-        .map(|(analysis, path)| Side { analysis, path })
-        .collect();
-    let base_sides: Vec<Side> = base
-        .runs
-        .iter()
-        .map(|(analysis, path)| Side { analysis, path })
-        .collect();
-    source.analyses = base.runs.iter().map(|(_, p)| p.clone()).collect();
-    notes.extend(
-        base.notes
-            .iter()
-            .map(|n| format!("a baseline file could not be read: {n}")),
-    );
-    compare::compare(&head_sides, &base_sides, source, notes)
-}
-
 /// What `--baseline` asks for, as the stages take it.
 #[derive(Debug, Clone)]
 pub struct Request {
-    /// `--baseline`: a path, or `auto`.
-    pub spec: String,
-    /// `auto`: the workflow whose runs hold the baseline (`None`: this run's).
+    pub base: Base,
+    pub settings: Settings,
+}
+
+/// Where the base runs come from.
+#[derive(Debug, Clone)]
+pub enum Base {
+    /// `--baseline PATH` (repeatable): oldest first.
+    Paths(Vec<PathBuf>),
+    /// `--baseline auto`.
+    Auto(AutoRequest),
+}
+
+/// What `--baseline auto` reads.
+#[derive(Debug, Clone)]
+pub struct AutoRequest {
+    /// The workflow whose runs hold the baseline (`None`: this run's).
     pub workflow: Option<String>,
-    /// `auto`: the artifact's name.
+    /// The artifact's name.
     pub artifact: String,
-    /// `auto`: how to reach the forge's API.
+    /// How many of the base branch's newest successful push runs to read.
+    pub runs: usize,
+    /// How to reach the forge's API.
     pub api: Api,
 }
 
@@ -76,44 +55,87 @@ pub struct Api {
     pub repo: Option<String>,
     pub api_url: String,
     pub token_env: String,
-    /// All requests and waits of `auto` together.
+    /// The stage's deadline: every request, wait and download of `auto` together.
     pub timeout: Duration,
 }
 
 /// The comparison `--baseline` asks for: never an error (what is missing is a note).
 pub fn comparison(request: &Request, outcomes: &[RunOutcome], env: &Environment) -> Comparison {
-    let spec = request.spec.trim();
     let heads = heads(outcomes);
-    let (loaded, source, mut notes) = if spec == "auto" {
-        let auto = auto::load(request, env);
-        (auto.loaded, auto.source, auto.notes)
-    } else {
-        let source = BaselineSource {
-            kind: BaselineKind::Path,
-            path: Some(spec.to_owned()),
-            workflow_run: None,
-            artifact: None,
-            analyses: Vec::new(),
-        };
-        match load::path(Path::new(spec)) {
-            Ok(loaded) => (Some(loaded), source, Vec::new()),
-            Err(why) => (None, source, vec![format!("no baseline: {why}")]),
+    let (bases, source, mut notes) = match &request.base {
+        Base::Auto(auto) => {
+            let found = auto::load(auto, env);
+            (found.runs, found.source, found.notes)
+        }
+        Base::Paths(paths) => {
+            let (runs, notes) = read_paths(paths);
+            let source = path_source(paths, &runs_paths(&runs));
+            (runs, source, notes)
         }
     };
-    let comparison = match &loaded {
-        Some(base) => compare_loaded(&heads, base, source, notes),
-        None => {
-            notes.sort();
-            compare_loaded(&heads, &Loaded::default(), source, notes)
-        }
-    };
+    if bases.is_empty() && !notes.iter().any(|n| n.starts_with("no baseline")) {
+        notes.push("no baseline: no base run could be read".to_owned());
+    }
+    let comparison = compare::compare(&heads, &bases, source, notes, request.settings);
     for note in &comparison.notes {
         say!("nsys-gate: baseline: {}", shown(note));
     }
     say!(
-        "nsys-gate: compared {} of {} run(s) with the baseline",
-        comparison.runs.len(),
-        heads.len()
+        "nsys-gate: compared {} of {} run(s) with {} base run(s)",
+        comparison.runs.iter().map(|r| r.heads.len()).sum::<usize>(),
+        heads.len(),
+        bases.len()
     );
     comparison
+}
+
+/// The current runs' analyses, reduced.
+fn heads(outcomes: &[RunOutcome]) -> Vec<RunLevel> {
+    outcomes
+        .iter()
+        .filter_map(|o| match o {
+            RunOutcome::Analysed { analysis, path } => {
+                Some(RunLevel::of(analysis, &path.display().to_string()))
+            }
+            RunOutcome::Failed(_) => None,
+        })
+        .collect()
+}
+
+/// The analyses of `paths` (each an analysis.json, a run directory or a folder of them), in
+/// the order given and path order within a folder, each reduced as it is read; and a note for
+/// each path or file that could not be read.
+pub fn read_paths(paths: &[PathBuf]) -> (Vec<RunLevel>, Vec<String>) {
+    let mut runs = Vec::new();
+    let mut notes = Vec::new();
+    for path in paths {
+        match load::each(path, |analysis, shown| {
+            runs.push(RunLevel::of(&analysis, &shown))
+        }) {
+            Ok(unread) => notes.extend(
+                unread
+                    .into_iter()
+                    .map(|n| format!("a baseline file could not be read: {n}")),
+            ),
+            Err(why) => notes.push(format!("no baseline from {}: {why}", path.display())),
+        }
+    }
+    (runs, notes)
+}
+
+fn runs_paths(runs: &[RunLevel]) -> Vec<String> {
+    runs.iter().map(|r| r.run.analysis_path.clone()).collect()
+}
+
+/// Where `--baseline PATH` read from.
+pub fn path_source(paths: &[PathBuf], analyses: &[String]) -> BaselineSource {
+    BaselineSource {
+        kind: BaselineKind::Path,
+        paths: paths.iter().map(|p| p.display().to_string()).collect(),
+        workflow: None,
+        branch: None,
+        artifact: None,
+        workflow_runs: Vec::new(),
+        analyses: analyses.to_vec(),
+    }
 }

@@ -1,35 +1,49 @@
-//! `nsys-gate compare BASE HEAD`: two sets of analysis.json files compared locally, printed as
-//! markdown (and written as comparison.json with --json). A difference is never a failure.
+//! `nsys-gate compare BASE... HEAD`: base runs (a history, oldest first) and current runs
+//! compared locally, printed as markdown (and written as comparison.json with --json). A
+//! difference is never a failure.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use crate::artifact::comparison::{BaselineKind, BaselineSource};
-use crate::artifact::Analysis;
-use crate::baseline::compare_loaded;
+use crate::baseline::{path_source, read_paths};
 use crate::cli::CompareArgs;
+use crate::compare::{self, Settings};
+use crate::files;
 use crate::render::comparison::render_alone;
 use crate::say::{self, say};
 use crate::text::{shown, shown_path};
-use crate::{files, load};
 
 pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
-    let base = load::path(&args.base).map_err(|why| anyhow::anyhow!("BASE: {why}"))?;
-    let head = load::path(&args.head).map_err(|why| anyhow::anyhow!("HEAD: {why}"))?;
-    for note in &head.notes {
+    let (head_path, base_paths) = args
+        .paths
+        .split_last()
+        .expect("clap requires two paths at least");
+    let (bases, mut notes) = read_paths(base_paths);
+    if bases.is_empty() {
+        anyhow::bail!(
+            "BASE: no base run could be read: {}",
+            notes.join("; ").replace("no baseline from ", "")
+        );
+    }
+    let (heads, head_notes) = read_paths(std::slice::from_ref(head_path));
+    if heads.is_empty() {
+        anyhow::bail!(
+            "HEAD: no current run could be read: {}",
+            head_notes.join("; ").replace("no baseline from ", "")
+        );
+    }
+    for note in &head_notes {
         say!("nsys-gate: warning: HEAD: {}", shown(note));
     }
-    let heads: Vec<(&Analysis, String)> = head.runs.iter().map(|(a, p)| (a, p.clone())).collect();
-    let source = BaselineSource {
-        kind: BaselineKind::Path,
-        path: Some(args.base.display().to_string()),
-        workflow_run: None,
-        artifact: None,
-        analyses: Vec::new(),
+    let analyses: Vec<String> = bases.iter().map(|r| r.run.analysis_path.clone()).collect();
+    let source = path_source(base_paths, &analyses);
+    notes.retain(|n| !n.starts_with("no baseline from "));
+    let settings = Settings {
+        noise_floor_pct: args.noise_floor,
     };
-    let comparison = compare_loaded(&heads, &base, source, Vec::new());
+    let comparison = compare::compare(&heads, &bases, source, notes, settings);
     let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
     if let Some(path) = args.json.as_deref().filter(|_| !json_to_stdout) {
         files::write_atomically(path, &comparison.to_json())

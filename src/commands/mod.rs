@@ -190,17 +190,40 @@ fn baseline_comparison(
     (repo, api_url, token_env): (&Option<String>, &String, &String),
     outcomes: &[RunOutcome],
     context: &Context,
-) -> Option<Comparison> {
+) -> anyhow::Result<Option<Comparison>> {
+    let specs: Vec<&str> = args
+        .baseline
+        .iter()
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if specs.is_empty() {
+        return Ok(None);
+    }
+    let base = if specs.contains(&"auto") {
+        anyhow::ensure!(
+            specs.len() == 1,
+            "--baseline auto reads the base branch's history by itself: give it alone, not with paths"
+        );
+        baseline::Base::Auto(baseline::AutoRequest {
+            workflow: args.baseline_workflow.clone(),
+            artifact: args.baseline_artifact.clone(),
+            runs: usize::from(args.baseline_runs),
+            api: baseline::Api {
+                repo: repo.clone(),
+                api_url: api_url.clone(),
+                token_env: token_env.clone(),
+                timeout: Duration::from_secs(args.baseline_timeout),
+            },
+        })
+    } else {
+        baseline::Base::Paths(specs.iter().map(PathBuf::from).collect())
+    };
     let request = baseline::Request {
-        spec: args.baseline.clone()?,
-        workflow: args.baseline_workflow.clone(),
-        artifact: args.baseline_artifact.clone(),
-        api: baseline::Api {
-            repo: repo.clone(),
-            api_url: api_url.clone(),
-            token_env: token_env.clone(),
-            timeout: Duration::from_secs(args.baseline_timeout),
+        base,
+        settings: crate::compare::Settings {
+            noise_floor_pct: args.noise_floor,
         },
     };
-    Some(baseline::comparison(&request, outcomes, &context.env))
+    Ok(Some(baseline::comparison(&request, outcomes, &context.env)))
 }

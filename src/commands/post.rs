@@ -41,7 +41,7 @@ pub fn post(args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
 /// `post --report FILE`: the file as it is, under the key of its marker (or --comment-key).
 fn post_report(report: &Path, args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(
-        args.baseline.baseline.is_none(),
+        args.baseline.baseline.is_empty(),
         "--baseline goes with --analyses: a --report is posted as it was rendered (give --baseline to the `run` or `report` that renders it)"
     );
     let text = read_report(report)?;
@@ -94,7 +94,7 @@ fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::Resu
         (&c.repo, &c.api_url, &c.token_env),
         &outcomes,
         context,
-    );
+    )?;
     let report = renderer.render_with(&outcomes, comparison.as_ref(), &options)?;
     // The comment is found and updated by the key derived above: its marker must be the
     // body's first line, whatever the analyses hold.

@@ -20,7 +20,7 @@ pub fn report(args: &ReportArgs, context: &Context) -> anyhow::Result<ExitCode> 
         (&api.repo, &api.api_url, &api.token_env),
         &outcomes,
         context,
-    );
+    )?;
     let destination = match args.output.as_deref() {
         Some(path) if path == Path::new("-") => Destination::Stdout,
         given => Destination::File(given.map(Path::to_owned)),

@@ -36,7 +36,7 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
         (&c.repo, &c.api_url, &c.token_env),
         &outcomes,
         context,
-    );
+    )?;
     let options = render_options(&args.render, &outcomes, &context.env);
     let output = Output {
         options: options.clone(),

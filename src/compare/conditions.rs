@@ -1,41 +1,37 @@
 //! What differs between two runs besides the code under test. The harness's rule: never
 //! compare runs with different targets, inputs, devices, synchronization policies, capture
 //! ranges or Nsight versions without stating the difference. The first nine conditions are
-//! judged (any difference: "not like for like"); the nsys-gate version and the Git commits
-//! are shown, never judged (the commits are what is being compared).
+//! judged (any difference: "not like for like", and a base run that differs is left out of
+//! the history); the nsys-gate version and the Git commits are shown, never judged (the
+//! commits are what is being compared).
 
 use serde_json::{json, Value};
 
 use crate::artifact::comparison::{Condition, ConditionName};
 use crate::artifact::{Analysis, GpuWork};
 
-/// Every condition of the two runs, in [`ConditionName`] order.
-pub fn list(base: &Analysis, head: &Analysis) -> Vec<Condition> {
-    let names = [
-        ConditionName::Target,
-        ConditionName::DataSource,
-        ConditionName::Device,
-        ConditionName::Synchronization,
-        ConditionName::CaptureRange,
-        ConditionName::IterationPattern,
-        ConditionName::Warmup,
-        ConditionName::Iterations,
-        ConditionName::NsysVersion,
-        ConditionName::ToolVersion,
-        ConditionName::GitCommit,
-    ];
-    names
-        .into_iter()
-        .map(|name| {
-            let (b, h) = (value(name, base), value(name, head));
-            Condition {
-                name,
-                judged: name.judged(),
-                differs: differs(name, &b, &h),
-                base: b,
-                head: h,
-            }
+/// Every condition of two runs, in [`ConditionName::ALL`] order, from what each recorded
+/// (`base` and `head` in that order too, as [`value`] gives them).
+pub fn list(base: &[Value], head: &[Value]) -> Vec<Condition> {
+    ConditionName::ALL
+        .iter()
+        .zip(base.iter().zip(head))
+        .map(|(&name, (b, h))| Condition {
+            name,
+            judged: name.judged(),
+            differs: differs(name, b, h),
+            base: b.clone(),
+            head: h.clone(),
         })
+        .collect()
+}
+
+/// The judged conditions that differ between two runs.
+pub fn judged_differences(base: &[Value], head: &[Value]) -> Vec<ConditionName> {
+    list(base, head)
+        .into_iter()
+        .filter(|c| c.judged && c.differs)
+        .map(|c| c.name)
         .collect()
 }
 
@@ -44,7 +40,7 @@ fn text(v: Option<&String>) -> Value {
 }
 
 /// What a run recorded for a condition (`null`: not recorded).
-fn value(name: ConditionName, a: &Analysis) -> Value {
+pub fn value(name: ConditionName, a: &Analysis) -> Value {
     let run = &a.run;
     match name {
         ConditionName::Target => run.target.clone().unwrap_or(Value::Null),
@@ -100,8 +96,12 @@ mod tests {
         crate::compare::fake::analysis(&[2_500_000; 5], &[("inference", 7_500_000)], false)
     }
 
+    fn values(a: &Analysis) -> Vec<Value> {
+        ConditionName::ALL.iter().map(|&n| value(n, a)).collect()
+    }
+
     fn differing(base: &Analysis, head: &Analysis) -> Vec<ConditionName> {
-        list(base, head)
+        list(&values(base), &values(head))
             .into_iter()
             .filter(|c| c.differs)
             .map(|c| c.name)
@@ -112,7 +112,13 @@ mod tests {
     fn the_same_run_differs_in_nothing() {
         let a = analysis();
         assert_eq!(differing(&a, &a), vec![]);
-        assert_eq!(list(&a, &a).iter().filter(|c| c.judged).count(), 9);
+        assert_eq!(
+            list(&values(&a), &values(&a))
+                .iter()
+                .filter(|c| c.judged)
+                .count(),
+            9
+        );
     }
 
     #[test]

@@ -5,21 +5,14 @@
 
 use std::collections::BTreeMap;
 
+use super::run_level::WorkTotals;
 use crate::artifact::comparison::{GpuWorkChanges, WorkChange};
-use crate::artifact::{GpuWork, MemoryCopies};
 
 /// Both runs' kernels and copies, item by item; `None` unless both runs record GPU work.
-pub fn changes(base: Option<&GpuWork>, head: Option<&GpuWork>) -> Option<GpuWorkChanges> {
+pub fn changes(base: Option<&WorkTotals>, head: Option<&WorkTotals>) -> Option<GpuWorkChanges> {
     let (base, head) = (base?, head?);
-    let kernels =
-        |w: &GpuWork| totals(w.kernels.iter().flatten(), |k| (k.name.clone(), k.total_ns));
-    let copies = |w: &GpuWork| {
-        totals(w.memory_copies.iter().flatten(), |c| {
-            (copy_label(c), c.total_ns)
-        })
-    };
-    let kernels = merge(kernels(base), kernels(head));
-    let memory_copies = merge(copies(base), copies(head));
+    let kernels = merge(&base.kernels, &head.kernels);
+    let memory_copies = merge(&base.memory_copies, &head.memory_copies);
     if kernels.is_empty() && memory_copies.is_empty() {
         return None;
     }
@@ -29,31 +22,8 @@ pub fn changes(base: Option<&GpuWork>, head: Option<&GpuWork>) -> Option<GpuWork
     })
 }
 
-/// The total time of each key over `items`, given each item's key and total.
-fn totals<'a, T: 'a>(
-    items: impl Iterator<Item = &'a T>,
-    key_and_ns: impl Fn(&T) -> (String, i64),
-) -> BTreeMap<String, f64> {
-    let mut out: BTreeMap<String, f64> = BTreeMap::new();
-    for item in items {
-        let (key, ns) = key_and_ns(item);
-        *out.entry(key).or_default() += ns as f64;
-    }
-    out
-}
-
-/// `Host-to-Device · Pageable → Device`.
-fn copy_label(c: &MemoryCopies) -> String {
-    format!(
-        "{} · {} → {}",
-        c.copy_kind,
-        c.source.as_deref().unwrap_or("?"),
-        c.destination.as_deref().unwrap_or("?")
-    )
-}
-
 /// Items of either side, the largest absolute change first.
-fn merge(base: BTreeMap<String, f64>, head: BTreeMap<String, f64>) -> Vec<WorkChange> {
+fn merge(base: &BTreeMap<String, f64>, head: &BTreeMap<String, f64>) -> Vec<WorkChange> {
     let mut names: Vec<&String> = base.keys().chain(head.keys()).collect();
     names.sort();
     names.dedup();
@@ -78,42 +48,21 @@ fn merge(base: BTreeMap<String, f64>, head: BTreeMap<String, f64>) -> Vec<WorkCh
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::artifact::KernelStats;
 
-    fn kernel(name: &str, total_ns: i64) -> KernelStats {
-        KernelStats {
-            name: name.into(),
-            instances: 1,
-            total_ns,
-            mean_ns: total_ns as f64,
-            median_ns: None,
-            minimum_ns: total_ns,
-            maximum_ns: total_ns,
-            stddev_ns: None,
-            share: 0.0,
+    fn totals(kernels: &[(&str, f64)], copies: &[(&str, f64)]) -> WorkTotals {
+        let map =
+            |items: &[(&str, f64)]| items.iter().map(|(n, t)| ((*n).to_owned(), *t)).collect();
+        WorkTotals {
+            kernels: map(kernels),
+            memory_copies: map(copies),
         }
     }
 
     #[test]
     fn kernels_and_copies_are_paired_by_name_and_kind() {
-        let base = GpuWork {
-            kernels: Some(vec![kernel("gemm", 1000), kernel("relu", 200)]),
-            memory_copies: Some(vec![MemoryCopies {
-                copy_kind: "Host-to-Device".into(),
-                source: Some("Pageable".into()),
-                destination: Some("Device".into()),
-                count: 1,
-                bytes: 10,
-                total_ns: 50,
-                bandwidth_bytes_per_s: None,
-                pageable_host: true,
-            }]),
-            ..GpuWork::default()
-        };
-        let head = GpuWork {
-            kernels: Some(vec![kernel("gemm", 1500)]),
-            ..base.clone()
-        };
+        let copy = "Host-to-Device · Pageable → Device";
+        let base = totals(&[("gemm", 1000.0), ("relu", 200.0)], &[(copy, 50.0)]);
+        let head = totals(&[("gemm", 1500.0)], &[(copy, 50.0)]);
         let c = changes(Some(&base), Some(&head)).unwrap();
         assert_eq!(c.kernels[0].name, "gemm");
         assert_eq!(
@@ -124,13 +73,10 @@ mod tests {
             (c.kernels[1].name.as_str(), c.kernels[1].head_total_ns),
             ("relu", None)
         );
-        assert_eq!(
-            c.memory_copies[0].name,
-            "Host-to-Device · Pageable → Device"
-        );
+        assert_eq!(c.memory_copies[0].name, copy);
         assert_eq!(changes(Some(&base), None), None);
         assert_eq!(
-            changes(Some(&GpuWork::default()), Some(&GpuWork::default())),
+            changes(Some(&WorkTotals::default()), Some(&WorkTotals::default())),
             None
         );
     }

@@ -1,13 +1,18 @@
-//! Comparing the current runs with a baseline: plain data in (analyses), plain data
-//! out ([`crate::artifact::comparison::Comparison`]). Nothing here reads a file or the network,
-//! and nothing here changes a gate or an exit status: a timing difference is a difference, not
-//! yet a regression.
+//! Comparing the current runs with the base branch's history: plain data in (runs reduced by
+//! [`run_level`]), plain data out ([`crate::artifact::comparison::Comparison`]). Nothing here
+//! reads a file or the network, and nothing here changes a gate or an exit status.
 //!
-//! - [`matching`]: which baseline run goes with which current run (profile name, then target);
-//! - [`conditions`]: what differs between the two runs besides the code (the first nine make
-//!   the comparison "not like for like");
-//! - [`interval`]: the change of the per-iteration durations with its 95 % interval;
-//! - [`ranges`]: range by range, per counted iteration; new and gone ranges;
+//! - [`matching`]: which base runs go with which current runs (the same key: profile, target,
+//!   leg); current runs of one key are repeats, combined;
+//! - [`conditions`]: what differs between two runs besides the code (the first nine make the
+//!   comparison "not like for like" and leave a base run out of the history);
+//! - [`history`]: the base runs a head is judged against, since the history's last level shift
+//!   ([`change_point`]);
+//! - [`noise`]: the verdict: the head against the prediction interval the history gives for a
+//!   run of unchanged code;
+//! - [`measures`]: host inclusive and GPU-projected time per iteration, each with the change
+//!   within the pair of runs ([`interval`]: Hodges-Lehmann, Mann-Whitney);
+//! - [`ranges`]: range by range, with the false-discovery rate controlled;
 //! - [`gpu_work`]: the capture's kernels and memory copies, when both runs record them.
 
 pub mod change_point;
@@ -15,185 +20,144 @@ pub mod conditions;
 #[cfg(test)]
 pub(crate) mod fake;
 pub mod gpu_work;
+pub mod history;
 pub mod interval;
 pub mod matching;
+pub mod measures;
 pub mod noise;
 pub mod ranges;
+pub mod run_level;
 
 use crate::artifact::comparison::{
-    BaselineSource, ChangeVerdict, Comparison, Measure, MeasureName, RunComparison, RunRef,
-    SideSummary, COMPARISON_SCHEMA_VERSION,
+    BaselineSource, Comparison, MeasureName, Method, RunComparison, COMPARISON_SCHEMA_VERSION,
 };
-use crate::artifact::{Analysis, TOOL_VERSION};
+use crate::artifact::TOOL_VERSION;
 
-/// A run as the comparison sees it: its analysis and where it was read from.
-#[derive(Debug, Clone, Copy)]
-pub struct Side<'a> {
-    pub analysis: &'a Analysis,
-    /// For people: the analysis.json's path (inside the baseline's folder for a baseline).
-    pub path: &'a str,
+pub use run_level::RunLevel;
+
+/// The noise floor by default: 1 %. Smaller changes are never `slower` or `faster`.
+pub const DEFAULT_NOISE_FLOOR_PCT: f64 = 1.0;
+
+/// What the comparison is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    /// The smallest change called `slower` or `faster`, in %.
+    pub noise_floor_pct: f64,
 }
 
-/// Compares every current run with the baseline run of the same profile.
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            noise_floor_pct: DEFAULT_NOISE_FLOOR_PCT,
+        }
+    }
+}
+
+impl Settings {
+    fn floor(self) -> f64 {
+        self.noise_floor_pct / 100.0
+    }
+
+    /// The method as comparison.json records it.
+    pub fn method(self) -> Method {
+        Method {
+            name: "prediction_interval".to_owned(),
+            confidence: noise::CONFIDENCE,
+            noise_floor_pct: self.noise_floor_pct,
+            min_base_runs: noise::MIN_BASE_RUNS as u64,
+            ranges_false_discovery_rate: ranges::FALSE_DISCOVERY_RATE,
+            change_point_alpha: change_point::CHANGE_ALPHA,
+            change_point_min_runs: change_point::MIN_SEGMENT as u64,
+        }
+    }
+}
+
+/// Compares every current run with the base runs of its key. `bases` are oldest first.
 pub fn compare(
-    heads: &[Side<'_>],
-    bases: &[Side<'_>],
+    heads: &[RunLevel],
+    bases: &[RunLevel],
     source: BaselineSource,
     notes: Vec<String>,
+    settings: Settings,
 ) -> Comparison {
     let matched = matching::pair(heads, bases);
     Comparison {
         schema_version: COMPARISON_SCHEMA_VERSION,
         tool_version: TOOL_VERSION.to_owned(),
         baseline: source,
+        method: settings.method(),
         notes,
         runs: matched
-            .pairs
+            .groups
             .iter()
-            .map(|&(h, b)| compare_run(bases[b], heads[h]))
+            .map(|(h, b)| {
+                let heads: Vec<&RunLevel> = h.iter().map(|&i| &heads[i]).collect();
+                let candidates: Vec<&RunLevel> = b.iter().map(|&i| &bases[i]).collect();
+                compare_key(&heads, &candidates, settings)
+            })
             .collect(),
-        unmatched_head: matched.heads.iter().map(|&i| run_ref(heads[i])).collect(),
-        unmatched_base: matched.bases.iter().map(|&i| run_ref(bases[i])).collect(),
+        unmatched_head: matched
+            .heads
+            .iter()
+            .map(|&i| heads[i].run.clone())
+            .collect(),
+        unmatched_base: matched
+            .bases
+            .iter()
+            .map(|&i| bases[i].run.clone())
+            .collect(),
     }
 }
 
-/// One current run against its baseline run.
-pub fn compare_run(base: Side<'_>, head: Side<'_>) -> RunComparison {
-    let conditions = conditions::list(base.analysis, head.analysis);
+/// The head runs of one key against its base runs (oldest first, at least one).
+pub fn compare_key(
+    heads: &[&RunLevel],
+    candidates: &[&RunLevel],
+    settings: Settings,
+) -> RunComparison {
+    let head = heads[0];
+    let floor = settings.floor();
+    let chosen = history::choose(candidates, head, floor);
+    let used = chosen.used;
+    // The base run the conditions and the within-pair intervals are about: the newest used
+    // one, else the newest of all.
+    let reference = used
+        .last()
+        .copied()
+        .or(candidates.last().copied())
+        .expect("a key has base runs");
+    let conditions = conditions::list(&reference.conditions, &head.conditions);
     let like_for_like = !conditions.iter().any(|c| c.judged && c.differs);
-    let gpu_both =
-        base.analysis.gpu_projection_available() && head.analysis.gpu_projection_available();
+    // With no base run of the head's conditions, the numbers are still shown against the
+    // newest base run (labelled "not like for like"), with no verdict.
+    let against: Vec<&RunLevel> = if used.is_empty() {
+        vec![reference]
+    } else {
+        used.clone()
+    };
+    let gpu_both = head.gpu_available && against.iter().any(|r| r.gpu_available);
     RunComparison {
-        base: run_ref(base),
-        head: run_ref(head),
+        key: head.key.clone(),
+        heads: heads.iter().map(|r| r.run.clone()).collect(),
+        base: reference.run.clone(),
+        history: chosen.history,
         like_for_like,
         conditions,
-        measures: vec![
-            measure(MeasureName::HostInclusive, base.analysis, head.analysis),
-            measure(MeasureName::GpuProjected, base.analysis, head.analysis),
-        ],
-        host_ranges: ranges::host(base.analysis, head.analysis),
-        gpu_ranges: gpu_both.then(|| ranges::gpu(base.analysis, head.analysis)),
-        gpu_work: gpu_work::changes(
-            base.analysis.gpu_work.as_ref(),
-            head.analysis.gpu_work.as_ref(),
-        ),
+        measures: [MeasureName::HostInclusive, MeasureName::GpuProjected]
+            .into_iter()
+            .map(|m| {
+                let mut measure = measures::measure(m, heads, &against, reference, floor);
+                if used.is_empty() && measure.verdict.is_some() {
+                    measure.note = Some(
+                        "no base run has the head's conditions: compared with the newest base run, whose conditions differ; the run-to-run noise is unknown".to_owned(),
+                    );
+                }
+                measure
+            })
+            .collect(),
+        host_ranges: ranges::changes(heads, &against, ranges::Clock::HostExclusive, floor),
+        gpu_ranges: gpu_both
+            .then(|| ranges::changes(heads, &against, ranges::Clock::GpuProjected, floor)),
+        gpu_work: gpu_work::changes(reference.gpu_work.as_ref(), head.gpu_work.as_ref()),
     }
-}
-
-pub fn run_ref(side: Side<'_>) -> RunRef {
-    let run = &side.analysis.run;
-    RunRef {
-        profile_name: run.profile_name.clone(),
-        target: target_name(side.analysis),
-        run_id: run.run_id.clone(),
-        git_commit: run.git_commit.clone(),
-        analysis_path: side.path.to_owned(),
-    }
-}
-
-/// `run.target.name`, when the target is a mapping with a string name.
-pub fn target_name(a: &Analysis) -> Option<String> {
-    a.run
-        .target
-        .as_ref()
-        .and_then(|t| t.get("name"))
-        .and_then(serde_json::Value::as_str)
-        .map(str::to_owned)
-}
-
-/// The counted iterations' durations of a measure: complete, not duplicate; for the GPU
-/// projection, those that launched GPU work.
-pub fn samples(a: &Analysis, name: MeasureName) -> Vec<f64> {
-    a.counted_iterations()
-        .filter_map(|i| match name {
-            MeasureName::HostInclusive => Some(i.host.inclusive_ns as f64),
-            MeasureName::GpuProjected => i.gpu_projection.as_ref().map(|g| g.projected_ns as f64),
-        })
-        .collect()
-}
-
-fn side_summary(values: &[f64]) -> Option<SideSummary> {
-    if values.is_empty() {
-        return None;
-    }
-    let sample = crate::stats::Sample::new(values.iter().map(|&v| v as i64).collect());
-    Some(SideSummary {
-        count: values.len() as u64,
-        median_ns: sample.median(),
-    })
-}
-
-/// One measure of both runs: medians, change, interval and verdict, or a note saying why not.
-fn measure(name: MeasureName, base: &Analysis, head: &Analysis) -> Measure {
-    let empty = |note: String| Measure {
-        name,
-        base: None,
-        head: None,
-        change_pct: None,
-        interval_pct: None,
-        verdict: None,
-        note: Some(note),
-    };
-    if name == MeasureName::GpuProjected {
-        match (
-            base.gpu_projection_available(),
-            head.gpu_projection_available(),
-        ) {
-            (true, true) => {}
-            (false, false) => return empty("no GPU projection in either run".into()),
-            (false, true) => return empty("no GPU projection in the base run".into()),
-            (true, false) => return empty("no GPU projection in the head run".into()),
-        }
-    }
-    let (b, h) = (samples(base, name), samples(head, name));
-    let mut m = Measure {
-        name,
-        base: side_summary(&b),
-        head: side_summary(&h),
-        change_pct: None,
-        interval_pct: None,
-        verdict: None,
-        note: None,
-    };
-    let what = match name {
-        MeasureName::HostInclusive => "complete iterations",
-        MeasureName::GpuProjected => "complete iterations that launched GPU work",
-    };
-    let Some(shift) = interval::shift(&b, &h) else {
-        m.note = Some(format!(
-            "nothing to compare: {} {what} in the base run, {} in the head run",
-            b.len(),
-            h.len()
-        ));
-        return m;
-    };
-    m.change_pct = Some(percent(shift.ratio));
-    match shift.interval {
-        Some((lo, hi)) => {
-            let (lo, hi) = (percent(lo), percent(hi));
-            m.interval_pct = Some([lo, hi]);
-            m.verdict = Some(if lo > 0.0 {
-                ChangeVerdict::Slower
-            } else if hi < 0.0 {
-                ChangeVerdict::Faster
-            } else {
-                ChangeVerdict::WithinNoise
-            });
-        }
-        None => {
-            m.verdict = Some(ChangeVerdict::WithinNoise);
-            m.note = Some(format!(
-                "{} and {} {what} are too few for a 95 % interval (4 a side at least)",
-                b.len(),
-                h.len()
-            ));
-        }
-    }
-    m
-}
-
-/// A ratio as a change in %, rounded to 0.01 % so that comparison.json stays readable.
-fn percent(ratio: f64) -> f64 {
-    ((ratio - 1.0) * 10_000.0).round() / 100.0
 }

@@ -1,81 +1,106 @@
-//! Range by range: host exclusive time (and GPU-projected time) per counted iteration, base
-//! against head, the largest changes first; ranges only one run has are new or gone.
+//! Range by range: host exclusive time (and GPU-projected time) per counted iteration of the
+//! head runs against the history of each range, the largest changes first; ranges only the
+//! head or the newest base run has are new or gone.
 //!
-//! analysis.json keeps each range's totals over the counted iterations, not its per-iteration
-//! samples, so these changes have no interval: they point at where a change of the measures
-//! above comes from, they do not establish one.
+//! analysis.json keeps each range's total over the counted iterations, so a run's value of a
+//! range is that total over its counted iterations (a mean, not a median). Each range is then
+//! judged as a measure is ([`super::noise`]), and with dozens of ranges some would fall
+//! outside their interval by chance alone: the p-values of a run's ranges go through
+//! Benjamini and Hochberg's procedure at [`FALSE_DISCOVERY_RATE`], and only the discoveries
+//! (at least the noise floor too) are `slower` or `faster`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use crate::artifact::comparison::{RangeChange, RangeChanges, RangeOnly};
-use crate::artifact::Analysis;
+use super::measures::verdict;
+use super::noise::{self, benjamini_hochberg};
+use super::run_level::RunLevel;
+use crate::artifact::comparison::{ChangeVerdict, RangeChange, RangeChanges, RangeOnly};
 
-/// Host exclusive time per counted iteration (exclusive times add up, inclusive ones do not).
-pub fn host(base: &Analysis, head: &Analysis) -> RangeChanges {
-    let totals = |a: &Analysis| -> BTreeMap<String, i64> {
-        a.host_ranges
-            .iter()
-            .map(|r| (r.name.clone(), r.exclusive.total_ns))
-            .collect()
-    };
-    changes(&totals(base), base.counted(), &totals(head), head.counted())
+/// The false-discovery rate over one run's ranges.
+pub const FALSE_DISCOVERY_RATE: f64 = 0.05;
+
+/// Which of a run's range tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// Host exclusive time (exclusive times add up, inclusive ones do not).
+    HostExclusive,
+    /// GPU-projected time.
+    GpuProjected,
 }
 
-/// GPU-projected time per counted iteration.
-pub fn gpu(base: &Analysis, head: &Analysis) -> RangeChanges {
-    let totals = |a: &Analysis| -> BTreeMap<String, i64> {
-        a.gpu_projected_ranges
-            .iter()
-            .map(|r| (r.name.clone(), r.projected.total_ns))
-            .collect()
-    };
-    changes(&totals(base), base.counted(), &totals(head), head.counted())
-}
-
-fn per_iteration(total: i64, iterations: u64) -> f64 {
-    if iterations == 0 {
-        0.0
-    } else {
-        total as f64 / iterations as f64
+fn table(run: &RunLevel, clock: Clock) -> &BTreeMap<String, f64> {
+    match clock {
+        Clock::HostExclusive => &run.host_ranges,
+        Clock::GpuProjected => &run.gpu_ranges,
     }
 }
 
-fn changes(
-    base: &BTreeMap<String, i64>,
-    base_iterations: u64,
-    head: &BTreeMap<String, i64>,
-    head_iterations: u64,
-) -> RangeChanges {
+/// Every range of the head runs against the used base runs (oldest first).
+pub fn changes(heads: &[&RunLevel], used: &[&RunLevel], clock: Clock, floor: f64) -> RangeChanges {
+    let head_names: BTreeSet<&String> = heads.iter().flat_map(|r| table(r, clock).keys()).collect();
     let mut changed = Vec::new();
+    let mut p_values = Vec::new();
     let mut new = Vec::new();
-    let mut gone = Vec::new();
-    for (name, &h) in head {
-        let h = per_iteration(h, head_iterations);
-        match base.get(name) {
-            Some(&b) => {
-                let b = per_iteration(b, base_iterations);
-                changed.push(RangeChange {
-                    name: name.clone(),
-                    base_per_iteration_ns: b,
-                    head_per_iteration_ns: h,
-                    change_ns: h - b,
-                    change_pct: (b > 0.0).then(|| ((h / b - 1.0) * 10_000.0).round() / 100.0),
-                });
-            }
-            None => new.push(RangeOnly {
-                name: name.clone(),
-                per_iteration_ns: h,
-            }),
-        }
-    }
-    for (name, &b) in base {
-        if !head.contains_key(name) {
-            gone.push(RangeOnly {
-                name: name.clone(),
-                per_iteration_ns: per_iteration(b, base_iterations),
+    for name in &head_names {
+        let head: Vec<f64> = heads
+            .iter()
+            .filter_map(|r| table(r, clock).get(*name).copied())
+            .collect();
+        let base: Vec<f64> = used
+            .iter()
+            .filter_map(|r| table(r, clock).get(*name).copied())
+            .collect();
+        let head_value = geometric_mean(&head);
+        if base.is_empty() {
+            new.push(RangeOnly {
+                name: (*name).clone(),
+                per_iteration_ns: head_value,
             });
+            continue;
         }
+        let judgement = noise::judge(&base, &head).expect("both sides have values");
+        let base_value = geometric_mean(&base);
+        let change_ns = head_value - base_value;
+        p_values.push(judgement.p_value);
+        changed.push(RangeChange {
+            name: (*name).clone(),
+            base_per_iteration_ns: base_value,
+            head_per_iteration_ns: head_value,
+            change_ns,
+            change_pct: (base_value > 0.0).then(|| super::history::percent(judgement.ratio)),
+            base_runs: base.len() as u64,
+            p_value: judgement.p_value,
+            verdict: ChangeVerdict::NoiseUnknown,
+        });
     }
+    // The false-discovery rate over the ranges with a p-value.
+    let known: Vec<usize> = (0..changed.len())
+        .filter(|&i| p_values[i].is_some())
+        .collect();
+    let ps: Vec<f64> = known.iter().map(|&i| p_values[i].unwrap_or(1.0)).collect();
+    let discoveries = benjamini_hochberg(&ps, FALSE_DISCOVERY_RATE);
+    for (k, &i) in known.iter().enumerate() {
+        let r = &mut changed[i];
+        let ratio = if r.base_per_iteration_ns > 0.0 {
+            r.head_per_iteration_ns / r.base_per_iteration_ns
+        } else {
+            1.0
+        };
+        r.verdict = verdict(ratio, discoveries[k], floor);
+    }
+    let gone: Vec<RangeOnly> = used
+        .last()
+        .map(|newest| {
+            table(newest, clock)
+                .iter()
+                .filter(|(name, _)| !head_names.contains(name))
+                .map(|(name, &v)| RangeOnly {
+                    name: name.clone(),
+                    per_iteration_ns: v,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     changed.sort_by(|x, y| {
         y.change_ns
             .abs()
@@ -87,14 +112,18 @@ fn changes(
             .total_cmp(&x.per_iteration_ns)
             .then_with(|| x.name.cmp(&y.name))
     };
+    let (mut new, mut gone) = (new, gone);
     new.sort_by(largest);
     gone.sort_by(largest);
-    RangeChanges {
-        base_iterations,
-        head_iterations,
-        changed,
-        new,
-        gone,
+    RangeChanges { changed, new, gone }
+}
+
+/// The geometric mean of positive values (each at least 1 ns), or the value itself for one.
+fn geometric_mean(values: &[f64]) -> f64 {
+    match values {
+        [] => 0.0,
+        [one] => *one,
+        _ => (values.iter().map(|v| v.max(1.0).ln()).sum::<f64>() / values.len() as f64).exp(),
     }
 }
 
@@ -103,28 +132,29 @@ mod tests {
     use super::*;
     use crate::compare::fake::analysis;
 
+    fn level(host: &[i64], ranges: &[(&str, i64)]) -> RunLevel {
+        RunLevel::of(&analysis(host, ranges, false), "a.json")
+    }
+
     #[test]
     fn largest_change_first_then_new_and_gone() {
-        let base = analysis(
+        let base = level(
             &[3_000_000; 4],
             &[
                 ("inference", 4_000_000),
                 ("pre", 1_000_000),
                 ("old", 400_000),
             ],
-            false,
         );
-        let head = analysis(
+        let head = level(
             &[3_000_000; 5],
             &[
                 ("inference", 10_000_000),
                 ("pre", 1_000_000),
                 ("new", 50_000),
             ],
-            false,
         );
-        let c = host(&base, &head);
-        assert_eq!((c.base_iterations, c.head_iterations), (4, 5));
+        let c = changes(&[&head], &[&base], Clock::HostExclusive, 0.01);
         let names: Vec<&str> = c.changed.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["inference", "pre"]);
         // 4 ms over 4 iterations, 10 ms over 5: 1 ms to 2 ms per iteration.
@@ -132,8 +162,31 @@ mod tests {
         assert_eq!(c.changed[0].head_per_iteration_ns, 2_000_000.0);
         assert_eq!(c.changed[0].change_pct, Some(100.0));
         assert_eq!(c.changed[1].change_pct, Some(-20.0));
+        // One base run: no noise known, so no verdict either way.
+        assert!(c
+            .changed
+            .iter()
+            .all(|r| r.verdict == ChangeVerdict::NoiseUnknown));
         assert_eq!(c.new[0].name, "new");
         assert_eq!(c.gone[0].name, "old");
         assert_eq!(c.gone[0].per_iteration_ns, 100_000.0);
+    }
+
+    #[test]
+    fn a_history_gives_each_range_a_verdict_under_the_false_discovery_rate() {
+        let noisy = |k: i64| {
+            level(
+                &[3_000_000; 4],
+                &[("a", 4_000_000 + k * 20_000), ("b", 1_000_000 - k * 5_000)],
+            )
+        };
+        let history: Vec<RunLevel> = (0..8).map(|k| noisy(k % 4)).collect();
+        let used: Vec<&RunLevel> = history.iter().collect();
+        let head = level(&[3_000_000; 4], &[("a", 4_800_000), ("b", 990_000)]);
+        let c = changes(&[&head], &used, Clock::HostExclusive, 0.01);
+        let verdict = |name: &str| c.changed.iter().find(|r| r.name == name).unwrap().verdict;
+        assert_eq!(verdict("a"), ChangeVerdict::Slower);
+        assert_eq!(verdict("b"), ChangeVerdict::WithinNoise);
+        assert!(c.changed.iter().all(|r| r.base_runs == 8));
     }
 }

@@ -1,11 +1,16 @@
-//! The base branch's artifact (`--baseline auto`): a workflow's successful runs, a run's
-//! artifacts, and an artifact's zip.
+//! The base branch's history (`--baseline auto`): the newest successful push runs of a
+//! workflow on a branch, the artifacts of those runs, and an artifact's zip.
+//!
+//! Few calls: one page of runs (100, newest first) and one page of the repository's
+//! artifacts of the name (100, newest first) find the runs and their artifacts, then one
+//! call per download: about N + 2 API requests for N runs.
 //!
 //! `GET /repos/O/R/actions/artifacts/ID/zip` answers with a redirect to a storage host (the
 //! URL is good for a minute). It is followed here, once, with a client that has no token
 //! layer at all: the storage host never sees the token, whatever host it is on. The zip is
 //! streamed to a file, up to a bound.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 
 use http::{Method, Uri};
@@ -16,6 +21,9 @@ use super::client::Client;
 use super::error::PostError;
 use super::repo::Repo;
 use super::transport::{error_text, Reply};
+
+/// Pages of runs, or of artifacts, read at most.
+const MAX_LIST_PAGES: usize = 10;
 
 /// A workflow run as far as the baseline needs it.
 #[derive(Debug, Clone, Deserialize)]
@@ -28,6 +36,10 @@ pub struct WorkflowRun {
     pub html_url: Option<String>,
     #[serde(default)]
     pub event: Option<String>,
+    #[serde(default)]
+    pub conclusion: Option<String>,
+    #[serde(default)]
+    pub created_at: Option<String>,
     #[serde(default)]
     pub head_repository: Option<NamedRepo>,
 }
@@ -46,6 +58,15 @@ pub struct Artifact {
     pub expired: bool,
     #[serde(default)]
     pub size_in_bytes: Option<u64>,
+    /// The run that uploaded it.
+    #[serde(default)]
+    pub workflow_run: Option<ArtifactRun>,
+}
+
+/// `artifacts[].workflow_run`: the run that uploaded an artifact.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ArtifactRun {
+    pub id: u64,
 }
 
 #[derive(Deserialize)]
@@ -73,74 +94,77 @@ fn encode(value: &str) -> String {
 }
 
 impl Client {
-    async fn get_json<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, PostError> {
-        let url = self.url(path);
-        let reply = self.request(Method::GET, &url, None).await?;
-        if reply.status != 200 {
-            return Err(self.failure("GET", &url, &reply));
-        }
-        self.parse("GET", &url, &reply)
-    }
-
-    /// Successful runs of `workflow` (a file name or an ID) on `branch`, newest first (one
-    /// page of 100); only those at `head_sha` when given. Runs of pull requests (a fork's
-    /// branch may have the base branch's name) and of other repositories are left out.
-    pub async fn successful_runs(
+    /// The newest successful runs of `workflow` (a file name or an ID) that ran on `push` to
+    /// `branch` of `repo` itself, newest first: a pull request's run (whose branch may have
+    /// the base branch's name, in a fork) or another repository's is never one of them. Pages
+    /// are read until `enough` says the runs found so far are, or the list ends.
+    pub async fn push_runs(
         &self,
         repo: &Repo,
         workflow: &str,
         branch: &str,
-        head_sha: Option<&str>,
+        enough: impl Fn(&[WorkflowRun]) -> bool,
     ) -> Result<Vec<WorkflowRun>, PostError> {
-        let mut path = format!(
-            "/repos/{}/{}/actions/workflows/{}/runs?branch={}&status=success&per_page=100",
+        let url = self.url(&format!(
+            "/repos/{}/{}/actions/workflows/{}/runs?branch={}&event=push&status=success&per_page=100",
             repo.owner,
             repo.name,
             encode(workflow),
             encode(branch)
-        );
-        if let Some(sha) = head_sha {
-            path.push_str(&format!("&head_sha={}", encode(sha)));
-        }
-        let runs: Runs = self.get_json(&path).await?;
+        ));
         let full_name = repo.to_string();
-        Ok(runs
-            .workflow_runs
-            .into_iter()
-            .filter(|r| {
-                !r.event
-                    .as_deref()
-                    .is_some_and(|e| e.starts_with("pull_request"))
-            })
-            .filter(|r| {
-                r.head_repository
-                    .as_ref()
-                    .and_then(|h| h.full_name.as_deref())
-                    .is_none_or(|n| n.eq_ignore_ascii_case(&full_name))
-            })
-            .filter(|r| head_sha.is_none_or(|s| r.head_sha.eq_ignore_ascii_case(s)))
-            .collect())
+        let mut found = Vec::new();
+        self.pages(url, MAX_LIST_PAGES, |page: Runs| {
+            found.extend(page.workflow_runs.into_iter().filter(|r| {
+                r.event.as_deref() == Some("push")
+                    && r.conclusion.as_deref().is_none_or(|c| c == "success")
+                    && r.head_branch.as_deref() == Some(branch)
+                    && r.head_repository
+                        .as_ref()
+                        .and_then(|h| h.full_name.as_deref())
+                        .is_none_or(|n| n.eq_ignore_ascii_case(&full_name))
+            }));
+            !enough(&found)
+        })
+        .await?;
+        Ok(found)
     }
 
-    /// The run's artifacts named `name`.
-    pub async fn run_artifacts(
+    /// The repository's artifacts named `name` uploaded by the runs `run_ids`, by run: the
+    /// unexpired one when a run has several. Pages of artifacts (newest first) are read
+    /// until every run has one or the list ends.
+    pub async fn artifacts_of_runs(
         &self,
         repo: &Repo,
-        run_id: u64,
         name: &str,
-    ) -> Result<Vec<Artifact>, PostError> {
-        let path = format!(
-            "/repos/{}/{}/actions/runs/{run_id}/artifacts?name={}&per_page=100",
+        run_ids: &[u64],
+    ) -> Result<BTreeMap<u64, Artifact>, PostError> {
+        let url = self.url(&format!(
+            "/repos/{}/{}/actions/artifacts?name={}&per_page=100",
             repo.owner,
             repo.name,
             encode(name)
-        );
-        let list: Artifacts = self.get_json(&path).await?;
-        Ok(list
-            .artifacts
-            .into_iter()
-            .filter(|a| a.name == name)
-            .collect())
+        ));
+        let mut by_run: BTreeMap<u64, Artifact> = BTreeMap::new();
+        self.pages(url, MAX_LIST_PAGES, |page: Artifacts| {
+            for a in page.artifacts.into_iter().filter(|a| a.name == name) {
+                let Some(run) = a.workflow_run.as_ref().map(|r| r.id) else {
+                    continue;
+                };
+                if !run_ids.contains(&run) {
+                    continue;
+                }
+                let better = by_run
+                    .get(&run)
+                    .is_none_or(|kept| kept.expired && !a.expired);
+                if better {
+                    by_run.insert(run, a);
+                }
+            }
+            run_ids.iter().any(|id| !by_run.contains_key(id))
+        })
+        .await?;
+        Ok(by_run)
     }
 
     /// Downloads the artifact's zip into `out`, at most `cap` bytes: asks the API (with the
@@ -231,11 +255,12 @@ impl Client {
             }
             Ok(written)
         };
-        match tokio::time::timeout(self.config().budget, exchange).await {
+        let deadline = self.config().deadline;
+        match tokio::time::timeout(deadline.left(), exchange).await {
             Ok(r) => r,
-            Err(_) => Err(fail(format!(
-                "no complete download within {} s",
-                self.config().budget.as_secs()
+            Err(_) => Err(PostError::OutOfTime(format!(
+                "the artifact's download did not end before {}",
+                deadline.describe()
             ))),
         }
     }

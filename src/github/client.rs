@@ -100,13 +100,13 @@ impl Client {
         comment
     }
 
-    /// Waits before another try, or refuses when that would pass the budget.
+    /// Waits before another try, or refuses when that would pass the deadline.
     pub async fn sleep(&self, wait: Duration, reason: &str) -> Result<(), PostError> {
         self.retry.sleep(wait, reason).await
     }
 
     /// Sends an idempotent request (GET, PATCH, DELETE), retrying 5xx, timeouts and rate
-    /// limits within the tries and the budget.
+    /// limits within the tries and the deadline.
     pub(super) async fn request(
         &self,
         method: Method,
@@ -168,28 +168,63 @@ impl Client {
         })
     }
 
-    /// Every comment of the pull request, following `link: rel="next"` as given; a server
-    /// that sends no `link` (Gitea, Forgejo) returned them all at once.
-    pub async fn list_comments(&self, repo: &Repo, pr: u64) -> Result<Vec<Comment>, PostError> {
-        let mut url = self.url(&format!("{}?per_page=100", self.comments_path(repo, pr)));
-        let mut all = Vec::new();
-        for _ in 0..MAX_PAGES {
+    /// Pages of a list from `url` on, following `link: rel="next"` as given, each parsed as
+    /// `T` and handed to `page`, until it returns `false`, there is no next page (a server
+    /// that sends no `link`, such as Gitea, returned everything at once), or `max_pages`
+    /// were read (`Ok(false)`: there was more). A next page already read (a server whose
+    /// pages loop) is an error; every request is within the client's deadline.
+    pub(super) async fn pages<T: serde::de::DeserializeOwned>(
+        &self,
+        mut url: String,
+        max_pages: usize,
+        mut page: impl FnMut(T) -> bool,
+    ) -> Result<bool, PostError> {
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..max_pages {
+            seen.insert(url.clone());
             let reply = self.request(Method::GET, &url, None).await?;
             if reply.status != 200 {
                 return Err(self.failure("GET", &url, &reply));
             }
-            let page: Vec<Comment> = self.parse("GET", &url, &reply)?;
-            all.extend(page.into_iter().map(|c| self.redacted(c)));
+            if !page(self.parse("GET", &url, &reply)?) {
+                return Ok(true);
+            }
             match next_link(&reply.headers) {
+                Some(next) if seen.contains(&next) => {
+                    return Err(PostError::Response {
+                        method: "GET".into(),
+                        path: self.display_path(&url),
+                        message: format!(
+                            "its next page is {}, a page already read: the pages loop",
+                            self.display_path(&next)
+                        ),
+                    })
+                }
                 Some(next) => url = next,
-                None => return Ok(all),
+                None => return Ok(true),
             }
         }
-        Err(PostError::Response {
-            method: "GET".into(),
-            path: self.display_path(&url),
-            message: format!("more than {MAX_PAGES} pages of comments"),
-        })
+        Ok(false)
+    }
+
+    /// Every comment of the pull request, every page.
+    pub async fn list_comments(&self, repo: &Repo, pr: u64) -> Result<Vec<Comment>, PostError> {
+        let url = self.url(&format!("{}?per_page=100", self.comments_path(repo, pr)));
+        let mut all = Vec::new();
+        let complete = self
+            .pages(url.clone(), MAX_PAGES, |page: Vec<Comment>| {
+                all.extend(page.into_iter().map(|c| self.redacted(c)));
+                true
+            })
+            .await?;
+        if !complete {
+            return Err(PostError::Response {
+                method: "GET".into(),
+                path: self.display_path(&url),
+                message: format!("more than {MAX_PAGES} pages of comments"),
+            });
+        }
+        Ok(all)
     }
 
     /// One POST: a create is never sent twice by this function.
@@ -283,17 +318,12 @@ impl Client {
             #[serde(rename = "ref", default)]
             branch: Option<String>,
         }
-        let mut url = self.url(&format!(
+        let url = self.url(&format!(
             "/repos/{}/{}/pulls?state=open&per_page=100",
             repo.owner, repo.name
         ));
         let mut found: Option<OpenPull> = None;
-        for _ in 0..MAX_PAGES {
-            let reply = self.request(Method::GET, &url, None).await?;
-            if reply.status != 200 {
-                return Err(self.failure("GET", &url, &reply));
-            }
-            let pulls: Vec<Pull> = self.parse("GET", &url, &reply)?;
+        self.pages(url, MAX_PAGES, |pulls: Vec<Pull>| {
             for p in pulls {
                 let matches = p
                     .head
@@ -312,11 +342,9 @@ impl Client {
                     });
                 }
             }
-            match next_link(&reply.headers) {
-                Some(next) => url = next,
-                None => break,
-            }
-        }
+            true
+        })
+        .await?;
         Ok(found)
     }
 }

@@ -1,8 +1,8 @@
 //! What a [`super::Client`] is built from ([`ClientConfig`]): the API, the token, the tries
-//! and the time limits. The transport reads the URL, the token and the timeouts; the retry
-//! policy the tries and the budget.
+//! and the time limits. The transport reads the URL, the token, the timeouts and the
+//! deadline; the retry policy the tries and the deadline.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::token::Token;
 
@@ -17,9 +17,61 @@ pub struct ClientConfig {
     pub token: Token,
     /// Tries of one request (1 = no retry).
     pub max_tries: u32,
-    /// All waiting between tries together stays under this.
-    pub budget: Duration,
+    /// The stage's deadline: every request, page, redirect, wait and byte of a body ends
+    /// before it.
+    pub deadline: Deadline,
     pub connect_timeout: Duration,
-    /// One request, from sending it to the last byte of the response.
+    /// One request, from sending it to the last byte of the response (and never past the
+    /// deadline).
     pub request_timeout: Duration,
+}
+
+impl ClientConfig {
+    /// A client for a stage of `limit` from now, named by its option (`--post-timeout`) in
+    /// the messages: one request gets at most half of it (30 s at most), a connection 10 s.
+    pub fn for_stage(api_url: String, token: Token, limit: Duration, option: &'static str) -> Self {
+        ClientConfig {
+            api_url,
+            token,
+            max_tries: 3,
+            deadline: Deadline::after(limit, option),
+            connect_timeout: (limit / 2).min(Duration::from_secs(10)),
+            request_timeout: (limit / 2).min(Duration::from_secs(30)),
+        }
+    }
+}
+
+/// When a stage must be over: a wall-clock time, and how it was given.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadline {
+    pub at: Instant,
+    /// The limit it was set from.
+    pub limit: Duration,
+    /// The option that sets it (`--post-timeout`).
+    pub option: &'static str,
+}
+
+impl Deadline {
+    /// `limit` from now.
+    pub fn after(limit: Duration, option: &'static str) -> Self {
+        Deadline {
+            at: Instant::now() + limit,
+            limit,
+            option,
+        }
+    }
+
+    /// The time left (zero once passed).
+    pub fn left(&self) -> Duration {
+        self.at.saturating_duration_since(Instant::now())
+    }
+
+    /// For messages: `the time limit of 60 s (--post-timeout)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "the time limit of {} s ({})",
+            self.limit.as_secs_f64().ceil(),
+            self.option
+        )
+    }
 }

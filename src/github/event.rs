@@ -94,8 +94,9 @@ pub fn parse(name: &str, event: &Value) -> Result<EventPr, String> {
     }
 }
 
-/// What `--baseline auto` needs of the event: the pull request's base branch and commit, and
-/// for a `workflow_run` the workflow file of the run that triggered it.
+/// What `--baseline auto` needs of the event: the pull request's base branch and commit, for
+/// a `workflow_run` the workflow file of the run that triggered it, and for a `push` the
+/// branch pushed to.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BaseOf {
     pub base_ref: Option<String>,
@@ -105,6 +106,9 @@ pub struct BaseOf {
     /// `workflow_run.head_sha` when the run lists no pull request (a fork's): the pull
     /// request, and so its base, is found by this head commit.
     pub head_sha: Option<String>,
+    /// `push`: the branch pushed to (`ref` `refs/heads/NAME`), whose own history the run is
+    /// compared with.
+    pub pushed_branch: Option<String>,
 }
 
 /// The base of the event's pull request (reads the event file); an empty [`BaseOf`] when the
@@ -140,6 +144,11 @@ pub fn base_of(event_name: Option<&str>, event_path: Option<&Path>) -> Result<Ba
             Ok(EventPr::HeadSha(sha)) => Some(sha),
             _ => None,
         },
+        pushed_branch: (name == "push")
+            .then(|| text(event.get("ref")))
+            .flatten()
+            .and_then(|r| r.strip_prefix("refs/heads/").map(str::to_owned))
+            .filter(|b| !b.is_empty()),
     })
 }
 

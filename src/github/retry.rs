@@ -1,20 +1,20 @@
-//! The retry policy: what is tried again, after how long, and within what budget.
+//! The retry policy: what is tried again, after how long, and before what deadline.
 //!
 //! A transport failure or a timeout, a 5xx, a 429 and a 403 for a rate limit are tried again
 //! ([`retry_wait`]): after `retry-after`, else `x-ratelimit-reset`, else a backoff that doubles
 //! from 1 s to 32 s (at least [`RATE_LIMIT_WAIT`] for a rate limit). Every other reply is
 //! final, and so is a reply over the transport's cap. A request gets at most
-//! [`ClientConfig::max_tries`] tries, and all waiting together stays within
-//! [`ClientConfig::budget`], counted from when the client was built ([`Retry::sleep`]).
+//! [`ClientConfig::max_tries`] tries, and no wait goes past [`ClientConfig::deadline`]
+//! ([`Retry::sleep`]).
 //! [`Retry::request`] retries only idempotent requests; a create is tried once with
 //! [`try_once`] and its caller decides what to do when that may or may not have worked.
 
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use http::Method;
 use serde_json::Value;
 
-use super::config::ClientConfig;
+use super::config::{ClientConfig, Deadline};
 use super::error::PostError;
 use super::transport::{message_of, Reply, SendError, Transport};
 use crate::say::say;
@@ -34,34 +34,30 @@ pub(super) enum Try {
     Fail(PostError),
 }
 
-/// The tries and the time budget of one client.
+/// The tries and the deadline of one client.
 pub(super) struct Retry {
     /// Tries of one request (1 = no retry).
     max_tries: u32,
-    /// All waiting between tries together stays under this.
-    budget: Duration,
-    /// When the budget started: when the client was built.
-    started: Instant,
+    /// No wait goes past it.
+    deadline: Deadline,
 }
 
 impl Retry {
-    /// The policy of `config`, its budget starting now.
+    /// The policy of `config`.
     pub(super) fn new(config: &ClientConfig) -> Self {
         Retry {
             max_tries: config.max_tries,
-            budget: config.budget,
-            started: Instant::now(),
+            deadline: config.deadline,
         }
     }
 
-    /// Waits before another try, or refuses when that would pass the budget.
+    /// Waits before another try, or refuses when that would pass the deadline.
     pub(super) async fn sleep(&self, wait: Duration, reason: &str) -> Result<(), PostError> {
-        let left = self.budget.saturating_sub(self.started.elapsed());
-        if wait > left {
+        if wait > self.deadline.left() {
             return Err(PostError::OutOfTime(format!(
-                "{reason}; waiting {} s more would pass the post time limit of {} s (--post-timeout)",
+                "{reason}; waiting {} s more would pass {}",
                 wait.as_secs_f64().ceil(),
-                self.budget.as_secs()
+                self.deadline.describe()
             )));
         }
         say!(
@@ -73,7 +69,7 @@ impl Retry {
     }
 
     /// Sends an idempotent request (GET, PATCH, DELETE), retrying 5xx, timeouts and rate
-    /// limits within the tries and the budget.
+    /// limits within the tries and the deadline.
     pub(super) async fn request(
         &self,
         transport: &Transport,

@@ -33,7 +33,7 @@ use octocrab::service::middleware::extra_headers::ExtraHeadersLayer;
 use octocrab::{AuthState, Octocrab, OctocrabBuilder};
 use serde_json::Value;
 
-use super::config::ClientConfig;
+use super::config::{ClientConfig, Deadline};
 use super::error::PostError;
 use super::token::Token;
 
@@ -86,6 +86,8 @@ pub(super) struct Transport {
     token: Token,
     /// One request, from sending it to the last byte of the response.
     request_timeout: Duration,
+    /// No request goes past it.
+    deadline: Deadline,
 }
 
 impl Transport {
@@ -136,6 +138,7 @@ impl Transport {
             base,
             token: config.token.clone(),
             request_timeout: config.request_timeout,
+            deadline: config.deadline,
         })
     }
 
@@ -233,8 +236,16 @@ impl Transport {
                 body: bytes,
             })
         };
-        match tokio::time::timeout(self.request_timeout, exchange).await {
+        // The request's own limit, or the stage's deadline when that comes first: then the
+        // stage is over, and no other try is made.
+        let stage_ends = self.deadline.left() <= self.request_timeout;
+        match tokio::time::timeout(self.request_timeout.min(self.deadline.left()), exchange).await {
             Ok(r) => r,
+            Err(_) if stage_ends => Err(SendError::Final(PostError::OutOfTime(format!(
+                "{method} {}: no complete response before {}",
+                self.display_path(url),
+                self.deadline.describe()
+            )))),
             Err(_) => Err(again(format!(
                 "no response within {} s",
                 self.request_timeout.as_secs()
@@ -410,14 +421,12 @@ pub(super) mod tests {
 
     /// The settings of a client of `url`, with a token that must never be printed.
     pub(in crate::github) fn config(url: &str) -> ClientConfig {
-        ClientConfig {
-            api_url: url.into(),
-            token: Token::new("ghs_never_printed".into()),
-            max_tries: 3,
-            budget: Duration::from_secs(60),
-            connect_timeout: Duration::from_secs(10),
-            request_timeout: Duration::from_secs(30),
-        }
+        ClientConfig::for_stage(
+            url.into(),
+            Token::new("ghs_never_printed".into()),
+            Duration::from_secs(60),
+            "--post-timeout",
+        )
     }
 
     #[test]

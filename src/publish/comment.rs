@@ -194,20 +194,14 @@ fn target(settings: &PostSettings, env: &Environment) -> Result<Option<Target>, 
             token_hint(&settings.token_env)
         )));
     };
-    let budget = settings.timeout;
     let api_url = settings.api_url.trim();
-    let config = github::ClientConfig {
-        api_url: if api_url.is_empty() {
-            github::DEFAULT_API_URL.to_owned()
-        } else {
-            api_url.to_owned()
-        },
-        token,
-        max_tries: 3,
-        budget,
-        connect_timeout: (budget / 2).min(Duration::from_secs(10)),
-        request_timeout: (budget / 2).min(Duration::from_secs(30)),
+    let api_url = if api_url.is_empty() {
+        github::DEFAULT_API_URL.to_owned()
+    } else {
+        api_url.to_owned()
     };
+    let config =
+        github::ClientConfig::for_stage(api_url, token, settings.timeout, "--post-timeout");
     Ok(Some(Target {
         event,
         repo,

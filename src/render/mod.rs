@@ -98,6 +98,14 @@ pub struct Links {
     pub base_dir: Option<PathBuf>,
 }
 
+impl Links {
+    /// The repository's page (`https://github.com/OWNER/REPO`), where commits are linked:
+    /// the workflow run's page without its `/actions/runs/ID`.
+    pub fn repo_url(&self) -> Option<&str> {
+        self.run_url.as_deref()?.split("/actions/runs/").next()
+    }
+}
+
 impl RenderOptions {
     /// The same options within another budget.
     pub fn within(&self, budget: Budget) -> Self {

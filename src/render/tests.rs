@@ -525,25 +525,9 @@ proptest::proptest! {
     }
 }
 
-/// The comparison section: GPU measures and ranges, GPU work, not like for like, hostile
-/// names in ranges and conditions; it shrinks with the rest and never changes the gate.
-#[test]
-fn the_comparison_section_with_gpu_work_and_differences() {
-    use crate::artifact::GpuWork;
-    use crate::compare::{self, fake, Side};
-    let ranges = [("inference", 8_000_000), ("pre", 2_000_000)];
-    let mut base = fake::analysis(
-        &[2_500_000, 2_510_000, 2_490_000, 2_505_000, 2_495_000],
-        &ranges,
-        true,
-    );
-    let mut head = fake::analysis(
-        &[3_000_000, 3_010_000, 2_990_000, 3_005_000, 2_995_000],
-        &[("inference", 10_000_000), (HOSTILE, 500_000)],
-        true,
-    );
-    head.run.device = Some("cuda:1 @octocat".into());
-    let work = |total: i64| GpuWork {
+/// The GPU work of a run on one T4: one kernel of `total` ns, one copy.
+fn t4_work(total: i64) -> crate::artifact::GpuWork {
+    crate::artifact::GpuWork {
         devices: Some(vec![crate::artifact::GpuDevice {
             device: "NVIDIA T4 (0)".into(),
             name: Some("NVIDIA T4".into()),
@@ -572,52 +556,80 @@ fn the_comparison_section_with_gpu_work_and_differences() {
             bandwidth_bytes_per_s: None,
             pageable_host: false,
         }]),
-        ..GpuWork::default()
+        ..crate::artifact::GpuWork::default()
+    }
+}
+
+/// The comparison section: a history of base runs, GPU measures and ranges, GPU work, a base
+/// run left out for another device, hostile names in ranges and conditions; it shrinks with
+/// the rest and never changes the gate.
+#[test]
+fn the_comparison_section_with_a_history_gpu_work_and_differences() {
+    use crate::artifact::comparison::{BaselineKind, BaselineSource, ChangeVerdict};
+    use crate::compare::{self, fake, RunLevel, Settings};
+    let ranges = [("inference", 8_000_000), ("pre", 2_000_000)];
+    // Five base runs about 2.5 ms (one on another device), the head 20 % slower.
+    let mut bases = Vec::new();
+    for (k, offset) in [0i64, 10_000, -8_000, 4_000, -3_000]
+        .into_iter()
+        .enumerate()
+    {
+        let host: Vec<i64> = (0..5).map(|i| 2_500_000 + offset + i * 1_000).collect();
+        let mut base = fake::analysis(&host, &ranges, true);
+        base.gpu_work = Some(t4_work(1_000_000));
+        base.run.git_commit = Some(format!("{k}abcdef0123456789abcdef0123456789abcdef"));
+        if k == 1 {
+            base.run.device = Some("cuda:1 @octocat".into());
+        }
+        bases.push(RunLevel::of(&base, &format!("base/{k}/analysis.json")));
+    }
+    let mut head = fake::analysis(
+        &[3_000_000, 3_010_000, 2_990_000, 3_005_000, 2_995_000],
+        &[("inference", 10_000_000), (HOSTILE, 500_000)],
+        true,
+    );
+    head.gpu_work = Some(t4_work(1_400_000));
+    let source = BaselineSource {
+        kind: BaselineKind::Path,
+        paths: vec!["base".into()],
+        workflow: None,
+        branch: None,
+        artifact: None,
+        workflow_runs: Vec::new(),
+        analyses: Vec::new(),
     };
-    base.gpu_work = Some(work(1_000_000));
-    head.gpu_work = Some(work(1_400_000));
+    let heads = [RunLevel::of(&head, "/runs/r/analysis.json")];
     let c = compare::compare(
-        &[Side {
-            analysis: &head,
-            path: "/runs/r/analysis.json",
-        }],
-        &[Side {
-            analysis: &base,
-            path: "base/analysis.json",
-        }],
-        crate::artifact::comparison::BaselineSource {
-            kind: crate::artifact::comparison::BaselineKind::Path,
-            path: Some("base".into()),
-            workflow_run: None,
-            artifact: None,
-            analyses: Vec::new(),
-        },
+        &heads,
+        &bases,
+        source.clone(),
         Vec::new(),
+        Settings::default(),
     );
     let run = &c.runs[0];
-    assert!(!run.like_for_like);
-    assert_eq!(
-        run.measures[1].verdict,
-        Some(crate::artifact::comparison::ChangeVerdict::Slower)
-    );
+    assert!(run.like_for_like);
+    assert_eq!(run.history.used.len(), 4);
+    assert_eq!(run.history.left_out.len(), 1);
+    assert_eq!(run.measures[1].verdict, Some(ChangeVerdict::Slower));
     let outcomes = vec![outcome(head.clone())];
     let opts = options(&outcomes, Budget::comment());
-    let md = Renderer::new(&Template::builtin())
-        .unwrap()
-        .render_with(&outcomes, Some(&c), &opts)
-        .unwrap();
+    let render = |c, opts: &RenderOptions| {
+        Renderer::new(&Template::builtin())
+            .unwrap()
+            .render_with(&outcomes, Some(c), opts)
+            .unwrap()
+    };
+    let md = render(&c, &opts);
     assert_inert(&md);
+    assert!(md.contains("GPU projected +20.0\u{a0}% **slower**"), "{md}");
     assert!(
-        md.contains("⚠️ **not like for like** (device differs)"),
+        md.contains("1 base run is left out of the history: device differs from the head's."),
         "{md}"
     );
     assert!(
-        md.contains(
-            "| device | cuda:0 (NVIDIA T4) | cuda:1 @\u{200B}octocat (NVIDIA T4) | differs |"
-        ),
+        md.contains("| `1abcdef` |  | 2.51\u{a0}ms | 1.26\u{a0}ms | left out: device differs |"),
         "{md}"
     );
-    assert!(md.contains("GPU projected: slower (+20.0\u{a0}%)"), "{md}");
     assert!(
         md.contains("| kernel | gemm&lt;float, 2&gt; | 1.00\u{a0}ms | 1.40\u{a0}ms |"),
         "{md}"
@@ -633,14 +645,38 @@ fn the_comparison_section_with_gpu_work_and_differences() {
     );
     // The gate is the analysis's: not changed by a slower head.
     assert!(md.contains("# ✅ nsys-gate: gate passed"), "{md}");
-    // Shrunk to a tiny budget, the comparison's tables go with the others.
-    let small = Renderer::new(&Template::builtin())
-        .unwrap()
-        .render_with(&outcomes, Some(&c), &opts.within(Budget::Chars(6_000)))
-        .unwrap();
-    assert!(small.chars().count() <= 6_000);
-    assert!(small.contains("### Compared with the baseline"), "{small}");
     assert_one_unit_per_column(&md);
+    // Shrunk to a tiny budget, the comparison's tables go with the others.
+    let small = render(&c, &opts.within(Budget::Chars(6_000)));
+    assert!(small.chars().count() <= 6_000);
+    assert!(
+        small.contains("### Compared with the base branch"),
+        "{small}"
+    );
+    // Against the one run of another device only: not like for like, and no verdict.
+    let c = compare::compare(
+        &heads,
+        &bases[1..2],
+        source,
+        Vec::new(),
+        Settings::default(),
+    );
+    let md = render(&c, &opts);
+    assert_inert(&md);
+    assert!(
+        md.contains("⚠️ **not like for like** (device differs)"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| device | cuda:1 @\u{200B}octocat (NVIDIA T4) | cuda:0 (NVIDIA T4) | differs |"
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains("**noise unknown** (0 usable base runs; 3 needed)"),
+        "{md}"
+    );
 }
 
 /// Every column of every table in `md` shows its durations in one unit (`none`, `n/a` and

@@ -46,6 +46,12 @@ macro_rules! require_nsys {
             None => return,
         }
     };
+    ($version:expr, $otherwise:expr) => {
+        match $crate::common::nsys($version) {
+            Some(path) => path,
+            None => return $otherwise,
+        }
+    };
 }
 
 /// A real nsys whose install lacks some report scripts: a hard-linked copy of the project's
@@ -179,6 +185,49 @@ pub fn analyze(dir: &Path, nsys: &Path, args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run nsys-gate")
+}
+
+/// A fixture copied and analysed with `nsys` (a gating warning is fine: status 0 or 1).
+pub fn analysed(name: &str, nsys: &Path) -> Run {
+    let run = fixture(name);
+    let out = analyze(&run.dir, nsys, &[]);
+    assert!(
+        out.status.code() == Some(0) || out.status.code() == Some(1),
+        "{}",
+        stderr(&out)
+    );
+    run
+}
+
+/// An analysis.json (`bytes`) as another run of the same code would give it: every duration
+/// (`*_ns` but the start and end times) times `factor`, and `run_id` and `git_commit` set.
+pub fn rerun_of(bytes: &[u8], factor: f64, run_id: &str, commit: &str) -> Vec<u8> {
+    fn scale(v: &mut Value, factor: f64) {
+        match v {
+            Value::Object(map) => {
+                for (key, value) in map.iter_mut() {
+                    let duration = key.ends_with("_ns") && key != "start_ns" && key != "end_ns";
+                    match value {
+                        Value::Number(n) if duration => {
+                            *value = if let Some(i) = n.as_i64() {
+                                Value::from((i as f64 * factor).round() as i64)
+                            } else {
+                                Value::from(n.as_f64().unwrap_or(0.0) * factor)
+                            };
+                        }
+                        other => scale(other, factor),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|i| scale(i, factor)),
+            _ => {}
+        }
+    }
+    let mut analysis: Value = serde_json::from_slice(bytes).expect("an analysis.json");
+    scale(&mut analysis, factor);
+    analysis["run"]["run_id"] = Value::from(run_id);
+    analysis["run"]["git_commit"] = Value::from(commit);
+    serde_json::to_vec_pretty(&analysis).unwrap()
 }
 
 /// `nsys-gate run --no-post --run-dir DIR… --nsys NSYS ARGS…`, outside GitHub Actions.

@@ -140,8 +140,11 @@ pub struct State {
     /// name and the run's JSON (`id`, `head_sha`, `head_branch`, `event`, `status`, …), newest
     /// first.
     pub workflow_runs: Vec<(String, Value)>,
-    /// Artifacts by run id (`id`, `name`, `expired`, `size_in_bytes`).
+    /// Artifacts, newest first, with the id of the run that uploaded each (`id`, `name`,
+    /// `expired`, `size_in_bytes`; listed with `workflow_run.id` added).
     pub artifacts: Vec<(u64, Value)>,
+    /// Runs and artifacts per page at most (GitHub: 100).
+    pub list_page_cap: usize,
     /// How `GET …/actions/artifacts/ID/zip` answers, by artifact id.
     pub downloads: HashMap<u64, Download>,
 }
@@ -186,6 +189,7 @@ impl Server {
         let state = Arc::new(Mutex::new(State {
             next_id: 1000,
             page_cap: 100,
+            list_page_cap: 100,
             gitea,
             login: "github-actions[bot]".into(),
             ..State::default()
@@ -522,6 +526,69 @@ fn too_long(s: &State, body: &str) -> Option<Response> {
     })
 }
 
+/// One page of `items` as `{"total_count": N, FIELD: [...]}`, `per_page` and `page` from the
+/// query (at most `list_page_cap` a page), with GitHub's `Link` header to the other pages.
+fn paged(
+    s: &State,
+    rest: &str,
+    port: u16,
+    prefix: &str,
+    field: &str,
+    items: Vec<Value>,
+) -> Response {
+    let q = query(rest);
+    let per_page = q
+        .get("per_page")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30usize)
+        .clamp(1, 100)
+        .min(s.list_page_cap);
+    let page = q.get("page").and_then(|v| v.parse().ok()).unwrap_or(1usize);
+    let pages = items.len().div_ceil(per_page).max(1);
+    let total = items.len();
+    let shown: Vec<Value> = items
+        .into_iter()
+        .skip((page - 1) * per_page)
+        .take(per_page)
+        .collect();
+    let mut headers = rate_headers();
+    let path = rest.split('?').next().unwrap_or("");
+    let others: Vec<String> = rest
+        .split_once('?')
+        .map(|(_, q)| q)
+        .unwrap_or("")
+        .split('&')
+        .filter(|kv| !kv.is_empty() && !kv.starts_with("page=") && !kv.starts_with("per_page="))
+        .map(str::to_owned)
+        .collect();
+    let link_to = |p: usize, rel: &str| {
+        let mut query = others.clone();
+        query.push(format!("per_page={per_page}"));
+        query.push(format!("page={p}"));
+        format!(
+            "<http://127.0.0.1:{port}{prefix}{path}?{}>; rel=\"{rel}\"",
+            query.join("&")
+        )
+    };
+    let mut links = Vec::new();
+    if page < pages {
+        links.push(link_to(page + 1, "next"));
+        links.push(link_to(pages, "last"));
+    }
+    if page > 1 {
+        links.push(link_to(page - 1, "prev"));
+        links.push(link_to(1, "first"));
+    }
+    if !links.is_empty() {
+        headers.push(("link".into(), links.join(", ")));
+    }
+    Response {
+        status: 200,
+        headers,
+        body: json!({"total_count": total, field: shown}).to_string(),
+    }
+}
+
 fn route(
     s: &mut State,
     method: &str,
@@ -682,34 +749,28 @@ fn route(
                     q.get("head_sha")
                         .is_none_or(|h| r["head_sha"] == h.as_str())
                 })
+                .filter(|r| q.get("event").is_none_or(|e| r["event"] == e.as_str()))
                 .filter(|r| {
                     q.get("status")
                         .is_none_or(|st| r["conclusion"] == st.as_str())
                 })
                 .cloned()
                 .collect();
-            Response {
-                status: 200,
-                headers: rate_headers(),
-                body: json!({"total_count": runs.len(), "workflow_runs": runs}).to_string(),
-            }
+            paged(s, rest, port, prefix, "workflow_runs", runs)
         }
-        ("GET", ["repos", "octo", "gpu", "actions", "runs", id, "artifacts"]) => {
-            let id: u64 = id.parse().unwrap_or(0);
+        ("GET", ["repos", "octo", "gpu", "actions", "artifacts"]) => {
             let q = query(rest);
             let list: Vec<Value> = s
                 .artifacts
                 .iter()
-                .filter(|(run, a)| {
-                    *run == id && q.get("name").is_none_or(|n| a["name"] == n.as_str())
+                .filter(|(_, a)| q.get("name").is_none_or(|n| a["name"] == n.as_str()))
+                .map(|(run, a)| {
+                    let mut a = a.clone();
+                    a["workflow_run"] = json!({"id": run, "head_branch": "main"});
+                    a
                 })
-                .map(|(_, a)| a.clone())
                 .collect();
-            Response {
-                status: 200,
-                headers: rate_headers(),
-                body: json!({"total_count": list.len(), "artifacts": list}).to_string(),
-            }
+            paged(s, rest, port, prefix, "artifacts", list)
         }
         ("GET", ["repos", "octo", "gpu", "actions", "artifacts", id, "zip"]) => {
             let id: u64 = id.parse().unwrap_or(0);

@@ -1,0 +1,494 @@
+//! The comparison with the base branch's history, as the report shows it: its own view model
+//! (this module, [`tables`] and [`words`]) and its own template partial
+//! (`templates/comparison.md.j2`, macros `headline` and `run_section`), so that the report's
+//! layout can move it as a whole.
+//!
+//! The wording follows the contract: `slower` and `faster` only beyond the run-to-run noise
+//! learned from the base runs; with too few base runs, the noise is said to be unknown; the
+//! change within one pair of runs is named as such, never a verdict; "not like for like"
+//! comes first when a judged condition differs.
+
+mod tables;
+mod words;
+
+use serde::Serialize;
+
+use self::tables::{
+    base_run_rows, condition_rows, measure_rows, range_table, work_rows, BaseRunRow, ConditionRow,
+    MeasureRow, RangeTable, WorkRow,
+};
+use self::words::{paragraph, pct, range_pct, signed_pct, spread};
+use crate::artifact::comparison::{
+    BaselineKind, ChangeVerdict, Comparison, LeftOutReason, Measure, RunComparison, RunRef,
+};
+use crate::render::chart;
+use crate::render::escape::{self, inline_shortened as esc};
+use crate::render::format::duration;
+use crate::render::limit::Caps;
+
+pub use self::words::commit;
+
+/// The partial's template name and source.
+pub const PARTIAL_NAME: &str = "comparison.md.j2";
+pub const PARTIAL: &str = include_str!("../../../templates/comparison.md.j2");
+
+/// The comparison as a whole: where the base runs came from, the method in one line, one
+/// headline per compared key, notes and unmatched runs.
+#[derive(Debug, Serialize)]
+pub struct ComparisonView {
+    /// Where the base runs came from, in words (escaped).
+    pub source: String,
+    /// How a verdict is reached, in one sentence.
+    pub method: String,
+    /// One line per compared key: its change and verdict, "not like for like" first.
+    pub headline: Vec<String>,
+    /// What kept a comparison from being made or complete (escaped).
+    pub notes: Vec<String>,
+    /// Runs of one side only.
+    pub unmatched: Vec<String>,
+    /// How to get a history, when some verdict lacks one.
+    pub how_to_history: Option<String>,
+}
+
+/// The comparison of one key, shown at the top of its first run's section.
+#[derive(Debug, Serialize)]
+pub struct RunComparisonView {
+    pub like_for_like: bool,
+    /// The judged conditions that differ, as `label` (for the "not like for like" line).
+    pub differing: Vec<&'static str>,
+    /// The history in one line: its runs as a sparkline with the head against them, the
+    /// level and the run-to-run spread.
+    pub history: String,
+    /// The history's level shift, in words, when it has one.
+    pub change_point: Option<String>,
+    /// The base runs left out, in words.
+    pub left_out: Option<String>,
+    /// The head runs combined (repeats of one key), in words.
+    pub repeats: Option<String>,
+    /// The host-inclusive verdict in words.
+    pub sentence: String,
+    pub measures: Vec<MeasureRow>,
+    /// The change within the pair of the (first) head run and the newest base run.
+    pub within_pair: Option<String>,
+    /// Rows of the conditions table: every judged condition that differs, then the ones shown
+    /// but never judged.
+    pub conditions: Vec<ConditionRow>,
+    /// The judged conditions that are the same, in words.
+    pub same: String,
+    /// The base run the conditions are against.
+    pub base: String,
+    pub host_ranges: RangeTable,
+    pub gpu_ranges: Option<RangeTable>,
+    pub gpu_work: Option<Vec<WorkRow>>,
+    /// The history's runs, oldest first (collapsed).
+    pub base_runs: Vec<BaseRunRow>,
+}
+
+/// The whole comparison's view.
+pub fn overall(c: &Comparison, caps: &Caps) -> ComparisonView {
+    let mut unmatched: Vec<String> = c
+        .unmatched_head
+        .iter()
+        .map(|r| {
+            format!(
+                "{}: no base run of this profile{}, so it is not compared.",
+                run_name(r, caps),
+                if c.runs.is_empty() && c.unmatched_base.is_empty() {
+                    " (no base run was read)"
+                } else {
+                    " and leg"
+                }
+            )
+        })
+        .collect();
+    unmatched.extend(c.unmatched_base.iter().map(|r| {
+        format!(
+            "{} (base {}): no current run of this profile and leg.",
+            run_name(r, caps),
+            esc(&r.analysis_path, caps.name_chars)
+        )
+    }));
+    let lacks_history = c.runs.is_empty()
+        || c.runs.iter().any(|r| {
+            r.measures
+                .iter()
+                .any(|m| m.verdict == Some(ChangeVerdict::NoiseUnknown))
+        });
+    ComparisonView {
+        source: source(c, caps),
+        method: format!(
+            "`slower` or `faster` only when the head lies outside where a run of unchanged code lands (the 95 % prediction interval of the base runs: Student t over the logarithms of each run's median), and by {} or more; with fewer than {} base runs of the head's conditions the run-to-run noise is unknown.",
+            pct(c.method.noise_floor_pct),
+            c.method.min_base_runs
+        ),
+        headline: c
+            .runs
+            .iter()
+            .map(|r| headline(r, c, caps))
+            .collect(),
+        notes: c.notes.iter().map(|n| esc(n, caps.message_chars)).collect(),
+        unmatched,
+        how_to_history: lacks_history.then(|| {
+            "To know the run-to-run noise: run the profiling workflow on every push to the base branch and upload its analysis.json files as `nsys-gate-analysis`; `baseline: auto` then reads the newest runs (`baseline-runs`). See the README's \"Comparing with the base branch\".".to_owned()
+        }),
+    }
+}
+
+fn run_name(r: &RunRef, caps: &Caps) -> String {
+    let mut name = format!("**{}**", esc(&r.profile_name, caps.name_chars));
+    if let Some(t) = r.target.as_deref().filter(|t| *t != r.profile_name) {
+        name.push_str(&format!(" (target {})", esc(t, caps.name_chars)));
+    }
+    name
+}
+
+fn source(c: &Comparison, caps: &Caps) -> String {
+    let b = &c.baseline;
+    match b.kind {
+        BaselineKind::Path => {
+            let paths: Vec<String> = b
+                .paths
+                .iter()
+                .take(5)
+                .map(|p| esc(p, caps.name_chars.max(300)))
+                .collect();
+            let more = b.paths.len().saturating_sub(paths.len());
+            format!(
+                "the analyses in {}{}",
+                paths.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            )
+        }
+        BaselineKind::Auto => {
+            let runs = b.workflow_runs.len();
+            match (&b.branch, &b.workflow) {
+                (Some(branch), Some(workflow)) => format!(
+                    "the base branch {}: its {} newest successful push {} of {} (artifact {})",
+                    escape::code(branch),
+                    runs,
+                    if runs == 1 { "run" } else { "runs" },
+                    escape::code(workflow),
+                    escape::code(b.artifact.as_deref().unwrap_or("?"))
+                ),
+                _ => "the base branch's artifacts (not found)".to_owned(),
+            }
+        }
+    }
+}
+
+/// `the last 10 base runs` (or `the one base run`), for sentences.
+fn history_name(r: &RunComparison) -> String {
+    match r.history.used.len() {
+        0 => "the newest base run (other conditions)".to_owned(),
+        1 => "the one base run".to_owned(),
+        n => format!("the last {n} base runs"),
+    }
+}
+
+fn headline(r: &RunComparison, c: &Comparison, caps: &Caps) -> String {
+    let min_runs = c.method.min_base_runs;
+    let mut line = run_name(&r.heads[0], caps);
+    if let Some(leg) = &r.key.leg {
+        line.push_str(&format!(" · {}", esc(leg, caps.name_chars)));
+    }
+    line.push_str(": ");
+    if !r.like_for_like {
+        let names = differing(r);
+        line.push_str(&format!(
+            "⚠️ **not like for like** ({} {}); ",
+            names.join(", "),
+            if names.len() == 1 {
+                "differs"
+            } else {
+                "differ"
+            }
+        ));
+    }
+    let host = &r.measures[0];
+    line.push_str(&match (host.change_pct, host.verdict) {
+        (Some(change), Some(verdict)) => format!(
+            "host inclusive {} {}",
+            signed_pct(change),
+            verdict_words(verdict, host, r, min_runs)
+        ),
+        _ => format!(
+            "host inclusive not compared ({})",
+            escape::inline(host.note.as_deref().unwrap_or("no data"))
+        ),
+    });
+    if let Some(gpu) = r.measures.get(1).filter(|m| m.verdict.is_some()) {
+        line.push_str(&format!(
+            "; GPU projected {} {}",
+            gpu.change_pct.map(signed_pct).unwrap_or_default(),
+            verdict_words(gpu.verdict.expect("filtered"), gpu, r, min_runs)
+        ));
+    }
+    if let Some(point) = &r.history.change_point {
+        line.push_str(&format!(
+            "; the base branch{} is {} {} since {}",
+            c.baseline
+                .branch
+                .as_deref()
+                .map(|b| format!(" {}", escape::code(b)))
+                .unwrap_or_default(),
+            pct(point.change_pct),
+            if point.change_pct < 0.0 {
+                "faster"
+            } else {
+                "slower"
+            },
+            commit(point.git_commit.as_deref(), None)
+        ));
+    }
+    line.push('.');
+    line
+}
+
+/// `**slower** (beyond the noise of the last 10 base runs)`, `within noise`, `noise unknown (1
+/// base run)`.
+fn verdict_words(verdict: ChangeVerdict, m: &Measure, r: &RunComparison, min_runs: u64) -> String {
+    let runs = m.base.as_ref().map_or(0, |b| b.runs);
+    match verdict {
+        ChangeVerdict::Slower | ChangeVerdict::Faster => format!(
+            "**{}** (beyond the run-to-run noise of {})",
+            verdict.as_str(),
+            history_name(r)
+        ),
+        ChangeVerdict::WithinNoise => format!("within noise ({})", history_name(r)),
+        ChangeVerdict::NoiseUnknown => format!(
+            "— **noise unknown** ({} usable base {}; {min_runs} needed)",
+            r.history.used.len().min(runs as usize),
+            if r.history.used.len().min(runs as usize) == 1 {
+                "run"
+            } else {
+                "runs"
+            },
+        ),
+    }
+}
+
+fn differing(r: &RunComparison) -> Vec<&'static str> {
+    r.conditions
+        .iter()
+        .filter(|c| c.judged && c.differs)
+        .map(|c| c.name.label())
+        .collect()
+}
+
+/// One key's comparison; `repo_url` links commits when the forge is known.
+pub fn run(
+    r: &RunComparison,
+    caps: &Caps,
+    floor_pct: f64,
+    repo_url: Option<&str>,
+) -> RunComparisonView {
+    let same: Vec<&str> = r
+        .conditions
+        .iter()
+        .filter(|c| c.judged && !c.differs)
+        .map(|c| c.name.label())
+        .collect();
+    let judged = r.conditions.iter().filter(|c| c.judged).count();
+    let same = match same.len() {
+        0 => format!("None of the {judged} conditions is the same."),
+        n if n == judged => format!("The same in all {judged} conditions: {}.", same.join(", ")),
+        _ => format!("The same: {}.", same.join(", ")),
+    };
+    RunComparisonView {
+        like_for_like: r.like_for_like,
+        differing: differing(r),
+        history: history_line(r),
+        change_point: r.history.change_point.as_ref().map(|p| {
+            format!(
+                "The base branch changed speed: its host inclusive time is {} {} since {} ({} {}); only {} the history, the {} before it are left out.",
+                pct(p.change_pct),
+                if p.change_pct < 0.0 { "lower" } else { "higher" },
+                commit(p.git_commit.as_deref(), repo_url),
+                p.runs,
+                if p.runs == 1 { "run" } else { "runs" },
+                if p.runs == 1 { "that run is" } else { "those runs are" },
+                r.history
+                    .left_out
+                    .iter()
+                    .filter(|l| l.reason == LeftOutReason::BeforeChangePoint)
+                    .count()
+            )
+        }),
+        left_out: left_out(r),
+        repeats: (r.heads.len() > 1).then(|| {
+            format!(
+                "The {} head runs of this profile are repeats: their values are combined (geometric mean) and judged together.",
+                r.heads.len()
+            )
+        }),
+        sentence: paragraph(&r.measures[0], &history_name(r), floor_pct),
+        measures: measure_rows(&r.measures),
+        within_pair: within_pair(r),
+        conditions: condition_rows(&r.conditions, caps, repo_url),
+        same,
+        base: format!(
+            "run {} ({})",
+            esc(&r.base.run_id, caps.name_chars),
+            esc(&r.base.analysis_path, caps.name_chars.max(300))
+        ),
+        host_ranges: range_table(&r.host_ranges, caps),
+        gpu_ranges: r.gpu_ranges.as_ref().map(|g| range_table(g, caps)),
+        gpu_work: r.gpu_work.as_ref().map(|w| work_rows(w, caps)),
+        base_runs: base_run_rows(&r.history, repo_url),
+    }
+}
+
+/// `Base branch, 10 runs (oldest to newest) ▃▄▃▅▄▃▄▄▃▄, head ▇: 9.80 ms to 10.02 ms,
+/// run-to-run sd 0.8 %; head 10.4 ms.`
+fn history_line(r: &RunComparison) -> String {
+    let host = &r.measures[0];
+    let values: Vec<f64> = r
+        .history
+        .used
+        .iter()
+        .filter_map(|b| b.host_inclusive_ns)
+        .collect();
+    let head = host.head.as_ref().map(|h| h.value_ns);
+    let Some(spread) = spread(host) else {
+        return "No usable base run: there is no history to compare with.".to_owned();
+    };
+    let mut all = values.clone();
+    all.extend(head);
+    let low = all.iter().copied().fold(f64::INFINITY, f64::min);
+    let top = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let line = chart::sparkline(&values, low, top);
+    let head_bar = head
+        .map(|h| chart::sparkline(&[h], low, top))
+        .unwrap_or_default();
+    format!(
+        "Host inclusive, base branch, {} {} (oldest to newest) `{line}`, head `{head_bar}`: {spread}; head {}.",
+        values.len(),
+        if values.len() == 1 { "run" } else { "runs" },
+        head.map_or("none".to_owned(), duration)
+    )
+}
+
+fn left_out(r: &RunComparison) -> Option<String> {
+    let by_conditions: Vec<String> = r
+        .history
+        .left_out
+        .iter()
+        .filter(|l| !l.differs.is_empty())
+        .map(|l| {
+            l.differs
+                .iter()
+                .map(|c| c.label())
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .collect();
+    if by_conditions.is_empty() {
+        return None;
+    }
+    let mut kinds = by_conditions.clone();
+    kinds.sort();
+    kinds.dedup();
+    Some(format!(
+        "{} base {} left out of the history: {} {} from the head's.",
+        by_conditions.len(),
+        if by_conditions.len() == 1 {
+            "run is"
+        } else {
+            "runs are"
+        },
+        kinds.join("; "),
+        if by_conditions.len() == 1 && !kinds[0].contains(',') {
+            "differs"
+        } else {
+            "differ"
+        }
+    ))
+}
+
+/// The change within the pair of the head run and the newest base run, named for what it is.
+fn within_pair(r: &RunComparison) -> Option<String> {
+    let parts: Vec<String> = r
+        .measures
+        .iter()
+        .filter_map(|m| {
+            let p = m.within_pair.as_ref()?;
+            Some(match p.interval_pct {
+                Some(i) => format!(
+                    "{} {} (95 % within this pair: {})",
+                    m.name.label(),
+                    signed_pct(p.change_pct),
+                    range_pct(i)
+                ),
+                None => format!("{} {}", m.name.label(), signed_pct(p.change_pct)),
+            })
+        })
+        .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "Within this pair of runs (the head and the newest base run, iteration by iteration): {}. That interval holds the noise inside the two runs only, not the noise between runs: it is not a verdict.",
+            parts.join("; ")
+        )
+    })
+}
+
+/// The comparison of the key whose head runs include the analysis at `path`, if compared.
+pub fn find<'c>(c: &'c Comparison, path: &str) -> Option<&'c RunComparison> {
+    c.runs
+        .iter()
+        .find(|r| r.heads.first().is_some_and(|h| h.analysis_path == path))
+}
+
+/// Whether the analysis at `path` is a repeat (not the first head run) of a compared key.
+pub fn is_repeat(c: &Comparison, path: &str) -> bool {
+    c.runs
+        .iter()
+        .any(|r| r.heads.iter().skip(1).any(|h| h.analysis_path == path))
+}
+
+/// The built-in template of `nsys-gate compare`: the comparison alone.
+const ALONE: &str = include_str!("../../../templates/compare.md.j2");
+
+#[derive(Debug, Serialize)]
+struct AloneView {
+    comparison: ComparisonView,
+    runs: Vec<AloneRun>,
+    tool_version: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+struct AloneRun {
+    title: String,
+    comparison: RunComparisonView,
+}
+
+/// The comparison alone as markdown (`nsys-gate compare`), `top` rows per range table.
+pub fn render_alone(c: &Comparison, top: usize) -> Result<String, super::RenderError> {
+    let template = super::Template {
+        name: "compare.md.j2 (built in)".to_owned(),
+        source: ALONE.to_owned(),
+    };
+    let renderer = super::Renderer::new(&template)?;
+    let caps = Caps::full(top);
+    let floor = c.method.noise_floor_pct;
+    let view = AloneView {
+        comparison: overall(c, &caps),
+        runs: c
+            .runs
+            .iter()
+            .map(|r| AloneRun {
+                title: format!(
+                    "{} · run {}",
+                    esc(&r.heads[0].profile_name, caps.name_chars),
+                    esc(&r.heads[0].run_id, caps.name_chars)
+                ),
+                comparison: run(r, &caps, floor, None),
+            })
+            .collect(),
+        tool_version: crate::artifact::TOOL_VERSION,
+    };
+    renderer.render_value(&view)
+}

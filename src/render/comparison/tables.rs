@@ -1,0 +1,360 @@
+//! The comparison's tables: the measures, the conditions, the ranges, the GPU work and the
+//! base runs of the history. Every cell computed, formatted and escaped here.
+
+use serde::Serialize;
+
+use super::words::{commit, date, range_pct, signed_pct};
+use crate::artifact::comparison::{
+    BaseRun, ChangeVerdict, Condition, ConditionName, GpuWorkChanges, History, LeftOutReason,
+    Measure, RangeChanges, RangeOnly, WorkChange,
+};
+use crate::render::escape::inline_shortened as esc;
+use crate::render::format::{column, duration, ColumnUnit};
+use crate::render::limit::Caps;
+
+#[derive(Debug, Serialize)]
+pub struct MeasureRow {
+    pub name: &'static str,
+    /// The history's level and how many runs.
+    pub base: String,
+    pub head: String,
+    pub change: String,
+    /// Where a run of unchanged code lands (95 %), as changes.
+    pub expected: String,
+    pub verdict: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ConditionRow {
+    pub name: &'static str,
+    pub base: String,
+    pub head: String,
+    /// `differs`, `same`, or `shown, not judged`.
+    pub status: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RangeTable {
+    pub rows: Vec<RangeRow>,
+    /// Rows left out, when the table was cut.
+    pub note: Option<String>,
+    /// `name (time per iteration)` of ranges only head has, and only base has.
+    pub new: Option<String>,
+    pub gone: Option<String>,
+    /// How many ranges are `slower` or `faster`, in words.
+    pub flagged: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RangeRow {
+    pub name: String,
+    pub base: String,
+    pub head: String,
+    pub change: String,
+    pub change_pct: String,
+    pub verdict: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+pub struct WorkRow {
+    pub kind: &'static str,
+    pub name: String,
+    pub base: String,
+    pub head: String,
+}
+
+/// One base run of the history, in its collapsed table.
+#[derive(Debug, Serialize)]
+pub struct BaseRunRow {
+    pub commit: String,
+    pub date: String,
+    pub host: String,
+    pub gpu: String,
+    /// `left out: …` for the runs not used.
+    pub note: String,
+}
+
+/// The measures' rows: the history's level and the head in one unit (the largest value's).
+pub fn measure_rows(measures: &[Measure]) -> Vec<MeasureRow> {
+    let values: Vec<f64> = measures
+        .iter()
+        .flat_map(|m| {
+            [
+                m.base.as_ref().map_or(f64::NAN, |b| b.level_ns),
+                m.head.as_ref().map_or(f64::NAN, |h| h.value_ns),
+            ]
+        })
+        .collect();
+    let shown = column(&values);
+    measures
+        .iter()
+        .zip(shown.chunks(2))
+        .map(|(m, pair)| MeasureRow {
+            name: m.name.label(),
+            base: m.base.as_ref().map_or("none".to_owned(), |b| {
+                format!(
+                    "{} ({} {})",
+                    pair[0],
+                    b.runs,
+                    if b.runs == 1 { "run" } else { "runs" }
+                )
+            }),
+            head: m.head.as_ref().map_or("none".to_owned(), |h| {
+                if h.runs > 1 {
+                    format!("{} ({} runs)", pair[1], h.runs)
+                } else {
+                    pair[1].clone()
+                }
+            }),
+            change: m.change_pct.map_or("n/a".to_owned(), signed_pct),
+            expected: match m.interval_pct {
+                Some(i) => range_pct(i),
+                None if m.change_pct.is_some() => "unknown".to_owned(),
+                None => "n/a".to_owned(),
+            },
+            verdict: match m.verdict {
+                Some(ChangeVerdict::Slower | ChangeVerdict::Faster) => {
+                    format!("**{}**", m.verdict.map_or("", ChangeVerdict::as_str))
+                }
+                Some(v) => v.as_str().to_owned(),
+                None => "not compared".to_owned(),
+            },
+        })
+        .collect()
+}
+
+/// A recorded value for a table cell: a string as it is, anything else as compact JSON.
+fn shown_value(v: &serde_json::Value, caps: &Caps) -> String {
+    match v {
+        serde_json::Value::Null => "not recorded".to_owned(),
+        serde_json::Value::String(s) => esc(s, caps.name_chars),
+        other => esc(&other.to_string(), caps.message_chars.min(400)),
+    }
+}
+
+/// A condition's recorded value in words: the device with its GPU names, the data source
+/// with its record count and the start of the record ids' digest, a commit short, anything
+/// else as it is.
+fn condition_text(
+    name: ConditionName,
+    v: &serde_json::Value,
+    caps: &Caps,
+    repo_url: Option<&str>,
+) -> String {
+    match name {
+        ConditionName::Device => {
+            let mut text = shown_value(&v["device"], caps);
+            if let Some(gpus) = v["gpus"].as_array().filter(|g| !g.is_empty()) {
+                let names: Vec<String> = gpus.iter().map(|g| shown_value(g, caps)).collect();
+                text.push_str(&format!(" ({})", names.join(", ")));
+            }
+            text
+        }
+        ConditionName::DataSource => {
+            let mut text = shown_value(&v["data_source"], caps);
+            if let Some(n) = v["record_count"].as_u64() {
+                text.push_str(&format!("; {n} records"));
+            }
+            if let Some(sha) = v["record_ids_sha256"].as_str() {
+                let short: String = sha.chars().take(12).collect();
+                text.push_str(&format!("; ids SHA-256 {}…", esc(&short, 12)));
+            }
+            text
+        }
+        ConditionName::GitCommit => commit(v.as_str(), repo_url),
+        _ => shown_value(v, caps),
+    }
+}
+
+/// The conditions table: every judged condition that differs, then the ones shown but never
+/// judged.
+pub fn condition_rows(
+    conditions: &[Condition],
+    caps: &Caps,
+    repo_url: Option<&str>,
+) -> Vec<ConditionRow> {
+    let row = |c: &Condition| ConditionRow {
+        name: c.name.label(),
+        base: condition_text(c.name, &c.base, caps, repo_url),
+        head: condition_text(c.name, &c.head, caps, repo_url),
+        status: if !c.judged {
+            "shown, not judged"
+        } else if c.differs {
+            "differs"
+        } else {
+            "same"
+        },
+    };
+    conditions
+        .iter()
+        .filter(|c| c.judged && c.differs)
+        .chain(conditions.iter().filter(|c| !c.judged))
+        .map(row)
+        .collect()
+}
+
+/// The GPU work's rows: kernels, then memory copies; base and head totals in one unit.
+pub fn work_rows(w: &GpuWorkChanges, caps: &Caps) -> Vec<WorkRow> {
+    let shown: Vec<(&'static str, &WorkChange)> = w
+        .kernels
+        .iter()
+        .take(caps.top)
+        .map(|c| ("kernel", c))
+        .chain(
+            w.memory_copies
+                .iter()
+                .take(caps.top)
+                .map(|c| ("memory copy", c)),
+        )
+        .collect();
+    let totals: Vec<f64> = shown
+        .iter()
+        .flat_map(|(_, c)| [c.base_total_ns, c.head_total_ns])
+        .map(|t| t.unwrap_or(f64::NAN))
+        .collect();
+    let totals = column(&totals);
+    shown
+        .iter()
+        .zip(totals.chunks(2))
+        .map(|((kind, c), pair)| {
+            let side =
+                |t: Option<f64>, text: &String| t.map_or("none".to_owned(), |_| text.clone());
+            WorkRow {
+                kind,
+                name: esc(&c.name, caps.name_chars),
+                base: side(c.base_total_ns, &pair[0]),
+                head: side(c.head_total_ns, &pair[1]),
+            }
+        })
+        .collect()
+}
+
+/// A range table: the ranges flagged `slower` or `faster` first, then the largest changes.
+pub fn range_table(c: &RangeChanges, caps: &Caps) -> RangeTable {
+    let flagged = |v: ChangeVerdict| matches!(v, ChangeVerdict::Slower | ChangeVerdict::Faster);
+    let mut order: Vec<usize> = (0..c.changed.len()).collect();
+    // Stable: the changes keep their order (largest first) within each part.
+    order.sort_by_key(|&i| !flagged(c.changed[i].verdict));
+    let shown: Vec<_> = order
+        .iter()
+        .take(caps.top)
+        .map(|&i| &c.changed[i])
+        .collect();
+    // Base and head in one unit, the change in its own: one unit per column.
+    let sides: Vec<f64> = shown
+        .iter()
+        .flat_map(|r| [r.base_per_iteration_ns, r.head_per_iteration_ns])
+        .collect();
+    let sides = column(&sides);
+    let changes: Vec<f64> = shown.iter().map(|r| r.change_ns).collect();
+    let changes = column(&changes);
+    let rows: Vec<RangeRow> = shown
+        .iter()
+        .zip(sides.chunks(2))
+        .zip(changes)
+        .map(|((r, pair), change)| RangeRow {
+            name: esc(&r.name, caps.name_chars),
+            base: pair[0].clone(),
+            head: pair[1].clone(),
+            change: if r.change_ns >= 0.0 {
+                format!("+{change}")
+            } else {
+                change
+            },
+            change_pct: r.change_pct.map_or("n/a".to_owned(), signed_pct),
+            verdict: match r.verdict {
+                ChangeVerdict::Slower => "**slower**",
+                ChangeVerdict::Faster => "**faster**",
+                other => other.as_str(),
+            },
+        })
+        .collect();
+    let note = (rows.len() < c.changed.len()).then(|| {
+        format!(
+            "The {} other ranges in both changed less; all are in comparison.json.",
+            c.changed.len() - rows.len()
+        )
+    });
+    let list = |items: &[RangeOnly]| {
+        (!items.is_empty()).then(|| {
+            let mut shown: Vec<String> = items
+                .iter()
+                .take(caps.top.max(1))
+                .map(|r| {
+                    format!(
+                        "{} ({})",
+                        esc(&r.name, caps.name_chars),
+                        duration(r.per_iteration_ns)
+                    )
+                })
+                .collect();
+            if items.len() > shown.len() {
+                shown.push(format!("and {} more", items.len() - shown.len()));
+            }
+            shown.join(", ")
+        })
+    };
+    let count = |v: ChangeVerdict| c.changed.iter().filter(|r| r.verdict == v).count();
+    let (slower, faster) = (count(ChangeVerdict::Slower), count(ChangeVerdict::Faster));
+    let flagged = match (slower, faster, c.changed.len()) {
+        (_, _, 0) => String::new(),
+        (0, 0, n) if count(ChangeVerdict::NoiseUnknown) == n => {
+            "No range has a verdict: the run-to-run noise is unknown.".to_owned()
+        }
+        (0, 0, n) => format!("None of the {n} ranges changed beyond its run-to-run noise."),
+        (s, f, n) => format!(
+            "{s} slower and {f} faster of {n} ranges, beyond their run-to-run noise (false-discovery rate 5 % over the ranges)."
+        ),
+    };
+    RangeTable {
+        rows,
+        note,
+        new: list(&c.new),
+        gone: list(&c.gone),
+        flagged,
+    }
+}
+
+/// The history's base runs, oldest first, used and left out together, each with its values.
+pub fn base_run_rows(h: &History, repo_url: Option<&str>) -> Vec<BaseRunRow> {
+    let mut runs: Vec<(&BaseRun, String)> = h
+        .used
+        .iter()
+        .map(|r| (r, String::new()))
+        .chain(h.left_out.iter().map(|l| {
+            let why = match l.reason {
+                LeftOutReason::BeforeChangePoint => "left out: before the level shift".to_owned(),
+                LeftOutReason::Conditions => format!(
+                    "left out: {} {}",
+                    l.differs
+                        .iter()
+                        .map(|c| c.label())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    if l.differs.len() == 1 {
+                        "differs"
+                    } else {
+                        "differ"
+                    }
+                ),
+            };
+            (&l.run, why)
+        }))
+        .collect();
+    runs.sort_by_key(|(r, _)| r.position);
+    let host = ColumnUnit::of(runs.iter().filter_map(|(r, _)| r.host_inclusive_ns));
+    let gpu = ColumnUnit::of(runs.iter().filter_map(|(r, _)| r.gpu_projected_ns));
+    runs.into_iter()
+        .map(|(r, note)| BaseRunRow {
+            commit: commit(r.git_commit.as_deref(), repo_url),
+            date: date(r.created_at.as_deref()),
+            host: r
+                .host_inclusive_ns
+                .map_or("none".to_owned(), |v| host.show(v)),
+            gpu: r
+                .gpu_projected_ns
+                .map_or("none".to_owned(), |v| gpu.show(v)),
+            note,
+        })
+        .collect()
+}

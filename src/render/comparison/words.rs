@@ -1,0 +1,171 @@
+//! The comparison's numbers and verdicts in words: percentages, the verdict of a measure as a
+//! sentence, commits as short SHAs (linked when the forge is known).
+
+use crate::artifact::comparison::{ChangeVerdict, Measure};
+use crate::render::escape::{self, inline_shortened as esc};
+use crate::render::format::{duration, NBSP};
+
+/// Characters of a commit shown: git's own short form.
+pub const SHORT_SHA: usize = 7;
+
+/// `12.3 %`, `0.4 %`: one decimal below 100 %, whole percent from 100 on.
+pub fn pct(x: f64) -> String {
+    let a = x.abs();
+    if a >= 100.0 {
+        format!("{a:.0}{NBSP}%")
+    } else {
+        format!("{a:.1}{NBSP}%")
+    }
+}
+
+/// `+1.2 %`, `-0.4 %`; `0.0 %` for no change.
+pub fn signed_pct(x: f64) -> String {
+    if format!("{:.1}", x.abs()) == "0.0" {
+        return format!("0.0{NBSP}%");
+    }
+    let sign = if x < 0.0 { "-" } else { "+" };
+    format!("{sign}{}", pct(x))
+}
+
+/// `-1.9 % to +1.9 %`.
+pub fn range_pct([lo, hi]: [f64; 2]) -> String {
+    format!("{} to {}", signed_pct(lo), signed_pct(hi))
+}
+
+/// A commit as people read it: its first [`SHORT_SHA`] characters in a code span, linked to
+/// the commit's page under `repo_url` when it is a hexadecimal SHA; `not recorded` when none.
+pub fn commit(sha: Option<&str>, repo_url: Option<&str>) -> String {
+    let Some(sha) = sha else {
+        return "not recorded".to_owned();
+    };
+    let hex = !sha.is_empty() && sha.chars().all(|c| c.is_ascii_hexdigit());
+    if !hex {
+        return esc(sha, 40);
+    }
+    let short: String = sha.chars().take(SHORT_SHA).collect();
+    match repo_url {
+        Some(url) => format!("[`{short}`]({url}/commit/{sha})"),
+        None => format!("`{short}`"),
+    }
+}
+
+/// A creation time as `2026-11-29 12:00` (UTC, as the forge gives it), or empty.
+pub fn date(created_at: Option<&str>) -> String {
+    created_at
+        .filter(|t| {
+            t.len() >= 16
+                && t.is_char_boundary(16)
+                && t[..16]
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || matches!(c, '-' | ':' | 'T'))
+        })
+        .map(|t| t[..16].replace('T', " "))
+        .unwrap_or_default()
+}
+
+/// The verdict of a measure as the report's words: what the change is and why it is, or is
+/// not, a verdict. `runs` names the history (`the base branch's last 10 runs`).
+pub fn sentence(m: &Measure, runs: &str, floor_pct: f64) -> String {
+    let (Some(change), Some(verdict)) = (m.change_pct, m.verdict) else {
+        return format!(
+            "not compared: {}",
+            escape::inline(m.note.as_deref().unwrap_or("no data"))
+        );
+    };
+    let direction = if change < 0.0 { "faster" } else { "slower" };
+    let expected = m.interval_pct.map(|i| {
+        format!(
+            "a run of unchanged code lands within {} (95 %)",
+            range_pct(i)
+        )
+    });
+    match (verdict, expected) {
+        (ChangeVerdict::Slower | ChangeVerdict::Faster, Some(expected)) => format!(
+            "head is **{} {}** than {runs}: beyond the run-to-run noise ({expected})",
+            pct(change),
+            verdict.as_str()
+        ),
+        (ChangeVerdict::WithinNoise, Some(expected)) => {
+            let outside = m
+                .interval_pct
+                .is_some_and(|[lo, hi]| change < lo || change > hi);
+            if outside {
+                format!(
+                    "within noise: head is {} {direction} than {runs}, outside the run-to-run noise but under the noise floor of {} ({expected})",
+                    pct(change),
+                    pct(floor_pct)
+                )
+            } else {
+                format!(
+                    "within noise: head is {} {direction} than {runs}, within the run-to-run noise ({expected})",
+                    pct(change)
+                )
+            }
+        }
+        _ => format!(
+            "head is {} {direction} than {runs}, but **the run-to-run noise is unknown**: {}",
+            pct(change),
+            escape::inline(m.note.as_deref().unwrap_or("too few base runs"))
+        ),
+    }
+}
+
+/// [`sentence`] as a paragraph: the measure's name first.
+pub fn paragraph(m: &Measure, runs: &str, floor_pct: f64) -> String {
+    let text = sentence(m, runs, floor_pct);
+    format!("**{}:** {text}", capitalized(m.name.label()))
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// The history's level of a measure in words: `9.80-10.02 ms, run-to-run sd 0.8 %`.
+pub fn spread(m: &Measure) -> Option<String> {
+    let b = m.base.as_ref()?;
+    let range = if b.runs == 1 {
+        duration(b.level_ns)
+    } else {
+        format!(
+            "{}{NBSP}to{NBSP}{}",
+            duration(b.minimum_ns),
+            duration(b.maximum_ns)
+        )
+    };
+    Some(match b.spread_pct {
+        Some(sd) => format!("{range}, run-to-run sd {}", pct(sd)),
+        None => range,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_as_changes() {
+        assert_eq!(signed_pct(4.04), "+4.0\u{a0}%");
+        assert_eq!(signed_pct(-0.04), "0.0\u{a0}%");
+        assert_eq!(signed_pct(-0.0), "0.0\u{a0}%");
+        assert_eq!(signed_pct(-12.345), "-12.3\u{a0}%");
+        assert_eq!(range_pct([-1.9, 1.9]), "-1.9\u{a0}% to +1.9\u{a0}%");
+    }
+
+    #[test]
+    fn commits_are_short_and_linked_when_they_can_be() {
+        let sha = "0123456789abcdef0123456789abcdef01234567";
+        assert_eq!(commit(Some(sha), None), "`0123456`");
+        assert_eq!(
+            commit(Some(sha), Some("https://github.com/o/r")),
+            format!("[`0123456`](https://github.com/o/r/commit/{sha})")
+        );
+        assert_eq!(commit(Some("@evil #1"), None), "@\u{200B}evil #\u{200B}1");
+        assert_eq!(commit(None, None), "not recorded");
+        assert_eq!(date(Some("2026-11-29T12:00:07Z")), "2026-11-29 12:00");
+        assert_eq!(date(Some("<b>")), "");
+    }
+}

@@ -2,6 +2,8 @@
 //! to the innermost range around that call; the mixes of the counted iterations and of the
 //! ranges with the largest GPU-projected totals.
 
+use std::collections::BTreeMap;
+
 use rustc_hash::FxHashMap;
 
 use super::super::iterations::Measured;
@@ -10,8 +12,8 @@ use super::super::tree::{Tree, NONE};
 use super::share;
 use super::trace::KernelLaunch;
 use crate::artifact::{
-    GpuProjectedRange, HostRange, IterationKernels, KernelAttribution, OtherKernels, RangeKernel,
-    RangeKernels,
+    group_name, AdviceKernels, GpuProjectedRange, HostRange, IterationKernels, KernelAttribution,
+    OtherKernels, RangeKernel, RangeKernels,
 };
 use crate::reports::{ApiCall, Interner, NameId, PushPopRow};
 
@@ -35,6 +37,17 @@ pub struct KernelMix {
     pub iteration: IterationKernels,
     pub ranges: Vec<RangeKernels>,
     pub attribution: KernelAttribution,
+    /// The kernels of the groups asked for ([`Tables::groups`]), by group; a group whose
+    /// ranges launched no kernel is left out.
+    pub groups: BTreeMap<String, AdviceKernels>,
+}
+
+/// The range tables the mixes are named and ranked by, and the groups whose mixes are wanted.
+pub(in crate::analysis) struct Tables<'a> {
+    pub host: &'a [HostRange],
+    pub gpu: &'a [GpuProjectedRange],
+    /// Groups of scoped names (`artifact::group_name`): advice's GPU-bound groups.
+    pub groups: &'a [String],
 }
 
 const AMBIGUOUS: u32 = u32::MAX - 1;
@@ -46,8 +59,7 @@ pub(in crate::analysis) fn kernel_mix(
     counted: &[&Measured],
     scopes: &Scopes,
     launches: &Launches<'_>,
-    host: &[HostRange],
-    gpu: &[GpuProjectedRange],
+    tables: &Tables<'_>,
 ) -> KernelMix {
     // The API calls that launched a kernel, by correlation id.
     let mut by_corr: FxHashMap<u64, u32> = FxHashMap::default();
@@ -119,9 +131,48 @@ pub(in crate::analysis) fn kernel_mix(
     };
     KernelMix {
         iteration,
-        ranges: top_ranges(by_scope, scopes, launches.names, host, gpu),
+        groups: group_mixes(&by_scope, scopes, launches.names, tables.groups),
+        ranges: top_ranges(by_scope, scopes, launches.names, tables.host, tables.gpu),
         attribution,
     }
+}
+
+/// The mixes of the `wanted` groups: the sums of their members' (members of a group have the
+/// same number of scope levels, so none holds another's kernels).
+fn group_mixes(
+    by_scope: &[Mix],
+    scopes: &Scopes,
+    names: &Interner,
+    wanted: &[String],
+) -> BTreeMap<String, AdviceKernels> {
+    if wanted.is_empty() {
+        return BTreeMap::new();
+    }
+    let mut sums: BTreeMap<&str, Mix> = wanted
+        .iter()
+        .map(|g| (g.as_str(), Mix::default()))
+        .collect();
+    for (id, mix) in by_scope.iter().enumerate() {
+        if mix.launches == 0 {
+            continue;
+        }
+        if let Some(sum) = sums.get_mut(group_name(&scopes.name[id]).as_str()) {
+            sum.merge(mix);
+        }
+    }
+    sums.into_iter()
+        .filter(|(_, m)| m.launches > 0)
+        .map(|(group, m)| {
+            let (kernels, other_kernels) = m.top(names);
+            let kernels = AdviceKernels {
+                launches: m.launches,
+                total_ns: clamp(m.total_ns),
+                kernels,
+                other_kernels,
+            };
+            (group.to_owned(), kernels)
+        })
+        .collect()
 }
 
 /// The ranges with the largest GPU-projected totals that launched kernels (by kernel time
@@ -190,6 +241,16 @@ impl Mix {
         let e = self.by_name.entry(k.name).or_default();
         e.0 += 1;
         e.1 += i128::from(k.duration_ns);
+    }
+
+    fn merge(&mut self, other: &Mix) {
+        self.launches += other.launches;
+        self.total_ns += other.total_ns;
+        for (&name, &(launches, total)) in &other.by_name {
+            let e = self.by_name.entry(name).or_default();
+            e.0 += launches;
+            e.1 += total;
+        }
     }
 
     /// The first [`TOP_KERNELS`] kernels by time (then name), and the rest together.
@@ -419,8 +480,11 @@ mod tests {
             &counted,
             &scopes,
             &launches,
-            &tables.host,
-            &gpu,
+            &Tables {
+                host: &tables.host,
+                gpu: &gpu,
+                groups: &["a".to_owned(), "c".to_owned(), "none".to_owned()],
+            },
         )
     }
 
@@ -465,5 +529,56 @@ mod tests {
             ]
         );
         assert!((mix.ranges[0].kernels[0].share - 40.0 / 45.0).abs() < 1e-12);
+
+        // The groups asked for, as their ranges' mixes; a group that launched nothing is left out.
+        let groups: Vec<(&str, u64, i64)> = mix
+            .groups
+            .iter()
+            .map(|(g, k)| (g.as_str(), k.launches, k.total_ns))
+            .collect();
+        assert_eq!(groups, [("a", 4, 45), ("c", 1, 3)]);
+        assert_eq!(mix.groups["a"].kernels, mix.ranges[0].kernels);
+    }
+
+    /// A group's mix is the sum of its members' (`step_1.k` and `step_2.k` are `step_#.k`).
+    #[test]
+    fn a_group_sums_the_mixes_of_its_names() {
+        let mut names = Interner::new();
+        let gemm = names.intern_bytes(b"gemm").unwrap();
+        let relu = names.intern_bytes(b"relu").unwrap();
+        let mix = |kernels: &[(NameId, i64)]| {
+            let mut m = Mix::default();
+            for &(name, duration_ns) in kernels {
+                m.add(&KernelLaunch {
+                    corr_id: 0,
+                    duration_ns,
+                    name,
+                });
+            }
+            m
+        };
+        let one = mix(&[(gemm, 10), (relu, 2)]);
+        let two = mix(&[(gemm, 30)]);
+        let scopes = Scopes {
+            of_row: Vec::new(),
+            parent: vec![NONE, NONE, NONE],
+            name: ["step_1.k", "step_2.k", "other"].map(String::from).to_vec(),
+            path: Vec::new(),
+        };
+        let mixes = group_mixes(
+            &[one, two, Mix::default()],
+            &scopes,
+            &names,
+            &["step_#.k".to_owned()],
+        );
+        let k = &mixes["step_#.k"];
+        assert_eq!((k.launches, k.total_ns), (3, 42));
+        let got: Vec<(&str, u64, i64)> = k
+            .kernels
+            .iter()
+            .map(|k| (k.name.as_str(), k.launches, k.total_ns))
+            .collect();
+        assert_eq!(got, [("gemm", 2, 40), ("relu", 1, 2)]);
+        assert!((k.kernels[0].share - 40.0 / 42.0).abs() < 1e-12);
     }
 }

@@ -46,7 +46,7 @@ SCENARIOS=(
   named-domain hostile-names no-nvtx capture-null custom-pattern slow-iterations llama-like
   gpu-projection gpu-projection-2023.4 gpu-projection-2022.4 gpu-iteration-without-work
   gpu-outside-capture gpu-outside-capture-2023.4
-  gpu-work gpu-work-2023.4 gpu-work-2022.4
+  gpu-work gpu-work-2023.4 gpu-work-2022.4 llama-gpu
   compare-base compare-head
   example-smoke-tensor
 )
@@ -186,6 +186,24 @@ scenario() {
       else
         gpu_expect+=(--expect-rows 21 --expect-root 0)
       fi ;;
+    llama-gpu)
+      # the public GPU LLM inference trace's shape *with* its GPU work (llama-like has none),
+      # smaller: 16 passes of 8 layers. forward_layer_L launches a GEMM over most of its time
+      # (GPU-bound), ensure_layer_L_weights does host work and launches nothing (host-bound),
+      # layer_L_token_T, embed and sample stay under 5 % of the host time (no advice).
+      tries=$((attempts > 30 ? attempts : 30))
+      m_iterations=16 m_profile=llama-tiny m_pattern='^token_(\d+)_processing$'
+      harness=(--warmup 1 --iterations 16 --llama 8 --gpu-markers --realtime
+               --iteration-format 'token_%d_processing')
+      expect=(--expect-found 16 --expect-complete 16 --expect-measured "$(seq -s, 0 15)"
+              --work llama --layers 8 --expect-unattributed 0)
+      gpu=all gpu_work=llama
+      # profile-target, 16 passes, and per pass embed, sample, 8 layer_L_token_T and 8
+      # forward_layer_L: 305 projection rows; ensure_layer_L_weights launched nothing
+      gpu_expect=(--expect-rows 305 --expect-root 0 --expect-name profile-target=1
+                  --expect-name embed=16 --expect-name sample=16 --expect-name token_3_processing=1
+                  --expect-name layer_0_token_0=1 --expect-name forward_layer_7=16
+                  --expect-name ensure_layer_0_weights=0) ;;
     gpu-iteration-without-work)
       harness=(--warmup 1 --iterations 5 --gpu-markers)
       expect=(--expect-found 5 --expect-complete 5 --expect-measured 0,1,2,3,4 "${plain[@]}")

@@ -325,8 +325,9 @@ pub struct RenderArgs {
     #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
     pub top: u16,
 
-    /// Show exact range names in the report's tables and advice; by default names that differ
-    /// only in decimal numbers (`layer_3_token_6`) are shown together (`layer_#_token_#`).
+    /// Show exact range names in the report's tables; by default names that differ only in
+    /// decimal numbers (`layer_3_token_6`) are shown together (`layer_#_token_#`). Advice is
+    /// always about such groups.
     #[arg(long)]
     pub exact_names: bool,
 }

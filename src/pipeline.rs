@@ -217,6 +217,7 @@ pub fn analyze(
         gpu_projected_range_groups: findings.gpu_projected_range_groups,
         gpu_projected_ranges: findings.gpu_projected_ranges,
         gpu_work,
+        advice: findings.advice,
         label: options.label.clone(),
     };
     AnalyzeError::check_interrupt().map_err(add_facts)?;

@@ -8,7 +8,7 @@
 //! inclusive totals add up without counting anything twice.
 //!
 //! The exact names stay in `host_ranges`/`gpu_projected_ranges`; the groups are extra fields
-//! (`host_range_groups`, `gpu_projected_range_groups`) for the report's tables and advice.
+//! (`host_range_groups`, `gpu_projected_range_groups`) for the report's tables and for advice.
 
 use std::collections::BTreeMap;
 

@@ -19,6 +19,8 @@
 //! - `advisories`: `first_iteration_slow`, `high_variance`, `slow_iterations`;
 //! - `gpu_work`: the GPU-work reports (kernels, memory copies, memsets, devices), the kernels
 //!   attributed to ranges, `pageable_memory_copies`;
+//! - `advice`: `advice[]`, the host-bound and GPU-bound ranges, from the range groups and the
+//!   kernels of the GPU-bound ones;
 //! - `wording`: how messages list indexes.
 //!
 //! [`apply_rules`] runs them in order, and holds the only threads: the order in which it adds
@@ -27,6 +29,7 @@
 //! Nothing here recurses over the range tree: ranges nest as deep as a program pushes them
 //! (10,000 levels is a test case), so walks use explicit stacks.
 
+mod advice;
 mod advisories;
 mod capture;
 mod completeness;
@@ -49,7 +52,7 @@ use std::thread;
 use regex::Regex;
 
 use crate::artifact::{
-    GpuProjectedRange, GpuProjectedRangeGroup, HostRange, HostRangeGroup, Iteration,
+    Advice, GpuProjectedRange, GpuProjectedRangeGroup, HostRange, HostRangeGroup, Iteration,
     IterationSummary, Warning,
 };
 use crate::reports::{GpuProjRow, Interner, PushPopRow};
@@ -96,6 +99,9 @@ pub struct Findings {
     /// The kernels of the counted iterations and of the largest GPU-projected ranges, when
     /// [`Reports::launches`] was given.
     pub kernel_mix: Option<KernelMix>,
+    /// What to look at (`advice`), with the kernels of the GPU-bound groups when
+    /// [`Reports::launches`] was given.
+    pub advice: Vec<Advice>,
 }
 
 /// Rows that are individually valid but do not fit together.
@@ -193,27 +199,46 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
         let iteration_list = summary::iteration_list(rows, &measured, gpu.as_ref());
         let tables = tables.join().expect("the range tables do not panic");
         warnings.extend(tables.nesting);
-        let kernel_mix = match (&reports.launches, &tables.scopes) {
+        let host_range_groups = groups::host_groups(&tables.host);
+        let gpu_projected_range_groups = groups::gpu_groups(&tables.gpu);
+        let mut advice = advice::decide(&advice::Tables {
+            host: &tables.host,
+            host_groups: &host_range_groups,
+            gpu_groups: &gpu_projected_range_groups,
+            iterations_host_inclusive_ns: iteration_summary
+                .host_inclusive
+                .as_ref()
+                .map_or(0, |h| h.total_ns),
+            projection: gpu.is_some(),
+        });
+        let mut kernel_mix = match (&reports.launches, &tables.scopes) {
             (Some(launches), Some(scopes)) => Some(gpu_work::kernel_mix(
                 &tree,
                 rows,
                 &counted,
                 scopes,
                 launches,
-                &tables.host,
-                &tables.gpu,
+                &gpu_work::Tables {
+                    host: &tables.host,
+                    gpu: &tables.gpu,
+                    groups: &advice::kernel_groups(&advice),
+                },
             )),
             _ => None,
         };
+        if let Some(mix) = &mut kernel_mix {
+            advice::attach_kernels(&mut advice, std::mem::take(&mut mix.groups));
+        }
         Ok(Findings {
             warnings,
             iteration_summary,
             iterations: iteration_list,
-            host_range_groups: groups::host_groups(&tables.host),
-            gpu_projected_range_groups: groups::gpu_groups(&tables.gpu),
+            host_range_groups,
+            gpu_projected_range_groups,
             host_ranges: tables.host,
             gpu_projected_ranges: tables.gpu,
             kernel_mix,
+            advice,
         })
     })
 }

@@ -15,9 +15,11 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
 
+mod advice;
 pub mod comparison;
 mod vocabulary;
 
+pub use advice::{Advice, AdviceKernels, AdviceKind};
 pub use vocabulary::{GateResult, ReportName, ReportState, Verdict, WarningCode};
 // The statistics types are part of the artifact.
 pub use crate::stats::{IterationStats, RangeStats};
@@ -51,6 +53,12 @@ pub struct Analysis {
     /// existed: read as `null`.
     #[serde(default)]
     pub gpu_work: Option<GpuWork>,
+    /// What to look at: ranges the analysis found host-bound or GPU-bound (or, with no GPU
+    /// projection, the largest host exclusive time), each with the numbers the rule rests on
+    /// (`analysis::advice`). Absent in files written before it was added: read as empty, and
+    /// the report then gives no advice.
+    #[serde(default)]
+    pub advice: Vec<Advice>,
     /// `--label`: what the person running nsys-gate calls this run directory (a matrix leg's
     /// name); absent when not given.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -81,8 +81,8 @@ pub struct RenderOptions {
     /// The report's first line: the hidden marker of its pull-request comment
     /// (`crate::github::marker`), given by the caller.
     pub marker: String,
-    /// Show exact range names in the tables and advice instead of groups of names that
-    /// differ only in decimal numbers (`--exact-names`).
+    /// Show exact range names in the tables instead of groups of names that differ only in
+    /// decimal numbers (`--exact-names`); the advice of analysis.json is about groups.
     pub exact_names: bool,
     /// Where the reader finds the analysis.json files.
     pub links: Links,

@@ -7,8 +7,9 @@ use std::path::PathBuf;
 use super::*;
 use crate::artifact::GateResult;
 use crate::artifact::{
-    Analysis, Gate, GpuProjectedRange, HostRange, Iteration, IterationGpu, IterationHost,
-    IterationSummary, Provenance, ReportStatus, Run, Warning, WarningCode,
+    Advice, AdviceKernels, AdviceKind, Analysis, Gate, GpuProjectedRange, HostRange, Iteration,
+    IterationGpu, IterationHost, IterationSummary, Provenance, RangeKernel, ReportStatus, Run,
+    Warning, WarningCode,
 };
 use crate::outcome::{Failure, FailureKind};
 use crate::stats::Sample;
@@ -156,8 +157,65 @@ fn analysis(name: &str, iterations: u64, ranges: usize, gpu: bool) -> Analysis {
         host_ranges,
         gpu_projected_ranges: gpu_ranges,
         gpu_work: None,
+        advice: advice_items(name, gpu),
         label: None,
     }
+}
+
+/// An advice item on `range` of one name, 20 instances over iterations of 50 ms in all.
+fn advice_item(kind: AdviceKind, range: &str, projected_ns: Option<i64>) -> Advice {
+    Advice {
+        kind,
+        range: range.to_owned(),
+        group: range.to_owned(),
+        path: vec![range.to_owned()],
+        names: 1,
+        instances: 20,
+        host_exclusive_ns: 10_000_000,
+        host_exclusive_mean_ns: 500_000.0,
+        host_inclusive_ns: 12_000_000,
+        host_inclusive_mean_ns: 600_000.0,
+        iterations_host_inclusive_ns: 50_000_000,
+        host_exclusive_share: 0.2,
+        host_inclusive_share: 0.24,
+        projected_ns,
+        projected_mean_ns: projected_ns.map(|p| p as f64 / 20.0),
+        projected_instances: projected_ns.map(|_| 20),
+        gpu_operation_count: projected_ns.map(|_| 60),
+        projected_to_host_inclusive: projected_ns.map(|p| p as f64 / 12_000_000.0),
+        threshold_share: 0.05,
+        threshold_ratio: 0.5,
+        kernels: None,
+    }
+}
+
+/// What the analysis would have advised on the synthetic analysis: host-bound and GPU-bound
+/// ranges with a projection, the largest host exclusive time without.
+fn advice_items(name: &str, gpu: bool) -> Vec<Advice> {
+    if !gpu {
+        return vec![advice_item(
+            AdviceKind::NoGpuProjection,
+            &format!("{name} 0"),
+            None,
+        )];
+    }
+    let mut gpu_bound = advice_item(AdviceKind::GpuBound, &format!("{name} 2"), Some(11_000_000));
+    gpu_bound.kernels = Some(AdviceKernels {
+        launches: 40,
+        total_ns: 9_000_000,
+        kernels: vec![RangeKernel {
+            name: format!("void {name}<float>(float*)"),
+            launches: 40,
+            total_ns: 9_000_000,
+            share: 1.0,
+        }],
+        other_kernels: None,
+    });
+    vec![
+        advice_item(AdviceKind::HostBound, &format!("{name} 0"), Some(2_400_000)),
+        advice_item(AdviceKind::HostBound, &format!("{name} 1"), None),
+        gpu_bound,
+    ]
 }
 
 fn outcome(a: Analysis) -> RunOutcome {
@@ -304,41 +362,45 @@ fn hostile_text_everywhere_stays_inert() {
     assert!(md.contains("x\\|y"));
 }
 
-/// Advice joins a range's host and GPU rows by the group, not by the shown name: a host group
-/// of two names whose GPU group has one (shown by its exact name) is still known to launch
-/// GPU work.
+/// The report words the analysis's advice and decides nothing: the host-bound sentence names
+/// the host exclusive time, and the GPU projection against the host inclusive time; a group is
+/// shown with its number of names; an analysis without `advice` (written before it existed)
+/// gets no advice, whatever its ranges.
 #[test]
-fn advice_matches_host_and_gpu_groups_by_their_key() {
-    use crate::artifact::{GpuProjectedRangeGroup, GroupStats, HostRangeGroup};
-    let mut a = analysis("r", 20, 2, true);
-    let stats = |total_ns: i64| GroupStats {
-        total_ns,
-        mean_ns: total_ns as f64 / 20.0,
-        minimum_ns: 1,
-        maximum_ns: total_ns,
-    };
-    a.host_ranges[0].name = "layer_1.load".to_owned();
-    a.host_ranges[1].name = "layer_2.load".to_owned();
-    a.gpu_projected_ranges.truncate(1);
-    a.gpu_projected_ranges[0].name = "layer_1.load".to_owned();
-    a.host_range_groups = vec![HostRangeGroup {
-        group: "layer_#.load".to_owned(),
-        names: 2,
-        instances: 40,
-        inclusive: stats(40_000_000),
-        exclusive: stats(30_000_000),
-    }];
-    a.gpu_projected_range_groups = vec![GpuProjectedRangeGroup {
-        group: "layer_#.load".to_owned(),
-        names: 1,
-        instances: 20,
-        projected: stats(35_000_000),
-        host_total_ns: 40_000_000,
-        gpu_operation_count: 20,
-    }];
-    let md = render_default(&[outcome(a)], Budget::comment());
-    assert!(md.contains(".load (2 names)"), "{md}");
-    assert!(!md.contains("launched no GPU work"), "{md}");
+fn advice_is_worded_from_the_analysis_never_derived() {
+    let a = analysis("r", 20, 3, true);
+    let md = render_default(&[outcome(a.clone())], Budget::comment()).replace('\u{a0}', " ");
+    assert!(md.contains("What to look at (3)"), "{md}");
+    assert!(
+        md.contains("- **r 0**: 500 µs of host exclusive time per instance (20.0 % of the counted iterations' host time), while the GPU work it launched spans only 2.40 ms in all, 20.0 % of its 12.0 ms host inclusive time (under 50.0 %). That time is spent on the host"),
+        "{md}"
+    );
+    assert!(
+        md.contains("- **r 1**: 500 µs of host exclusive time per instance (20.0 % of the counted iterations' host time), and it launched no GPU work."),
+        "{md}"
+    );
+    assert!(
+        md.contains("- **r 2**: the GPU work it launched spans 550 µs per instance (projected, 60 GPU operations in all). Look at the kernels launched in this range: r&lt;float&gt; 100.0 % of its kernel time."),
+        "{md}"
+    );
+
+    let mut grouped = a.clone();
+    grouped.advice.truncate(1);
+    grouped.advice[0].range = "layer_#.load".to_owned();
+    grouped.advice[0].names = 2;
+    let md = render_default(&[outcome(grouped)], Budget::comment()).replace('\u{a0}', " ");
+    assert!(md.contains(".load (2 names)**: 500"), "{md}");
+
+    let mut old = a;
+    old.advice.clear();
+    let json = String::from_utf8(old.to_json()).unwrap();
+    let mut value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    value.as_object_mut().unwrap().remove("advice");
+    let read: Analysis = serde_json::from_value(value).expect("a file without advice reads");
+    assert!(read.advice.is_empty());
+    let md = render_default(&[outcome(read)], Budget::comment());
+    assert!(!md.contains("What to look at"), "{md}");
+    assert!(md.contains("### Largest host times"), "{md}");
 }
 
 #[test]

@@ -2,6 +2,7 @@
 #![allow(clippy::too_many_lines)] // test functions may be long; the limit is for src/
 
 mod action;
+mod advice;
 mod baseline_auto;
 mod common;
 mod compare;

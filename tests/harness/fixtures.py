@@ -598,6 +598,26 @@ KERNELS = {
 }
 COPY_NS = {"resize": (45_000, 64 * 64 * 3 * 4), "loader": (160_000, 4 * 1024 * 1024)}
 
+# `--work llama` (the llama-gpu fixture, harness --llama with --gpu-markers): the kernels a mark
+# stands for, by the innermost range's name with its numbers written `#`, one per launch in the
+# range (the last repeats). forward_layer_L's GEMM covers most of it (the GPU-bound range);
+# ensure_layer_L_weights launches nothing (host work).
+LLAMA_KERNELS = {
+    "embed": [("embedding_lookup_kernel",
+               "void embedding_lookup_kernel<__nv_bfloat16>(int const*, __nv_bfloat16 const*, "
+               "__nv_bfloat16*, int)", 20_000)],
+    "forward_layer_#": [
+        ("gemm_bf16_kernel",
+         "void gemm_bf16_kernel<128, 128, 32>(__nv_bfloat16 const*, __nv_bfloat16 const*, "
+         "__nv_bfloat16*, int, int, int)", 120_000),
+        ("rmsnorm_kernel",
+         "void rmsnorm_kernel<__nv_bfloat16>(__nv_bfloat16 const*, __nv_bfloat16*, int)",
+         10_000),
+    ],
+    "sample": [("argmax_sampling_kernel",
+                "void argmax_sampling_kernel<float>(float const*, int*, int)", 12_000)],
+}
+
 
 def string_id(con, value):
     row = con.execute("SELECT id FROM StringIds WHERE value = ?", (value,)).fetchone()
@@ -643,7 +663,8 @@ class EnclosingRanges:
 
 
 def cmd_add_gpu_work(args):
-    tables = CUDA_TABLES + (FULL_TABLES if args.work == "full" else [])
+    llama = args.work == "llama"
+    tables = CUDA_TABLES + (FULL_TABLES if args.work in ("full", "llama") else [])
     schema = sqlite3.connect(f"file:{args.schema_from}?mode=ro", uri=True)
     ddl = []
     for table in tables:
@@ -673,7 +694,7 @@ def cmd_add_gpu_work(args):
         raise SystemExit(f"{args.sqlite}: no gpu:* marks (record the harness with --gpu-markers)")
 
     full = args.work == "full"
-    if full:
+    if full or llama:
         insert(con, "TARGET_INFO_GPU", vmId=0, id=0, name=GPU_NAME, busLocation="0000:07:00.0",
                isDiscrete=1, totalMemory=85899345920, smCount=108, cuDevice=0,
                computeMajor=8, computeMinor=0)
@@ -754,6 +775,16 @@ def cmd_add_gpu_work(args):
             continue
         pid = tid & 0xFFFFFFFFFF000000
         api_start = ts + 1_000
+        if llama and what == "gpu:kernel" and stack:
+            kernels = LLAMA_KERNELS.get(re.sub(r"[0-9]+", "#", names[-1]))
+            if kernels:
+                # the nth launch of this instance of the range (its thread and start)
+                nth = per_thread_launches.get((tid, stack[-1][1]), 0)
+                per_thread_launches[(tid, stack[-1][1])] = nth + 1
+                short, demangled, duration = kernels[min(nth, len(kernels) - 1)]
+                add_kernel(tid, pid, api_start, (short, demangled), duration)
+                inserted["kernels"] += 1
+                continue
         if full:
             # Every call of a mark starts 1 µs after the one before it (all inside its range).
             if what == "gpu:memcpy" and stack:
@@ -934,9 +965,11 @@ def main():
     p.add_argument("--pattern", default=DEFAULT_PATTERN)
     p.add_argument("--mode", choices=["all", "skip-iteration", "outside-only"], default="all")
     p.add_argument("--skip-iteration", type=int)
-    p.add_argument("--work", choices=["projection", "full"], default="projection",
+    p.add_argument("--work", choices=["projection", "full", "llama"], default="projection",
                    help="full: also memsets, copies to and from pageable memory, a kernel with "
-                        "a hostile name and TARGET_INFO_GPU (the gpu-work fixtures)")
+                        "a hostile name and TARGET_INFO_GPU (the gpu-work fixtures); llama: "
+                        "the kernels of harness --llama --gpu-markers passes (LLAMA_KERNELS) "
+                        "and TARGET_INFO_GPU (the llama-gpu fixture)")
     p.set_defaults(func=cmd_add_gpu_work)
 
     p = sub.add_parser("check-gpu")

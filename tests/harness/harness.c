@@ -118,7 +118,10 @@ static void usage(FILE *out)
         "                           traces with a million ranges for benchmarks)\n"
         "  --llama LAYERS           each pass is an LLM decoding step of token T (its index):\n"
         "                           embed, then per layer L a range layer_L_token_T holding\n"
-        "                           ensure_layer_L_weights and forward_layer_L, then sample\n"
+        "                           ensure_layer_L_weights and forward_layer_L, then sample;\n"
+        "                           with --gpu-markers, the shape of its GPU run: marks in\n"
+        "                           embed, forward_layer_L and sample, host work in\n"
+        "                           ensure_layer_L_weights, little time in layer_L_token_T\n"
         "  --first-pass-factor F    every wait of the first measured pass takes F times as long\n"
         "                           (an integer; default 1)\n"
         "  --realtime               run the measured loop at real-time priority (SCHED_FIFO 1)\n"
@@ -280,8 +283,8 @@ static void parse_args(int argc, char **argv)
     }
     if (opt.capture_twice && !opt.capture_range)
         die("%s cannot be combined with --no-capture-range", "--capture-twice");
-    if (opt.llama_layers > 0 && (opt.hostile_names || opt.slow_count > 0 || opt.gpu_markers))
-        die("%s cannot be combined with --hostile-names, --slow or --gpu-markers", "--llama");
+    if (opt.llama_layers > 0 && (opt.hostile_names || opt.slow_count > 0))
+        die("%s cannot be combined with --hostile-names or --slow", "--llama");
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -480,6 +483,13 @@ static void run_pass(int index, int die_midway)
  * About 1.9 ms with 8 layers; --first-pass-factor 15 makes the first measured pass ~28 ms, as a
  * prompt's prefill makes the first token's.
  *
+ * With --gpu-markers (the llama-gpu fixture) the pass has the shape of that trace's GPU run, in
+ * about 1.97 ms with 8 layers: `embed` (30 us) launches a kernel; each `layer_L_token_T` spends
+ * only 9 us of its own (3 us before, between and after its children); `ensure_layer_L_weights`
+ * does 80 us of host work and launches nothing; `forward_layer_L` (140 us) launches its kernels
+ * at its start and 100 us in; `sample` launches a kernel. The marks cost nothing without
+ * --gpu-markers, and the waits of forward_layer_L end where its one wait did.
+ *
  * The waits follow one schedule from the start of the pass (work_scheduled_us): a wait that a
  * busy machine made end late shortens the next ones, so the pass keeps its length. `sample`
  * takes 30-130 us by token, in a fixed pattern: steady passes then spread by about +-2.5 %, as
@@ -490,31 +500,38 @@ static void run_llama_pass(int token)
 {
     char name[96];
     long long schedule = now_ns();
+    const int gpu = opt.gpu_markers;
+    const long gap = gpu ? 3 : 10;
 
     range_push("embed");
-    work_scheduled_us(&schedule, 60);
+    gpu_mark("gpu:kernel");
+    work_scheduled_us(&schedule, gpu ? 30 : 60);
     range_pop();
-    work_scheduled_us(&schedule, 10);
+    work_scheduled_us(&schedule, gpu ? 5 : 10);
 
     for (int layer = 0; layer < opt.llama_layers; layer++) {
         snprintf(name, sizeof name, "layer_%d_token_%d", layer, token);
         range_push(name);
-        work_scheduled_us(&schedule, 10);
+        work_scheduled_us(&schedule, gap);
         snprintf(name, sizeof name, "ensure_layer_%d_weights", layer);
         range_push(name);
-        work_scheduled_us(&schedule, 40);
+        work_scheduled_us(&schedule, gpu ? 80 : 40);
         range_pop();
-        work_scheduled_us(&schedule, 10);
+        work_scheduled_us(&schedule, gap);
         snprintf(name, sizeof name, "forward_layer_%d", layer);
         range_push(name);
-        work_scheduled_us(&schedule, 140);
+        gpu_mark("gpu:kernel");
+        work_scheduled_us(&schedule, 100);
+        gpu_mark("gpu:kernel");
+        work_scheduled_us(&schedule, 40);
         range_pop();
-        work_scheduled_us(&schedule, 10);
+        work_scheduled_us(&schedule, gap);
         range_pop();
-        work_scheduled_us(&schedule, 10);
+        work_scheduled_us(&schedule, gap);
     }
 
     range_push("sample");
+    gpu_mark("gpu:kernel");
     work_scheduled_us(&schedule, 80 + 10 * ((token * 7) % 11 - 5));
     range_pop();
 }

@@ -1,100 +1,70 @@
-//! Advice after the measurements, in the contract's terms.
-
-use std::collections::BTreeSet;
+//! The analysis's advice in words: `advice[]` of analysis.json, decided by the analysis, with
+//! the numbers each item rests on. Nothing is decided here: an analysis.json written before
+//! advice existed has none, and its report gives none.
 
 use super::gpu_work::kernel_mix_text;
-use crate::artifact::{Analysis, GpuProjectedRange, HostRange};
+use crate::artifact::{Advice, AdviceKind, Analysis};
 use crate::render::escape::inline_shortened as esc;
-use crate::render::format::duration;
+use crate::render::format::{duration, duration_i, percent};
 use crate::render::limit::Caps;
 
-/// Advice after the measurements, in the contract's terms: time on the host only points at
-/// preparation, orchestration, synchronization and I/O; a large GPU projection points at the
-/// kernels launched in that range.
-pub(super) fn advice(
-    a: &Analysis,
-    (hosts, gpus): (&[HostRange], &[GpuProjectedRange]),
-    gpu_ok: bool,
-    caps: &Caps,
-) -> Vec<String> {
-    let counted = a.counted();
-    if counted == 0 || hosts.is_empty() {
-        return Vec::new();
+/// Kernels named in a GPU-bound item's sentence.
+const KERNELS_NAMED: usize = 3;
+
+/// One sentence per item of `advice`, in its order.
+pub(super) fn advice(a: &Analysis, caps: &Caps) -> Vec<String> {
+    a.advice.iter().map(|item| sentence(item, caps)).collect()
+}
+
+/// The range as the tables show a group: its one exact name, or the group with how many names.
+fn shown(item: &Advice, caps: &Caps) -> String {
+    if item.names > 1 {
+        esc(
+            &format!("{} ({} names)", item.range, item.names),
+            caps.name_chars,
+        )
+    } else {
+        esc(&item.range, caps.name_chars)
     }
-    let mut out = Vec::new();
-    let mut by_exclusive: Vec<&HostRange> = hosts.iter().collect();
-    by_exclusive.sort_by(|x, y| {
-        y.exclusive
-            .total_ns
-            .cmp(&x.exclusive.total_ns)
-            .then_with(|| x.name.cmp(&y.name))
-    });
-    if !gpu_ok {
-        if let Some(top) = by_exclusive.first() {
-            out.push(format!(
-                "**{}** has the largest host exclusive time ({} per instance on average). Without a GPU projection it cannot be told whether that is host work (preparation, orchestration, synchronization, I/O) or waiting for the GPU: record with CUDA tracing on (`nsys profile --trace cuda,nvtx`) to find out.",
-                esc(&top.name, caps.name_chars),
-                duration(top.exclusive.mean_ns)
-            ));
-        }
-        return out;
-    }
-    let mut named = BTreeSet::new();
-    for r in by_exclusive.iter().take(3) {
-        if r.exclusive.total_ns <= 0 {
-            continue;
-        }
-        let gpu = gpus.iter().find(|g| g.path == r.path);
-        let host_only = match gpu {
-            None => true,
-            Some(g) => (g.projected.total_ns as f64) < 0.5 * r.inclusive.total_ns as f64,
-        };
-        if host_only && named.insert(r.name.as_str()) {
-            out.push(format!(
-                "**{}**: {} of host exclusive time per instance, {}. That time is spent on the host: look at preparation, orchestration, synchronization and I/O in this range.",
-                esc(&r.name, caps.name_chars),
-                duration(r.exclusive.mean_ns),
-                match gpu {
-                    None => "and it launched no GPU work".to_owned(),
-                    Some(g) => format!(
-                        "while the GPU work it launched spans only {} per instance",
-                        duration(g.projected.mean_ns)
-                    ),
-                }
-            ));
-        }
-    }
-    let mut by_projected: Vec<&GpuProjectedRange> = gpus.iter().collect();
-    by_projected.sort_by(|x, y| {
-        y.projected
-            .total_ns
-            .cmp(&x.projected.total_ns)
-            .then_with(|| x.name.cmp(&y.name))
-    });
-    for g in by_projected.iter().take(2) {
-        if g.projected.total_ns <= 0 || (g.projected.total_ns as f64) < 0.5 * g.host_total_ns as f64
-        {
-            continue;
-        }
-        if named.insert(g.name.as_str()) {
-            let kernels = a
-                .gpu_work
+}
+
+fn sentence(item: &Advice, caps: &Caps) -> String {
+    let name = shown(item, caps);
+    let host_share = percent(item.host_exclusive_share, 1.0);
+    match item.kind {
+        AdviceKind::NoGpuProjection => format!(
+            "**{name}** has the largest host exclusive time ({} per instance on average). Without a GPU projection it cannot be told whether that is host work (preparation, orchestration, synchronization, I/O) or waiting for the GPU: record with CUDA tracing on (`nsys profile --trace cuda,nvtx`) to find out.",
+            duration(item.host_exclusive_mean_ns)
+        ),
+        AdviceKind::HostBound => format!(
+            "**{name}**: {} of host exclusive time per instance ({host_share} of the counted iterations' host time), {}. That time is spent on the host: look at preparation, orchestration, synchronization and I/O in this range.",
+            duration(item.host_exclusive_mean_ns),
+            match (item.projected_ns, item.projected_to_host_inclusive) {
+                (Some(projected), Some(ratio)) => format!(
+                    "while the GPU work it launched spans only {} in all, {} of its {} host inclusive time (under {})",
+                    duration_i(projected),
+                    percent(ratio, 1.0),
+                    duration_i(item.host_inclusive_ns),
+                    percent(item.threshold_ratio, 1.0)
+                ),
+                _ => "and it launched no GPU work".to_owned(),
+            }
+        ),
+        AdviceKind::GpuBound => {
+            let kernels = item
+                .kernels
                 .as_ref()
-                .and_then(|w| w.per_range_kernels.as_ref())
-                .and_then(|r| r.iter().find(|r| r.name == g.name))
-                .filter(|r| !r.kernels.is_empty())
-                .map(|r| {
-                    let top = &r.kernels[..r.kernels.len().min(3)];
+                .filter(|k| !k.kernels.is_empty())
+                .map(|k| {
+                    let top = &k.kernels[..k.kernels.len().min(KERNELS_NAMED)];
                     format!(": {} of its kernel time", kernel_mix_text(top, None, caps))
                 })
                 .unwrap_or_default();
-            out.push(format!(
-                "**{}**: the GPU work it launched spans {} per instance (projected, {} GPU operations in all). Look at the kernels launched in this range{kernels}.",
-                esc(&g.name, caps.name_chars),
-                duration(g.projected.mean_ns),
-                g.gpu_operation_count
-            ));
+            format!(
+                "**{name}**: the GPU work it launched spans {} per instance (projected, {} GPU operations in all). Look at the kernels launched in this range{kernels}.",
+                duration(item.projected_mean_ns.unwrap_or(0.0)),
+                item.gpu_operation_count.unwrap_or(0)
+            )
         }
     }
-    out
 }

@@ -37,9 +37,9 @@ pub struct GpuRow {
     pub host_inclusive_total: String,
 }
 
-/// The ranges the tables and advice show: groups of names that differ only in decimal
-/// numbers (a group of one shows its exact name), or the exact names with `--exact-names` or
-/// when the analysis has no groups (written before they existed).
+/// The ranges the tables show: groups of names that differ only in decimal numbers (a group
+/// of one shows its exact name), or the exact names with `--exact-names` or when the analysis
+/// has no groups (written before they existed).
 pub(super) fn shown_ranges(
     a: &Analysis,
     exact: bool,

@@ -50,7 +50,7 @@ pub struct AnalysedView {
     /// Where the reader finds analysis.json: a link to the workflow run in GitHub Actions,
     /// else the path relative to the working folder; one sentence.
     pub full_data: String,
-    /// The tables and advice show groups of names that differ only in decimal numbers.
+    /// The tables show groups of names that differ only in decimal numbers.
     pub grouped: bool,
     /// This run against its baseline run, when it has one.
     pub comparison: Option<RunComparisonView>,
@@ -160,7 +160,7 @@ pub(super) fn analysed(
         host_exclusive: host_table(a, &hosts, caps, true, &path_text),
         host_inclusive: host_table(a, &hosts, caps, false, &path_text),
         gpu_ranges: gpu_table(&gpus, caps, &path_text),
-        advice: advice(a, (&*hosts, &*gpus), gpu_ok, caps),
+        advice: advice(a, caps),
         gpu_work: a
             .gpu_work
             .as_ref()

@@ -1,0 +1,584 @@
+//! Kernels per range: each kernel joined to the CUDA API call that launched it and attributed
+//! to the innermost range around that call; the mixes of the counted iterations and of the
+//! ranges with the largest GPU-projected totals.
+
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
+
+use super::super::iterations::Measured;
+use super::super::ranges::{clamp, Scopes};
+use super::super::tree::{Tree, NONE};
+use super::share;
+use super::trace::KernelLaunch;
+use crate::artifact::{
+    group_name, AdviceKernels, GpuProjectedRange, HostRange, IterationKernels, KernelAttribution,
+    OtherKernels, RangeKernel, RangeKernels,
+};
+use crate::reports::{ApiCall, Interner, NameId, PushPopRow};
+
+/// Kernels named in a range's mix; the others are summed in `other_kernels`.
+pub const TOP_KERNELS: usize = 5;
+/// Ranges in `per_range_kernels`.
+pub const TOP_RANGES: usize = 10;
+
+/// The CUDA API calls and the kernels they launched, with the kernels' names.
+pub struct Launches<'a> {
+    pub api: &'a [ApiCall],
+    pub kernels: &'a [KernelLaunch],
+    /// Kernel rows of `cuda_gpu_trace`, with a correlation id or not.
+    pub kernel_rows: u64,
+    pub names: &'a Interner,
+}
+
+/// The kernels of the counted iterations and of the ranges below them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelMix {
+    pub iteration: IterationKernels,
+    pub ranges: Vec<RangeKernels>,
+    pub attribution: KernelAttribution,
+    /// The kernels of the groups asked for ([`Tables::groups`]), by group; a group whose
+    /// ranges launched no kernel is left out.
+    pub groups: BTreeMap<String, AdviceKernels>,
+}
+
+/// The range tables the mixes are named and ranked by, and the groups whose mixes are wanted.
+pub(in crate::analysis) struct Tables<'a> {
+    pub host: &'a [HostRange],
+    pub gpu: &'a [GpuProjectedRange],
+    /// Groups of scoped names (`artifact::group_name`): advice's GPU-bound groups.
+    pub groups: &'a [String],
+}
+
+const AMBIGUOUS: u32 = u32::MAX - 1;
+
+/// Attributes every kernel to the innermost range containing its launch, and sums the mixes.
+pub(in crate::analysis) fn kernel_mix(
+    tree: &Tree,
+    rows: &[PushPopRow],
+    counted: &[&Measured],
+    scopes: &Scopes,
+    launches: &Launches<'_>,
+    tables: &Tables<'_>,
+) -> KernelMix {
+    // The API calls that launched a kernel, by correlation id.
+    let mut by_corr: FxHashMap<u64, u32> = FxHashMap::default();
+    by_corr.reserve(launches.kernels.len());
+    for k in launches.kernels {
+        by_corr.insert(k.corr_id, NONE);
+    }
+    for (i, call) in launches.api.iter().enumerate() {
+        if let Some(slot) = by_corr.get_mut(&call.corr_id) {
+            *slot = match *slot {
+                NONE => i as u32,
+                AMBIGUOUS => AMBIGUOUS,
+                j if launches.api[j as usize].pid == call.pid
+                    && launches.api[j as usize].tid == call.tid =>
+                {
+                    j
+                }
+                _ => AMBIGUOUS,
+            };
+        }
+    }
+    let mut calls: Vec<u32> = by_corr
+        .values()
+        .copied()
+        .filter(|&i| i != NONE && i != AMBIGUOUS)
+        .collect();
+    let place = place_calls(tree, rows, counted, scopes, launches.api, &mut calls);
+
+    let mut attribution = KernelAttribution {
+        kernels: launches.kernel_rows,
+        in_counted_iterations: 0,
+        elsewhere: 0,
+        without_api_call: launches.kernel_rows - launches.kernels.len() as u64,
+        ambiguous: 0,
+    };
+    let mut iteration = Mix::default();
+    let mut by_scope: Vec<Mix> = (0..scopes.parent.len()).map(|_| Mix::default()).collect();
+    for k in launches.kernels {
+        let call = by_corr.get(&k.corr_id).copied().unwrap_or(NONE);
+        if call == NONE {
+            attribution.without_api_call += 1;
+            continue;
+        }
+        if call == AMBIGUOUS {
+            attribution.ambiguous += 1;
+            continue;
+        }
+        match place.get(&call).copied() {
+            None => attribution.elsewhere += 1,
+            Some(scope) => {
+                attribution.in_counted_iterations += 1;
+                iteration.add(k);
+                let mut s = scope;
+                while s != NONE {
+                    by_scope[s as usize].add(k);
+                    s = scopes.parent[s as usize];
+                }
+            }
+        }
+    }
+
+    let (kernels, other_kernels) = iteration.top(launches.names);
+    let iteration = IterationKernels {
+        iterations: counted.len() as u64,
+        launches: iteration.launches,
+        total_ns: clamp(iteration.total_ns),
+        kernels,
+        other_kernels,
+    };
+    KernelMix {
+        iteration,
+        groups: group_mixes(&by_scope, scopes, launches.names, tables.groups),
+        ranges: top_ranges(by_scope, scopes, launches.names, tables.host, tables.gpu),
+        attribution,
+    }
+}
+
+/// The mixes of the `wanted` groups: the sums of their members' (members of a group have the
+/// same number of scope levels, so none holds another's kernels).
+fn group_mixes(
+    by_scope: &[Mix],
+    scopes: &Scopes,
+    names: &Interner,
+    wanted: &[String],
+) -> BTreeMap<String, AdviceKernels> {
+    if wanted.is_empty() {
+        return BTreeMap::new();
+    }
+    let mut sums: BTreeMap<&str, Mix> = wanted
+        .iter()
+        .map(|g| (g.as_str(), Mix::default()))
+        .collect();
+    for (id, mix) in by_scope.iter().enumerate() {
+        if mix.launches == 0 {
+            continue;
+        }
+        if let Some(sum) = sums.get_mut(group_name(&scopes.name[id]).as_str()) {
+            sum.merge(mix);
+        }
+    }
+    sums.into_iter()
+        .filter(|(_, m)| m.launches > 0)
+        .map(|(group, m)| {
+            let (kernels, other_kernels) = m.top(names);
+            let kernels = AdviceKernels {
+                launches: m.launches,
+                total_ns: clamp(m.total_ns),
+                kernels,
+                other_kernels,
+            };
+            (group.to_owned(), kernels)
+        })
+        .collect()
+}
+
+/// The ranges with the largest GPU-projected totals that launched kernels (by kernel time
+/// when there is no projection), with their mixes.
+fn top_ranges(
+    by_scope: Vec<Mix>,
+    scopes: &Scopes,
+    names: &Interner,
+    host: &[HostRange],
+    gpu: &[GpuProjectedRange],
+) -> Vec<RangeKernels> {
+    let projected: FxHashMap<&str, i64> = gpu
+        .iter()
+        .map(|g| (g.name.as_str(), g.projected.total_ns))
+        .collect();
+    let instances: FxHashMap<&str, u64> = host
+        .iter()
+        .map(|h| (h.name.as_str(), h.instances))
+        .collect();
+    let mut ranked: Vec<(u32, Option<i64>, &Mix)> = by_scope
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.launches > 0)
+        .map(|(id, m)| {
+            let name = scopes.name[id].as_str();
+            (id as u32, projected.get(name).copied(), m)
+        })
+        .collect();
+    ranked.sort_by(|a, b| {
+        b.1.cmp(&a.1)
+            .then_with(|| b.2.total_ns.cmp(&a.2.total_ns))
+            .then_with(|| scopes.name[a.0 as usize].cmp(&scopes.name[b.0 as usize]))
+    });
+    ranked
+        .into_iter()
+        .take(TOP_RANGES)
+        .map(|(id, projected_total_ns, mix)| {
+            let name = scopes.name[id as usize].clone();
+            let (kernels, other_kernels) = mix.top(names);
+            RangeKernels {
+                instances: instances.get(name.as_str()).copied().unwrap_or(0),
+                path: scopes.path[id as usize].clone(),
+                name,
+                projected_total_ns,
+                launches: mix.launches,
+                total_ns: clamp(mix.total_ns),
+                kernels,
+                other_kernels,
+            }
+        })
+        .collect()
+}
+
+/// The kernels of one range (or of the iterations): launches and time per kernel name.
+#[derive(Default)]
+struct Mix {
+    launches: u64,
+    total_ns: i128,
+    by_name: FxHashMap<NameId, (u64, i128)>,
+}
+
+impl Mix {
+    fn add(&mut self, k: &KernelLaunch) {
+        self.launches += 1;
+        self.total_ns += i128::from(k.duration_ns);
+        let e = self.by_name.entry(k.name).or_default();
+        e.0 += 1;
+        e.1 += i128::from(k.duration_ns);
+    }
+
+    fn merge(&mut self, other: &Mix) {
+        self.launches += other.launches;
+        self.total_ns += other.total_ns;
+        for (&name, &(launches, total)) in &other.by_name {
+            let e = self.by_name.entry(name).or_default();
+            e.0 += launches;
+            e.1 += total;
+        }
+    }
+
+    /// The first [`TOP_KERNELS`] kernels by time (then name), and the rest together.
+    fn top(&self, names: &Interner) -> (Vec<RangeKernel>, Option<OtherKernels>) {
+        let mut all: Vec<RangeKernel> = self
+            .by_name
+            .iter()
+            .map(|(&name, &(launches, total))| RangeKernel {
+                name: names.resolve(name).to_owned(),
+                launches,
+                total_ns: clamp(total),
+                share: share(total, self.total_ns),
+            })
+            .collect();
+        all.sort_by(|a, b| {
+            b.total_ns
+                .cmp(&a.total_ns)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        let rest = all.split_off(all.len().min(TOP_KERNELS));
+        let other = (!rest.is_empty()).then(|| {
+            let total: i128 = rest.iter().map(|k| i128::from(k.total_ns)).sum();
+            OtherKernels {
+                kernels: rest.len() as u64,
+                launches: rest.iter().map(|k| k.launches).sum(),
+                total_ns: clamp(total),
+                share: share(total, self.total_ns),
+            }
+        });
+        (all, other)
+    }
+}
+
+/// Where each of `calls` (indexes into `api`) was made: for a call inside a counted iteration
+/// on the iteration's thread, the scoped id of the innermost range containing it (NONE for
+/// the iteration itself). Calls elsewhere (outside every counted iteration) are left out of
+/// the map.
+fn place_calls(
+    tree: &Tree,
+    rows: &[PushPopRow],
+    counted: &[&Measured],
+    scopes: &Scopes,
+    api: &[ApiCall],
+    calls: &mut [u32],
+) -> FxHashMap<u32, u32> {
+    let key = |i: &u32| {
+        let c = &api[*i as usize];
+        (c.pid, c.tid, c.start_ns, c.end_ns, *i)
+    };
+    calls.sort_unstable_by_key(key);
+    let mut place = FxHashMap::default();
+    let mut subtree: Vec<u32> = Vec::new();
+    let mut walk: Vec<u32> = Vec::new();
+    let mut open: Vec<u32> = Vec::new();
+    for m in counted {
+        let it = &rows[m.row as usize];
+        // This iteration's calls: same thread, starting inside it.
+        let from = calls.partition_point(|i| {
+            let c = &api[*i as usize];
+            (c.pid, c.tid, c.start_ns) < (it.pid, it.tid, it.start_ns)
+        });
+        let to = calls.partition_point(|i| {
+            let c = &api[*i as usize];
+            (c.pid, c.tid, c.start_ns) <= (it.pid, it.tid, it.end_ns)
+        });
+        if from >= to {
+            continue;
+        }
+        // Its ranges in start order (the longer first on a tie: the parent).
+        subtree.clear();
+        walk.clear();
+        walk.extend_from_slice(tree.children(m.row));
+        while let Some(j) = walk.pop() {
+            subtree.push(j);
+            walk.extend_from_slice(tree.children(j));
+        }
+        subtree.sort_unstable_by_key(|&j| {
+            let r = &rows[j as usize];
+            (r.start_ns, std::cmp::Reverse(r.end_ns), j)
+        });
+        open.clear();
+        let mut next = 0;
+        for &i in &calls[from..to] {
+            let c = &api[i as usize];
+            if c.end_ns > it.end_ns {
+                continue;
+            }
+            while let Some(&j) = subtree.get(next) {
+                let r = &rows[j as usize];
+                if r.start_ns > c.start_ns {
+                    break;
+                }
+                while open
+                    .last()
+                    .is_some_and(|&o| rows[o as usize].end_ns < r.start_ns)
+                {
+                    open.pop();
+                }
+                open.push(j);
+                next += 1;
+            }
+            while open
+                .last()
+                .is_some_and(|&o| rows[o as usize].end_ns < c.start_ns)
+            {
+                open.pop();
+            }
+            let innermost = open
+                .iter()
+                .rev()
+                .find(|&&o| rows[o as usize].end_ns >= c.end_ns)
+                .map_or(NONE, |&o| scopes.of_row[o as usize]);
+            place.insert(i, innermost);
+        }
+    }
+    place
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cap > iteration 0 > (a > b), c` and `iteration 1 > a`; calls on the iterations' thread
+    /// (1) at the edges of ranges, on another thread, outside the iterations, and with an
+    /// id two processes share.
+    fn mix_of_the_example() -> KernelMix {
+        use crate::analysis::iterations::Measured;
+        use crate::analysis::tests::build_rows;
+        use crate::analysis::tree::Tree;
+        use crate::stats::Sample;
+        use std::path::Path;
+
+        let mut names = Interner::new();
+        let spec: &[(Option<usize>, &str, i64, i64)] = &[
+            (None, "cap", 0, 10_000),
+            (Some(0), "iteration 0", 100, 1_000),
+            (Some(1), "a", 200, 500),
+            (Some(2), "b", 300, 100),
+            (Some(1), "c", 800, 200),
+            (Some(0), "iteration 1", 2_000, 1_000),
+            (Some(5), "a", 2_100, 500),
+        ];
+        let rows = build_rows(spec, &mut names);
+        let tree = Tree::build(&rows, Path::new("p.csv")).unwrap();
+        let measured = [
+            Measured {
+                row: 1,
+                index: 0,
+                complete: true,
+                duplicate: false,
+            },
+            Measured {
+                row: 5,
+                index: 1,
+                complete: true,
+                duplicate: false,
+            },
+        ];
+        let counted: Vec<&Measured> = measured.iter().collect();
+        let tables =
+            crate::analysis::ranges::range_tables(&tree, &rows, &names, &counted, None, true);
+        let scopes = tables.scopes.unwrap();
+
+        let call = |corr_id, start, end, pid, tid| ApiCall {
+            start_ns: start,
+            end_ns: end,
+            corr_id,
+            pid,
+            tid,
+        };
+        let api = [
+            call(1, 300, 310, 1, 1),     // b (starts with it)
+            call(2, 390, 400, 1, 1),     // b (ends with it)
+            call(3, 395, 405, 1, 1),     // runs past b: a
+            call(4, 150, 160, 1, 1),     // iteration 0 itself
+            call(5, 850, 860, 1, 1),     // c
+            call(6, 2_200, 2_210, 1, 1), // iteration 1's a
+            call(7, 300, 310, 1, 2),     // another thread: elsewhere
+            call(8, 5_000, 5_010, 1, 1), // outside the iterations: elsewhere
+            call(9, 310, 320, 1, 1),     // id 9 also in process 2: ambiguous
+            call(9, 310, 320, 2, 1),
+        ];
+        let mut kernel_names = Interner::new();
+        let gemm = kernel_names
+            .intern_bytes(b"void gemm<float, 2>(float*, int)")
+            .unwrap();
+        let relu = kernel_names.intern_bytes(b"relu").unwrap();
+        let launch = |corr_id, duration_ns, name| KernelLaunch {
+            corr_id,
+            duration_ns,
+            name,
+        };
+        let kernels = [
+            launch(1, 10, gemm),
+            launch(2, 10, gemm),
+            launch(3, 5, relu),
+            launch(4, 7, relu),
+            launch(5, 3, relu),
+            launch(6, 20, gemm),
+            launch(7, 1, gemm),
+            launch(8, 1, gemm),
+            launch(9, 1, gemm),
+            launch(10, 1, gemm), // no API call has its id
+        ];
+        let launches = Launches {
+            api: &api,
+            kernels: &kernels,
+            kernel_rows: 11,
+            names: &kernel_names,
+        };
+        let gpu: Vec<GpuProjectedRange> = ["a", "a.b", "c"]
+            .iter()
+            .zip([300, 100, 50])
+            .map(|(name, total)| GpuProjectedRange {
+                name: (*name).to_owned(),
+                path: name.split('.').map(str::to_owned).collect(),
+                style: "PushPop".to_owned(),
+                instances: 1,
+                projected: Sample::new(vec![total]).range_stats(),
+                host_total_ns: 0,
+                gpu_operation_count: 1,
+            })
+            .collect();
+        kernel_mix(
+            &tree,
+            &rows,
+            &counted,
+            &scopes,
+            &launches,
+            &Tables {
+                host: &tables.host,
+                gpu: &gpu,
+                groups: &["a".to_owned(), "c".to_owned(), "none".to_owned()],
+            },
+        )
+    }
+
+    /// A range, its instances, kernel total and (kernel, launches, total) mix.
+    type Mixed<'a> = (&'a str, u64, i64, Vec<(&'a str, u64, i64)>);
+
+    #[test]
+    fn kernels_go_to_the_innermost_range_around_their_launch() {
+        let mix = mix_of_the_example();
+
+        assert_eq!(
+            mix.attribution,
+            KernelAttribution {
+                kernels: 11,
+                in_counted_iterations: 6,
+                elsewhere: 2,
+                without_api_call: 2,
+                ambiguous: 1
+            }
+        );
+        assert_eq!((mix.iteration.launches, mix.iteration.total_ns), (6, 55));
+        let got: Vec<Mixed> = mix
+            .ranges
+            .iter()
+            .map(|r| {
+                let k = r
+                    .kernels
+                    .iter()
+                    .map(|k| (k.name.as_str(), k.launches, k.total_ns))
+                    .collect();
+                (r.name.as_str(), r.instances, r.total_ns, k)
+            })
+            .collect();
+        let gemm = "void gemm<float, 2>(float*, int)";
+        assert_eq!(
+            got,
+            [
+                // Largest projected total first; a holds b's kernels and iteration 1's.
+                ("a", 2, 45, vec![(gemm, 3, 40), ("relu", 1, 5)]),
+                ("a.b", 1, 20, vec![(gemm, 2, 20)]),
+                ("c", 1, 3, vec![("relu", 1, 3)]),
+            ]
+        );
+        assert!((mix.ranges[0].kernels[0].share - 40.0 / 45.0).abs() < 1e-12);
+
+        // The groups asked for, as their ranges' mixes; a group that launched nothing is left out.
+        let groups: Vec<(&str, u64, i64)> = mix
+            .groups
+            .iter()
+            .map(|(g, k)| (g.as_str(), k.launches, k.total_ns))
+            .collect();
+        assert_eq!(groups, [("a", 4, 45), ("c", 1, 3)]);
+        assert_eq!(mix.groups["a"].kernels, mix.ranges[0].kernels);
+    }
+
+    /// A group's mix is the sum of its members' (`step_1.k` and `step_2.k` are `step_#.k`).
+    #[test]
+    fn a_group_sums_the_mixes_of_its_names() {
+        let mut names = Interner::new();
+        let gemm = names.intern_bytes(b"gemm").unwrap();
+        let relu = names.intern_bytes(b"relu").unwrap();
+        let mix = |kernels: &[(NameId, i64)]| {
+            let mut m = Mix::default();
+            for &(name, duration_ns) in kernels {
+                m.add(&KernelLaunch {
+                    corr_id: 0,
+                    duration_ns,
+                    name,
+                });
+            }
+            m
+        };
+        let one = mix(&[(gemm, 10), (relu, 2)]);
+        let two = mix(&[(gemm, 30)]);
+        let scopes = Scopes {
+            of_row: Vec::new(),
+            parent: vec![NONE, NONE, NONE],
+            name: ["step_1.k", "step_2.k", "other"].map(String::from).to_vec(),
+            path: Vec::new(),
+        };
+        let mixes = group_mixes(
+            &[one, two, Mix::default()],
+            &scopes,
+            &names,
+            &["step_#.k".to_owned()],
+        );
+        let k = &mixes["step_#.k"];
+        assert_eq!((k.launches, k.total_ns), (3, 42));
+        let got: Vec<(&str, u64, i64)> = k
+            .kernels
+            .iter()
+            .map(|k| (k.name.as_str(), k.launches, k.total_ns))
+            .collect();
+        assert_eq!(got, [("gemm", 2, 40), ("relu", 1, 2)]);
+        assert!((k.kernels[0].share - 40.0 / 42.0).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,332 @@
+//! `cuda_gpu_trace` in one pass: memory copies grouped by kind and memory kinds, memsets,
+//! devices, and the kernels kept as launches for the join; `pageable_memory_copies`.
+
+use rustc_hash::FxHashMap;
+
+use super::super::ranges::clamp;
+use super::super::wording::plural;
+use crate::artifact::{GpuDevice, MemoryCopies, Memsets, Warning, WarningCode};
+use crate::reports::{GpuOpRow, Interner, NameId};
+
+/// A kernel as the join needs it: its correlation id, duration and name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelLaunch {
+    pub corr_id: u64,
+    pub duration_ns: i64,
+    pub name: NameId,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Totals {
+    count: u64,
+    bytes: u64,
+    total_ns: i128,
+}
+
+impl Totals {
+    #[inline]
+    fn add(&mut self, other: Totals) {
+        self.count += other.count;
+        self.bytes = self.bytes.saturating_add(other.bytes);
+        self.total_ns += other.total_ns;
+    }
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct DeviceCounts {
+    kernels: u64,
+    memory: u64,
+}
+
+/// `cuda_gpu_trace` as it streams by: memory operations grouped by (name, source, destination),
+/// devices counted, kernels kept as [`KernelLaunch`]es. Names are resolved in
+/// [`GpuTraceSummary::finish`] (the interner is the reader's while it reads).
+#[derive(Debug, Default)]
+pub struct GpuTraceSummary {
+    launches: Vec<KernelLaunch>,
+    memory: FxHashMap<(NameId, Option<NameId>, Option<NameId>), Totals>,
+    devices: FxHashMap<Option<NameId>, DeviceCounts>,
+}
+
+impl Extend<GpuOpRow> for GpuTraceSummary {
+    fn extend<I: IntoIterator<Item = GpuOpRow>>(&mut self, rows: I) {
+        for row in rows {
+            let device = self.devices.entry(row.device).or_default();
+            match row.bytes {
+                None => {
+                    device.kernels += 1;
+                    if let Some(corr_id) = row.corr_id {
+                        self.launches.push(KernelLaunch {
+                            corr_id,
+                            duration_ns: row.duration_ns,
+                            name: row.name,
+                        });
+                    }
+                }
+                Some(bytes) => {
+                    device.memory += 1;
+                    self.memory
+                        .entry((row.name, row.src, row.dst))
+                        .or_default()
+                        .add(Totals {
+                            count: 1,
+                            bytes,
+                            total_ns: i128::from(row.duration_ns),
+                        });
+                }
+            }
+        }
+    }
+}
+
+/// What `cuda_gpu_trace` gives `gpu_work`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuTraceParts {
+    pub devices: Vec<GpuDevice>,
+    pub memory_copies: Vec<MemoryCopies>,
+    pub memsets: Memsets,
+    /// Every kernel row's launch (those with a correlation id).
+    pub launches: Vec<KernelLaunch>,
+    /// Kernel rows, with a correlation id or not.
+    pub kernels: u64,
+}
+
+const MEMSET: &str = "[CUDA memset]";
+
+impl GpuTraceSummary {
+    pub fn finish(self, names: &Interner) -> GpuTraceParts {
+        let text = |id: Option<NameId>| id.map(|n| names.resolve(n).to_owned());
+        let mut memsets = Totals::default();
+        let mut copies: FxHashMap<(String, Option<String>, Option<String>), Totals> =
+            FxHashMap::default();
+        for ((name, src, dst), t) in self.memory {
+            let name = names.resolve(name);
+            if name == MEMSET {
+                memsets.add(t);
+            } else {
+                copies
+                    .entry((copy_kind(name), text(src), text(dst)))
+                    .or_default()
+                    .add(t);
+            }
+        }
+        let mut memory_copies: Vec<MemoryCopies> = copies
+            .into_iter()
+            .map(|((copy_kind, source, destination), t)| {
+                let total_ns = clamp(t.total_ns);
+                let pageable_host =
+                    is_pageable_host(&copy_kind, source.as_deref(), destination.as_deref());
+                MemoryCopies {
+                    copy_kind,
+                    source,
+                    destination,
+                    count: t.count,
+                    bytes: t.bytes,
+                    total_ns,
+                    bandwidth_bytes_per_s: (total_ns > 0)
+                        .then(|| t.bytes as f64 * 1e9 / total_ns as f64),
+                    pageable_host,
+                }
+            })
+            .collect();
+        memory_copies.sort_by(|a, b| {
+            b.total_ns
+                .cmp(&a.total_ns)
+                .then_with(|| a.copy_kind.cmp(&b.copy_kind))
+                .then_with(|| a.source.cmp(&b.source))
+                .then_with(|| a.destination.cmp(&b.destination))
+        });
+        let kernels = self.devices.values().map(|c| c.kernels).sum();
+        let mut devices: Vec<GpuDevice> = self
+            .devices
+            .into_iter()
+            .map(|(device, counts)| {
+                let device = text(device).unwrap_or_default();
+                let (name, id) = split_device(&device);
+                GpuDevice {
+                    name,
+                    id,
+                    device,
+                    kernels: counts.kernels,
+                    memory_operations: counts.memory,
+                }
+            })
+            .collect();
+        devices.sort_by(|a, b| a.device.cmp(&b.device));
+        GpuTraceParts {
+            devices,
+            memory_copies,
+            memsets: Memsets {
+                count: memsets.count,
+                bytes: memsets.bytes,
+                total_ns: clamp(memsets.total_ns),
+            },
+            launches: self.launches,
+            kernels,
+        }
+    }
+}
+
+/// `[CUDA memcpy Host-to-Device]` -> `Host-to-Device`; nsys 2022.4's `[CUDA memcpy HtoD]` and
+/// `[CUDA Unified Memory memcpy HtoD]` -> the newer labels (`Host-to-Device`, `Unified
+/// Host-to-Device`), so that one kind has one name whichever nsys wrote it. Anything else is
+/// kept as it is.
+fn copy_kind(name: &str) -> String {
+    const SHORT: &[(&str, &str)] = &[
+        ("HtoD", "Host-to-Device"),
+        ("DtoH", "Device-to-Host"),
+        ("HtoA", "Host-to-Array"),
+        ("AtoH", "Array-to-Host"),
+        ("AtoA", "Array-to-Array"),
+        ("AtoD", "Array-to-Device"),
+        ("DtoA", "Device-to-Array"),
+        ("DtoD", "Device-to-Device"),
+        ("HtoH", "Host-to-Host"),
+        ("PtoP", "Peer-to-Peer"),
+    ];
+    let inner = name
+        .strip_prefix('[')
+        .and_then(|n| n.strip_suffix(']'))
+        .unwrap_or(name);
+    let (unified, label) = if let Some(rest) = inner.strip_prefix("CUDA Unified Memory memcpy ") {
+        (true, rest)
+    } else if let Some(rest) = inner.strip_prefix("CUDA memcpy ") {
+        (false, rest)
+    } else {
+        return name.to_owned();
+    };
+    let label = SHORT
+        .iter()
+        .find(|(short, _)| *short == label)
+        .map_or(label, |(_, long)| long);
+    if unified && !label.starts_with("Unified ") {
+        format!("Unified {label}")
+    } else {
+        label.to_owned()
+    }
+}
+
+/// A host-to-device copy from pageable memory, or a device-to-host copy into it.
+fn is_pageable_host(kind: &str, source: Option<&str>, destination: Option<&str>) -> bool {
+    match kind {
+        "Host-to-Device" => source == Some("Pageable"),
+        "Device-to-Host" => destination == Some("Pageable"),
+        _ => false,
+    }
+}
+
+/// `NVIDIA A100-SXM4-80GB (0)` -> (`NVIDIA A100-SXM4-80GB`, 0). nsys writes `printf('%s
+/// (%d)')` of the device's name and id: a missing name leaves ` (0)`.
+fn split_device(device: &str) -> (Option<String>, Option<u64>) {
+    let Some((name, id)) = device
+        .strip_suffix(')')
+        .and_then(|d| d.rsplit_once(" ("))
+        .or_else(|| {
+            device
+                .strip_suffix(')')
+                .and_then(|d| d.strip_prefix('(').map(|i| ("", i)))
+        })
+    else {
+        return ((!device.is_empty()).then(|| device.to_owned()), None);
+    };
+    match id.parse::<u64>() {
+        Ok(id) => ((!name.trim().is_empty()).then(|| name.to_owned()), Some(id)),
+        Err(_) => ((!device.is_empty()).then(|| device.to_owned()), None),
+    }
+}
+
+/// `pageable_memory_copies`: host-to-device or device-to-host copies with pageable host memory.
+pub fn pageable_warning(copies: &[MemoryCopies]) -> Option<Warning> {
+    let pageable: Vec<&MemoryCopies> = copies.iter().filter(|c| c.pageable_host).collect();
+    if pageable.is_empty() {
+        return None;
+    }
+    let count: u64 = pageable.iter().map(|c| c.count).sum();
+    let bytes: u64 = pageable.iter().fold(0, |b, c| b.saturating_add(c.bytes));
+    let kinds: Vec<&str> = {
+        let mut k: Vec<&str> = pageable.iter().map(|c| c.copy_kind.as_str()).collect();
+        k.sort_unstable();
+        k.dedup();
+        k
+    };
+    Some(
+        Warning::new(
+            WarningCode::PageableMemoryCopies,
+            format!(
+                "{count} {} ({}, {} bytes) {} pageable host memory: each is staged through a pinned buffer and synchronous with the host; pinned host memory (`pin_memory=True`, `cudaHostAlloc`) lets copies overlap with other work",
+                plural(count, "memory copy", "memory copies"),
+                kinds.join(", "),
+                bytes,
+                if count == 1 { "uses" } else { "use" },
+            ),
+        )
+        .with_count(count)
+        .with_bytes(bytes),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_kinds_have_one_name_whichever_nsys_wrote_them() {
+        assert_eq!(copy_kind("[CUDA memcpy Host-to-Device]"), "Host-to-Device");
+        assert_eq!(copy_kind("[CUDA memcpy HtoD]"), "Host-to-Device");
+        assert_eq!(copy_kind("[CUDA memcpy DtoH]"), "Device-to-Host");
+        assert_eq!(
+            copy_kind("[CUDA Unified Memory memcpy HtoD]"),
+            "Unified Host-to-Device"
+        );
+        assert_eq!(
+            copy_kind("[CUDA memcpy Unified Host-to-Device]"),
+            "Unified Host-to-Device"
+        );
+        assert_eq!(copy_kind("something else"), "something else");
+    }
+
+    #[test]
+    fn only_host_side_pageable_memory_counts() {
+        assert!(is_pageable_host(
+            "Host-to-Device",
+            Some("Pageable"),
+            Some("Device")
+        ));
+        assert!(is_pageable_host(
+            "Device-to-Host",
+            Some("Device"),
+            Some("Pageable")
+        ));
+        assert!(!is_pageable_host(
+            "Host-to-Device",
+            Some("Pinned"),
+            Some("Device")
+        ));
+        assert!(!is_pageable_host(
+            "Device-to-Host",
+            Some("Pageable"),
+            Some("Pinned")
+        ));
+        assert!(!is_pageable_host(
+            "Host-to-Host",
+            Some("Pageable"),
+            Some("Pageable")
+        ));
+    }
+
+    #[test]
+    fn devices_split_into_name_and_id() {
+        assert_eq!(
+            split_device("NVIDIA A100-SXM4-80GB (0)"),
+            (Some("NVIDIA A100-SXM4-80GB".to_owned()), Some(0))
+        );
+        assert_eq!(
+            split_device("GPU (x) (12)"),
+            (Some("GPU (x)".to_owned()), Some(12))
+        );
+        assert_eq!(split_device(" (3)"), (None, Some(3)));
+        assert_eq!(split_device("(3)"), (None, Some(3)));
+        assert_eq!(split_device("odd"), (Some("odd".to_owned()), None));
+        assert_eq!(split_device(""), (None, None));
+    }
+}

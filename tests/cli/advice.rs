@@ -1,0 +1,214 @@
+//! `advice`: decided by `analyze` on real traces read by real nsys, written to analysis.json
+//! with the numbers it rests on, and only worded by the report (an analysis.json without
+//! `advice`, as written before it existed, gets no advice).
+
+use serde_json::Value;
+
+use crate::common::{self, analyze, assert_status, bin, codes, fixture, Run};
+use crate::require_nsys;
+
+/// `kind` and `range` of each item.
+fn items(a: &Value) -> Vec<(String, String)> {
+    a["advice"]
+        .as_array()
+        .expect("advice")
+        .iter()
+        .map(|i| {
+            (
+                i["kind"].as_str().unwrap().to_owned(),
+                i["range"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The entry of `list` (`host_range_groups`, `gpu_projected_range_groups`) for `group`.
+fn group<'a>(a: &'a Value, list: &str, group: &str) -> Option<&'a Value> {
+    a[list]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["group"] == group)
+}
+
+fn int(v: &Value) -> i64 {
+    v.as_i64().unwrap_or_else(|| panic!("not an integer: {v}"))
+}
+
+fn report(run: &Run) -> String {
+    let out = bin()
+        .arg("report")
+        .arg("--run-dir")
+        .arg(&run.dir)
+        .arg("--output")
+        .arg("-")
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .expect("run nsys-gate");
+    assert_status(&out, 0);
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .replace('\u{a0}', " ")
+}
+
+const ENSURE: &str = "layer_#_token_#.ensure_layer_#_weights";
+const FORWARD: &str = "layer_#_token_#.forward_layer_#";
+
+/// The shape of the public llama3 GPU trace with its GPU work (`llama-gpu`): one host-bound
+/// range (`ensure_layer_L_weights`: host work, no GPU work), one GPU-bound range
+/// (`forward_layer_L`: a GEMM over most of it, with its kernels), and no item on the ranges
+/// under 5 % of the host time (`layer_L_token_T` itself, whose own time is tiny, `embed`,
+/// `sample`), whatever their GPU work.
+#[test]
+fn an_llm_trace_with_gpu_work_has_one_host_bound_and_one_gpu_bound_range() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("llama-gpu");
+    let out = analyze(&run.dir, &nsys, &[]);
+    assert_status(&out, 0);
+    let a = run.analysis();
+    assert!(codes(&a).is_empty(), "{}", a["warnings"]);
+    assert_eq!(
+        items(&a),
+        [
+            ("host_bound".to_owned(), ENSURE.to_owned()),
+            ("gpu_bound".to_owned(), FORWARD.to_owned()),
+        ]
+    );
+
+    let total = int(&a["iteration_summary"]["host_inclusive"]["total_ns"]);
+    let advice = a["advice"].as_array().unwrap();
+    for item in advice {
+        // Every number is the group tables' own.
+        let g = &item["group"].as_str().unwrap();
+        let host = group(&a, "host_range_groups", g).expect("a host group");
+        assert_eq!(item["names"], 128);
+        assert_eq!(item["instances"], host["instances"]);
+        assert_eq!(item["host_exclusive_ns"], host["exclusive"]["total_ns"]);
+        assert_eq!(item["host_exclusive_mean_ns"], host["exclusive"]["mean_ns"]);
+        assert_eq!(item["host_inclusive_ns"], host["inclusive"]["total_ns"]);
+        assert_eq!(int(&item["iterations_host_inclusive_ns"]), total);
+        let share = item["host_exclusive_share"].as_f64().unwrap();
+        assert!((share - int(&host["exclusive"]["total_ns"]) as f64 / total as f64).abs() < 1e-12);
+        assert_eq!(item["threshold_share"], 0.05);
+        assert_eq!(item["threshold_ratio"], 0.5);
+    }
+
+    // Host-bound: about a third of the host time, and no GPU work at all.
+    let h = &advice[0];
+    let share = h["host_exclusive_share"].as_f64().unwrap();
+    assert!((0.25..0.40).contains(&share), "{h}");
+    assert_eq!(
+        h["path"],
+        serde_json::json!(["layer_#_token_#", "ensure_layer_#_weights"])
+    );
+    for field in ["projected_ns", "projected_to_host_inclusive", "kernels"] {
+        assert!(h[field].is_null(), "{field}: {h}");
+    }
+    assert!(group(&a, "gpu_projected_range_groups", ENSURE).is_none());
+
+    // GPU-bound: its projection spans most of its host inclusive time; its kernels, GEMM first.
+    let g = &advice[1];
+    let gpu = group(&a, "gpu_projected_range_groups", FORWARD).expect("a projected group");
+    assert_eq!(g["projected_ns"], gpu["projected"]["total_ns"]);
+    assert_eq!(g["gpu_operation_count"], 256);
+    let ratio = g["projected_to_host_inclusive"].as_f64().unwrap();
+    assert!((0.85..1.0).contains(&ratio), "{g}");
+    let kernels = &g["kernels"];
+    assert_eq!(kernels["launches"], 256);
+    let names: Vec<&str> = kernels["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    assert!(names[0].starts_with("void gemm_bf16_kernel<"), "{names:?}");
+    assert!(names[1].starts_with("void rmsnorm_kernel<"), "{names:?}");
+    assert!(kernels["kernels"][0]["share"].as_f64().unwrap() > 0.9);
+
+    // Under the share, with or without GPU work: no item.
+    let exclusive_share = |g: &str| {
+        int(&group(&a, "host_range_groups", g).unwrap()["exclusive"]["total_ns"]) as f64
+            / total as f64
+    };
+    for small in ["layer_#_token_#", "embed", "sample"] {
+        assert!(
+            exclusive_share(small) < 0.05,
+            "{small}: {}",
+            exclusive_share(small)
+        );
+        assert!(
+            group(&a, "gpu_projected_range_groups", small).is_some(),
+            "{small} launched GPU work"
+        );
+        assert!(advice.iter().all(|i| i["group"] != small), "{small}");
+    }
+
+    // The report words both items, naming the numbers the rule rests on.
+    let md = report(&run);
+    assert!(md.contains("What to look at (2)"), "{md}");
+    assert!(
+        md.contains("(128 names)**: 80.0 µs of host exclusive time per instance ("),
+        "{md}"
+    );
+    assert!(md.contains("and it launched no GPU work."), "{md}");
+    assert!(
+        md.contains("(128 names)**: the GPU work it launched spans 130 µs per instance (projected, 256 GPU operations in all). Look at the kernels launched in this range: gemm\\_bf16\\_kernel&lt;128, 128, 32&gt; 92.3 %, rmsnorm\\_kernel"),
+        "{md}"
+    );
+}
+
+/// Without a GPU projection (`llama-like` is CPU-only) the one item is the range with the
+/// largest host exclusive time, which cannot be told to be host work or waiting for the GPU.
+#[test]
+fn an_llm_trace_without_gpu_work_has_the_no_projection_item_only() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("llama-like");
+    assert_status(&analyze(&run.dir, &nsys, &[]), 0);
+    let a = run.analysis();
+    assert_eq!(
+        items(&a),
+        [("no_gpu_projection".to_owned(), FORWARD.to_owned())]
+    );
+    let item = &a["advice"][0];
+    assert!(item["projected_ns"].is_null());
+    assert!(
+        item["host_exclusive_share"].as_f64().unwrap() > 0.5,
+        "{item}"
+    );
+    let md = report(&run);
+    assert!(md.contains("What to look at (1)"), "{md}");
+    assert!(
+        md.contains("(512 names)** has the largest host exclusive time"),
+        "{md}"
+    );
+}
+
+/// An analysis.json written before `advice` existed reads, and its report gives no advice: the
+/// report never decides it again from the range tables.
+#[test]
+fn an_analysis_without_advice_reports_none() {
+    let Some(nsys) = common::nsys("2024.2") else {
+        return;
+    };
+    let run = fixture("llama-gpu");
+    assert_status(&analyze(&run.dir, &nsys, &[]), 0);
+    let with = report(&run);
+    let path = run.path("analysis.json");
+    let mut a = run.analysis();
+    a.as_object_mut().unwrap().remove("advice");
+    std::fs::write(&path, serde_json::to_vec_pretty(&a).unwrap()).unwrap();
+    let without = report(&run);
+    assert!(with.contains("What to look at"));
+    assert!(!without.contains("What to look at"), "{without}");
+    // Nothing else changes.
+    let strip = |md: &str| {
+        let start = md
+            .find("<summary>What to look at")
+            .map_or(md.len(), |i| md[..i].rfind("<details>").unwrap());
+        let end = md[start..]
+            .find("</details>")
+            .map_or(start, |i| start + i + "</details>\n\n".len());
+        format!("{}{}", &md[..start], &md[end..])
+    };
+    assert_eq!(strip(&with), without);
+}

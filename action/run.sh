@@ -22,11 +22,18 @@ comment_args=()
 # Options of the report, in every subcommand that renders one.
 render_args=()
 is_true "${INPUT_EXACT_NAMES:-false}" && render_args+=(--exact-names)
-# The baseline (`run` and `post --analyses` take it alike).
+# The baseline (`run` and `post --analyses` take it alike): `auto`, or paths one per line.
+while IFS= read -r line || [ -n "$line" ]; do
+  line="${line#"${line%%[![:space:]]*}"}"
+  line="${line%"${line##*[![:space:]]}"}"
+  [ -n "$line" ] && comment_args+=(--baseline "$line")
+done <<< "${INPUT_BASELINE:-}"
 if [ -n "${INPUT_BASELINE:-}" ]; then
-  comment_args+=(--baseline "$INPUT_BASELINE")
   [ -n "${INPUT_BASELINE_WORKFLOW:-}" ] && comment_args+=(--baseline-workflow "$INPUT_BASELINE_WORKFLOW")
   [ -n "${INPUT_BASELINE_ARTIFACT:-}" ] && comment_args+=(--baseline-artifact "$INPUT_BASELINE_ARTIFACT")
+  [ -n "${INPUT_BASELINE_RUNS:-}" ] && comment_args+=(--baseline-runs "$INPUT_BASELINE_RUNS")
+  [ -n "${INPUT_BASELINE_TIMEOUT:-}" ] && comment_args+=(--baseline-timeout "$INPUT_BASELINE_TIMEOUT")
+  [ -n "${INPUT_NOISE_FLOOR:-}" ] && comment_args+=(--noise-floor "$INPUT_NOISE_FLOOR")
 fi
 
 if [ -n "${INPUT_POST_REPORT:-}" ]; then

@@ -31,6 +31,7 @@ pub mod commands;
 pub mod compare;
 pub(crate) mod environment;
 pub(crate) mod files;
+pub(crate) mod forge;
 pub mod gate;
 pub(crate) mod github;
 pub(crate) mod interrupt;

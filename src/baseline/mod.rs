@@ -1,20 +1,17 @@
 //! The base runs a report compares its runs with: `--baseline PATH` (analysis.json files read
-//! as data, [`crate::load::each`], oldest first in the order given) or `--baseline auto`
-//! ([`auto`]: the artifacts of the base branch's newest push runs, through the forge's API).
+//! as data, [`crate::load::each`], oldest first in the order given) or `--baseline auto` (the
+//! forge's history of the base branch, [`crate::forge::Forge::history`]).
 //! Each analysis is reduced to its run-level statistics as it is read
 //! ([`crate::compare::RunLevel`]) and compared by [`crate::compare`].
 //!
 //! A baseline that cannot be had is a note in the report, never an error: the comparison is
 //! information for the reader and never changes the gate or the exit status.
 
-pub mod auto;
-
 use std::path::PathBuf;
-use std::time::Duration;
 
 use crate::artifact::comparison::{BaselineKind, BaselineSource, Comparison};
 use crate::compare::{self, RunLevel, Settings};
-use crate::environment::Environment;
+use crate::forge::{Forge, HistoryRequest};
 use crate::load;
 use crate::outcome::RunOutcome;
 use crate::say::say;
@@ -33,38 +30,15 @@ pub enum Base {
     /// `--baseline PATH` (repeatable): oldest first.
     Paths(Vec<PathBuf>),
     /// `--baseline auto`.
-    Auto(AutoRequest),
-}
-
-/// What `--baseline auto` reads.
-#[derive(Debug, Clone)]
-pub struct AutoRequest {
-    /// The workflow whose runs hold the baseline (`None`: this run's).
-    pub workflow: Option<String>,
-    /// The artifact's name.
-    pub artifact: String,
-    /// How many of the base branch's newest successful push runs to read.
-    pub runs: usize,
-    /// How to reach the forge's API.
-    pub api: Api,
-}
-
-/// The API settings `--baseline auto` uses.
-#[derive(Debug, Clone)]
-pub struct Api {
-    pub repo: Option<String>,
-    pub api_url: String,
-    pub token_env: String,
-    /// The stage's deadline: every request, wait and download of `auto` together.
-    pub timeout: Duration,
+    Auto(HistoryRequest),
 }
 
 /// The comparison `--baseline` asks for: never an error (what is missing is a note).
-pub fn comparison(request: &Request, outcomes: &[RunOutcome], env: &Environment) -> Comparison {
+pub fn comparison(request: &Request, outcomes: &[RunOutcome], forge: &dyn Forge) -> Comparison {
     let heads = heads(outcomes);
     let (bases, source, mut notes) = match &request.base {
         Base::Auto(auto) => {
-            let found = auto::load(auto, env);
+            let found = forge.history(auto);
             (found.runs, found.source, found.notes)
         }
         Base::Paths(paths) => {

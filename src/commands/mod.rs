@@ -29,13 +29,13 @@ use crate::artifact::comparison::Comparison;
 use crate::baseline;
 use crate::cli::{AnalysisArgs, BaselineArgs, Cli, Command, CommentArgs, RenderArgs};
 use crate::environment::Environment;
+use crate::forge::{self, CommentSettings, Forge};
 use crate::gate::{self, GateConfig};
 use crate::github::marker;
 use crate::interrupt;
 use crate::nsys::{NsysChoice, StatsPlan};
 use crate::outcome::RunOutcome;
 use crate::pipeline::AnalyzeOptions;
-use crate::publish::PostSettings;
 use crate::render::{Budget, RenderError, RenderOptions, Template, MAX_TEMPLATE_BYTES};
 use crate::say::{self, say};
 
@@ -172,8 +172,8 @@ fn links(env: &Environment) -> crate::render::Links {
 }
 
 /// Where and as whom the comment is posted.
-fn post_settings(args: &CommentArgs) -> PostSettings {
-    PostSettings {
+fn post_settings(args: &CommentArgs) -> CommentSettings {
+    CommentSettings {
         repo: args.repo.clone(),
         api_url: args.api_url.clone(),
         pr: args.pr,
@@ -189,7 +189,7 @@ fn baseline_comparison(
     args: &BaselineArgs,
     (repo, api_url, token_env): (&Option<String>, &String, &String),
     outcomes: &[RunOutcome],
-    context: &Context,
+    forge: &dyn Forge,
 ) -> anyhow::Result<Option<Comparison>> {
     let specs: Vec<&str> = args
         .baseline
@@ -205,16 +205,14 @@ fn baseline_comparison(
             specs.len() == 1,
             "--baseline auto reads the base branch's history by itself: give it alone, not with paths"
         );
-        baseline::Base::Auto(baseline::AutoRequest {
+        baseline::Base::Auto(forge::HistoryRequest {
             workflow: args.baseline_workflow.clone(),
             artifact: args.baseline_artifact.clone(),
             runs: usize::from(args.baseline_runs),
-            api: baseline::Api {
-                repo: repo.clone(),
-                api_url: api_url.clone(),
-                token_env: token_env.clone(),
-                timeout: Duration::from_secs(args.baseline_timeout),
-            },
+            repo: repo.clone(),
+            api_url: api_url.clone(),
+            token_env: token_env.clone(),
+            timeout: Duration::from_secs(args.baseline_timeout),
         })
     } else {
         baseline::Base::Paths(specs.iter().map(PathBuf::from).collect())
@@ -225,5 +223,5 @@ fn baseline_comparison(
             noise_floor_pct: args.noise_floor,
         },
     };
-    Ok(Some(baseline::comparison(&request, outcomes, &context.env)))
+    Ok(Some(baseline::comparison(&request, outcomes, forge)))
 }

@@ -19,12 +19,13 @@ use anyhow::Context as _;
 
 use super::{baseline_comparison, links, post_settings, Context};
 use crate::cli::PostArgs;
+use crate::forge::{self, CommentBody, Posted};
 use crate::gate;
 use crate::github::marker::{self, key_of_marker, with_marker};
 use crate::load;
 use crate::outcome::RunOutcome;
-use crate::publish::comment::{cut, post_comment, print_post_failure};
-use crate::publish::{Posted, Rendered};
+use crate::publish::comment::{cut, print_post_failure};
+use crate::publish::Rendered;
 use crate::render::{limit, Budget, RenderOptions, Renderer, Template, DEFAULT_TOP};
 use crate::say::say;
 use crate::text::shown_path;
@@ -62,13 +63,14 @@ fn post_report(report: &Path, args: &PostArgs, context: &Context) -> anyhow::Res
     let text = with_marker(&text, &key);
     let body = cut(&text, limit::COMMENT_CHARS);
     let shrink = |chars: usize| cut(&text, chars);
-    let settings = post_settings(&args.comment);
-    Ok(exit_status(post_comment(
-        &settings,
+    let forge = forge::detect(&context.env, &args.comment.api_url);
+    Ok(exit_status(forge.post_comment(
+        &post_settings(&args.comment),
         &key,
-        body,
-        &shrink,
-        &context.env,
+        CommentBody {
+            text: body,
+            shrink: &shrink,
+        },
     )))
 }
 
@@ -89,11 +91,12 @@ fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::Resu
         links: links(&context.env),
     };
     let c = &args.comment;
+    let forge = forge::detect(&context.env, &c.api_url);
     let comparison = baseline_comparison(
         &args.baseline,
         (&c.repo, &c.api_url, &c.token_env),
         &outcomes,
-        context,
+        forge.as_ref(),
     )?;
     let report = renderer.render_with(&outcomes, comparison.as_ref(), &options)?;
     // The comment is found and updated by the key derived above: its marker must be the
@@ -121,7 +124,7 @@ fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::Resu
     Ok(exit_status(rendered.post(
         &key,
         &post_settings(c),
-        &context.env,
+        forge.as_ref(),
     )))
 }
 

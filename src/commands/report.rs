@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use super::{baseline_comparison, load_template, render_options, Context};
 use crate::cli::ReportArgs;
+use crate::forge;
 use crate::load;
 use crate::outcome::RunOutcome;
 use crate::publish::{self, Destination, Output};
@@ -15,11 +16,12 @@ pub fn report(args: &ReportArgs, context: &Context) -> anyhow::Result<ExitCode> 
     let renderer = Renderer::new(&template)?;
     let outcomes: Vec<RunOutcome> = args.run_dirs.iter().map(|d| load::run_dir(d)).collect();
     let api = &args.api;
+    let forge = forge::detect(&context.env, &api.api_url);
     let comparison = baseline_comparison(
         &args.baseline,
         (&api.repo, &api.api_url, &api.token_env),
         &outcomes,
-        context,
+        forge.as_ref(),
     )?;
     let destination = match args.output.as_deref() {
         Some(path) if path == Path::new("-") => Destination::Stdout,
@@ -31,5 +33,5 @@ pub fn report(args: &ReportArgs, context: &Context) -> anyhow::Result<ExitCode> 
         run_dirs: &args.run_dirs,
         comparison: comparison.as_ref(),
     };
-    publish::deliver(&renderer, &outcomes, &output, &context.env).map(|(code, _)| code)
+    publish::deliver(&renderer, &outcomes, &output, forge.as_ref()).map(|(code, _)| code)
 }

@@ -9,13 +9,14 @@ use super::{
 };
 use crate::cli::RunArgs;
 use crate::files::absolute;
+use crate::forge::{self, Posted};
 use crate::gate::{self, GateConfig};
 use crate::github::marker::report_key;
 use crate::interrupt;
 use crate::outcome::{chain_text, RunOutcome};
 use crate::progress::Progress;
 use crate::publish::comment::print_post_failure;
-use crate::publish::{self, Destination, Output, Posted, Rendered};
+use crate::publish::{self, Destination, Output, Rendered};
 use crate::render::Renderer;
 use crate::say::say;
 use crate::text::shown_path;
@@ -31,11 +32,12 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
         return Ok(interrupted(signal));
     }
     let c = &args.comment;
+    let forge = forge::detect(&context.env, &c.api_url);
     let comparison = baseline_comparison(
         &args.baseline,
         (&c.repo, &c.api_url, &c.token_env),
         &outcomes,
-        context,
+        forge.as_ref(),
     )?;
     let options = render_options(&args.render, &outcomes, &context.env);
     let output = Output {
@@ -44,7 +46,7 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
         run_dirs: &args.run_dirs,
         comparison: comparison.as_ref(),
     };
-    let (code, report) = publish::deliver(&renderer, &outcomes, &output, &context.env)?;
+    let (code, report) = publish::deliver(&renderer, &outcomes, &output, forge.as_ref())?;
     if args.no_post {
         return Ok(code);
     }
@@ -59,7 +61,7 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
         options: &options,
         report: &report,
     };
-    match rendered.post(&key, &post_settings(c), &context.env) {
+    match rendered.post(&key, &post_settings(c), forge.as_ref()) {
         Posted::Done | Posted::Skipped => Ok(code),
         Posted::Failed(err) if args.fail_on_post_error => {
             print_post_failure("error", &err);

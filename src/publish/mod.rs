@@ -6,5 +6,5 @@
 pub mod comment;
 pub mod output;
 
-pub use comment::{PostSettings, Posted, Rendered};
+pub use comment::Rendered;
 pub use output::{deliver, Destination, Output};

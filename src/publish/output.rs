@@ -1,6 +1,6 @@
 //! What `report` and `run` do with a rendered report: write report.md (and comparison.json
-//! beside it), print it, and inside GitHub Actions write the step summary, the annotations
-//! and the step outputs.
+//! beside it), print it, and hand the forge what its CI step shows (the job summary, the
+//! annotations and the step outputs).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -10,16 +10,13 @@ use anyhow::Context as _;
 use crate::actions;
 use crate::artifact::comparison::{Comparison, COMPARISON_FILE};
 use crate::artifact::Verdict;
-use crate::environment::Environment;
 use crate::files::{self, absolute};
+use crate::forge::{Forge, StepResults};
 use crate::gate;
 use crate::outcome::{chain_text, overall_verdict, RunOutcome};
-use crate::render::{limit, Budget, RenderOptions, Renderer};
+use crate::render::{Budget, RenderOptions, Renderer};
 use crate::say::{self, say};
 use crate::text::shown_path;
-
-/// Smallest room in the step summary worth writing a report into.
-const MIN_SUMMARY_BYTES: usize = 4096;
 
 /// The report's file name in a run directory.
 pub const REPORT_FILE: &str = "report.md";
@@ -65,7 +62,7 @@ pub fn deliver(
     renderer: &Renderer,
     outcomes: &[RunOutcome],
     f: &Output,
-    env: &Environment,
+    forge: &dyn Forge,
 ) -> anyhow::Result<(ExitCode, String)> {
     let verdict = overall_verdict(outcomes);
     let status = gate::exit_status(verdict);
@@ -93,21 +90,31 @@ pub fn deliver(
         say::report(&report).context("cannot write the report to standard output")?;
     }
 
-    if env.in_actions {
-        if let Err(err) = write_actions_files(
-            renderer,
+    let mut outputs = step_outputs(outcomes, report_path.as_deref(), verdict).to_vec();
+    outputs.push((
+        "comparison-path",
+        comparison_path
+            .map(|p| p.display().to_string())
+            .unwrap_or_default(),
+    ));
+    let summary = |room: usize| -> anyhow::Result<String> {
+        Ok(renderer.render_with(
             outcomes,
-            f,
-            [report_path.as_deref(), comparison_path.as_deref()],
-            verdict,
-            env,
-        ) {
-            say!(
-                "nsys-gate: error: {}",
-                chain_text(&err).replace('\n', "\n  ")
-            );
-            return Ok((ExitCode::from(gate::exit::ERROR), report));
-        }
+            f.comparison,
+            &f.options.within(Budget::Bytes(room)),
+        )?)
+    };
+    let step = StepResults {
+        summary: &summary,
+        annotations: actions::annotations(outcomes),
+        outputs,
+    };
+    if let Err(err) = forge.publish_step(&step) {
+        say!(
+            "nsys-gate: error: {}",
+            chain_text(&err).replace('\n', "\n  ")
+        );
+        return Ok((ExitCode::from(gate::exit::ERROR), report));
     }
     Ok((ExitCode::from(status), report))
 }
@@ -148,68 +155,6 @@ fn write_comparison(c: &Comparison, report_path: &Path) -> anyhow::Result<PathBu
         .with_context(|| format!("cannot write the comparison to {}", shown_path(&path)))?;
     say!("nsys-gate: comparison written to {}", shown_path(&path));
     Ok(path)
-}
-
-/// Step summary, annotations and step outputs. Every part is attempted; the first error is
-/// returned. `paths`: report.md's and comparison.json's, when written.
-fn write_actions_files(
-    renderer: &Renderer,
-    outcomes: &[RunOutcome],
-    f: &Output,
-    paths: [Option<&Path>; 2],
-    verdict: Verdict,
-    env: &Environment,
-) -> anyhow::Result<()> {
-    let [report_path, comparison_path] = paths;
-    let mut first_error: Option<anyhow::Error> = None;
-    let mut keep = |r: anyhow::Result<()>| {
-        if let Err(e) = r {
-            first_error.get_or_insert(e);
-        }
-    };
-    if let Some(path) = &env.step_summary {
-        keep(append_summary(renderer, outcomes, f, path));
-    }
-    keep(say::annotations(&actions::annotations(outcomes)).context("cannot write annotations"));
-    if let Some(path) = &env.output {
-        let mut outputs = step_outputs(outcomes, report_path, verdict).to_vec();
-        outputs.push((
-            "comparison-path",
-            comparison_path
-                .map(|p| p.display().to_string())
-                .unwrap_or_default(),
-        ));
-        keep(actions::write_outputs(path, &outputs).map_err(anyhow::Error::from));
-    }
-    match first_error {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
-}
-
-/// The report again, within what is left of the step summary's 1 MiB.
-fn append_summary(
-    renderer: &Renderer,
-    outcomes: &[RunOutcome],
-    f: &Output,
-    path: &Path,
-) -> anyhow::Result<()> {
-    let room = limit::SUMMARY_BYTES.saturating_sub(actions::summary_size(path) + 1);
-    if room < MIN_SUMMARY_BYTES {
-        say!(
-            "nsys-gate: warning: the step summary {} already holds nearly {}; the report was not added to it",
-            shown_path(path),
-            Budget::Bytes(limit::SUMMARY_BYTES).describe()
-        );
-        return Ok(());
-    }
-    let summary = renderer.render_with(
-        outcomes,
-        f.comparison,
-        &f.options.within(Budget::Bytes(room)),
-    )?;
-    actions::append_summary(path, &summary)?;
-    Ok(())
 }
 
 /// `analysis-paths`, `report-path`, `gate` and `warnings`.

@@ -545,7 +545,7 @@ fn a_wait_beyond_the_post_timeout_gives_up() {
     assert_status(&out, 2);
     assert_eq!(lines(&server.requests()), [LIST7]);
     assert!(
-        stderr(&out).contains("post time limit of 5 s"),
+        stderr(&out).contains("the time limit of 5 s (--post-timeout)"),
         "{}",
         stderr(&out)
     );

@@ -1,5 +1,5 @@
-//! `--baseline auto`: the base branch's history, from the artifacts of its newest successful
-//! push runs of the profiling workflow, through the REST API.
+//! `--baseline auto` on GitHub: the base branch's history, from the artifacts of its newest
+//! successful push runs of the profiling workflow, through the REST API.
 //!
 //! - Which branch: a pull request's base branch (for a fork's `workflow_run`, found from the
 //!   pull request whose head is the run's commit); on a push, the branch pushed to (this run
@@ -15,15 +15,15 @@
 //!
 //! Everything happens before the stage's deadline (`--baseline-timeout`): the runs fetched by
 //! then are used, the others named in a note. Every step that finds nothing (no pull request,
-//! no token, no run, an expired artifact, no permission, a forge without artifacts, a failed
-//! download) ends in a note for the report, never in an error.
+//! no token, no run, an expired artifact, no permission, a failed download) ends in a note for
+//! the report, never in an error.
 
 use std::collections::BTreeMap;
 
-use super::AutoRequest;
 use crate::artifact::comparison::{BaselineKind, BaselineSource, WorkflowRunRef};
 use crate::compare::RunLevel;
 use crate::environment::Environment;
+use crate::forge::{History, HistoryRequest};
 use crate::github::artifacts::{Artifact, WorkflowRun};
 use crate::github::{self, PostError, Repo, Token};
 use crate::load;
@@ -40,13 +40,6 @@ pub const MAX_RUNS: usize = 100;
 /// are taken instead.
 const ANCHOR_WINDOW: usize = 100;
 
-/// What `auto` found: the base runs reduced (oldest first), where they came from, and notes.
-pub struct Found {
-    pub runs: Vec<RunLevel>,
-    pub source: BaselineSource,
-    pub notes: Vec<String>,
-}
-
 /// Everything `auto` needs before the first request.
 struct Plan {
     repo: Repo,
@@ -62,8 +55,9 @@ struct Plan {
     this_run: Option<u64>,
 }
 
-pub fn load(request: &AutoRequest, env: &Environment) -> Found {
-    let mut found = Found {
+/// The history `request` asks for.
+pub fn load(request: &HistoryRequest, env: &Environment) -> History {
+    let mut found = History {
         runs: Vec::new(),
         source: BaselineSource {
             kind: BaselineKind::Auto,
@@ -110,14 +104,7 @@ pub fn load(request: &AutoRequest, env: &Environment) -> Found {
 }
 
 /// The repository, token, workflow and branch, or the note saying which is missing.
-fn plan(request: &AutoRequest, env: &Environment) -> Result<Plan, String> {
-    let api = &request.api;
-    if env.gitea || api.api_url.trim_end_matches('/').ends_with("/api/v1") {
-        return Err(format!(
-            "no baseline: the API at {} is Gitea's or Forgejo's, which has no GitHub Actions artifacts endpoint; pass --baseline PATH with the base branch's analysis.json files instead",
-            api.api_url
-        ));
-    }
+fn plan(request: &HistoryRequest, env: &Environment) -> Result<Plan, String> {
     let event = github::event::base_of(env.event_name.as_deref(), env.event_path.as_deref())
         .map_err(|e| format!("no baseline: {e}"))?;
     let branch = event.base_ref.clone().or(event.pushed_branch.clone());
@@ -136,19 +123,19 @@ fn plan(request: &AutoRequest, env: &Environment) -> Result<Plan, String> {
         .ok_or_else(|| {
             "no baseline: which workflow's runs hold the baseline is not known (set baseline-workflow, or run where GITHUB_WORKFLOW_REF is set)".to_owned()
         })?;
-    let repo = api
+    let repo = request
         .repo
         .as_deref()
         .map(str::trim)
         .filter(|r| !r.is_empty())
         .ok_or_else(|| "no baseline: no repository (GITHUB_REPOSITORY or --repo)".to_owned())
         .and_then(|r| Repo::parse(r).map_err(|e| format!("no baseline: {e}")))?;
-    let token = match Token::from_env(&api.token_env) {
+    let token = match Token::from_env(&request.token_env) {
         Ok(Some(t)) => t,
         Ok(None) => {
             return Err(format!(
                 "no baseline: no token in ${}: `auto` reads the base branch's artifacts with a token that has `actions: read`",
-                api.token_env
+                request.token_env
             ))
         }
         Err(e) => return Err(format!("no baseline: {e}")),
@@ -174,12 +161,11 @@ fn note_of(what: &str, e: &PostError) -> String {
     }
 }
 
-async fn fetch(plan: &Plan, request: &AutoRequest, found: &mut Found) -> Result<(), String> {
-    let api = &request.api;
+async fn fetch(plan: &Plan, request: &HistoryRequest, found: &mut History) -> Result<(), String> {
     let config = github::ClientConfig::for_stage(
-        api.api_url.trim().to_owned(),
+        request.api_url.trim().to_owned(),
         plan.token.clone(),
-        api.timeout,
+        request.timeout,
         "--baseline-timeout",
     );
     let deadline = config.deadline;
@@ -279,7 +265,7 @@ fn choose(
     this_run: Option<u64>,
     base_sha: Option<&str>,
     wanted: usize,
-    found: &mut Found,
+    found: &mut History,
 ) -> Vec<WorkflowRun> {
     let mut runs: Vec<WorkflowRun> = listed
         .into_iter()

@@ -149,7 +149,7 @@ pub fn compare_key(
                 let mut measure = measures::measure(m, heads, &against, reference, floor);
                 if used.is_empty() && measure.verdict.is_some() {
                     measure.note = Some(
-                        "no base run has the head's conditions: compared with the newest base run, whose conditions differ; the run-to-run noise is unknown".to_owned(),
+                        "no base run has the head's conditions (compared with the newest base run, whose conditions differ)".to_owned(),
                     );
                 }
                 measure

@@ -1,33 +1,27 @@
-//! Comparing with a baseline (issue 14): `compare BASE HEAD`, `report`/`run --baseline PATH`,
-//! on real traces of the harness at two known speeds (`compare-base`, and `compare-head` with
-//! 20 % more work per pass).
+//! Comparing with the base branch's history: `compare BASE... HEAD` and `report`/`run
+//! --baseline PATH`, on real traces of the harness at two known speeds (`compare-base`, and
+//! `compare-head` with 20 % more work per pass). A history is made of the base trace's
+//! analysis as other runs would give it: each base run's durations moved by its own small
+//! offset (`common::rerun_of`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
-use crate::common::{analyze, assert_status, bin, fixture, read_json, stderr, Run};
+use crate::common::{
+    analysed, analyze, assert_status, bin, fixture, read_json, rerun_of, stderr, Run,
+};
 use crate::require_nsys;
 
-/// A fixture copied and analysed with `nsys`.
-fn analysed(name: &str, nsys: &Path) -> Run {
-    let run = fixture(name);
-    let out = analyze(&run.dir, nsys, &[]);
-    assert!(
-        out.status.code() == Some(0) || out.status.code() == Some(1),
-        "{}",
-        stderr(&out)
-    );
-    run
-}
+/// The offsets of a history's runs, oldest first: about 0.4 % run to run.
+const OFFSETS: [f64; 5] = [1.003, 0.996, 1.005, 0.998, 1.001];
 
-fn compare_json(base: &Path, head: &Path) -> (Output, Value) {
-    let json = base.parent().unwrap().join("comparison-out.json");
+fn compare_json(paths: &[&Path]) -> (Output, Value) {
+    let json = paths[0].parent().unwrap().join("comparison-out.json");
     let out = bin()
         .arg("compare")
-        .arg(base)
-        .arg(head)
+        .args(paths)
         .arg("--json")
         .arg(&json)
         .output()
@@ -55,6 +49,24 @@ fn differing(c: &Value, run: usize) -> Vec<String> {
         .collect()
 }
 
+/// A folder `NAME` beside `base` holding a history of `base`'s analysis: one run directory per
+/// offset (`0`, `1`, …: oldest first in path order), each its own run and commit.
+fn history(base: &Run, name: &str, offsets: &[f64]) -> PathBuf {
+    let analysis = std::fs::read(base.path("analysis.json")).unwrap();
+    let folder = base.dir.parent().unwrap().join(name);
+    for (k, factor) in offsets.iter().enumerate() {
+        let dir = folder.join(k.to_string());
+        std::fs::create_dir_all(&dir).unwrap();
+        let commit = format!("{k:0>40}");
+        std::fs::write(
+            dir.join("analysis.json"),
+            rerun_of(&analysis, *factor, &format!("base-{k}"), &commit),
+        )
+        .unwrap();
+    }
+    folder
+}
+
 /// The same text on every machine: temporary folders replaced.
 fn redact(text: &str, runs: &[&Run]) -> String {
     let mut text = text.to_owned();
@@ -71,32 +83,33 @@ fn redact(text: &str, runs: &[&Run]) -> String {
 }
 
 #[test]
-fn twenty_percent_more_work_is_slower_by_about_twenty_percent() {
+fn against_one_base_run_twenty_percent_more_work_is_a_difference_with_the_noise_unknown() {
     let nsys = require_nsys!("2024.2");
     let (base, head) = (
         analysed("compare-base", &nsys),
         analysed("compare-head", &nsys),
     );
-    let (out, c) = compare_json(&base.dir, &head.dir);
-    assert_eq!(c["schema_version"], 1);
+    let (out, c) = compare_json(&[&base.dir, &head.dir]);
+    assert_eq!(c["schema_version"], 2);
     assert_eq!(c["runs"].as_array().unwrap().len(), 1);
     assert_eq!(c["runs"][0]["like_for_like"], true);
     assert_eq!(differing(&c, 0), Vec::<String>::new());
     let host = measure(&c, 0, "host_inclusive");
-    assert_eq!(host["verdict"], "slower");
+    // One base run: the run-to-run noise is unknown, so there is no verdict either way.
+    assert_eq!(host["verdict"], "noise_unknown");
+    assert!(host["interval_pct"].is_null());
     let change = host["change_pct"].as_f64().unwrap();
-    let [lo, hi] = [
-        host["interval_pct"][0].as_f64().unwrap(),
-        host["interval_pct"][1].as_f64().unwrap(),
-    ];
     // 510 µs more in a pass of about 2.57 ms: 19.8 %.
     assert!((17.0..23.0).contains(&change), "{change}");
-    assert!(
-        lo <= change && change <= hi && lo > 15.0 && hi < 25.0,
-        "{lo} {hi}"
-    );
-    assert_eq!(host["base"]["count"], 20);
-    assert_eq!(host["head"]["count"], 20);
+    // The interval within this pair of runs is kept, named for what it is.
+    let pair = &host["within_pair"];
+    let [lo, hi] = [
+        pair["interval_pct"][0].as_f64().unwrap(),
+        pair["interval_pct"][1].as_f64().unwrap(),
+    ];
+    assert!(lo > 15.0 && hi < 25.0, "{lo} {hi}");
+    assert_eq!(host["base"]["runs"], 1);
+    assert_eq!(host["head"]["iterations"], 20);
     // The change is in inference, and nowhere else to speak of.
     let ranges = &c["runs"][0]["host_ranges"];
     assert_eq!(ranges["changed"][0]["name"], "inference");
@@ -105,46 +118,113 @@ fn twenty_percent_more_work_is_slower_by_about_twenty_percent() {
     for r in &ranges["changed"].as_array().unwrap()[1..] {
         assert!(r["change_ns"].as_f64().unwrap().abs() < 50_000.0, "{r}");
     }
-    assert_eq!(ranges["new"], serde_json::json!([]));
-    assert_eq!(ranges["gone"], serde_json::json!([]));
+    assert_eq!(ranges["new"], json!([]));
+    assert_eq!(ranges["gone"], json!([]));
     // GPU: neither trace has CUDA data.
     assert!(measure(&c, 0, "gpu_projected")["verdict"].is_null());
     let markdown = String::from_utf8(out.stdout).unwrap();
     assert!(
-        markdown.contains("head is 19.") || markdown.contains("head is 20."),
+        markdown.contains("**the run-to-run noise is unknown**"),
         "{markdown}"
     );
-    assert!(markdown.contains("one run each: a difference, not yet a regression"));
-    // The other way round: faster, by the inverse ratio.
-    let (_, back) = compare_json(&head.dir, &base.dir);
-    let host = measure(&back, 0, "host_inclusive");
-    assert_eq!(host["verdict"], "faster");
-    let back_change = host["change_pct"].as_f64().unwrap();
+    assert!(markdown.contains("Within this pair of runs"), "{markdown}");
+    assert!(!markdown.contains("**slower**"), "{markdown}");
+    // The other way round: the inverse ratio.
+    let (_, back) = compare_json(&[&head.dir, &base.dir]);
+    let back_change = measure(&back, 0, "host_inclusive")["change_pct"]
+        .as_f64()
+        .unwrap();
     assert!(((1.0 + change / 100.0) * (1.0 + back_change / 100.0) - 1.0).abs() < 1e-3);
 }
 
 #[test]
-fn the_same_trace_twice_is_within_noise() {
+fn against_a_history_twenty_percent_more_work_is_slower_and_the_range_that_changed_is_named() {
     let nsys = require_nsys!("2024.2");
     let (base, head) = (
         analysed("compare-base", &nsys),
-        analysed("compare-base", &nsys),
+        analysed("compare-head", &nsys),
     );
-    let (_, c) = compare_json(&base.dir, &head.dir);
+    let history = history(&base, "history", &OFFSETS);
+    let (out, c) = compare_json(&[&history, &head.dir]);
+    let run = &c["runs"][0];
+    assert_eq!(run["history"]["used"].as_array().unwrap().len(), 5);
+    assert_eq!(run["history"]["change_point"], Value::Null);
     let host = measure(&c, 0, "host_inclusive");
-    assert_eq!(host["verdict"], "within_noise");
+    assert_eq!(host["verdict"], "slower", "{host}");
+    let [lo, hi] = [
+        host["interval_pct"][0].as_f64().unwrap(),
+        host["interval_pct"][1].as_f64().unwrap(),
+    ];
+    assert!(lo < 0.0 && hi > 0.0 && hi < 3.0, "{lo} {hi}");
+    let spread = host["base"]["spread_pct"].as_f64().unwrap();
+    assert!((0.1..1.0).contains(&spread), "{spread}");
+    let verdicts: Vec<(&str, &str)> = run["host_ranges"]["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["name"].as_str().unwrap(), r["verdict"].as_str().unwrap()))
+        .collect();
+    assert_eq!(verdicts[0], ("inference", "slower"), "{verdicts:?}");
+    assert!(
+        verdicts[1..].iter().all(|(_, v)| *v == "within_noise"),
+        "{verdicts:?}"
+    );
+    let markdown = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        markdown.contains("**slower** (beyond the run-to-run noise of the last 5 base runs)"),
+        "{markdown}"
+    );
+    assert!(markdown.contains("1 slower and 0 faster of"), "{markdown}");
+    // The same history against a head like it: within noise, ranges too.
+    let like = fixture("compare-base");
+    std::fs::create_dir_all(&like.dir).unwrap();
+    std::fs::write(
+        like.path("analysis.json"),
+        rerun_of(
+            &std::fs::read(base.path("analysis.json")).unwrap(),
+            1.002,
+            "head",
+            "feedface",
+        ),
+    )
+    .unwrap();
+    let (_, c) = compare_json(&[&history, &like.dir]);
+    assert_eq!(measure(&c, 0, "host_inclusive")["verdict"], "within_noise");
+    assert!(c["runs"][0]["host_ranges"]["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["verdict"] == "within_noise"));
+}
+
+#[test]
+fn the_same_trace_twice_is_no_change_and_never_negative_zero() {
+    let nsys = require_nsys!("2024.2");
+    let base = analysed("compare-base", &nsys);
+    let (out, c) = compare_json(&[&base.dir, &base.dir]);
+    let host = measure(&c, 0, "host_inclusive");
+    assert_eq!(host["verdict"], "noise_unknown");
     assert_eq!(host["change_pct"], 0.0);
-    assert!(host["interval_pct"][0].as_f64().unwrap() <= 0.0);
-    assert!(host["interval_pct"][1].as_f64().unwrap() >= 0.0);
+    let json =
+        std::fs::read_to_string(base.dir.parent().unwrap().join("comparison-out.json")).unwrap();
+    assert!(!json.contains("-0.0"), "{json}");
     assert!(c["runs"][0]["host_ranges"]["changed"]
         .as_array()
         .unwrap()
         .iter()
         .all(|r| r["change_ns"] == 0.0));
+    let markdown = String::from_utf8(out.stdout).unwrap();
+    assert!(markdown.contains("host inclusive 0.0\u{a0}%"), "{markdown}");
+    // Identical base runs: no spread, and an identical head is within noise.
+    let same = history(&base, "same", &[1.0, 1.0, 1.0]);
+    let (_, c) = compare_json(&[&same, &base.dir]);
+    let host = measure(&c, 0, "host_inclusive");
+    assert_eq!(host["verdict"], "within_noise");
+    assert_eq!(host["base"]["spread_pct"], 0.0);
 }
 
 #[test]
-fn a_changed_device_and_nsys_version_are_named_and_not_like_for_like() {
+fn a_base_run_with_another_device_and_nsys_is_left_out_and_named() {
     let nsys24 = require_nsys!("2024.2");
     let nsys23 = require_nsys!("2023.4");
     let base = analysed("clean-2023.4", &nsys23);
@@ -152,29 +232,85 @@ fn a_changed_device_and_nsys_version_are_named_and_not_like_for_like() {
     head.edit_manifest("device: cuda:0", "device: cuda:1");
     let out = analyze(&head.dir, &nsys24, &[]);
     assert_status(&out, 0);
-    let (out, c) = compare_json(&base.dir, &head.dir);
+    let (out, c) = compare_json(&[&base.dir, &head.dir]);
     assert_eq!(differing(&c, 0), ["device", "nsys_version"]);
     assert_eq!(c["runs"][0]["like_for_like"], false);
+    let left = &c["runs"][0]["history"]["left_out"][0];
+    assert_eq!(left["reason"], "conditions");
+    assert_eq!(left["differs"], json!(["device", "nsys_version"]));
+    assert_eq!(c["runs"][0]["history"]["used"], json!([]));
     let markdown = String::from_utf8(out.stdout).unwrap();
     assert!(
         markdown.contains("**not like for like** (device, Nsight Systems version differ)"),
         "{markdown}"
     );
     assert!(markdown.contains("| device | cuda:0 | cuda:1 | differs |"));
-    // Still compared, and labelled: both are the same trace.
-    assert_eq!(measure(&c, 0, "host_inclusive")["verdict"], "within_noise");
+    assert!(
+        markdown.contains("1 base run is left out of the history: device, Nsight Systems version differ from the head's."),
+        "{markdown}"
+    );
+    // Still shown, labelled, and never a verdict.
+    assert_eq!(measure(&c, 0, "host_inclusive")["verdict"], "noise_unknown");
 }
 
 #[test]
-fn report_with_a_baseline_shows_it_writes_comparison_json_and_keeps_the_gate() {
+fn runs_of_another_gpu_never_join_the_history_and_head_repeats_are_combined() {
+    let nsys = require_nsys!("2024.2");
+    let (base, head) = (
+        analysed("compare-base", &nsys),
+        analysed("compare-head", &nsys),
+    );
+    let folder = history(&base, "legs", &[1.003, 0.996, 1.005, 0.998, 1.001, 1.004]);
+    // Base runs 0-2 on the A100 leg, 3-5 on the H100 leg (the label keys them).
+    for k in 0..6 {
+        let path = folder.join(format!("{k}/analysis.json"));
+        let mut a = read_json(&path);
+        a["label"] = json!(if k < 3 { "A100" } else { "H100" });
+        std::fs::write(&path, serde_json::to_vec(&a).unwrap()).unwrap();
+    }
+    // Two head runs of the A100 leg (the harness run twice): one key, combined.
+    let heads = head.dir.parent().unwrap().join("heads");
+    for k in 0..2 {
+        let mut a = head.analysis();
+        a["label"] = json!("A100");
+        a["run"]["run_id"] = json!(format!("head-{k}"));
+        std::fs::create_dir_all(heads.join(k.to_string())).unwrap();
+        std::fs::write(
+            heads.join(format!("{k}/analysis.json")),
+            serde_json::to_vec(&a).unwrap(),
+        )
+        .unwrap();
+    }
+    let (_, c) = compare_json(&[&folder, &heads]);
+    assert_eq!(c["runs"].as_array().unwrap().len(), 1, "{c}");
+    let run = &c["runs"][0];
+    assert_eq!(run["key"]["leg"], "A100");
+    assert_eq!(run["heads"].as_array().unwrap().len(), 2);
+    assert_eq!(c["unmatched_head"], json!([]));
+    let used: Vec<&str> = run["history"]["used"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(used, ["base-0", "base-1", "base-2"]);
+    assert_eq!(c["unmatched_base"][0]["run_id"], "base-5");
+    let host = measure(&c, 0, "host_inclusive");
+    assert_eq!(host["head"]["runs"], 2);
+    assert_eq!(host["verdict"], "slower");
+}
+
+#[test]
+fn report_with_a_history_shows_it_writes_comparison_json_and_keeps_the_gate() {
     let nsys = require_nsys!("2024.2");
     let base = analysed("compare-base", &nsys);
     let head = analysed("compare-head", &nsys);
+    let history = history(&base, "history", &OFFSETS);
     let out = bin()
         .args(["report", "--run-dir"])
         .arg(&head.dir)
         .arg("--baseline")
-        .arg(&base.dir)
+        .arg(&history)
         .env_remove("GITHUB_ACTIONS")
         .output()
         .unwrap();
@@ -183,8 +319,8 @@ fn report_with_a_baseline_shows_it_writes_comparison_json_and_keeps_the_gate() {
     let c = read_json(&head.path("comparison.json"));
     assert_eq!(c["baseline"]["kind"], "path");
     assert_eq!(measure(&c, 0, "host_inclusive")["verdict"], "slower");
-    assert!(report.contains("### Compared with the baseline"));
-    assert!(report.contains("**Compared with the baseline**"));
+    assert!(report.contains("### Compared with the base branch"));
+    assert!(report.contains("**Compared with the base branch**"));
     insta::assert_snapshot!(
         "compare_head_against_base",
         redact(&report, &[&base, &head])
@@ -196,7 +332,7 @@ fn report_with_a_baseline_shows_it_writes_comparison_json_and_keeps_the_gate() {
         .args(["report", "--run-dir"])
         .arg(&missing.dir)
         .arg("--baseline")
-        .arg(&base.dir)
+        .arg(&history)
         .env_remove("GITHUB_ACTIONS")
         .output()
         .unwrap();
@@ -218,16 +354,13 @@ fn a_missing_baseline_is_a_note_never_an_error() {
         .unwrap();
     assert_status(&out, 0);
     let report = std::fs::read_to_string(head.path("report.md")).unwrap();
-    assert!(report.contains("ℹ️ no baseline: cannot read"), "{report}");
-    assert!(
-        report.contains("no baseline run of this profile"),
-        "{report}"
-    );
-    assert!(stderr(&out).contains("nsys-gate: baseline: no baseline: cannot read"));
+    assert!(report.contains("ℹ️ no baseline from"), "{report}");
+    assert!(report.contains("no base run of this profile"), "{report}");
+    assert!(stderr(&out).contains("nsys-gate: baseline: no baseline from"));
     let c = read_json(&head.path("comparison.json"));
-    assert_eq!(c["runs"], serde_json::json!([]));
+    assert_eq!(c["runs"], json!([]));
     assert_eq!(c["unmatched_head"][0]["profile_name"], "smoke-tensor");
-    // `compare` itself needs both sides: status 2.
+    // `compare` itself needs both sides: status 2, the side named.
     let out = bin()
         .arg("compare")
         .arg(&nowhere)
@@ -236,17 +369,29 @@ fn a_missing_baseline_is_a_note_never_an_error() {
         .unwrap();
     assert_status(&out, 2);
     assert!(
-        stderr(&out).contains("BASE: cannot read"),
+        stderr(&out).contains("BASE: no base run could be read"),
+        "{}",
+        stderr(&out)
+    );
+    let out = bin()
+        .arg("compare")
+        .arg(&head.dir)
+        .arg(&nowhere)
+        .output()
+        .unwrap();
+    assert_status(&out, 2);
+    assert!(
+        stderr(&out).contains("HEAD: no current run could be read"),
         "{}",
         stderr(&out)
     );
 }
 
 #[test]
-fn run_with_a_baseline_folder_matches_by_profile_and_names_the_unmatched() {
+fn run_with_a_baseline_folder_matches_by_key_and_names_the_unmatched() {
     let nsys = require_nsys!("2024.2");
     let base = analysed("compare-base", &nsys);
-    // A folder of baselines: the matching one, and one of another profile.
+    // A folder of base runs: the matching one, and one of another profile.
     let folder = base.dir.parent().unwrap().join("baselines");
     std::fs::create_dir_all(folder.join("a")).unwrap();
     std::fs::create_dir_all(folder.join("b")).unwrap();
@@ -275,11 +420,11 @@ fn run_with_a_baseline_folder_matches_by_profile_and_names_the_unmatched() {
     assert_eq!(c["unmatched_base"][0]["profile_name"], "other-profile");
     assert_eq!(
         c["baseline"]["analyses"],
-        serde_json::json!(["a/analysis.json", "b/analysis.json"])
+        json!(["a/analysis.json", "b/analysis.json"])
     );
     let report = std::fs::read_to_string(head.path("report.md")).unwrap();
     assert!(
-        report.contains("**other-profile** (target smoke-tensor) (baseline b/analysis.json): no current run of this profile."),
+        report.contains("**other-profile** (target smoke-tensor) (base b/analysis.json): no current run of this profile and leg."),
         "{report}"
     );
 }

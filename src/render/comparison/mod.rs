@@ -353,8 +353,10 @@ fn history_line(r: &RunComparison) -> String {
         .filter_map(|b| b.host_inclusive_ns)
         .collect();
     let head = host.head.as_ref().map(|h| h.value_ns);
-    let Some(spread) = spread(host) else {
-        return "No usable base run: there is no history to compare with.".to_owned();
+    let spread = spread(host).filter(|_| !values.is_empty());
+    let Some(spread) = spread else {
+        return "No base run has the head's conditions: there is no history to compare with."
+            .to_owned();
     };
     let mut all = values.clone();
     all.extend(head);

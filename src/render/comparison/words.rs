@@ -75,13 +75,13 @@ pub fn sentence(m: &Measure, runs: &str, floor_pct: f64) -> String {
     let direction = if change < 0.0 { "faster" } else { "slower" };
     let expected = m.interval_pct.map(|i| {
         format!(
-            "a run of unchanged code lands within {} (95 %)",
+            "a run of unchanged code lands within {} of their level (95 %)",
             range_pct(i)
         )
     });
     match (verdict, expected) {
         (ChangeVerdict::Slower | ChangeVerdict::Faster, Some(expected)) => format!(
-            "head is **{} {}** than {runs}: beyond the run-to-run noise ({expected})",
+            "head is **{} {}** than {runs}, beyond the run-to-run noise: {expected}",
             pct(change),
             verdict.as_str()
         ),
@@ -91,13 +91,13 @@ pub fn sentence(m: &Measure, runs: &str, floor_pct: f64) -> String {
                 .is_some_and(|[lo, hi]| change < lo || change > hi);
             if outside {
                 format!(
-                    "within noise: head is {} {direction} than {runs}, outside the run-to-run noise but under the noise floor of {} ({expected})",
+                    "within noise: head is {} {direction} than {runs}, outside the run-to-run noise but under the noise floor of {}; {expected}",
                     pct(change),
                     pct(floor_pct)
                 )
             } else {
                 format!(
-                    "within noise: head is {} {direction} than {runs}, within the run-to-run noise ({expected})",
+                    "within noise: head is {} {direction} than {runs}, within the run-to-run noise: {expected}",
                     pct(change)
                 )
             }

@@ -1055,44 +1055,74 @@ jobs:
 "#;
 
 #[test]
-fn baseline_auto_compares_with_the_base_branch_artifact_under_act() {
+fn baseline_auto_judges_against_the_base_branchs_push_runs_under_act() {
     use std::io::Write as _;
     let Some(s) = setup() else { return };
-    // The base branch's artifact: the analysis.json of `clean`, zipped as upload-artifact does.
+    // The base branch's history: ten push runs (501 oldest, 510 newest, at the event's base
+    // commit 4567ef01), each with its own artifact holding `clean`'s analysis as that run
+    // would give it (its durations moved by its own offset, about 0.4 % run to run), zipped
+    // as upload-artifact does; the artifact of run 505 has expired.
     let base = crate::common::fixture("clean");
     let out = crate::common::analyze(&base.dir, &s.nsys, &[]);
     assert_eq!(out.status.code(), Some(0));
+    let analysis = std::fs::read(base.path("analysis.json")).unwrap();
     let storage_root = assert_fs::TempDir::new().unwrap();
     std::fs::create_dir_all(storage_root.path().join("blob")).unwrap();
-    let file = std::fs::File::create(storage_root.path().join("blob/artifact.zip")).unwrap();
-    let mut zip = zip::ZipWriter::new(file);
-    zip.start_file(
-        "clean/analysis.json",
-        zip::write::SimpleFileOptions::default(),
-    )
-    .unwrap();
-    zip.write_all(&std::fs::read(base.path("analysis.json")).unwrap())
+    let offsets = [
+        1.003, 0.996, 1.005, 0.998, 1.001, 0.994, 1.002, 0.997, 1.004, 0.999,
+    ];
+    for (k, factor) in offsets.iter().enumerate() {
+        let file =
+            std::fs::File::create(storage_root.path().join(format!("blob/run-{k}.zip"))).unwrap();
+        let mut zip = zip::ZipWriter::new(file);
+        zip.start_file(
+            "clean/analysis.json",
+            zip::write::SimpleFileOptions::default(),
+        )
         .unwrap();
-    zip.finish().unwrap();
+        let commit = if k == 9 {
+            "4567ef01".to_owned()
+        } else {
+            format!("{k}0a0b0c0")
+        };
+        zip.write_all(&crate::common::rerun_of(
+            &analysis,
+            *factor,
+            &format!("base-{k}"),
+            &commit,
+        ))
+        .unwrap();
+        zip.finish().unwrap();
+    }
     let storage = FileServer::serve(storage_root.path());
     {
         use crate::github_server::Download;
         let mut state = s.server.state();
-        // The event's base commit is 4567ef01 on main.
-        state.workflow_runs.push((
-            "profile.yml".into(),
-            serde_json::json!({"id": 501, "head_sha": "4567ef01", "head_branch": "main",
-                               "event": "push", "conclusion": "success",
-                               "head_repository": {"full_name": "octo/gpu"}}),
-        ));
-        state.artifacts.push((
-            501,
-            serde_json::json!({"id": 601, "name": "nsys-gate-analysis", "expired": false}),
-        ));
-        state.downloads.insert(
-            601,
-            Download::Redirect(format!("{}/blob/artifact.zip?sig=x", storage.url())),
-        );
+        state.list_page_cap = 5;
+        for k in (0..10u64).rev() {
+            let id = 501 + k;
+            let sha = if k == 9 {
+                "4567ef01".to_owned()
+            } else {
+                format!("{k}0a0b0c0")
+            };
+            state.workflow_runs.push((
+                "profile.yml".into(),
+                serde_json::json!({"id": id, "head_sha": sha, "head_branch": "main",
+                                   "event": "push", "conclusion": "success",
+                                   "created_at": format!("2026-11-{:02}T08:00:00Z", 10 + k),
+                                   "head_repository": {"full_name": "octo/gpu"}}),
+            ));
+            state.artifacts.push((
+                id,
+                serde_json::json!({"id": 600 + id, "name": "nsys-gate-analysis",
+                                   "expired": id == 505}),
+            ));
+            state.downloads.insert(
+                600 + id,
+                Download::Redirect(format!("{}/blob/run-{k}.zip?sig=x", storage.url())),
+            );
+        }
     }
     let act = Act::new(
         s.act,
@@ -1125,20 +1155,43 @@ fn baseline_auto_compares_with_the_base_branch_artifact_under_act() {
     let comments = s.server.comments(7);
     assert_eq!(comments.len(), 1, "{log}");
     let body = &comments[0].body;
-    assert!(body.contains("### Compared with the baseline"), "{body}");
+    // The history and a verdict: the head is the same trace, so within its noise.
+    assert!(body.contains("### Compared with the base branch"), "{body}");
     assert!(
-        body.contains("artifact `nsys-gate-analysis` of workflow run 501 on `main` at `4567ef01`"),
+        body.contains(
+            "the base branch `main`: its 10 newest successful push runs of `profile.yml`"
+        ),
         "{body}"
     );
-    // The same trace on both sides: no difference beyond noise, like for like.
-    assert!(body.contains("| host inclusive |"), "{body}");
-    assert!(body.contains("within noise"), "{body}");
+    assert!(
+        body.contains("within noise (the last 9 base runs)"),
+        "{body}"
+    );
+    assert!(
+        body.contains("<summary>The base runs, oldest first (9)</summary>"),
+        "{body}"
+    );
+    assert!(body.contains("run-to-run sd"), "{body}");
+    // The expired artifact is a note.
+    assert!(
+        body.contains("the artifact `nsys-gate-analysis` of workflow run 505"),
+        "{body}"
+    );
     assert!(!body.contains("not like for like"), "{body}");
-    let stored = storage.requests_with_headers();
-    assert_eq!(stored.len(), 1, "{log}");
-    assert!(stored[0]
-        .1
+    // The runs were listed five a page; the storage host got nine downloads and no token.
+    let listed = s
+        .server
+        .requests()
         .iter()
-        .all(|(n, v)| n != "authorization" && !v.contains(TOKEN)));
+        .filter(|r| r.path.contains("/actions/workflows/profile.yml/runs"))
+        .count();
+    assert_eq!(listed, 2, "{log}");
+    let stored = storage.requests_with_headers();
+    assert_eq!(stored.len(), 9, "{log}");
+    for (_, headers) in &stored {
+        assert!(headers
+            .iter()
+            .all(|(n, v)| n != "authorization" && !v.contains(TOKEN)));
+    }
     assert!(!log.contains(TOKEN), "the token leaked into act's output");
 }

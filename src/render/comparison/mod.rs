@@ -126,7 +126,11 @@ pub fn overall(c: &Comparison, caps: &Caps) -> ComparisonView {
             .iter()
             .map(|r| headline(r, c, caps))
             .collect(),
-        notes: c.notes.iter().map(|n| esc(n, caps.message_chars)).collect(),
+        notes: c
+            .notes
+            .iter()
+            .map(|n| escape::message(n, caps.message_chars))
+            .collect(),
         unmatched,
         how_to_history: lacks_history.then(|| {
             "To know the run-to-run noise: run the profiling workflow on every push to the base branch and upload its analysis.json files as `nsys-gate-analysis`; `baseline: auto` then reads the newest runs (`baseline-runs`). See the README's \"Comparing with the base branch\".".to_owned()
@@ -167,7 +171,7 @@ fn source(c: &Comparison, caps: &Caps) -> String {
             let runs = b.workflow_runs.len();
             match (&b.branch, &b.workflow) {
                 (Some(branch), Some(workflow)) => format!(
-                    "the base branch {}: its {} newest successful push {} of {} (artifact {})",
+                    "the base branch {}: its {} newest successful push {} of {}, artifact {}",
                     escape::code(branch),
                     runs,
                     if runs == 1 { "run" } else { "runs" },

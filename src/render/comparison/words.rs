@@ -73,6 +73,11 @@ pub fn sentence(m: &Measure, runs: &str, floor_pct: f64) -> String {
         );
     };
     let direction = if change < 0.0 { "faster" } else { "slower" };
+    let differs = if pct(change) == pct(0.0) {
+        "level with".to_owned()
+    } else {
+        format!("{} {direction} than", pct(change))
+    };
     let expected = m.interval_pct.map(|i| {
         format!(
             "a run of unchanged code lands within {} of their level (95 %)",
@@ -91,20 +96,17 @@ pub fn sentence(m: &Measure, runs: &str, floor_pct: f64) -> String {
                 .is_some_and(|[lo, hi]| change < lo || change > hi);
             if outside {
                 format!(
-                    "within noise: head is {} {direction} than {runs}, outside the run-to-run noise but under the noise floor of {}; {expected}",
-                    pct(change),
+                    "within noise: head is {differs} {runs}, outside the run-to-run noise but under the noise floor of {}; {expected}",
                     pct(floor_pct)
                 )
             } else {
                 format!(
-                    "within noise: head is {} {direction} than {runs}, within the run-to-run noise: {expected}",
-                    pct(change)
+                    "within noise: head is {differs} {runs}, within the run-to-run noise: {expected}"
                 )
             }
         }
         _ => format!(
-            "head is {} {direction} than {runs}, but **the run-to-run noise is unknown**: {}",
-            pct(change),
+            "head is {differs} {runs}, but **the run-to-run noise is unknown**: {}",
             escape::inline(m.note.as_deref().unwrap_or("too few base runs"))
         ),
     }

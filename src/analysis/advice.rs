@@ -53,7 +53,7 @@ pub const PROJECTED_RATIO: f64 = 0.5;
 pub const MAX_PER_KIND: usize = 3;
 
 /// What the rule reads: the analysis's range tables and groups.
-pub(super) struct Tables<'a> {
+pub(super) struct AdviceInput<'a> {
     /// `host_ranges` (exact names, for the groups' paths and shown names).
     pub host: &'a [HostRange],
     pub host_groups: &'a [HostRangeGroup],
@@ -65,7 +65,7 @@ pub(super) struct Tables<'a> {
 }
 
 /// The items, without their kernels ([`attach_kernels`] adds them).
-pub(super) fn decide(t: &Tables<'_>) -> Vec<Advice> {
+pub(super) fn decide(t: &AdviceInput<'_>) -> Vec<Advice> {
     let total = t.iterations_host_inclusive_ns;
     if total <= 0 {
         return Vec::new();
@@ -78,7 +78,7 @@ pub(super) fn decide(t: &Tables<'_>) -> Vec<Advice> {
                 .cmp(&y.exclusive.total_ns)
                 .then_with(|| y.group.cmp(&x.group))
         });
-        let chosen: Vec<Chosen<'_>> = top
+        let chosen: Vec<Candidate<'_>> = top
             .filter(|h| share(h.exclusive.total_ns) >= MIN_SHARE)
             .map(|h| (AdviceKind::NoGpuProjection, h, None))
             .into_iter()
@@ -121,7 +121,7 @@ pub(super) fn decide(t: &Tables<'_>) -> Vec<Advice> {
     items(t, &shapes, chosen)
 }
 
-type Chosen<'a> = (
+type Candidate<'a> = (
     AdviceKind,
     &'a HostRangeGroup,
     Option<&'a GpuProjectedRangeGroup>,
@@ -129,9 +129,9 @@ type Chosen<'a> = (
 
 /// The GPU-bound candidates without those that hold another candidate (in the same order).
 fn innermost<'c, 'a>(
-    shapes: &'c HashMap<String, Shape>,
-    candidates: &'c [Chosen<'a>],
-) -> impl Iterator<Item = Chosen<'a>> + 'c {
+    shapes: &'c HashMap<String, GroupShape>,
+    candidates: &'c [Candidate<'a>],
+) -> impl Iterator<Item = Candidate<'a>> + 'c {
     let path = |h: &HostRangeGroup| shapes.get(&h.group).map_or(&[][..], |s| &s.path[..]);
     candidates.iter().copied().filter(move |(_, outer, _)| {
         let outer = path(outer);
@@ -144,7 +144,7 @@ fn innermost<'c, 'a>(
 
 /// What an item needs of a group besides its statistics: its path of groups and, for a group
 /// of one name, that name.
-struct Shape {
+struct GroupShape {
     path: Vec<String>,
     exact: String,
 }
@@ -152,13 +152,13 @@ struct Shape {
 /// The shapes of the chosen groups, from their first member in `host_ranges`.
 fn shapes<'c, 'a: 'c>(
     host: &[HostRange],
-    chosen: impl IntoIterator<Item = &'c Chosen<'a>>,
-) -> HashMap<String, Shape> {
+    chosen: impl IntoIterator<Item = &'c Candidate<'a>>,
+) -> HashMap<String, GroupShape> {
     let wanted: BTreeSet<&str> = chosen
         .into_iter()
         .map(|(_, h, _)| h.group.as_str())
         .collect();
-    let mut out: HashMap<String, Shape> = HashMap::new();
+    let mut out: HashMap<String, GroupShape> = HashMap::new();
     if wanted.is_empty() {
         return out;
     }
@@ -168,7 +168,7 @@ fn shapes<'c, 'a: 'c>(
             let path = r.path.iter().map(|p| group_name(p)).collect();
             out.insert(
                 group,
-                Shape {
+                GroupShape {
                     path,
                     exact: r.name.clone(),
                 },
@@ -181,7 +181,11 @@ fn shapes<'c, 'a: 'c>(
     out
 }
 
-fn items(t: &Tables<'_>, shapes: &HashMap<String, Shape>, chosen: Vec<Chosen<'_>>) -> Vec<Advice> {
+fn items(
+    t: &AdviceInput<'_>,
+    shapes: &HashMap<String, GroupShape>,
+    chosen: Vec<Candidate<'_>>,
+) -> Vec<Advice> {
     let total = t.iterations_host_inclusive_ns;
     chosen
         .into_iter()
@@ -274,7 +278,7 @@ mod tests {
     fn advise(host: &[HostRange], gpu: Option<&[GpuProjectedRange]>, total: i64) -> Vec<Advice> {
         let host_groups = host_groups(host);
         let gpu_groups = gpu_groups(gpu.unwrap_or(&[]));
-        decide(&Tables {
+        decide(&AdviceInput {
             host,
             host_groups: &host_groups,
             gpu_groups: &gpu_groups,

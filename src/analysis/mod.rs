@@ -201,7 +201,7 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
         warnings.extend(tables.nesting);
         let host_range_groups = groups::host_groups(&tables.host);
         let gpu_projected_range_groups = groups::gpu_groups(&tables.gpu);
-        let mut advice = advice::decide(&advice::Tables {
+        let mut advice = advice::decide(&advice::AdviceInput {
             host: &tables.host,
             host_groups: &host_range_groups,
             gpu_groups: &gpu_projected_range_groups,
@@ -218,7 +218,7 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
                 &counted,
                 scopes,
                 launches,
-                &gpu_work::Tables {
+                &gpu_work::MixInput {
                     host: &tables.host,
                     gpu: &tables.gpu,
                     groups: &advice::kernel_groups(&advice),

@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 
 use crate::artifact::comparison::{BaselineKind, BaselineSource, Comparison};
-use crate::compare::{self, RunLevel, Settings};
+use crate::compare::{self, Criteria, RunLevel};
 use crate::forge::{Forge, HistoryRequest};
 use crate::load;
 use crate::outcome::RunOutcome;
@@ -21,7 +21,7 @@ use crate::text::shown;
 #[derive(Debug, Clone)]
 pub struct Request {
     pub base: Base,
-    pub settings: Settings,
+    pub criteria: Criteria,
 }
 
 /// Where the base runs come from.
@@ -50,7 +50,7 @@ pub fn comparison(request: &Request, outcomes: &[RunOutcome], forge: &dyn Forge)
     if bases.is_empty() && !notes.iter().any(|n| n.starts_with("no baseline")) {
         notes.push("no baseline: no base run could be read".to_owned());
     }
-    let comparison = compare::compare(&heads, &bases, source, notes, request.settings);
+    let comparison = compare::compare(&heads, &bases, source, notes, request.criteria);
     for note in &comparison.notes {
         say!("nsys-gate: baseline: {}", shown(note));
     }

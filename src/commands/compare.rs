@@ -9,7 +9,7 @@ use anyhow::Context as _;
 
 use crate::baseline::{path_source, read_paths};
 use crate::cli::CompareArgs;
-use crate::compare::{self, Settings};
+use crate::compare::{self, Criteria};
 use crate::files;
 use crate::render::comparison::render_alone;
 use crate::say::{self, say};
@@ -40,7 +40,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let analyses: Vec<String> = bases.iter().map(|r| r.run.analysis_path.clone()).collect();
     let source = path_source(base_paths, &analyses);
     notes.retain(|n| !n.starts_with("no baseline from "));
-    let settings = Settings {
+    let settings = Criteria {
         noise_floor_pct: args.noise_floor,
     };
     let comparison = compare::compare(&heads, &bases, source, notes, settings);

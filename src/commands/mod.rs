@@ -219,7 +219,7 @@ fn baseline_comparison(
     };
     let request = baseline::Request {
         base,
-        settings: crate::compare::Settings {
+        criteria: crate::compare::Criteria {
             noise_floor_pct: args.noise_floor,
         },
     };

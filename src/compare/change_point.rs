@@ -23,7 +23,7 @@ pub const CHANGE_ALPHA: f64 = 0.01;
 
 /// A level shift in a history.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Shift {
+pub struct LevelShift {
     /// The index of the first run of the new level.
     pub at: usize,
     /// The new level against the one before it (the runs since the previous shift, or since
@@ -33,7 +33,7 @@ pub struct Shift {
 
 /// The newest level shift in `values` (positive, oldest first), at least `floor` (a relative
 /// change, 0.01 for 1 %); `None` when the history holds one level.
-pub fn last_shift(values: &[f64], floor: f64) -> Option<Shift> {
+pub fn last_shift(values: &[f64], floor: f64) -> Option<LevelShift> {
     let logs: Vec<f64> = values.iter().map(|v| v.max(1.0).ln()).collect();
     let min_log = (1.0 + floor).ln();
     let mut start = 0;
@@ -42,7 +42,7 @@ pub fn last_shift(values: &[f64], floor: f64) -> Option<Shift> {
         if split.p_adjusted >= CHANGE_ALPHA || split.shift.abs() < min_log {
             break;
         }
-        found = Some(Shift {
+        found = Some(LevelShift {
             at: start + split.at,
             ratio: split.shift.exp(),
         });
@@ -52,7 +52,7 @@ pub fn last_shift(values: &[f64], floor: f64) -> Option<Shift> {
 }
 
 /// The best split of `logs`.
-struct Split {
+struct BestSplit {
     at: usize,
     /// Mean of the newer part less the mean of the older part.
     shift: f64,
@@ -60,14 +60,14 @@ struct Split {
     p_adjusted: f64,
 }
 
-fn best_split(logs: &[f64]) -> Option<Split> {
+fn best_split(logs: &[f64]) -> Option<BestSplit> {
     let n = logs.len();
     if n < 2 * MIN_SEGMENT {
         return None;
     }
     let splits = n - 2 * MIN_SEGMENT + 1;
     let t_dist = StudentsT::new(0.0, 1.0, (n - 2) as f64).expect("n - 2 >= 2 degrees of freedom");
-    let mut best: Option<Split> = None;
+    let mut best: Option<BestSplit> = None;
     for at in MIN_SEGMENT..=n - MIN_SEGMENT {
         let (older, newer) = logs.split_at(at);
         let (m_old, ss_old) = mean_and_squares(older);
@@ -89,7 +89,7 @@ fn best_split(logs: &[f64]) -> Option<Split> {
                 || (p_adjusted == b.p_adjusted && shift.abs() >= b.shift.abs())
         });
         if better {
-            best = Some(Split {
+            best = Some(BestSplit {
                 at,
                 shift,
                 p_adjusted,

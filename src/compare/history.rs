@@ -1,7 +1,7 @@
 //! Which base runs make a head's history: the runs of its key with its judged conditions,
 //! since the history's last level shift; the others are left out, each with why.
 
-use super::change_point::{self, Shift};
+use super::change_point::{self, LevelShift};
 use super::conditions;
 use super::run_level::RunLevel;
 use crate::artifact::comparison::{ChangePoint, History, LeftOut, LeftOutReason, MeasureName};
@@ -78,7 +78,7 @@ fn last_shift(runs: &[&RunLevel], measure: MeasureName, floor: f64) -> Option<(u
         .filter_map(|(i, r)| r.value(measure).map(|v| (i, v)))
         .collect();
     let values: Vec<f64> = with_value.iter().map(|(_, v)| *v).collect();
-    let Shift { at, ratio } = change_point::last_shift(&values, floor)?;
+    let LevelShift { at, ratio } = change_point::last_shift(&values, floor)?;
     Some((with_value[at].0, ratio))
 }
 

@@ -40,20 +40,20 @@ pub const DEFAULT_NOISE_FLOOR_PCT: f64 = 1.0;
 
 /// What the comparison is asked to do.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Settings {
+pub struct Criteria {
     /// The smallest change called `slower` or `faster`, in %.
     pub noise_floor_pct: f64,
 }
 
-impl Default for Settings {
+impl Default for Criteria {
     fn default() -> Self {
-        Settings {
+        Criteria {
             noise_floor_pct: DEFAULT_NOISE_FLOOR_PCT,
         }
     }
 }
 
-impl Settings {
+impl Criteria {
     fn floor(self) -> f64 {
         self.noise_floor_pct / 100.0
     }
@@ -78,14 +78,14 @@ pub fn compare(
     bases: &[RunLevel],
     source: BaselineSource,
     notes: Vec<String>,
-    settings: Settings,
+    criteria: Criteria,
 ) -> Comparison {
     let matched = matching::pair(heads, bases);
     Comparison {
         schema_version: COMPARISON_SCHEMA_VERSION,
         tool_version: TOOL_VERSION.to_owned(),
         baseline: source,
-        method: settings.method(),
+        method: criteria.method(),
         notes,
         runs: matched
             .groups
@@ -93,7 +93,7 @@ pub fn compare(
             .map(|(h, b)| {
                 let heads: Vec<&RunLevel> = h.iter().map(|&i| &heads[i]).collect();
                 let candidates: Vec<&RunLevel> = b.iter().map(|&i| &bases[i]).collect();
-                compare_key(&heads, &candidates, settings)
+                compare_key(&heads, &candidates, criteria)
             })
             .collect(),
         unmatched_head: matched
@@ -113,10 +113,10 @@ pub fn compare(
 pub fn compare_key(
     heads: &[&RunLevel],
     candidates: &[&RunLevel],
-    settings: Settings,
+    criteria: Criteria,
 ) -> RunComparison {
     let head = heads[0];
-    let floor = settings.floor();
+    let floor = criteria.floor();
     let chosen = history::choose(candidates, head, floor);
     let used = chosen.used;
     // The base run the conditions and the within-pair intervals are about: the newest used

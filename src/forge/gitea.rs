@@ -4,7 +4,7 @@
 //! branch's analysis.json files as paths).
 
 use super::github::GitHub;
-use super::{CommentBody, CommentSettings, Forge, History, HistoryRequest, Posted, StepResults};
+use super::{BaseRuns, CommentBody, CommentSettings, Forge, HistoryRequest, Posted, StepResults};
 use crate::artifact::comparison::{BaselineKind, BaselineSource};
 
 pub struct Gitea {
@@ -22,8 +22,8 @@ impl Forge for Gitea {
         self.github.post_comment(settings, key, body)
     }
 
-    fn history(&self, request: &HistoryRequest) -> History {
-        History {
+    fn history(&self, request: &HistoryRequest) -> BaseRuns {
+        BaseRuns {
             runs: Vec::new(),
             source: BaselineSource {
                 kind: BaselineKind::Auto,

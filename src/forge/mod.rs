@@ -19,7 +19,7 @@ use std::time::Duration;
 use crate::artifact::comparison::BaselineSource;
 use crate::compare::RunLevel;
 use crate::environment::Environment;
-pub use crate::github::PostError;
+pub use crate::github::{CommentBody, PostError};
 
 /// What a forge does for nsys-gate.
 pub trait Forge {
@@ -30,7 +30,7 @@ pub trait Forge {
 
     /// `--baseline auto`: the base branch's newest runs, reduced; whatever is missing is a
     /// note, never an error.
-    fn history(&self, request: &HistoryRequest) -> History;
+    fn history(&self, request: &HistoryRequest) -> BaseRuns;
 
     /// In a CI step: the job summary, the annotations and the step outputs. Nothing outside
     /// one. Every part is attempted; the first error is returned.
@@ -65,13 +65,6 @@ pub struct CommentSettings {
     pub timeout: Duration,
 }
 
-/// A comment's body: the text (marker first, within the comment limit), and the same text
-/// made to fit a smaller limit when the server refuses it as too long.
-pub struct CommentBody<'a> {
-    pub text: String,
-    pub shrink: &'a dyn Fn(usize) -> String,
-}
-
 /// What became of a comment.
 pub enum Posted {
     Done,
@@ -97,7 +90,7 @@ pub struct HistoryRequest {
 }
 
 /// The base runs a forge found: reduced, oldest first; where they came from; and notes.
-pub struct History {
+pub struct BaseRuns {
     pub runs: Vec<RunLevel>,
     pub source: BaselineSource,
     pub notes: Vec<String>,

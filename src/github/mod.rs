@@ -38,4 +38,4 @@ pub use error::{PostError, FORK_HINT};
 pub use event::EventPr;
 pub use repo::Repo;
 pub use token::Token;
-pub use upsert::{upsert, Body, Outcome};
+pub use upsert::{upsert, CommentBody, Upserted};

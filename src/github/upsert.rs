@@ -11,34 +11,34 @@ use crate::say::say;
 
 /// What [`upsert`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Upserted {
     Created { id: u64, url: Option<String> },
     Updated { id: u64, url: Option<String> },
     Unchanged { id: u64, url: Option<String> },
 }
 
-impl Outcome {
+impl Upserted {
     /// The comment's URL, when the server gave one.
     pub fn url(&self) -> Option<&str> {
         match self {
-            Outcome::Created { url, .. }
-            | Outcome::Updated { url, .. }
-            | Outcome::Unchanged { url, .. } => url.as_deref(),
+            Upserted::Created { url, .. }
+            | Upserted::Updated { url, .. }
+            | Upserted::Unchanged { url, .. } => url.as_deref(),
         }
     }
 
     /// `created`, `updated` or `unchanged`.
     pub fn verb(&self) -> &'static str {
         match self {
-            Outcome::Created { .. } => "created",
-            Outcome::Updated { .. } => "updated",
-            Outcome::Unchanged { .. } => "unchanged",
+            Upserted::Created { .. } => "created",
+            Upserted::Updated { .. } => "updated",
+            Upserted::Unchanged { .. } => "unchanged",
         }
     }
 }
 
 /// The body to post, and how to shrink it when the server says it is too long.
-pub struct Body<'a> {
+pub struct CommentBody<'a> {
     pub text: String,
     /// The body within this many characters (the marker kept first).
     pub shrink: &'a dyn Fn(usize) -> String,
@@ -50,8 +50,8 @@ pub async fn upsert(
     repo: &Repo,
     pr: u64,
     matcher: &Matcher,
-    body: Body<'_>,
-) -> Result<Outcome, PostError> {
+    body: CommentBody<'_>,
+) -> Result<Upserted, PostError> {
     let mut text = body.text.clone();
     let mut shrunk = false;
     loop {
@@ -91,7 +91,7 @@ async fn upsert_once(
     pr: u64,
     matcher: &Matcher,
     text: &str,
-) -> Result<Outcome, PostError> {
+) -> Result<Upserted, PostError> {
     let ours = list_ours(client, repo, pr, matcher).await?;
     if let Some((first, rest)) = ours.split_first() {
         let outcome = update(client, repo, first, text).await?;
@@ -133,7 +133,7 @@ async fn upsert_once(
             path: client.comments_path(repo, pr),
             message: "the comment just created is not listed".into(),
         })?;
-        return Ok(Outcome::Created {
+        return Ok(Upserted::Created {
             id: c.id,
             url: c.html_url,
         });
@@ -142,7 +142,7 @@ async fn upsert_once(
         client.delete_comment(repo, extra.id).await?;
     }
     match created {
-        Some(c) if c.id == first.id => Ok(Outcome::Created {
+        Some(c) if c.id == first.id => Ok(Upserted::Created {
             id: c.id,
             url: c.html_url.or_else(|| first.html_url.clone()),
         }),
@@ -156,15 +156,15 @@ async fn update(
     repo: &Repo,
     existing: &Comment,
     text: &str,
-) -> Result<Outcome, PostError> {
+) -> Result<Upserted, PostError> {
     if same_text(existing.body(), text) {
-        return Ok(Outcome::Unchanged {
+        return Ok(Upserted::Unchanged {
             id: existing.id,
             url: existing.html_url.clone(),
         });
     }
     let c = client.update_comment(repo, existing.id, text).await?;
-    Ok(Outcome::Updated {
+    Ok(Upserted::Updated {
         id: existing.id,
         url: c.html_url.or_else(|| existing.html_url.clone()),
     })

@@ -628,7 +628,7 @@ fn t4_work(total: i64) -> crate::artifact::GpuWork {
 #[test]
 fn the_comparison_section_with_a_history_gpu_work_and_differences() {
     use crate::artifact::comparison::{BaselineKind, BaselineSource, ChangeVerdict};
-    use crate::compare::{self, fake, RunLevel, Settings};
+    use crate::compare::{self, fake, Criteria, RunLevel};
     let ranges = [("inference", 8_000_000), ("pre", 2_000_000)];
     // Five base runs about 2.5 ms (one on another device), the head 20 % slower.
     let mut bases = Vec::new();
@@ -666,7 +666,7 @@ fn the_comparison_section_with_a_history_gpu_work_and_differences() {
         &bases,
         source.clone(),
         Vec::new(),
-        Settings::default(),
+        Criteria::default(),
     );
     let run = &c.runs[0];
     assert!(run.like_for_like);
@@ -721,7 +721,7 @@ fn the_comparison_section_with_a_history_gpu_work_and_differences() {
         &bases[1..2],
         source,
         Vec::new(),
-        Settings::default(),
+        Criteria::default(),
     );
     let md = render(&c, &opts);
     assert_inert(&md);

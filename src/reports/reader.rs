@@ -13,7 +13,7 @@ use std::path::Path;
 use super::columns::{match_header, ColumnDef, Layout};
 use super::error::ReportError;
 use super::interner::{InternError, Interner, NameId};
-use super::scan::{self, Outcome, Schema, Span, Splitter};
+use super::scan::{self, Schema, Span, Split, Splitter};
 use super::window::{count_newlines, FillError, Window};
 
 /// How a report's names are read, decided by the caller from the nsys version that wrote it.
@@ -300,7 +300,7 @@ pub(crate) fn read_records<T: Report, R: Read, E: Extend<T::Row>>(
             continue;
         }
         match splitter.next_record(data, w.eof()) {
-            Outcome::Record { pending, len } => {
+            Split::Record { pending, len } => {
                 let record = &data[..len.min(data.len())];
                 let line = line_u32(w.line());
                 let names = Names {
@@ -320,7 +320,7 @@ pub(crate) fn read_records<T: Report, R: Read, E: Extend<T::Row>>(
                 }
                 w.consume(len);
             }
-            Outcome::NeedMore if w.eof() => {
+            Split::NeedMore if w.eof() => {
                 // Cannot happen (candidates ask for more only before the end of the file);
                 // an error rather than a loop if it ever does.
                 return Err(ReportError::Invalid {
@@ -331,13 +331,13 @@ pub(crate) fn read_records<T: Report, R: Read, E: Extend<T::Row>>(
                         .to_string(),
                 });
             }
-            Outcome::NeedMore => fill(
+            Split::NeedMore => fill(
                 w,
                 setup.label,
                 setup.limits,
                 "a record (with the record after it)",
             )?,
-            Outcome::Fail(failure) => {
+            Split::Fail(failure) => {
                 let before = data.get(..failure.rec_start).unwrap_or(data);
                 let line = w.line().saturating_add(count_newlines(before));
                 return Err(ReportError::Invalid {

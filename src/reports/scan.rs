@@ -149,7 +149,7 @@ impl Span {
 
 /// Why a record could not be split.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Failure {
+pub(crate) struct SplitFailure {
     /// Offset of the failing record's first byte in the data given to `next_record`.
     pub rec_start: usize,
     /// How far the attempt got: 0 a field failed, 1 a cross-column check failed, 2 the
@@ -164,12 +164,12 @@ pub(crate) struct Failure {
     fatal: bool,
 }
 
-impl Failure {
+impl SplitFailure {
     fn key(&self) -> (u8, usize) {
         (self.stage, self.pos)
     }
 
-    fn shifted(mut self, by: usize) -> Failure {
+    fn shifted(mut self, by: usize) -> SplitFailure {
         self.rec_start += by;
         self.pos += by;
         self
@@ -193,7 +193,7 @@ pub(crate) trait Schema {
     ) -> Result<Self::Pending, (Option<usize>, String)>;
 }
 
-pub(crate) enum Outcome<P> {
+pub(crate) enum Split<P> {
     /// The record at the start of the data, `len` bytes long (its line end included).
     Record {
         pending: P,
@@ -201,14 +201,14 @@ pub(crate) enum Outcome<P> {
     },
     /// The data ends before the record (or its look-ahead) could be decided.
     NeedMore,
-    Fail(Failure),
+    Fail(SplitFailure),
 }
 
 enum Lookahead<P> {
     EndOfFile,
     Record(P, usize),
     NeedMore,
-    Fail(Failure),
+    Fail(SplitFailure),
 }
 
 #[derive(Default)]
@@ -253,21 +253,21 @@ impl<'s, S: Schema> Splitter<'s, S> {
     ///
     /// After `Record { len }`, the next call must get the data from `len` on (the split of
     /// that record is kept from this call's look-ahead).
-    pub(crate) fn next_record(&mut self, data: &[u8], eof: bool) -> Outcome<S::Pending> {
+    pub(crate) fn next_record(&mut self, data: &[u8], eof: bool) -> Split<S::Pending> {
         self.budget = self.max_budget;
         if let Some((pending, len)) = self.cache.take() {
             if let Some(rest) = data.get(len..) {
                 match self.lookahead(rest, eof) {
-                    Lookahead::EndOfFile => return Outcome::Record { pending, len },
+                    Lookahead::EndOfFile => return Split::Record { pending, len },
                     Lookahead::Record(next, next_len) => {
                         self.cache = Some((next, next_len));
-                        return Outcome::Record { pending, len };
+                        return Split::Record { pending, len };
                     }
                     Lookahead::NeedMore => {
                         self.cache = Some((pending, len));
-                        return Outcome::NeedMore;
+                        return Split::NeedMore;
                     }
-                    Lookahead::Fail(f) if f.fatal => return Outcome::Fail(f.shifted(len)),
+                    Lookahead::Fail(f) if f.fatal => return Split::Fail(f.shifted(len)),
                     // Its first split is not the one: search it again, in full.
                     Lookahead::Fail(_) => {}
                 }
@@ -285,13 +285,13 @@ impl<'s, S: Schema> Splitter<'s, S> {
             };
         }
         match self.split(rest, eof, false) {
-            Outcome::Record { pending, len } => Lookahead::Record(pending, len),
-            Outcome::NeedMore => Lookahead::NeedMore,
-            Outcome::Fail(f) => Lookahead::Fail(f),
+            Split::Record { pending, len } => Lookahead::Record(pending, len),
+            Split::NeedMore => Lookahead::NeedMore,
+            Split::Fail(f) => Lookahead::Fail(f),
         }
     }
 
-    fn split(&mut self, data: &[u8], eof: bool, with_lookahead: bool) -> Outcome<S::Pending> {
+    fn split(&mut self, data: &[u8], eof: bool, with_lookahead: bool) -> Split<S::Pending> {
         let slot = usize::from(!with_lookahead);
         let mut ws = std::mem::take(&mut self.workspaces[slot]);
         let outcome = match self.first_reading(&mut ws, data, eof, with_lookahead) {
@@ -314,7 +314,7 @@ impl<'s, S: Schema> Splitter<'s, S> {
         data: &[u8],
         eof: bool,
         with_lookahead: bool,
-    ) -> Option<Outcome<S::Pending>> {
+    ) -> Option<Split<S::Pending>> {
         let schema = self.schema;
         let types = schema.types();
         let n = types.len();
@@ -389,19 +389,19 @@ impl<'s, S: Schema> Splitter<'s, S> {
         let record = data.get(..pos)?;
         let pending = schema.check(record, &ws.spans[..n], &ws.cells[..n]).ok()?;
         if !with_lookahead {
-            return Some(Outcome::Record { pending, len: pos });
+            return Some(Split::Record { pending, len: pos });
         }
         match self.lookahead(&data[pos..], eof) {
             Lookahead::EndOfFile => {
                 self.cache = None;
-                Some(Outcome::Record { pending, len: pos })
+                Some(Split::Record { pending, len: pos })
             }
             Lookahead::Record(p, next_len) => {
                 self.cache = Some((p, next_len));
-                Some(Outcome::Record { pending, len: pos })
+                Some(Split::Record { pending, len: pos })
             }
-            Lookahead::NeedMore => Some(Outcome::NeedMore),
-            Lookahead::Fail(f) if f.fatal => Some(Outcome::Fail(f.shifted(pos))),
+            Lookahead::NeedMore => Some(Split::NeedMore),
+            Lookahead::Fail(f) if f.fatal => Some(Split::Fail(f.shifted(pos))),
             Lookahead::Fail(_) => None,
         }
     }
@@ -414,12 +414,12 @@ impl<'s, S: Schema> Splitter<'s, S> {
         data: &[u8],
         eof: bool,
         with_lookahead: bool,
-    ) -> Outcome<S::Pending> {
+    ) -> Split<S::Pending> {
         let schema = self.schema;
         let types = schema.types();
         let n = types.len();
         if n == 0 || ws.iters.len() < n || ws.spans.len() < n || ws.cells.len() < n {
-            return Outcome::Fail(Failure {
+            return Split::Fail(SplitFailure {
                 rec_start: 0,
                 stage: 0,
                 pos: 0,
@@ -428,17 +428,17 @@ impl<'s, S: Schema> Splitter<'s, S> {
                 fatal: false,
             });
         }
-        let mut best: Option<Failure> = None;
+        let mut best: Option<SplitFailure> = None;
         let mut col = 0;
         ws.iters[0] = Candidates::at(0);
         loop {
             let ty = types[col];
             let last = col + 1 == n;
             match ws.iters[col].next(data, eof, ty == ColType::Text, last, self.prefer_crlf) {
-                Step::NeedMore => return Outcome::NeedMore,
+                Step::NeedMore => return Split::NeedMore,
                 Step::Exhausted => {
                     if col == 0 {
-                        let failure = best.unwrap_or_else(|| Failure {
+                        let failure = best.unwrap_or_else(|| SplitFailure {
                             rec_start: 0,
                             stage: 0,
                             pos: 0,
@@ -448,14 +448,14 @@ impl<'s, S: Schema> Splitter<'s, S> {
                             ),
                             fatal: false,
                         });
-                        return Outcome::Fail(failure);
+                        return Split::Fail(failure);
                     }
                     col -= 1;
                 }
                 Step::Broken(span, why) => {
                     let value = span.of(data);
                     let failure = match check_cell(ty, value) {
-                        Err(message) => Failure {
+                        Err(message) => SplitFailure {
                             rec_start: 0,
                             stage: 0,
                             pos: span.start,
@@ -463,7 +463,7 @@ impl<'s, S: Schema> Splitter<'s, S> {
                             message,
                             fatal: false,
                         },
-                        Ok(_) => Failure {
+                        Ok(_) => SplitFailure {
                             rec_start: 0,
                             stage: 0,
                             pos: span.end,
@@ -485,7 +485,7 @@ impl<'s, S: Schema> Splitter<'s, S> {
                 Step::Found(span, next) => {
                     self.budget = self.budget.saturating_sub(1);
                     if self.budget == 0 {
-                        return Outcome::Fail(Failure {
+                        return Split::Fail(SplitFailure {
                             rec_start: 0,
                             stage: 0,
                             pos: span.start,
@@ -504,7 +504,7 @@ impl<'s, S: Schema> Splitter<'s, S> {
                     match checked {
                         Err(message) => keep(
                             &mut best,
-                            Failure {
+                            SplitFailure {
                                 rec_start: 0,
                                 stage: 0,
                                 pos: span.start,
@@ -525,7 +525,7 @@ impl<'s, S: Schema> Splitter<'s, S> {
                             match schema.check(record, &ws.spans[..n], &ws.cells[..n]) {
                                 Err((col, message)) => keep(
                                     &mut best,
-                                    Failure {
+                                    SplitFailure {
                                         rec_start: 0,
                                         stage: 1,
                                         pos: next,
@@ -535,20 +535,20 @@ impl<'s, S: Schema> Splitter<'s, S> {
                                     },
                                 ),
                                 Ok(pending) if !with_lookahead => {
-                                    return Outcome::Record { pending, len: next }
+                                    return Split::Record { pending, len: next }
                                 }
                                 Ok(pending) => match self.lookahead(&data[next..], eof) {
                                     Lookahead::EndOfFile => {
                                         self.cache = None;
-                                        return Outcome::Record { pending, len: next };
+                                        return Split::Record { pending, len: next };
                                     }
                                     Lookahead::Record(p, len) => {
                                         self.cache = Some((p, len));
-                                        return Outcome::Record { pending, len: next };
+                                        return Split::Record { pending, len: next };
                                     }
-                                    Lookahead::NeedMore => return Outcome::NeedMore,
+                                    Lookahead::NeedMore => return Split::NeedMore,
                                     Lookahead::Fail(f) if f.fatal => {
-                                        return Outcome::Fail(f.shifted(next))
+                                        return Split::Fail(f.shifted(next))
                                     }
                                     Lookahead::Fail(f) => {
                                         let mut f = f.shifted(next);
@@ -579,7 +579,7 @@ fn memchr2(a: u8, b: u8, haystack: &[u8]) -> Option<usize> {
 }
 
 /// Keeps the more plausible of two failures (the first one on a tie).
-fn keep(best: &mut Option<Failure>, f: Failure) {
+fn keep(best: &mut Option<SplitFailure>, f: SplitFailure) {
     if best.as_ref().is_none_or(|b| f.key() > b.key()) {
         *best = Some(f);
     }

@@ -37,13 +37,13 @@ pub struct KernelMix {
     pub iteration: IterationKernels,
     pub ranges: Vec<RangeKernels>,
     pub attribution: KernelAttribution,
-    /// The kernels of the groups asked for ([`Tables::groups`]), by group; a group whose
+    /// The kernels of the groups asked for ([`MixInput::groups`]), by group; a group whose
     /// ranges launched no kernel is left out.
     pub groups: BTreeMap<String, AdviceKernels>,
 }
 
 /// The range tables the mixes are named and ranked by, and the groups whose mixes are wanted.
-pub(in crate::analysis) struct Tables<'a> {
+pub(in crate::analysis) struct MixInput<'a> {
     pub host: &'a [HostRange],
     pub gpu: &'a [GpuProjectedRange],
     /// Groups of scoped names (`artifact::group_name`): advice's GPU-bound groups.
@@ -59,7 +59,7 @@ pub(in crate::analysis) fn kernel_mix(
     counted: &[&Measured],
     scopes: &Scopes,
     launches: &Launches<'_>,
-    tables: &Tables<'_>,
+    tables: &MixInput<'_>,
 ) -> KernelMix {
     // The API calls that launched a kernel, by correlation id.
     let mut by_corr: FxHashMap<u64, u32> = FxHashMap::default();
@@ -480,7 +480,7 @@ mod tests {
             &counted,
             &scopes,
             &launches,
-            &Tables {
+            &MixInput {
                 host: &tables.host,
                 gpu: &gpu,
                 groups: &["a".to_owned(), "c".to_owned(), "none".to_owned()],

@@ -22,7 +22,7 @@ mod mix;
 mod trace;
 
 pub use kernels::kernel_table;
-pub(super) use mix::{kernel_mix, Tables};
+pub(super) use mix::{kernel_mix, MixInput};
 pub use mix::{KernelMix, Launches};
 pub use trace::{pageable_warning, GpuTraceParts, GpuTraceSummary};
 

@@ -49,14 +49,7 @@ pub fn post(
         }
     };
     let repo = target.repo.clone();
-    let result = runtime.block_on(upsert(
-        target,
-        &matcher,
-        github::Body {
-            text: body.text,
-            shrink: body.shrink,
-        },
-    ));
+    let result = runtime.block_on(upsert(target, &matcher, body));
     match result {
         Ok(None) => {
             say!(
@@ -142,8 +135,8 @@ fn token_hint(name: &str) -> String {
 async fn upsert(
     target: Target,
     matcher: &github::Matcher,
-    body: github::Body<'_>,
-) -> Result<Option<(u64, github::Outcome)>, PostError> {
+    body: github::CommentBody<'_>,
+) -> Result<Option<(u64, github::Upserted)>, PostError> {
     let client = github::Client::new(target.config)?;
     let pr = match target.event {
         EventPr::Number(n) => n,
@@ -161,7 +154,7 @@ async fn upsert(
 }
 
 /// Says what was done, and sets the step output `comment-url` in GitHub Actions.
-fn report_posted(key: &str, repo: &Repo, pr: u64, outcome: &github::Outcome, env: &Environment) {
+fn report_posted(key: &str, repo: &Repo, pr: u64, outcome: &github::Upserted, env: &Environment) {
     let url = outcome.url().unwrap_or("").to_owned();
     say!(
         "nsys-gate: comment `{key}` on {repo}#{pr} {}: {}",

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use crate::artifact::comparison::{BaselineKind, BaselineSource, WorkflowRunRef};
 use crate::compare::RunLevel;
 use crate::environment::Environment;
-use crate::forge::{History, HistoryRequest};
+use crate::forge::{BaseRuns, HistoryRequest};
 use crate::github::artifacts::{Artifact, WorkflowRun};
 use crate::github::{self, PostError, Repo, Token};
 use crate::load;
@@ -56,8 +56,8 @@ struct Plan {
 }
 
 /// The history `request` asks for.
-pub fn load(request: &HistoryRequest, env: &Environment) -> History {
-    let mut found = History {
+pub fn load(request: &HistoryRequest, env: &Environment) -> BaseRuns {
+    let mut found = BaseRuns {
         runs: Vec::new(),
         source: BaselineSource {
             kind: BaselineKind::Auto,
@@ -161,7 +161,7 @@ fn note_of(what: &str, e: &PostError) -> String {
     }
 }
 
-async fn fetch(plan: &Plan, request: &HistoryRequest, found: &mut History) -> Result<(), String> {
+async fn fetch(plan: &Plan, request: &HistoryRequest, found: &mut BaseRuns) -> Result<(), String> {
     let config = github::ClientConfig::for_stage(
         request.api_url.trim().to_owned(),
         plan.token.clone(),
@@ -265,7 +265,7 @@ fn choose(
     this_run: Option<u64>,
     base_sha: Option<&str>,
     wanted: usize,
-    found: &mut History,
+    found: &mut BaseRuns,
 ) -> Vec<WorkflowRun> {
     let mut runs: Vec<WorkflowRun> = listed
         .into_iter()

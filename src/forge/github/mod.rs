@@ -7,7 +7,7 @@ pub mod comment;
 pub mod history;
 pub mod step;
 
-use super::{CommentBody, CommentSettings, Forge, History, HistoryRequest, Posted, StepResults};
+use super::{BaseRuns, CommentBody, CommentSettings, Forge, HistoryRequest, Posted, StepResults};
 use crate::environment::Environment;
 
 /// GitHub, as this run's environment describes it.
@@ -26,7 +26,7 @@ impl Forge for GitHub {
         comment::post(&self.env, settings, key, body)
     }
 
-    fn history(&self, request: &HistoryRequest) -> History {
+    fn history(&self, request: &HistoryRequest) -> BaseRuns {
         history::load(request, &self.env)
     }
 

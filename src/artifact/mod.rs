@@ -17,6 +17,8 @@ use std::io::Write;
 
 mod advice;
 pub mod comparison;
+#[cfg(test)]
+pub(crate) mod fake;
 mod vocabulary;
 
 pub use advice::{Advice, AdviceKernels, AdviceKind};

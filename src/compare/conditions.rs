@@ -93,7 +93,7 @@ mod tests {
     use crate::artifact::GpuWork;
 
     fn analysis() -> Analysis {
-        crate::compare::fake::analysis(&[2_500_000; 5], &[("inference", 7_500_000)], false)
+        crate::artifact::fake::analysis(&[2_500_000; 5], &[("inference", 7_500_000)], false)
     }
 
     fn values(a: &Analysis) -> Vec<Value> {

@@ -83,7 +83,7 @@ fn bases_for(key: &RunKey, bases: &[RunLevel]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::fake::analysis;
+    use crate::artifact::fake::analysis;
     use serde_json::json;
 
     fn run(profile: &str, target: &str, leg: Option<&str>) -> RunLevel {

@@ -17,8 +17,6 @@
 
 pub mod change_point;
 pub mod conditions;
-#[cfg(test)]
-pub(crate) mod fake;
 pub mod gpu_work;
 pub mod history;
 pub mod interval;

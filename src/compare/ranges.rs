@@ -130,7 +130,7 @@ fn geometric_mean(values: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::fake::analysis;
+    use crate::artifact::fake::analysis;
 
     fn level(host: &[i64], ranges: &[(&str, i64)]) -> RunLevel {
         RunLevel::of(&analysis(host, ranges, false), "a.json")

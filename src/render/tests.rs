@@ -7,12 +7,9 @@ use std::path::PathBuf;
 use super::*;
 use crate::artifact::GateResult;
 use crate::artifact::{
-    Advice, AdviceKernels, AdviceKind, Analysis, Gate, GpuProjectedRange, HostRange, Iteration,
-    IterationGpu, IterationHost, IterationSummary, Provenance, RangeKernel, ReportStatus, Run,
-    Warning, WarningCode,
+    Advice, AdviceKernels, AdviceKind, Analysis, Gate, RangeKernel, Run, Warning, WarningCode,
 };
 use crate::outcome::{Failure, FailureKind};
-use crate::stats::Sample;
 
 const HOSTILE: &str = "x|y <b>z</b> @octocat @org/team #12 GH-7 o/r#3 https://e.com ```f``` \n- [l](u) **b** $m$ &amp; <!-- c --> \u{202E}";
 
@@ -35,64 +32,30 @@ fn run(profile: &str, text: &str) -> Run {
     }
 }
 
-/// An analysis with `iterations` iterations and `ranges` ranges named after `name`.
-#[allow(clippy::too_many_lines)] // every field of the artifact, spelt out
+/// An analysis with `iterations` iterations and `ranges` ranges named after `name` (the
+/// shared fake, [`crate::artifact::fake`], with every text field `name`, warnings of both
+/// kinds and advice of every kind).
 fn analysis(name: &str, iterations: u64, ranges: usize, gpu: bool) -> Analysis {
     let durations: Vec<i64> = (0..iterations as i64)
         .map(|i| 2_500_000 + (i % 7) * 10_000)
         .collect();
-    let sample = Sample::new(durations.clone());
-    let iteration_list = durations
-        .iter()
-        .enumerate()
-        .map(|(i, &d)| Iteration {
-            index: i as u64,
-            range_id: i as u64 + 2,
-            pid: 1,
-            tid: 1,
-            complete: true,
-            duplicate: false,
-            host: IterationHost {
-                start_ns: i as i64 * 3_000_000,
-                end_ns: i as i64 * 3_000_000 + d,
-                inclusive_ns: d,
-                exclusive_ns: 5_000,
-                child_total_ns: d - 5_000,
-            },
-            gpu_projection: gpu.then_some(IterationGpu {
-                start_ns: 0,
-                end_ns: d / 2,
-                projected_ns: d / 2,
-                gpu_operation_count: 3,
-            }),
-        })
-        .collect();
-    let stats = Sample::new((0..iterations as i64).map(|i| 1000 + i).collect()).range_stats();
-    let host_ranges = (0..ranges)
-        .map(|i| HostRange {
-            name: format!("{name} {i}"),
-            path: vec![format!("{name} {i}")],
-            instances: iterations,
-            inclusive: stats.clone(),
-            exclusive: stats.clone(),
-            child_total_ns: 0,
-        })
-        .collect();
-    let gpu_ranges = if gpu {
-        (0..ranges)
-            .map(|i| GpuProjectedRange {
-                name: format!("{name} {i}"),
-                path: vec![format!("{name} {i}")],
-                style: "PushPop".to_owned(),
-                instances: iterations,
-                projected: stats.clone(),
-                host_total_ns: stats.total_ns,
-                gpu_operation_count: 3,
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let names: Vec<String> = (0..ranges).map(|i| format!("{name} {i}")).collect();
+    let named: Vec<(&str, i64)> = names.iter().map(|n| (n.as_str(), 0)).collect();
+    let mut a = crate::artifact::fake::analysis(&durations, &named, gpu);
+    // Every range: instances of 1000 ns, 1001 ns, … (one per iteration).
+    let stats =
+        crate::artifact::fake::range_stats((0..iterations as i64).map(|i| 1000 + i).collect());
+    for r in &mut a.host_ranges {
+        r.path = vec![r.name.clone()];
+        r.inclusive = stats.clone();
+        r.exclusive = stats.clone();
+    }
+    for r in &mut a.gpu_projected_ranges {
+        r.path = vec![r.name.clone()];
+        r.projected = stats.clone();
+        r.host_total_ns = stats.total_ns;
+    }
+    a.run = run(name, name);
     let mut warnings = vec![
         Warning::new(WarningCode::HighVariance, format!("cv over 0.10 in {name}")),
         Warning::new(WarningCode::MissingIterations, format!("missing in {name}"))
@@ -105,61 +68,15 @@ fn analysis(name: &str, iterations: u64, ranges: usize, gpu: bool) -> Analysis {
             "nsys skipped it".to_owned(),
         ));
     }
-    Analysis {
-        schema_version: 1,
-        provenance: Provenance {
-            run_dir: "/runs/r".to_owned(),
-            manifest_path: "manifest.yaml".to_owned(),
-            manifest_sha256: "0".repeat(64),
-            trace_path: "trace.nsys-rep".to_owned(),
-            reports: BTreeMap::new(),
-            report_status: [(
-                crate::artifact::ReportName::GpuProjection
-                    .as_str()
-                    .to_owned(),
-                if gpu {
-                    ReportStatus::written()
-                } else {
-                    ReportStatus::skipped("no CUDA")
-                },
-            )]
-            .into_iter()
-            .collect(),
-            nsys_version: "2024.2.3.38-242334140272v0".to_owned(),
-            legacy_reports: false,
-            stats_reused: false,
-            tool_version: "0.1.0".to_owned(),
-        },
-        run: run(name, name),
-        gate: Gate {
-            gating_codes: vec![WarningCode::MissingIterations],
-            result: GateResult::Fail,
-            failing_codes: vec![WarningCode::MissingIterations],
-        },
-        warnings,
-        iteration_summary: IterationSummary {
-            expected: iterations + 2,
-            found: iterations,
-            complete: iterations,
-            unattributed_ranges: 0,
-            host_inclusive: sample.iteration_stats(),
-            host_exclusive: sample.iteration_stats(),
-            gpu_projected: if gpu {
-                Sample::new(durations.iter().map(|d| d / 2).collect()).iteration_stats()
-            } else {
-                None
-            },
-            first_iteration: None,
-        },
-        iterations: iteration_list,
-        host_range_groups: Vec::new(),
-        gpu_projected_range_groups: Vec::new(),
-        host_ranges,
-        gpu_projected_ranges: gpu_ranges,
-        gpu_work: None,
-        advice: advice_items(name, gpu),
-        label: None,
-    }
+    a.warnings = warnings;
+    a.gate = Gate {
+        gating_codes: vec![WarningCode::MissingIterations],
+        result: GateResult::Fail,
+        failing_codes: vec![WarningCode::MissingIterations],
+    };
+    a.iteration_summary.expected = iterations + 2;
+    a.advice = advice_items(name, gpu);
+    a
 }
 
 /// An advice item on `range` of one name, 20 instances over iterations of 50 ms in all.
@@ -628,7 +545,8 @@ fn t4_work(total: i64) -> crate::artifact::GpuWork {
 #[test]
 fn the_comparison_section_with_a_history_gpu_work_and_differences() {
     use crate::artifact::comparison::{BaselineKind, BaselineSource, ChangeVerdict};
-    use crate::compare::{self, fake, Criteria, RunLevel};
+    use crate::artifact::fake;
+    use crate::compare::{self, Criteria, RunLevel};
     let ranges = [("inference", 8_000_000), ("pre", 2_000_000)];
     // Five base runs about 2.5 ms (one on another device), the head 20 % slower.
     let mut bases = Vec::new();

@@ -199,6 +199,13 @@ pub fn analysed(name: &str, nsys: &Path) -> Run {
     run
 }
 
+/// A fixture copied and analysed with `nsys`, which must exit with `status`.
+pub fn analysed_with_status(name: &str, nsys: &Path, status: i32) -> Run {
+    let run = fixture(name);
+    assert_status(&analyze(&run.dir, nsys, &[]), status);
+    run
+}
+
 /// An analysis.json (`bytes`) as another run of the same code would give it: every duration
 /// (`*_ns` but the start and end times) times `factor`, and `run_id` and `git_commit` set.
 pub fn rerun_of(bytes: &[u8], factor: f64, run_id: &str, commit: &str) -> Vec<u8> {

@@ -10,10 +10,7 @@ use crate::require_nsys;
 
 /// Analyses a fixture with the given nsys version and expected exit status.
 fn analysed(name: &str, version: &str, status: i32) -> Option<(Run, Value)> {
-    let nsys = common::nsys(version)?;
-    let run = fixture(name);
-    let out = analyze(&run.dir, &nsys, &[]);
-    assert_status(&out, status);
+    let run = common::analysed_with_status(name, &common::nsys(version)?, status);
     let a = run.analysis();
     Some((run, a))
 }

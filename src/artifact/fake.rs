@@ -79,45 +79,8 @@ pub fn analysis(host_ns: &[i64], ranges: &[(&str, i64)], gpu: bool) -> Analysis 
     let host = Sample::new(host_ns.to_vec());
     Analysis {
         schema_version: super::SCHEMA_VERSION,
-        provenance: Provenance {
-            run_dir: "/runs/r".to_owned(),
-            manifest_path: "manifest.yaml".to_owned(),
-            manifest_sha256: "0".repeat(64),
-            trace_path: "trace.nsys-rep".to_owned(),
-            reports: BTreeMap::new(),
-            report_status: [(
-                ReportName::GpuProjection.as_str().to_owned(),
-                if gpu {
-                    ReportStatus::written()
-                } else {
-                    ReportStatus::skipped("no CUDA")
-                },
-            )]
-            .into_iter()
-            .collect(),
-            nsys_version: "2024.2.3.38-242334140272v0".to_owned(),
-            legacy_reports: false,
-            stats_reused: false,
-            tool_version: "0.1.0".to_owned(),
-        },
-        run: Run {
-            profile_name: "smoke-tensor".to_owned(),
-            run_id: "r1".to_owned(),
-            target: Some(
-                serde_json::json!({"import_path": null, "name": "smoke-tensor", "profile_prepare": false}),
-            ),
-            device: Some("cuda:0".to_owned()),
-            git_commit: Some("0123abc".to_owned()),
-            command_line: None,
-            capture_range: Some("profile-target".to_owned()),
-            iteration_pattern: "^iteration (\\d+)$".to_owned(),
-            record_count: Some(2),
-            record_ids_sha256: None,
-            workload: serde_json::json!({"iterations": count, "warmup": 1}),
-            cuda: Some(serde_json::json!({"synchronize_each_iteration": false})),
-            data_source: Some(serde_json::json!({"name": "dummy"})),
-            extra: BTreeMap::new(),
-        },
+        provenance: provenance(gpu),
+        run: run(count),
         gate: Gate {
             gating_codes: Vec::new(),
             result: GateResult::Pass,
@@ -153,6 +116,53 @@ pub fn analysis(host_ns: &[i64], ranges: &[(&str, i64)], gpu: bool) -> Analysis 
         gpu_work: None,
         advice: Vec::new(),
         label: None,
+    }
+}
+
+/// Where the made-up numbers came from: nsys 2024.2, the projection written when `gpu`.
+fn provenance(gpu: bool) -> Provenance {
+    Provenance {
+        run_dir: "/runs/r".to_owned(),
+        manifest_path: "manifest.yaml".to_owned(),
+        manifest_sha256: "0".repeat(64),
+        trace_path: "trace.nsys-rep".to_owned(),
+        reports: BTreeMap::new(),
+        report_status: [(
+            ReportName::GpuProjection.as_str().to_owned(),
+            if gpu {
+                ReportStatus::written()
+            } else {
+                ReportStatus::skipped("no CUDA")
+            },
+        )]
+        .into_iter()
+        .collect(),
+        nsys_version: "2024.2.3.38-242334140272v0".to_owned(),
+        legacy_reports: false,
+        stats_reused: false,
+        tool_version: "0.1.0".to_owned(),
+    }
+}
+
+/// The run settings of `smoke-tensor` with `count` iterations.
+fn run(count: u64) -> Run {
+    Run {
+        profile_name: "smoke-tensor".to_owned(),
+        run_id: "r1".to_owned(),
+        target: Some(
+            serde_json::json!({"import_path": null, "name": "smoke-tensor", "profile_prepare": false}),
+        ),
+        device: Some("cuda:0".to_owned()),
+        git_commit: Some("0123abc".to_owned()),
+        command_line: None,
+        capture_range: Some("profile-target".to_owned()),
+        iteration_pattern: "^iteration (\\d+)$".to_owned(),
+        record_count: Some(2),
+        record_ids_sha256: None,
+        workload: serde_json::json!({"iterations": count, "warmup": 1}),
+        cuda: Some(serde_json::json!({"synchronize_each_iteration": false})),
+        data_source: Some(serde_json::json!({"name": "dummy"})),
+        extra: BTreeMap::new(),
     }
 }
 

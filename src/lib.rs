@@ -8,19 +8,22 @@
 //!    processes over one export: [`StatsPlan`]), classify what it did with each;
 //! 3. [`reports`]: read the CSV reports into compact rows: the two NVTX ones (required) and
 //!    the three GPU-work ones (each optional);
-//! 4. [`analysis`] (+ [`stats`]): iterations, statistics, range tables, warnings;
+//! 4. [`analysis`] (+ [`stats`]): iterations, statistics, range tables, warnings, advice;
 //! 5. [`gate`]: which warnings fail the job, and the exit status;
 //! 6. [`artifact`]: `analysis.json`, written atomically;
-//! 7. [`render`]: the markdown report of [`outcome`]s (analyses and typed failures);
-//! 8. [`github`]: the pull-request comment, updated in place; [`actions`]: the runner's files.
+//! 7. [`compare`] (+ [`baseline`]): the current runs against the base branch's history;
+//! 8. [`render`]: the markdown report of [`outcome`]s (analyses and typed failures);
+//! 9. [`publish`]: report.md and comparison.json, and through the [`forge`] (GitHub, Gitea)
+//!    the pull-request comment and the CI step's files.
 //!
 //! [`pipeline`] runs stages 1-6 for one run directory; [`commands`] holds one file per
-//! subcommand and reads the command line and the environment once. [`files`] opens every file
-//! the tool reads: regular files only, read with a bound. `trace_env` reads the environment
-//! nsys recorded in the trace (to name credentials in it); `interrupt` turns SIGINT/SIGTERM
-//! into a clean stop of nsys and of the analysis. [`say`] is the one writer of standard output
-//! and standard error: inside GitHub Actions nothing it writes is a workflow command, but the
-//! annotations meant as ones.
+//! subcommand and reads the command line and the environment once. [`load`] reads
+//! analysis.json back; [`files`] opens every file the tool reads (regular files only, read with
+//! a bound) and writes files atomically; [`text`] shows untrusted text on one line, inert.
+//! `trace_env` reads the environment nsys recorded in the trace (to name credentials in it);
+//! `interrupt` turns SIGINT/SIGTERM into a clean stop of nsys and of the analysis. [`say`] is
+//! the one writer of standard output and standard error: inside GitHub Actions nothing it
+//! writes is a workflow command, but the annotations meant as ones.
 
 pub(crate) mod actions;
 pub(crate) mod analysis;

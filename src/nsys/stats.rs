@@ -129,34 +129,9 @@ pub fn run_stats(
     })
 }
 
-/// What a report costs nsys, in milliseconds: its wall time alone over the GPU-heavy trace of
-/// `scripts/bench-gpu-work.sh` (140,005 NVTX ranges, 163,339 GPU operations), one `nsys
-/// stats` process, machine otherwise idle (docs/performance.md, "What each report costs"):
-/// push/pop 4.51-4.63 s, projection 3.75-3.93 s, `cuda_gpu_trace` 2.35-2.85 s,
-/// `cuda_api_trace` 1.36-1.97 s, `cuda_gpu_kern_sum` 0.14 s.
-///
-/// Only the order of the costs and their sums matter to [`groups`]. The two traces' runs
-/// differed by about half a second; each is taken at the end of its range that keeps the
-/// groupings measured there (`cuda_gpu_trace` 2.4 s, `cuda_api_trace` 2.0 s): with the
-/// middles (2.6 s, 1.7 s) two processes would put the kernel summary beside the push/pop
-/// report instead, a split never measured (and the `error_incompatible_trace` snapshot, which
-/// quotes the first of two processes' command, pins the measured one).
-///
-/// Every report has a cost: the match has no catch-all, so a new [`ReportName`] does not
-/// compile until it is given one, and then [`groups`] schedules it.
-const fn cost(report: ReportName) -> u32 {
-    match report {
-        ReportName::PushPop => 4500,
-        ReportName::GpuProjection => 3800,
-        ReportName::GpuTrace => 2400,
-        ReportName::ApiTrace => 2000,
-        ReportName::KernelSummary => 140,
-    }
-}
-
 /// The asked reports split into at most `processes` groups (at most
 /// [`StatsPlan::MAX_PROCESSES`], at most one per report, never an empty one) of about equal
-/// [`cost`], one `nsys stats` process each. The groups come from the reports asked, so every
+/// [`ReportName::cost`], one `nsys stats` process each. The groups come from the reports asked, so every
 /// report runs, whatever the number of processes.
 ///
 /// The rule: longest processing time first. Each report, the most costly first (equal costs
@@ -180,13 +155,13 @@ fn groups(asked: &[Asked], processes: usize) -> Vec<Vec<Asked>> {
     let mut loads = vec![0u32; count];
     let rank = |a: &Asked| ReportName::ALL.iter().position(|r| *r == a.report);
     let mut by_cost = asked.to_vec();
-    by_cost.sort_by_key(|a| (std::cmp::Reverse(cost(a.report)), rank(a)));
+    by_cost.sort_by_key(|a| (std::cmp::Reverse(a.report.cost()), rank(a)));
     for a in by_cost {
         // `min_by_key` returns the first of equal minimums: ties go to the lower group.
         let Some(k) = (0..count).min_by_key(|&k| loads[k]) else {
             break;
         };
-        loads[k] += cost(a.report);
+        loads[k] += a.report.cost();
         groups[k].push(a);
     }
     for group in &mut groups {

@@ -103,9 +103,9 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// The base runs (oldest first), then the current runs (last): each an analysis.json, a
-    /// run directory, or a folder of them.
-    #[arg(value_name = "BASE... HEAD", num_args = 2.., required = true)]
+    /// The base runs (every path but the last, oldest first), then the current runs (the
+    /// last): each an analysis.json, a run directory, or a folder of them.
+    #[arg(value_name = "PATH", num_args = 2.., required = true)]
     pub paths: Vec<PathBuf>,
 
     /// Changes smaller than this many percent are never `slower` or `faster`, however far
@@ -361,14 +361,15 @@ pub struct AnalysisArgs {
     #[arg(long, value_name = "CODE", value_parser = warning_code())]
     pub gate_on: Vec<WarningCode>,
 
-    /// A label for the run directory, kept in analysis.json (`label`): the report titles run
-    /// directories of one profile and run id with their GPU's name, else with this.
-    #[arg(long, value_name = "TEXT")]
-    pub label: Option<String>,
 
     /// Do not fail the job on this warning code (repeatable).
     #[arg(long, value_name = "CODE", value_parser = warning_code())]
     pub no_gate_on: Vec<WarningCode>,
+
+    /// A label for the run directory, kept in analysis.json (`label`): the report titles run
+    /// directories of one profile and run id with their GPU's name, else with this.
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
 }
 
 #[cfg(test)]

@@ -693,7 +693,7 @@ runs:
         FILES: ${{ inputs.files }}
       run: |
         set -euo pipefail
-        store="$ARTIFACT_DIR/nsys-gate-analyses"
+        store="$ARTIFACT_DIR/nsys-gate-pr-analyses"
         if [ "$MODE" = upload ]; then
           shopt -s nullglob
           mkdir -p "$store"
@@ -756,7 +756,7 @@ fn the_fork_safe_pair_posts_what_the_privileged_job_rendered_under_act() {
     assert!(out.status.success(), "the fork's half failed:\n{log}");
     eprintln!("the fork's half took {:?}", started.elapsed());
     assert!(s.server.requests().is_empty(), "{:?}", s.server.requests());
-    let uploaded = store.join("nsys-gate-analyses/runs");
+    let uploaded = store.join("nsys-gate-pr-analyses/runs");
     for file in [
         "clean/analysis.json",
         "evil/analysis.json",

@@ -48,6 +48,9 @@ pub struct ComparisonView {
     pub unmatched: Vec<String>,
     /// How to get a history, when some verdict lacks one.
     pub how_to_history: Option<String>,
+    /// For the report's title: ` · 🔺 1 slower`, ` · within noise`, ` · noise unknown`, ` · no
+    /// baseline`.
+    pub title: String,
 }
 
 /// The comparison of one key, shown at the top of its first run's section.
@@ -126,6 +129,7 @@ pub fn overall(c: &Comparison, caps: &Caps) -> ComparisonView {
             .iter()
             .map(|r| headline(r, c, caps))
             .collect(),
+        title: title(c),
         notes: c
             .notes
             .iter()
@@ -136,6 +140,38 @@ pub fn overall(c: &Comparison, caps: &Caps) -> ComparisonView {
             "To know the run-to-run noise: run the profiling workflow on every push to the base branch and upload its analysis.json files as `nsys-gate-analysis`; `baseline: auto` then reads the newest runs (`baseline-runs`). See the README's \"Comparing with the base branch\".".to_owned()
         }),
     }
+}
+
+/// The comparison in a few words for the title: how many keys are slower or faster than the
+/// base branch's noise, else that all are within it, else that the noise is unknown.
+fn title(c: &Comparison) -> String {
+    let host = |v: ChangeVerdict| {
+        c.runs
+            .iter()
+            .filter(|r| r.measures[0].verdict == Some(v))
+            .count()
+    };
+    let (slower, faster) = (host(ChangeVerdict::Slower), host(ChangeVerdict::Faster));
+    let mut parts = Vec::new();
+    if slower > 0 {
+        parts.push(format!("🔺 {slower} slower"));
+    }
+    if faster > 0 {
+        parts.push(format!("🔻 {faster} faster"));
+    }
+    if parts.is_empty() {
+        parts.push(
+            if c.runs.is_empty() {
+                "no baseline"
+            } else if host(ChangeVerdict::WithinNoise) > 0 {
+                "within noise"
+            } else {
+                "noise unknown"
+            }
+            .to_owned(),
+        );
+    }
+    format!(" · {}", parts.join(", "))
 }
 
 fn run_name(r: &RunRef, caps: &Caps) -> String {
@@ -195,7 +231,13 @@ fn history_name(r: &RunComparison) -> String {
 
 fn headline(r: &RunComparison, c: &Comparison, caps: &Caps) -> String {
     let min_runs = c.method.min_base_runs;
-    let mut line = run_name(&r.heads[0], caps);
+    let mut line = match r.measures[0].verdict {
+        Some(ChangeVerdict::Slower) => "🔺 ",
+        Some(ChangeVerdict::Faster) => "🔻 ",
+        _ => "",
+    }
+    .to_owned();
+    line.push_str(&run_name(&r.heads[0], caps));
     if let Some(leg) = &r.key.leg {
         line.push_str(&format!(" · {}", esc(leg, caps.name_chars)));
     }

@@ -90,8 +90,10 @@ impl Failure {
 pub enum FailureKind {
     /// No nsys executable, or it could not be run or asked its version.
     MissingExecutable,
-    /// The trace is newer than this nsys, or this nsys lacks the NVTX reports.
+    /// The trace was recorded by a newer nsys than this one.
     IncompatibleTrace,
+    /// This nsys lacks the NVTX reports (older than 2022.4).
+    NsysTooOld,
     /// nsys found no NVTX data it could report.
     NoNvtxData,
     /// nsys ran and failed otherwise.
@@ -114,7 +116,8 @@ impl FailureKind {
     pub fn label(self) -> &'static str {
         match self {
             FailureKind::MissingExecutable => "nsys could not be run",
-            FailureKind::IncompatibleTrace => "the trace and this nsys are incompatible",
+            FailureKind::IncompatibleTrace => "the trace is newer than this nsys",
+            FailureKind::NsysTooOld => "this nsys lacks the NVTX reports",
             FailureKind::NoNvtxData => "nsys found no NVTX data",
             FailureKind::NsysFailed => "nsys stats failed",
             FailureKind::Timeout => "nsys stats ran past the timeout",
@@ -135,8 +138,11 @@ impl FailureKind {
                 "`--nsys PATH` or `$NSYS` names the `nsys` executable itself, and the job's user may run it",
             ]),
             FailureKind::IncompatibleTrace => fixed(&[
-                "the trace was recorded by a newer Nsight Systems than the one reading it: read it with the same or a newer version (`--nsys PATH`)",
-                "the nsys reading the trace is 2022.4 or newer (older ones lack the NVTX reports)",
+                "read the trace with the Nsight Systems that recorded it, or a newer one: NVIDIA's installers (https://developer.nvidia.com/nsight-systems, or the CUDA toolkit's) put it in `/opt/nvidia/nsight-systems/VERSION/bin` (found there) or anywhere you give with `--nsys PATH` or `NSYS`",
+                "the runner that records and the runner that analyses have the same Nsight Systems, or the analysing one a newer",
+            ]),
+            FailureKind::NsysTooOld => fixed(&[
+                "the nsys reading the trace is 2022.4 or newer (older ones lack the NVTX reports): NVIDIA's installers, then `--nsys PATH` or `NSYS`",
             ]),
             FailureKind::NoNvtxData => fixed(&[
                 "the program was profiled with NVTX tracing on (`nsys profile --trace cuda,nvtx …`)",

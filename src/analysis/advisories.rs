@@ -64,25 +64,40 @@ pub(super) fn slow_iterations_warning(
         return None;
     }
     let limit = outlier_limit(host_inclusive.median(), host_inclusive.mad());
-    let slow: Vec<u64> = counted
+    let slow: Vec<(u64, i64)> = counted
         .iter()
-        .filter(|m| rows[m.row as usize].duration_ns() as f64 > limit)
-        .map(|m| m.index)
+        .map(|m| (m.index, rows[m.row as usize].duration_ns()))
+        .filter(|&(_, ns)| ns as f64 > limit)
         .collect();
     if slow.is_empty() {
         return None;
     }
+    // The iterations' own times first (the first few), then the limit, named as such.
+    const TIMES_SHOWN: usize = 5;
+    let times: Vec<String> = slow
+        .iter()
+        .take(TIMES_SHOWN)
+        .map(|&(i, ns)| format!("{i}: {}", crate::units::duration_i(ns)))
+        .collect();
+    let more = slow.len().saturating_sub(TIMES_SHOWN);
+    let slow_indexes: Vec<u64> = slow.iter().map(|&(i, _)| i).collect();
     Some(
         Warning::new(
             WarningCode::SlowIterations,
             format!(
-                "{} took longer than the median + {OUTLIER_MADS} × MAD of host inclusive time ({})",
-                list_named_indexes(&slow),
-                crate::units::duration(limit)
+                "{} took longer than the slow limit of {}, the median + {OUTLIER_MADS} × MAD of host inclusive time ({}{})",
+                list_named_indexes(&slow_indexes),
+                crate::units::duration(limit),
+                times.join(", "),
+                if more > 0 {
+                    format!(", and {more} more")
+                } else {
+                    String::new()
+                }
             ),
         )
-        .with_count(slow.len() as u64)
-        .with_iterations(slow)
+        .with_count(slow_indexes.len() as u64)
+        .with_iterations(slow_indexes)
         .with_threshold_ns(limit),
     )
 }

@@ -423,6 +423,14 @@ impl Analysis {
         self.iterations.iter().filter(|i| i.is_counted())
     }
 
+    /// The GPU's busy time per counted iteration: the sum of the kernels' durations launched
+    /// inside the counted iterations (`gpu_work.iteration_kernels`) over their number; `None`
+    /// without kernel data or without a kernel launched. Busy time, never a projection.
+    pub fn gpu_busy_per_iteration(&self) -> Option<f64> {
+        let k = self.gpu_work.as_ref()?.iteration_kernels.as_ref()?;
+        (k.launches > 0 && k.iterations > 0).then(|| k.total_ns as f64 / k.iterations as f64)
+    }
+
     /// The number of counted iterations, as the statistics have it.
     pub fn counted(&self) -> u64 {
         self.iteration_summary

@@ -45,7 +45,7 @@ pub enum NsysError {
     #[error("nsys {version} has neither `{PUSHPOP}`/`{GPU_PROJ}` nor the legacy `{LEGACY_PUSHPOP}`/`{LEGACY_GPU_PROJ}` reports (tried `{command}`)\n(hint: use Nsight Systems 2022.4 or newer)")]
     MissingReports { version: String, command: String },
 
-    #[error("the trace was recorded by Nsight Systems {trace_version}, newer than this nsys {nsys_version}; nsys said: {words}\ntried: `{command}`\n(hint: read the trace with Nsight Systems {trace_version} or newer: pass `--nsys PATH`)")]
+    #[error("the trace was recorded by Nsight Systems {trace_version}, newer than this nsys {nsys_version}; nsys said: {words}\ntried: `{command}`\n(hint: read the trace with Nsight Systems {trace_version} or newer: install it from NVIDIA's installers (https://developer.nvidia.com/nsight-systems, or the CUDA toolkit's), then pass `--nsys PATH` or set `NSYS` to its `nsys`)")]
     IncompatibleTrace {
         trace_version: String,
         nsys_version: String,
@@ -92,9 +92,8 @@ impl NsysError {
             | NsysError::Spawn { .. }
             | NsysError::Version { .. }
             | NsysError::NotNsys { .. } => FailureKind::MissingExecutable,
-            NsysError::MissingReports { .. } | NsysError::IncompatibleTrace { .. } => {
-                FailureKind::IncompatibleTrace
-            }
+            NsysError::MissingReports { .. } => FailureKind::NsysTooOld,
+            NsysError::IncompatibleTrace { .. } => FailureKind::IncompatibleTrace,
             NsysError::Timeout { .. } => FailureKind::Timeout,
             NsysError::Failed { words, .. } => {
                 if words.contains("NVTX") || words.contains("NV Tools Extension") {

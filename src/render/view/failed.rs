@@ -9,13 +9,17 @@ use crate::render::limit::Caps;
 
 #[derive(Debug, Serialize)]
 pub struct FailedView {
+    /// The section's title: the profile and the run directory's name when the manifest was
+    /// read, else the run directory.
+    pub title: String,
     pub run_dir: String,
     /// What failed, in a few words.
     pub what: &'static str,
-    /// The first line of the error.
+    /// The first line of the error (without nsys's words, shown apart).
     pub summary: String,
-    /// The whole error as an indented code block.
-    pub error_block: String,
+    /// The whole error as an indented code block, when it says more than the lines above
+    /// (`None` for nsys's failures, whose words and command are shown on their own).
+    pub error_block: Option<String>,
     pub nsys_version: String,
     /// What nsys printed, as an indented code block, when nsys ran.
     pub nsys_words: Option<String>,
@@ -26,11 +30,31 @@ pub struct FailedView {
 
 pub(super) fn failed(f: &Failure, caps: &Caps) -> FailedView {
     let error = crate::text::shorten(&f.error, caps.message_chars.max(1000));
+    let first = f.error.lines().next().unwrap_or("");
+    // nsys's words are shown once, on their own.
+    let summary = match &f.nsys_words {
+        Some(_) => first.split("; nsys said:").next().unwrap_or(first),
+        None => first,
+    };
+    let folder = f
+        .run_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     FailedView {
+        title: match &f.facts.profile_name {
+            Some(profile) => format!(
+                "{} · {}",
+                esc(profile, caps.name_chars),
+                esc(&folder, caps.name_chars)
+            ),
+            None => path_text(&f.run_dir, caps),
+        },
         run_dir: path_text(&f.run_dir, caps),
         what: f.kind.label(),
-        summary: esc(f.error.lines().next().unwrap_or(""), caps.message_chars),
-        error_block: escape::code_block(&error),
+        summary: esc(summary, caps.message_chars),
+        error_block: (f.nsys_words.is_none() && f.error.lines().count() > 1)
+            .then(|| escape::code_block(&error)),
         nsys_version: match &f.nsys_version {
             Some(v) => esc(v, 100),
             None => "not known (nsys did not run or did not say)".to_owned(),

@@ -177,13 +177,16 @@ pub(super) fn chart(a: &Analysis, caps: &Caps, gpu_ok: bool) -> Option<ChartView
         .enumerate()
         .filter_map(|(n, i)| {
             let gpu = gpu_ns.as_ref().map_or(0.0, |g| g[n]);
-            (host_ns[n] > top || gpu > top).then(|| {
-                format!(
-                    "iteration\u{a0}{} ({})",
-                    i.index,
-                    duration(host_ns[n].max(gpu))
-                )
-            })
+            // Each line clipped at this iteration, with its real value.
+            let mut parts = Vec::new();
+            if host_ns[n] > top {
+                parts.push(format!("host {}", duration(host_ns[n])));
+            }
+            if gpu > top {
+                parts.push(format!("GPU projected {}", duration(gpu)));
+            }
+            (!parts.is_empty())
+                .then(|| format!("iteration\u{a0}{} ({})", i.index, parts.join(", ")))
         })
         .collect();
     let mut note = String::from("Bars: host inclusive time of each counted iteration");

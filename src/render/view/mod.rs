@@ -26,7 +26,7 @@ use serde::Serialize;
 
 use self::failed::{failed, FailedView};
 use self::page::{
-    chart_clips, headline, median_units, overall_gate, overview_row, shortened_notice, sparkline,
+    clipped, headline, median_units, overall_gate, overview_row, shortened_notice, sparkline,
     OverallGate, OverviewRow,
 };
 use self::run::{analysed, AnalysedView};
@@ -134,11 +134,7 @@ pub fn build(
                         "Host inclusive time per iteration: {line} (scale {} to {}{})",
                         duration(low),
                         duration(top),
-                        if chart_clips(analysis, top) {
-                            " or more"
-                        } else {
-                            ""
-                        }
+                        clipped(analysis, top)
                     )
                 })
             }

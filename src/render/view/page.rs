@@ -102,13 +102,15 @@ pub(super) fn sparkline(a: &Analysis) -> Option<(String, f64, f64)> {
         return None;
     }
     let top = chart::axis_top(&values);
-    // The scale spans at least a tenth of the top, so that a few microseconds of jitter do
-    // not look like a trend.
+    // From the fastest iteration to the clipped top: the spread of the steady iterations,
+    // which is what the bars can show (a slow first pass is drawn at the top, and the caption
+    // says so). The scale spans at least 2 % of the top, so that a few microseconds of
+    // jitter in a very steady run do not look like a trend.
     let low = values
         .iter()
         .copied()
         .fold(f64::INFINITY, f64::min)
-        .min(top * 0.9);
+        .min(top * 0.98);
     Some((
         format!("`{}`", chart::sparkline(&values, low, top)),
         low,
@@ -116,9 +118,28 @@ pub(super) fn sparkline(a: &Analysis) -> Option<(String, f64, f64)> {
     ))
 }
 
-pub(super) fn chart_clips(a: &Analysis, top: f64) -> bool {
-    a.counted_iterations()
-        .any(|i| i.host.inclusive_ns as f64 > top)
+/// What the sparkline draws at its top though it is above it: `; iteration 0 (152 ms) drawn at
+/// the top`, or nothing.
+pub(super) fn clipped(a: &Analysis, top: f64) -> String {
+    const SHOWN: usize = 3;
+    let over: Vec<String> = a
+        .counted_iterations()
+        .filter(|i| i.host.inclusive_ns as f64 > top)
+        .map(|i| format!("{} ({})", i.index, format::duration_i(i.host.inclusive_ns)))
+        .collect();
+    match over.len() {
+        0 => String::new(),
+        n => format!(
+            "; {} {}{} drawn at the top",
+            if n == 1 { "iteration" } else { "iterations" },
+            over[..n.min(SHOWN)].join(", "),
+            if n > SHOWN {
+                format!(" and {} more", n - SHOWN)
+            } else {
+                String::new()
+            }
+        ),
+    }
 }
 
 /// The units of the host and GPU-projected medians of these runs: one for each column of the
@@ -189,8 +210,12 @@ pub(super) fn headline(outcomes: &[RunOutcome]) -> String {
             } else {
                 format!("❌{nb}**gate failed**")
             };
+            let busy = a
+                .gpu_busy_per_iteration()
+                .map(|b| format!(" · GPU busy **{}** per iteration", format::duration(b)))
+                .unwrap_or_default();
             format!(
-                "{gate} · host median **{host}** · GPU projected median **{gpu}** · **{}{nb}/{nb}{}** iterations complete · {}",
+                "{gate} · host median **{host}** · GPU projected median **{gpu}**{busy} · **{}{nb}/{nb}{}** iterations complete · {}",
                 s.complete,
                 s.expected,
                 warning_count(a)

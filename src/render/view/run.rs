@@ -13,10 +13,10 @@ use super::{not_recorded, path_text, plural, run_title, Table};
 use crate::artifact::{Analysis, GateResult, IterationStats, Warning, WarningCode};
 use crate::render::comparison::RunComparisonView;
 use crate::render::escape::{self, inline_shortened as esc};
-use crate::render::format::{self, duration_i};
+use crate::render::format::{self, duration, duration_i};
 use crate::render::limit::Caps;
 use crate::render::RenderOptions;
-use crate::stats::OUTLIER_MADS;
+use crate::stats::{Sample, OUTLIER_MADS};
 
 #[derive(Debug, Serialize)]
 pub struct AnalysedView {
@@ -90,6 +90,9 @@ pub struct StatsView {
     pub rows: Vec<StatRow>,
     pub host_note: String,
     pub gpu_note: String,
+    /// The GPU's busy time per counted iteration (the kernels' durations), and what it means
+    /// beside the projection; `None` without kernel data.
+    pub gpu_busy_note: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -111,23 +114,43 @@ pub(super) fn analysed(
     let path_text = path_text(path, caps);
 
     let mut explained = callouts(a, counted, caps);
+    // One slow iteration raises up to three warnings: said once.
+    let merged = one_slow_iteration(a);
     // Warnings: gating first.
     let mut ordered: Vec<&Warning> = a.warnings.iter().filter(|w| w.gating).collect();
     ordered.extend(a.warnings.iter().filter(|w| !w.gating));
-    let warnings: Vec<WarningView> = ordered
-        .iter()
-        .take(caps.warnings)
-        .map(|w| WarningView {
-            code: escape::code(w.code.as_str()),
-            gating: w.gating,
-            icon: if w.gating { "❌" } else { "⚠️" },
-            message: escape::message(&w.message, caps.message_chars),
-            explanation: explained
-                .iter()
-                .position(|(code, _)| *code == Some(w.code))
-                .map(|i| explained.remove(i).1),
-        })
-        .collect();
+    let mut warnings: Vec<WarningView> = Vec::new();
+    for w in ordered.iter().take(caps.warnings) {
+        let together = merged.as_ref().filter(|m| m.codes.contains(&w.code));
+        match together {
+            Some(m) if m.codes[0] == w.code => {
+                explained.retain(|(code, _)| !code.is_some_and(|c| m.codes.contains(&c)));
+                warnings.push(WarningView {
+                    code: m
+                        .codes
+                        .iter()
+                        .map(|c| escape::code(c.as_str()))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    gating: false,
+                    icon: "⚠️",
+                    message: m.text.clone(),
+                    explanation: Some(m.text.clone()),
+                });
+            }
+            Some(_) => {}
+            None => warnings.push(WarningView {
+                code: escape::code(w.code.as_str()),
+                gating: w.gating,
+                icon: if w.gating { "❌" } else { "⚠️" },
+                message: escape::message(&w.message, caps.message_chars),
+                explanation: explained
+                    .iter()
+                    .position(|(code, _)| *code == Some(w.code))
+                    .map(|i| explained.remove(i).1),
+            }),
+        }
+    }
     let warnings_note = (ordered.len() > warnings.len()).then(|| {
         format!(
             "{} more warnings left out to fit the size limit; all {} are in {path_text}.",
@@ -392,6 +415,105 @@ pub(super) fn callouts(
     out
 }
 
+/// The warnings a few slow iterations raise together, said once.
+struct SlowTogether {
+    /// The codes, in the order warnings are listed (by code).
+    codes: Vec<WarningCode>,
+    text: String,
+}
+
+/// When `slow_iterations` names only iterations that `first_iteration_slow` names too (or
+/// stands alone), and `high_variance` comes from them (the other iterations' cv is under its
+/// limit): one explanation for the (up to) three warnings, naming each iteration's time, the
+/// slow limit as such, and the cv with and without them.
+fn one_slow_iteration(a: &Analysis) -> Option<SlowTogether> {
+    let slow = a.warning(WarningCode::SlowIterations)?;
+    let indexes = slow.iterations.as_deref().unwrap_or(&[]);
+    let first = a
+        .warning(WarningCode::FirstIterationSlow)
+        .and(a.iteration_summary.first_iteration.as_ref());
+    if indexes.is_empty() || indexes.len() > 3 {
+        return None;
+    }
+    if first.is_some_and(|f| indexes != [f.index]) {
+        return None;
+    }
+    let times: Vec<(u64, i64)> = a
+        .counted_iterations()
+        .filter(|i| indexes.contains(&i.index))
+        .map(|i| (i.index, i.host.inclusive_ns))
+        .collect();
+    let others: Vec<i64> = a
+        .counted_iterations()
+        .filter(|i| !indexes.contains(&i.index))
+        .map(|i| i.host.inclusive_ns)
+        .collect();
+    let mut codes = Vec::new();
+    if first.is_some() {
+        codes.push(WarningCode::FirstIterationSlow);
+    }
+    let variance = a.warning(WarningCode::HighVariance);
+    let others_cv = Sample::new(others.clone()).cv();
+    let explained =
+        variance.is_some_and(|v| v.threshold.is_none_or(|t| others_cv <= t) && others.len() >= 2);
+    if explained {
+        codes.push(WarningCode::HighVariance);
+    } else if variance.is_some() {
+        return None;
+    }
+    codes.push(WarningCode::SlowIterations);
+    let named: Vec<String> = times
+        .iter()
+        .map(|(i, ns)| format!("{} took {}", iterations_named(&[*i]), duration_i(*ns)))
+        .collect();
+    let median = a.iteration_summary.host_inclusive.as_ref().map(|h| h.median_ns);
+    let mut text = format!(
+        "**{}:** {}",
+        if times.len() == 1 {
+            "One slow iteration"
+        } else {
+            "A few slow iterations"
+        },
+        named.join(", ")
+    );
+    if let (Some(f), Some(m)) = (first, median) {
+        text.push_str(&format!(
+            ", {} the median ({})",
+            format::ratio(f.ratio_to_median),
+            duration(m)
+        ));
+    }
+    if let Some(limit) = slow.threshold_ns {
+        text.push_str(&format!(
+            "; the slow limit is {} (the median + {OUTLIER_MADS} × MAD of host inclusive time)",
+            duration(limit)
+        ));
+    }
+    text.push('.');
+    if let (true, Some(h)) = (explained, &a.iteration_summary.host_inclusive) {
+        text.push_str(&format!(
+            " {} the host time vary (cv {}); the other {} iterations: cv {}.",
+            if times.len() == 1 { "It alone makes" } else { "They alone make" },
+            format::significant(h.cv, 3),
+            others.len(),
+            format::significant(others_cv, 3)
+        ));
+    }
+    text.push_str(&format!(
+        " {} counted in the statistics{}.",
+        if times.len() == 1 { "It is" } else { "They are" },
+        match (first, warmup(a)) {
+            (Some(_), Some(0) | None) => "; the run had no warm-up pass: consider one".to_owned(),
+            (Some(_), Some(n)) => format!(
+                "; {} before it did not absorb the start-up cost",
+                plural(n as usize, "warm-up pass", "warm-up passes")
+            ),
+            (None, _) => "; see the per-iteration timings".to_owned(),
+        }
+    ));
+    Some(SlowTogether { codes, text })
+}
+
 /// `iteration 0` or `iterations 3, 5-9`.
 pub(super) fn iterations_named(indexes: &[u64]) -> String {
     format!(
@@ -461,5 +583,19 @@ pub(super) fn stats(a: &Analysis, counted: u64, gpu_ok: bool) -> StatsView {
         rows,
         host_note: "Host inclusive: CPU time from each iteration's NVTX push to its pop, nested ranges included. It is not GPU latency.".to_owned(),
         gpu_note,
+        gpu_busy_note: a.gpu_busy_per_iteration().map(|busy| {
+            let k = a
+                .gpu_work
+                .as_ref()
+                .and_then(|g| g.iteration_kernels.as_ref())
+                .expect("busy time comes from the iterations' kernels");
+            format!(
+                "GPU busy: {} per counted iteration, the sum of the durations of the kernels launched inside the counted iterations ({} in {} over {}). It is busy time, not a span: the projected span also holds the GPU's idle time between kernels.",
+                duration(busy),
+                duration_i(k.total_ns),
+                plural(k.launches as usize, "launch", "launches"),
+                plural(k.iterations as usize, "iteration", "iterations")
+            )
+        }),
     }
 }

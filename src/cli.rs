@@ -361,7 +361,6 @@ pub struct AnalysisArgs {
     #[arg(long, value_name = "CODE", value_parser = warning_code())]
     pub gate_on: Vec<WarningCode>,
 
-
     /// Do not fail the job on this warning code (repeatable).
     #[arg(long, value_name = "CODE", value_parser = warning_code())]
     pub no_gate_on: Vec<WarningCode>,

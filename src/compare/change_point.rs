@@ -10,13 +10,14 @@
 //! detection of Apache Otava (E-divisive means with a significance test), reduced to mean
 //! shifts of normal logarithms, and deterministic (no permutations).
 //!
-//! One slow run now and then is not a shift: a part needs two runs at least, and a single
-//! outlier raises the pooled variance more than it moves a mean.
+//! One slow run now and then is not a shift: a part needs three runs at least (as many as a
+//! verdict needs), and a single outlier raises the pooled variance more than it moves a mean.
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-/// Runs on each side of a shift, at least.
-pub const MIN_SEGMENT: usize = 2;
+/// Runs on each side of a shift, at least: as many as a verdict needs
+/// ([`super::noise::MIN_BASE_RUNS`]), so that the runs since a shift can always judge a head.
+pub const MIN_SEGMENT: usize = super::noise::MIN_BASE_RUNS;
 
 /// The family-wise level of the test over all splits tried.
 pub const CHANGE_ALPHA: f64 = 0.01;

@@ -103,7 +103,19 @@ fn snapshot_error_incompatible_trace() {
     let report = report_md(&run);
     assert!(!run.path("analysis.json").exists());
     assert!(
-        report.contains("the trace and this nsys are incompatible"),
+        report.contains("the trace is newer than this nsys"),
+        "{report}"
+    );
+    // nsys's words once, the command once, only this failure's checks.
+    assert_eq!(
+        report.matches("newer than your current version").count(),
+        1,
+        "{report}"
+    );
+    assert_eq!(report.matches("**Tried:**").count(), 1, "{report}");
+    assert!(!report.contains("2022.4 or newer"), "{report}");
+    assert!(
+        report.contains("## ⛔ smoke-tensor · clean: could not be analysed"),
         "{report}"
     );
     assert!(

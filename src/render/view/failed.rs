@@ -63,7 +63,7 @@ pub(super) fn failed(f: &Failure, caps: &Caps) -> FailedView {
         command: f
             .command
             .as_deref()
-            .map(|c| escape::code(&crate::text::shorten(c, 1000))),
+            .map(|c| escape::code_span(&crate::text::shorten(c, 1000))),
         checks: f.checks(),
     }
 }

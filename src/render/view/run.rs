@@ -466,7 +466,11 @@ fn one_slow_iteration(a: &Analysis) -> Option<SlowTogether> {
         .iter()
         .map(|(i, ns)| format!("{} took {}", iterations_named(&[*i]), duration_i(*ns)))
         .collect();
-    let median = a.iteration_summary.host_inclusive.as_ref().map(|h| h.median_ns);
+    let median = a
+        .iteration_summary
+        .host_inclusive
+        .as_ref()
+        .map(|h| h.median_ns);
     let mut text = format!(
         "**{}:** {}",
         if times.len() == 1 {
@@ -493,7 +497,11 @@ fn one_slow_iteration(a: &Analysis) -> Option<SlowTogether> {
     if let (true, Some(h)) = (explained, &a.iteration_summary.host_inclusive) {
         text.push_str(&format!(
             " {} the host time vary (cv {}); the other {} iterations: cv {}.",
-            if times.len() == 1 { "It alone makes" } else { "They alone make" },
+            if times.len() == 1 {
+                "It alone makes"
+            } else {
+                "They alone make"
+            },
             format::significant(h.cv, 3),
             others.len(),
             format::significant(others_cv, 3)
@@ -501,7 +509,11 @@ fn one_slow_iteration(a: &Analysis) -> Option<SlowTogether> {
     }
     text.push_str(&format!(
         " {} counted in the statistics{}.",
-        if times.len() == 1 { "It is" } else { "They are" },
+        if times.len() == 1 {
+            "It is"
+        } else {
+            "They are"
+        },
         match (first, warmup(a)) {
             (Some(_), Some(0) | None) => "; the run had no warm-up pass: consider one".to_owned(),
             (Some(_), Some(n)) => format!(

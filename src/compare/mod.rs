@@ -159,3 +159,205 @@ pub fn compare_key(
         gpu_work: gpu_work::changes(reference.gpu_work.as_ref(), head.gpu_work.as_ref()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artifact::comparison::{BaselineKind, ChangeVerdict, LeftOutReason};
+    use crate::artifact::fake;
+    use proptest::prelude::*;
+
+    /// A run of 20 iterations about `level` ns, moved by `offset` (relative), with a fixed
+    /// pattern of ±0.5 % per-iteration noise.
+    fn run(level: f64, offset: f64, id: usize) -> RunLevel {
+        const PATTERN: [f64; 5] = [0.003, -0.005, 0.001, 0.004, -0.002];
+        let host: Vec<i64> = (0..20)
+            .map(|i| (level * (1.0 + offset) * (1.0 + PATTERN[i % 5])) as i64)
+            .collect();
+        let mut a = fake::analysis(&host, &[("inference", level as i64 * 10)], false);
+        a.run.run_id = format!("run-{id}");
+        RunLevel::of(&a, &format!("{id}/analysis.json"))
+    }
+
+    /// `n` base runs about 10 ms, run-to-run offsets of about ±`spread`.
+    fn history(n: usize, spread: f64) -> Vec<RunLevel> {
+        const OFFSETS: [f64; 7] = [0.3, -0.9, 0.6, -0.1, 1.0, -0.5, -0.4];
+        (0..n)
+            .map(|k| run(10e6, spread * OFFSETS[k % 7], k))
+            .collect()
+    }
+
+    fn source() -> BaselineSource {
+        BaselineSource {
+            kind: BaselineKind::Path,
+            paths: Vec::new(),
+            workflow: None,
+            branch: None,
+            artifact: None,
+            workflow_runs: Vec::new(),
+            analyses: Vec::new(),
+        }
+    }
+
+    fn host_verdict(bases: &[RunLevel], head: &RunLevel) -> Option<ChangeVerdict> {
+        let c = compare(
+            std::slice::from_ref(head),
+            bases,
+            source(),
+            Vec::new(),
+            Criteria::default(),
+        );
+        c.runs[0].measures[0].verdict
+    }
+
+    #[test]
+    fn too_few_base_runs_never_give_a_verdict() {
+        let slow = run(12e6, 0.0, 99);
+        for n in [1, 2] {
+            assert_eq!(
+                host_verdict(&history(n, 0.01), &slow),
+                Some(ChangeVerdict::NoiseUnknown),
+                "{n} base runs"
+            );
+        }
+        assert_eq!(
+            host_verdict(&history(3, 0.01), &slow),
+            Some(ChangeVerdict::Slower)
+        );
+    }
+
+    #[test]
+    fn histories_of_10_and_100_runs_tell_noise_from_change() {
+        for n in [10, 100] {
+            let bases = history(n, 0.01);
+            assert_eq!(
+                host_verdict(&bases, &run(10e6, 0.004, 99)),
+                Some(ChangeVerdict::WithinNoise),
+                "{n} base runs, no change"
+            );
+            assert_eq!(
+                host_verdict(&bases, &run(10e6, 0.05, 99)),
+                Some(ChangeVerdict::Slower),
+                "{n} base runs, 5 % slower"
+            );
+            assert_eq!(
+                host_verdict(&bases, &run(10e6, -0.05, 99)),
+                Some(ChangeVerdict::Faster),
+                "{n} base runs, 5 % faster"
+            );
+        }
+    }
+
+    #[test]
+    fn identical_runs_leave_only_the_noise_floor() {
+        let bases: Vec<RunLevel> = (0..5).map(|k| run(10e6, 0.0, k)).collect();
+        let same = run(10e6, 0.0, 99);
+        assert_eq!(
+            host_verdict(&bases, &same),
+            Some(ChangeVerdict::WithinNoise)
+        );
+        // Beyond a noise of zero, but under the floor: still within noise.
+        assert_eq!(
+            host_verdict(&bases, &run(10e6, 0.005, 99)),
+            Some(ChangeVerdict::WithinNoise)
+        );
+        assert_eq!(
+            host_verdict(&bases, &run(10e6, 0.02, 99)),
+            Some(ChangeVerdict::Slower)
+        );
+    }
+
+    #[test]
+    fn a_slow_first_iteration_does_not_move_a_run() {
+        let bases = history(10, 0.01);
+        let mut a = fake::analysis(&[10_000_000; 20], &[("inference", 100_000_000)], false);
+        a.iterations[0].host.inclusive_ns = 150_000_000;
+        let head = RunLevel::of(&a, "head/analysis.json");
+        assert_eq!(
+            host_verdict(&bases, &head),
+            Some(ChangeVerdict::WithinNoise)
+        );
+    }
+
+    #[test]
+    fn a_base_run_of_another_device_is_left_out_and_named() {
+        let mut bases = history(6, 0.01);
+        let mut other = fake::analysis(&[10_000_000; 20], &[], false);
+        other.run.device = Some("cuda:1".into());
+        bases.insert(2, RunLevel::of(&other, "other/analysis.json"));
+        let c = compare(
+            &[run(10e6, 0.0, 99)],
+            &bases,
+            source(),
+            Vec::new(),
+            Criteria::default(),
+        );
+        let h = &c.runs[0].history;
+        assert_eq!(h.used.len(), 6);
+        assert_eq!(h.left_out.len(), 1);
+        assert_eq!(h.left_out[0].reason, LeftOutReason::Conditions);
+        assert_eq!(h.left_out[0].run.position, 2);
+        assert!(c.runs[0].like_for_like, "the newest base run is alike");
+    }
+
+    #[test]
+    fn a_history_with_a_step_is_judged_on_the_runs_since_it() {
+        let mut bases = history(7, 0.004);
+        bases.extend((0..4).map(|k| run(10.5e6, 0.002 * k as f64, 10 + k)));
+        let c = compare(
+            &[run(10.5e6, 0.001, 99)],
+            &bases,
+            source(),
+            Vec::new(),
+            Criteria::default(),
+        );
+        let r = &c.runs[0];
+        let point = r.history.change_point.as_ref().expect("a level shift");
+        assert_eq!(point.run_id, "run-10");
+        assert!(
+            (4.0..6.0).contains(&point.change_pct),
+            "{}",
+            point.change_pct
+        );
+        assert_eq!(r.history.used.len(), 4);
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::WithinNoise));
+        assert!(r
+            .history
+            .left_out
+            .iter()
+            .all(|l| l.reason == LeftOutReason::BeforeChangePoint));
+    }
+
+    proptest! {
+        #[test]
+        fn a_verdict_is_never_under_the_floor_and_p_values_are_probabilities(
+            offsets in prop::collection::vec(-0.03f64..0.03, 3..30),
+            head in -0.2f64..0.2,
+            floor in 0.0f64..5.0,
+        ) {
+            let bases: Vec<RunLevel> = offsets
+                .iter()
+                .enumerate()
+                .map(|(k, o)| run(10e6, *o, k))
+                .collect();
+            let c = compare(
+                &[run(10e6, head, 99)],
+                &bases,
+                source(),
+                Vec::new(),
+                Criteria { noise_floor_pct: floor },
+            );
+            let m = &c.runs[0].measures[0];
+            let change = m.change_pct.expect("both sides have values");
+            if let Some(p) = m.p_value {
+                prop_assert!((0.0..=1.0).contains(&p), "{p}");
+            }
+            match m.verdict {
+                Some(ChangeVerdict::Slower) => prop_assert!(change >= floor - 0.01, "{change} {floor}"),
+                Some(ChangeVerdict::Faster) => prop_assert!(-change >= floor - 0.01, "{change} {floor}"),
+                _ => {}
+            }
+            prop_assert!(change != 0.0 || !change.is_sign_negative());
+        }
+    }
+}

@@ -458,3 +458,40 @@ fn hostile_names_stay_inert_in_the_comparison() {
     );
     insta::assert_snapshot!("compare_hostile_names", redact(&markdown, &[&base, &head]));
 }
+
+/// The verdict's simulation (scripts/simulate-verdict.py, whose 1,000-trial figures are in
+/// docs/comparison-json.md) still runs against this binary: a few trials of the cases with a
+/// certain answer. The seed is fixed, so the synthetic histories are the same every time.
+#[test]
+fn the_verdict_simulation_runs_and_its_certain_cases_hold() {
+    let dir = assert_fs::TempDir::new().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/simulate-verdict.py");
+    let out = std::process::Command::new("python3")
+        .arg(&script)
+        .arg("--bin")
+        .arg(env!("CARGO_BIN_EXE_nsys-gate"))
+        .args(["--trials", "3", "--jobs", "2", "--cases", "2a", "3", "7"])
+        .arg("--tmpdir")
+        .arg(dir.path())
+        .output()
+        .expect("run python3 scripts/simulate-verdict.py");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    let share = |case: &str| -> String {
+        let row = text
+            .lines()
+            .find(|l| l.starts_with(&format!("| {case} |")))
+            .unwrap_or_else(|| panic!("no row for case {case} in:\n{text}"));
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        cells[4].split_whitespace().next().unwrap().to_owned()
+    };
+    // One base run never gives a verdict; 5 % at 1 % noise and one range 10 % slower are found.
+    assert_eq!(share("3"), "0.0", "{text}");
+    assert_eq!(share("2a"), "100.0", "{text}");
+    assert_eq!(share("7"), "100.0", "{text}");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(
+        left.is_empty(),
+        "the simulation left files behind: {left:?}"
+    );
+}

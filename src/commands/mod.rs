@@ -31,7 +31,7 @@ use crate::cli::{AnalysisArgs, BaselineArgs, Cli, Command, CommentArgs, RenderAr
 use crate::environment::Environment;
 use crate::forge::{self, CommentSettings, Forge};
 use crate::gate::{self, GateConfig};
-use crate::github::marker;
+use crate::github::marker::CommentKey;
 use crate::interrupt;
 use crate::nsys::{NsysChoice, StatsPlan};
 use crate::outcome::RunOutcome;
@@ -157,7 +157,7 @@ fn render_options(args: &RenderArgs, outcomes: &[RunOutcome], env: &Environment)
     RenderOptions {
         top: usize::from(args.top),
         budget: Budget::comment(),
-        marker: marker::marker(&marker::report_key(outcomes)),
+        marker: CommentKey::of_report(outcomes).marker(),
         exact_names: args.exact_names,
         links: links(env),
     }

@@ -11,7 +11,7 @@ use crate::cli::RunArgs;
 use crate::files::absolute;
 use crate::forge::{self, Posted};
 use crate::gate::{self, GateConfig};
-use crate::github::marker::report_key;
+use crate::github::marker::CommentKey;
 use crate::interrupt;
 use crate::outcome::{chain_text, RunOutcome};
 use crate::progress::Progress;
@@ -52,8 +52,8 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
     }
     let key = c
         .comment_key
-        .clone()
-        .unwrap_or_else(|| report_key(&outcomes));
+        .as_deref()
+        .map_or_else(|| CommentKey::of_report(&outcomes), CommentKey::given);
     let rendered = Rendered {
         renderer: &renderer,
         outcomes: &outcomes,

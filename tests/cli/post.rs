@@ -1247,3 +1247,30 @@ fn a_pull_request_number_that_is_not_one_is_refused() {
     }
     assert!(server.requests().is_empty());
 }
+
+/// Issue item 7: redaction replaced the whole token and `Bearer …`, but echoed fragments came
+/// out: one shorter than 8 characters after `token `, the token's last 12 characters, a middle
+/// slice. Any run of 6 or more of the token's characters is redacted.
+#[test]
+fn echoed_fragments_of_the_token_are_never_shown() {
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    let server = Server::github();
+    let last12 = &SECRET[SECRET.len() - 12..];
+    let middle = &SECRET[8..17];
+    for body in [
+        json!({"message": format!("bad token {}", &SECRET[..6])}).to_string(),
+        json!({"message": format!("signature {last12} does not match")}).to_string(),
+        format!("<html>credential …{middle}… refused</html>"),
+    ] {
+        server.fault(Fault::new("GET", "/comments", 500, body));
+    }
+    let out = case.post_in_actions(&server, Some(case.pr_event(7)), &[]);
+    assert_status(&out, 2);
+    let err = stderr(&out);
+    for fragment in [&SECRET[..6], last12, middle] {
+        assert!(!err.contains(fragment), "{fragment:?} in:\n{err}");
+    }
+    assert!(err.contains("bad token ***"), "{err}");
+    assert!(err.contains("signature *** does not match"), "{err}");
+    assert!(err.contains("credential …***… refused"), "{err}");
+}

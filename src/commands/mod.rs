@@ -85,10 +85,14 @@ pub fn execute(cli: Cli, context: &Context) -> ExitCode {
     };
     match result {
         Ok(code) => code,
-        Err(err) => {
-            report_error(&err);
-            ExitCode::from(gate::exit::ERROR)
-        }
+        Err(err) => match err.downcast_ref::<interrupt::Stopped>() {
+            // Wound down after SIGINT/SIGTERM; what was interrupted was said where it happened.
+            Some(interrupt::Stopped(signal)) => ExitCode::from(signal.exit_status()),
+            None => {
+                report_error(&err);
+                ExitCode::from(gate::exit::ERROR)
+            }
+        },
     }
 }
 
@@ -223,5 +227,11 @@ fn baseline_comparison(
             noise_floor_pct: args.noise_floor,
         },
     };
-    Ok(Some(baseline::comparison(&request, outcomes, forge)))
+    // A SIGINT/SIGTERM while the history was fetched: its downloads and unpacking were
+    // removed and said so; nothing is rendered or posted after it.
+    let comparison = interrupt::deferred(|| baseline::comparison(&request, outcomes, forge));
+    if let Some(signal) = interrupt::received() {
+        return Err(interrupt::Stopped(signal).into());
+    }
+    Ok(Some(comparison))
 }

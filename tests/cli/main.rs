@@ -4,6 +4,7 @@
 mod action;
 mod advice;
 mod baseline_auto;
+mod baseline_faults;
 mod common;
 mod compare;
 mod csv_input;

@@ -106,6 +106,8 @@ pub enum FailureKind {
     RunDirectory,
     /// `report`: there is no readable analysis.json.
     NoAnalysis,
+    /// Another nsys-gate holds the run directory's lock: its files are the other run's.
+    Busy,
     Other,
 }
 
@@ -122,6 +124,7 @@ impl FailureKind {
             FailureKind::Manifest => "manifest.yaml could not be read",
             FailureKind::RunDirectory => "the run directory or its trace is missing",
             FailureKind::NoAnalysis => "there is no readable analysis.json",
+            FailureKind::Busy => "another nsys-gate is analysing the run directory",
             FailureKind::Other => "the analysis failed",
         }
     }
@@ -169,6 +172,9 @@ impl FailureKind {
                 "run `nsys-gate analyze --run-dir DIR` (or `nsys-gate run`) on the run directory first".to_owned(),
                 format!("analysis.json was written by this version of nsys-gate (schema version {SCHEMA_VERSION})"),
             ],
+            FailureKind::Busy => fixed(&[
+                "wait for the other analysis of this run directory to finish, then run again",
+            ]),
             FailureKind::Other => fixed(&["the message above"]),
         }
     }

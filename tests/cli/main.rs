@@ -23,3 +23,4 @@ mod report_layout;
 mod run_dir;
 mod secrets;
 mod signals;
+mod trust;

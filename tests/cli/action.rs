@@ -948,6 +948,64 @@ fn run_sh_escapes_inputs_in_workflow_commands() {
     );
 }
 
+/// Issue item 6: `release-url: -K…` made curl read a config file (here one that fetches
+/// /etc/os-release into a path of the attacker's choosing). Only `https://`, `http://` and
+/// `file://` URLs are accepted, and curl gets `--` before its URL. (install.sh alone.)
+#[test]
+fn install_sh_takes_only_http_https_and_file_release_urls() {
+    let tmp = assert_fs::TempDir::new().unwrap();
+    let version = version();
+    let stolen = tmp.path().join("stolen");
+    // What curl would read as its config with `-K{tmp}/cfg`: the path the script appends.
+    let config = tmp.path().join(format!(
+        "cfg/v{version}/nsys-gate-{version}-source-tree.txt"
+    ));
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "url = \"file:///etc/os-release\"\noutput = \"{}\"\n",
+            stolen.display()
+        ),
+    )
+    .unwrap();
+    let install = |release_url: &str| {
+        let out = Command::new("bash")
+            .arg(repo().join("action/install.sh"))
+            .current_dir(tmp.path())
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("GITHUB_ACTION_PATH", repo())
+            .env("RUNNER_TOOL_CACHE", tmp.path().join("cache"))
+            .env("RUNNER_TEMP", tmp.path())
+            .env("INPUT_INSTALL", "release")
+            .env("INPUT_RELEASE_URL", release_url)
+            .output()
+            .unwrap();
+        (out.status.code(), text(&out))
+    };
+    for url in [
+        format!("-K{}/cfg", tmp.path().display()),
+        "--config=/etc/passwd".to_owned(),
+        "ftp://mirror.example/releases".to_owned(),
+        "gopher://mirror.example/releases".to_owned(),
+        "mirror.example/releases".to_owned(),
+    ] {
+        let (code, log) = install(&url);
+        assert_eq!(code, Some(2), "{url}: {log}");
+        assert!(
+            log.contains("release-url must be an https://, http:// or file:// URL"),
+            "{url}: {log}"
+        );
+        assert!(!stolen.exists(), "{url}: curl read the attacker's config");
+    }
+    // A file:// mirror with nothing in it: the usual "could not download", curl having been
+    // asked for the URL (after `--`), not for an option.
+    let (code, log) = install(&format!("file://{}/empty", tmp.path().display()));
+    assert_eq!(code, Some(1), "{log}");
+    assert!(log.contains("could not download"), "{log}");
+}
+
 /// Every input of action.yml is passed to a step and documented in the README's table, and so
 /// is every output; nothing is documented that action.yml does not have.
 #[test]

@@ -152,7 +152,9 @@ jobs:
           nsys: ${{ env.NSYS }}
           install: release
           release-url: ${{ env.RELEASE_URL }}
-          comment-key: smoke
+          # Values that begin with `-` (issue item 8): passed as `--option=value`.
+          comment-key: -smoke
+          label: -gpu
           top: "3"
       - if: always()
         name: Record the outputs
@@ -162,7 +164,9 @@ jobs:
           REPORT: ${{ steps.gate.outputs.report-path }}
           ANALYSES: ${{ steps.gate.outputs.analysis-paths }}
           WARNINGS: ${{ steps.gate.outputs.warnings }}
-        run: printf 'gate=%s\ncomment=%s\nreport=%s\nanalyses=%s\nwarnings=%s\n' "$GATE" "$COMMENT" "$REPORT" "$ANALYSES" "$WARNINGS" > "$RESULT_FILE"
+        run: |
+          printf 'gate=%s\ncomment=%s\nreport=%s\nanalyses=%s\nwarnings=%s\n' "$GATE" "$COMMENT" "$REPORT" "$ANALYSES" "$WARNINGS" > "$RESULT_FILE"
+          printf 'label=%s\n' "$(sed -n 's/^ *"label": *"\([^"]*\)".*/\1/p' "$ANALYSES" | head -n 1)" >> "$RESULT_FILE"
 "#;
 
 struct Act {
@@ -380,10 +384,11 @@ fn the_action_installs_the_release_posts_updates_and_gates_under_act() {
     assert_eq!(comments.len(), 1, "{comments:?}\n{log}");
     let id = comments[0].id;
     assert!(
-        comments[0].body.starts_with("<!-- nsys-gate:smoke -->"),
+        comments[0].body.starts_with("<!-- nsys-gate:-smoke -->"),
         "{}",
         comments[0].body
     );
+    assert!(recorded.contains("label=-gpu\n"), "{recorded}");
     assert!(recorded.contains("comment=http"), "{recorded}");
     let posts: Vec<String> = s.server.requests().iter().map(|r| r.line()).collect();
     assert!(
@@ -906,7 +911,22 @@ fn run_sh_escapes_inputs_in_workflow_commands() {
     ]);
     assert_eq!(code, Some(0), "{log}");
     assert!(
-        log.contains("called: post --analyses results --comment-key leg 1"),
+        log.contains("called: post --analyses=results --comment-key=leg 1"),
+        "{log}"
+    );
+    // Values that begin with `-` (issue item 8: `comment-key: -key` was read as an option,
+    // "unexpected argument"): every value goes as `--option=value`, which no value can turn
+    // into an option of its own.
+    std::fs::create_dir_all(tmp.path().join("-results")).unwrap();
+    let (code, log) = run(&[
+        ("INPUT_POST_ANALYSES", "-results"),
+        ("INPUT_COMMENT_KEY", "-key"),
+        ("INPUT_COMMENT_AUTHOR", "-bot"),
+        ("INPUT_BASELINE", "-base"),
+    ]);
+    assert_eq!(code, Some(0), "{log}");
+    assert!(
+        log.contains("called: post --analyses=-results --comment-key=-key --comment-author=-bot --baseline=-base"),
         "{log}"
     );
     let (code, log) = run(&[
@@ -943,7 +963,21 @@ fn run_sh_escapes_inputs_in_workflow_commands() {
     ]);
     assert_eq!(code, Some(0), "{log}");
     assert!(
-        log.contains("called: run --run-dir runs/a --top 3 --comment-author profile-bot[bot] --gate-on unclosed_ranges --gate-on * --gate-on cross_thread_ranges --no-gate-on missing_iterations --fail-on-post-error"),
+        log.contains("called: run --run-dir=runs/a --top=3 --comment-author=profile-bot[bot] --gate-on=unclosed_ranges --gate-on=* --gate-on=cross_thread_ranges --no-gate-on=missing_iterations --fail-on-post-error"),
+        "{log}"
+    );
+    std::fs::create_dir_all(tmp.path().join("-runs/-a")).unwrap();
+    let (code, log) = run(&[
+        ("INPUT_RUN_DIR", "-runs/*"),
+        ("INPUT_LABEL", "-gpu"),
+        ("INPUT_COMMENT_KEY", "-key"),
+        ("INPUT_NSYS", "-nsys"),
+        ("INPUT_TEMPLATE", "-t.j2"),
+        ("INPUT_GATE_ON", "-x"),
+    ]);
+    assert_eq!(code, Some(0), "{log}");
+    assert!(
+        log.contains("called: run --run-dir=-runs/-a --nsys=-nsys --template=-t.j2 --label=-gpu --comment-key=-key --gate-on=-x"),
         "{log}"
     );
 }

@@ -24,3 +24,4 @@ mod run_dir;
 mod secrets;
 mod signals;
 mod trust;
+mod workflows;

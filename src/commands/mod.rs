@@ -227,10 +227,16 @@ fn baseline_comparison(
             noise_floor_pct: args.noise_floor,
         },
     };
-    // A SIGINT/SIGTERM while the history was fetched: its downloads and unpacking were
-    // removed and said so; nothing is rendered or posted after it.
+    // A SIGINT/SIGTERM while the baseline was read: the history's downloads and unpacking
+    // were removed and said so (by the forge); nothing is rendered or posted after it.
     let comparison = interrupt::deferred(|| baseline::comparison(&request, outcomes, forge));
     if let Some(signal) = interrupt::received() {
+        if matches!(request.base, baseline::Base::Paths(_)) {
+            say!(
+                "nsys-gate: stopped by {} while reading the baseline's analysis.json files; nothing was written",
+                signal.name()
+            );
+        }
         return Err(interrupt::Stopped(signal).into());
     }
     Ok(Some(comparison))

@@ -14,8 +14,9 @@
 #
 # Where releases are (input `release-url`, in INPUT_RELEASE_URL): files are fetched from
 # RELEASE_URL/vVERSION/FILE, the shape of GitHub's releases/download URLs and of the folder
-# scripts/package-release.sh writes. Default: the releases of the action's repository on
-# GITHUB_SERVER_URL. A downloaded archive whose SHA-256 is not the published one is an error,
+# scripts/package-release.sh writes: an https://, http:// or file:// URL, anything else (a
+# value beginning with `-` above all, which curl would read as an option) refused. Default:
+# the releases of the action's repository on GITHUB_SERVER_URL. A downloaded archive whose SHA-256 is not the published one is an error,
 # never a reason to build instead.
 #
 # Binaries are cached under RUNNER_TOOL_CACHE/nsys-gate by version and source-tree hash.
@@ -58,6 +59,17 @@ if [ -z "$release_url" ]; then
   fi
 fi
 release_url=${release_url%/}
+# Only these schemes, checked before curl sees the URL: a value that begins with `-` would be
+# read by curl as an option (`-K FILE` reads a config file that can fetch anything anywhere),
+# and curl is given `--` before its URL besides.
+if [ -n "$release_url" ]; then
+  case "$release_url" in
+    https://?*|http://?*|file://?*) ;;
+    *)
+      error "release-url must be an https://, http:// or file:// URL (the folder holding vVERSION/FILE); '$release_url' is not one, so nothing was downloaded."
+      exit 2 ;;
+  esac
+fi
 base="$release_url/v$version"
 
 use() {
@@ -75,7 +87,7 @@ fetch() {
     return 1
   fi
   if ! fetch_error=$(curl -fsSL --proto '=https,http,file' --connect-timeout 10 --max-time 600 \
-      --retry 2 --retry-delay 1 -o "$file" "$url" 2>&1); then
+      --retry 2 --retry-delay 1 -o "$file" -- "$url" 2>&1); then
     fetch_error=${fetch_error:-curl failed}
     return 1
   fi

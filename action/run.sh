@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs `nsys-gate run` with the action's inputs (passed in through the environment, never
-# spliced into script text), and turns its exit status into the step's result.
+# spliced into script text), and turns its exit status into the step's result. Every value is
+# passed as `--option=value`: a value that begins with `-` (`label: -gpu`) stays the option's
+# value, where `--option value` would make the parser read it as an option of its own.
 set -uo pipefail
 
 bin=${NSYS_GATE:?the nsys-gate binary was not obtained}
@@ -17,8 +19,8 @@ is_true() {
 
 # Options every subcommand that posts takes.
 comment_args=()
-[ -n "${INPUT_COMMENT_KEY:-}" ] && comment_args+=(--comment-key "$INPUT_COMMENT_KEY")
-[ -n "${INPUT_COMMENT_AUTHOR:-}" ] && comment_args+=(--comment-author "$INPUT_COMMENT_AUTHOR")
+[ -n "${INPUT_COMMENT_KEY:-}" ] && comment_args+=("--comment-key=$INPUT_COMMENT_KEY")
+[ -n "${INPUT_COMMENT_AUTHOR:-}" ] && comment_args+=("--comment-author=$INPUT_COMMENT_AUTHOR")
 # Options of the report, in every subcommand that renders one.
 render_args=()
 is_true "${INPUT_EXACT_NAMES:-false}" && render_args+=(--exact-names)
@@ -26,14 +28,14 @@ is_true "${INPUT_EXACT_NAMES:-false}" && render_args+=(--exact-names)
 while IFS= read -r line || [ -n "$line" ]; do
   line="${line#"${line%%[![:space:]]*}"}"
   line="${line%"${line##*[![:space:]]}"}"
-  [ -n "$line" ] && comment_args+=(--baseline "$line")
+  [ -n "$line" ] && comment_args+=("--baseline=$line")
 done <<< "${INPUT_BASELINE:-}"
 if [ -n "${INPUT_BASELINE:-}" ]; then
-  [ -n "${INPUT_BASELINE_WORKFLOW:-}" ] && comment_args+=(--baseline-workflow "$INPUT_BASELINE_WORKFLOW")
-  [ -n "${INPUT_BASELINE_ARTIFACT:-}" ] && comment_args+=(--baseline-artifact "$INPUT_BASELINE_ARTIFACT")
-  [ -n "${INPUT_BASELINE_RUNS:-}" ] && comment_args+=(--baseline-runs "$INPUT_BASELINE_RUNS")
-  [ -n "${INPUT_BASELINE_TIMEOUT:-}" ] && comment_args+=(--baseline-timeout "$INPUT_BASELINE_TIMEOUT")
-  [ -n "${INPUT_NOISE_FLOOR:-}" ] && comment_args+=(--noise-floor "$INPUT_NOISE_FLOOR")
+  [ -n "${INPUT_BASELINE_WORKFLOW:-}" ] && comment_args+=("--baseline-workflow=$INPUT_BASELINE_WORKFLOW")
+  [ -n "${INPUT_BASELINE_ARTIFACT:-}" ] && comment_args+=("--baseline-artifact=$INPUT_BASELINE_ARTIFACT")
+  [ -n "${INPUT_BASELINE_RUNS:-}" ] && comment_args+=("--baseline-runs=$INPUT_BASELINE_RUNS")
+  [ -n "${INPUT_BASELINE_TIMEOUT:-}" ] && comment_args+=("--baseline-timeout=$INPUT_BASELINE_TIMEOUT")
+  [ -n "${INPUT_NOISE_FLOOR:-}" ] && comment_args+=("--noise-floor=$INPUT_NOISE_FLOOR")
 fi
 
 if [ -n "${INPUT_POST_REPORT:-}" ]; then
@@ -52,7 +54,7 @@ if [ -n "${INPUT_POST_ANALYSES:-}" ]; then
     error "post-analyses '$INPUT_POST_ANALYSES' is not a folder (give the folder the artifact's analysis.json files were downloaded to)"
     exit 2
   fi
-  exec "$bin" post --analyses "$INPUT_POST_ANALYSES" "${render_args[@]}" "${comment_args[@]}"
+  exec "$bin" post "--analyses=$INPUT_POST_ANALYSES" "${render_args[@]}" "${comment_args[@]}"
 fi
 
 args=(run)
@@ -73,7 +75,7 @@ while IFS= read -r line || [ -n "$line" ]; do
     exit 2
   fi
   for dir in "${matches[@]}"; do
-    args+=(--run-dir "$dir")
+    args+=("--run-dir=$dir")
     found=$((found + 1))
   done
 done <<< "${INPUT_RUN_DIR:-}"
@@ -83,19 +85,19 @@ if [ "$found" -eq 0 ]; then
   exit 2
 fi
 
-[ -n "${INPUT_NSYS:-}" ] && args+=(--nsys "$INPUT_NSYS")
-[ -n "${INPUT_TEMPLATE:-}" ] && args+=(--template "$INPUT_TEMPLATE")
-[ -n "${INPUT_NSYS_TIMEOUT:-}" ] && args+=(--nsys-timeout "$INPUT_NSYS_TIMEOUT")
-[ -n "${INPUT_NSYS_PROCESSES:-}" ] && args+=(--nsys-processes "$INPUT_NSYS_PROCESSES")
-[ -n "${INPUT_TOP:-}" ] && args+=(--top "$INPUT_TOP")
-[ -n "${INPUT_LABEL:-}" ] && args+=(--label "$INPUT_LABEL")
+[ -n "${INPUT_NSYS:-}" ] && args+=("--nsys=$INPUT_NSYS")
+[ -n "${INPUT_TEMPLATE:-}" ] && args+=("--template=$INPUT_TEMPLATE")
+[ -n "${INPUT_NSYS_TIMEOUT:-}" ] && args+=("--nsys-timeout=$INPUT_NSYS_TIMEOUT")
+[ -n "${INPUT_NSYS_PROCESSES:-}" ] && args+=("--nsys-processes=$INPUT_NSYS_PROCESSES")
+[ -n "${INPUT_TOP:-}" ] && args+=("--top=$INPUT_TOP")
+[ -n "${INPUT_LABEL:-}" ] && args+=("--label=$INPUT_LABEL")
 args+=("${render_args[@]}")
 args+=("${comment_args[@]}")
 # Warning codes, separated by commas, spaces or line breaks (no glob expansion).
 read -r -a codes <<< "$(printf '%s' "${INPUT_GATE_ON:-}" | tr ',\r\n\t' '    ')"
-for code in "${codes[@]}"; do args+=(--gate-on "$code"); done
+for code in "${codes[@]}"; do args+=("--gate-on=$code"); done
 read -r -a codes <<< "$(printf '%s' "${INPUT_NO_GATE_ON:-}" | tr ',\r\n\t' '    ')"
-for code in "${codes[@]}"; do args+=(--no-gate-on "$code"); done
+for code in "${codes[@]}"; do args+=("--no-gate-on=$code"); done
 is_true "${INPUT_KEEP_EXPORT:-false}" && args+=(--keep-export)
 is_true "${INPUT_POST:-true}" || args+=(--no-post)
 is_true "${INPUT_FAIL_ON_POST_ERROR:-false}" && args+=(--fail-on-post-error)

@@ -154,9 +154,10 @@ pub struct BaselineArgs {
     #[arg(long, value_name = "NAME", default_value = "nsys-gate-analysis")]
     pub baseline_artifact: String,
 
-    /// `auto`: the deadline of finding and fetching the base runs, every request, page,
-    /// redirect, wait and download included: the runs fetched by then are the history, the
-    /// others a note in the report.
+    /// `auto`: the deadline of finding and fetching the base runs. One deadline for the whole
+    /// stage, covering every request, page, redirect and byte of the body (each download, and
+    /// every wait for a retry, included), not a limit per request: the runs fetched by then
+    /// are the history, the others a note in the report.
     #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub baseline_timeout: u64,
 }
@@ -209,8 +210,9 @@ pub struct CommentArgs {
     #[arg(long, value_name = "LOGIN", default_value = crate::github::DEFAULT_AUTHOR)]
     pub comment_author: String,
 
-    /// The deadline of posting: every request, page, wait for a rate limit and retry
-    /// included; what is not done by then is not done.
+    /// The deadline of posting. One deadline for the whole stage, covering every request,
+    /// page, redirect and byte of the body (every retry and wait for a rate limit included),
+    /// not a limit per request: what is not done by then is not done.
     #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub post_timeout: u64,
 }

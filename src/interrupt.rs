@@ -10,8 +10,13 @@
 //!   period), its SQLite export is removed, the lock is released as the pipeline returns, and
 //!   the command exits with 128 + the signal's number (130 for SIGINT, 143 for SIGTERM);
 //!   `analysis.json` is written by rename, so it is either the old file or the new one;
-//! - outside an analysis (rendering, posting), and on a second signal at any time, the process
-//!   exits at once with that status: nothing there leaves a lock or a process behind.
+//! - while `--baseline auto` fetches the base branch's history (also [`deferred`]), the
+//!   download is dropped at once ([`wait`] is raced against it), an unpacking stops at its next
+//!   piece ([`received`]), their temporary folder is removed, what was interrupted is said,
+//!   and the command exits with the same status ([`Stopped`]): nothing is left in the
+//!   temporary folder, and no report is written or posted;
+//! - outside these (rendering, posting), and on a second signal at any time, the process
+//!   exits at once with that status: nothing there leaves a lock, a process or a file behind.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -92,6 +97,24 @@ pub fn install() -> std::io::Result<()> {
 pub fn received() -> Option<Signal> {
     Signal::from_number(RECEIVED.load(Ordering::SeqCst))
 }
+
+/// Resolves once a SIGINT/SIGTERM has been received (looked at every 20 ms): raced against
+/// work that may wait long (a download), so that a signal ends it at once.
+pub async fn wait() -> Signal {
+    loop {
+        if let Some(signal) = received() {
+            return signal;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// The error a command returns when a signal stopped it after its work was wound down (what
+/// was interrupted already said): the process exits with the signal's status, 130 or 143,
+/// and prints nothing more.
+#[derive(Debug, thiserror::Error)]
+#[error("stopped by {}", .0.name())]
+pub struct Stopped(pub Signal);
 
 /// Runs `work` with the first SIGINT/SIGTERM deferred to it: `work` checks [`received`] and
 /// winds down (stops nsys, releases the lock). A second signal still ends the process at once.

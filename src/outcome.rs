@@ -108,6 +108,8 @@ pub enum FailureKind {
     RunDirectory,
     /// `report`: there is no readable analysis.json.
     NoAnalysis,
+    /// Another nsys-gate holds the run directory's lock: its files are the other run's.
+    Busy,
     Other,
 }
 
@@ -125,6 +127,7 @@ impl FailureKind {
             FailureKind::Manifest => "manifest.yaml could not be read",
             FailureKind::RunDirectory => "the run directory or its trace is missing",
             FailureKind::NoAnalysis => "there is no readable analysis.json",
+            FailureKind::Busy => "another nsys-gate is analysing the run directory",
             FailureKind::Other => "the analysis failed",
         }
     }
@@ -137,10 +140,10 @@ impl FailureKind {
                 "Nsight Systems is installed where the job runs (for example with `scripts/install-nsys.sh` or NVIDIA's packages)",
                 "`--nsys PATH` or `$NSYS` names the `nsys` executable itself, and the job's user may run it",
             ]),
-            FailureKind::IncompatibleTrace => fixed(&[
-                "read the trace with the Nsight Systems that recorded it, or a newer one: NVIDIA's installers (https://developer.nvidia.com/nsight-systems, or the CUDA toolkit's) put it in `/opt/nvidia/nsight-systems/VERSION/bin` (found there) or anywhere you give with `--nsys PATH` or `NSYS`",
-                "the runner that records and the runner that analyses have the same Nsight Systems, or the analysing one a newer",
-            ]),
+            FailureKind::IncompatibleTrace => vec![
+                format!("read the trace with the Nsight Systems that recorded it, or a newer one: NVIDIA's installers ({}, or the CUDA toolkit's) put it in `/opt/nvidia/nsight-systems/VERSION/bin` (found there) or anywhere you give with `--nsys PATH` or `NSYS`", crate::nsys::DOWNLOAD_URL),
+                "the runner that records and the runner that analyses have the same Nsight Systems, or the analysing one a newer".to_owned(),
+            ],
             FailureKind::NsysTooOld => fixed(&[
                 "the nsys reading the trace is 2022.4 or newer (older ones lack the NVTX reports): NVIDIA's installers, then `--nsys PATH` or `NSYS`",
             ]),
@@ -175,6 +178,9 @@ impl FailureKind {
                 "run `nsys-gate analyze --run-dir DIR` (or `nsys-gate run`) on the run directory first".to_owned(),
                 format!("analysis.json was written by this version of nsys-gate (schema version {SCHEMA_VERSION})"),
             ],
+            FailureKind::Busy => fixed(&[
+                "wait for the other analysis of this run directory to finish, then run again",
+            ]),
             FailureKind::Other => fixed(&["the message above"]),
         }
     }

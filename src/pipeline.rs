@@ -157,8 +157,14 @@ pub fn analyze(
         .map_err(|e| add_facts(AnalyzeError::other(e)))?;
     // One analysis of a run directory at a time: a second one is refused, not interleaved.
     // Released when this function returns, also after SIGINT/SIGTERM (nsys stopped first).
-    let _lock = rundir::lock(&run.dir, &stats_dir, options.reuse_stats)
-        .map_err(|e| add_facts(AnalyzeError::other(e)))?;
+    let _lock = rundir::lock(&run.dir, &stats_dir, options.reuse_stats).map_err(|e| {
+        let kind = if e.is::<rundir::Busy>() {
+            FailureKind::Busy
+        } else {
+            FailureKind::Other
+        };
+        add_facts(AnalyzeError::new(kind, e))
+    })?;
 
     // 2. nsys stats (or the CSVs an earlier run left).
     let stamp = stats(options, &run, &stats_dir, progress).map_err(add_facts)?;

@@ -333,6 +333,12 @@ fn check_stats_dir(stats_dir: &Path) -> anyhow::Result<()> {
 /// Name of the lock file under `stats/`, held while a run directory is analysed.
 const LOCK_FILE: &str = ".nsys-gate.lock";
 
+/// Another nsys-gate holds the run directory's lock: the run directory and its files are
+/// that run's, and this one touches none of them.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Busy(String);
+
 pub fn lock(
     run_dir: &Path,
     stats_dir: &Path,
@@ -361,11 +367,11 @@ pub fn lock(
     };
     match file.try_lock() {
         Ok(()) => Ok(Some(file)),
-        Err(std::fs::TryLockError::WouldBlock) => Err(anyhow!(
+        Err(std::fs::TryLockError::WouldBlock) => Err(anyhow!(Busy(format!(
             "another nsys-gate is analysing {} right now (it holds {}); wait for it to finish and run again",
             shown_path(run_dir),
             shown_path(path)
-        )),
+        )))),
         Err(std::fs::TryLockError::Error(e)) => {
             Err(anyhow!(e).context(format!("cannot lock {}", shown_path(path))))
         }

@@ -33,6 +33,9 @@ pub fn duration(ns: f64) -> String {
                 return format!("{sign}{}{NBSP}{bigger_unit}", significant(v / bigger, 3));
             }
             if x >= 1000.0 {
+                if !POSITIONAL.contains(&(v / scale)) {
+                    return format!("{sign}{}{NBSP}{unit}", significant(v / scale, 3));
+                }
                 return format!("{sign}{:.0}{NBSP}{unit}", v / scale);
             }
             return format!("{sign}{}{NBSP}{unit}", significant(v / scale, 3));
@@ -46,14 +49,24 @@ pub fn duration_i(ns: i64) -> String {
     duration(ns as f64)
 }
 
+/// Magnitudes shown in positional notation; outside them, scientific (`1.80e308`), so that no
+/// number in a report is longer than a few characters whatever an analysis.json holds (an
+/// `f64::MAX` once printed as 309 digits).
+const POSITIONAL: std::ops::Range<f64> = 1e-6..1e15;
+
 /// `x` with `digits` significant digits, trailing zeros kept (`2.60`, `0.0341`, `123`).
-/// Values of 10^digits and over are shown as whole numbers.
+/// Values of 10^digits and over are shown as whole numbers; magnitudes from 10^15 on and
+/// under 10^-6 in scientific notation (`1.23e20`).
 pub fn significant(x: f64, digits: u32) -> String {
     if !x.is_finite() {
         return "n/a".to_owned();
     }
     if x == 0.0 {
         return "0".to_owned();
+    }
+    if !POSITIONAL.contains(&x.abs()) {
+        let decimals = digits.saturating_sub(1) as usize;
+        return format!("{x:.decimals$e}");
     }
     let r = round_significant(x, digits);
     let magnitude = r.abs().log10().floor() as i32;

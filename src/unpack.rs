@@ -4,6 +4,8 @@
 //! - an entry whose path is absolute or climbs out with `..` refuses the whole artifact;
 //! - symlinks are never made (a symlink entry refuses the artifact), nor anything but regular
 //!   files named analysis.json: every other entry is passed over, unread;
+//! - two entries that land on one path (one name twice, or `a/x` and `./a/x`) refuse the
+//!   artifact: which one it meant cannot be told;
 //! - the count of entries and of analysis.json files, each file's size and the total are
 //!   bounded on the bytes actually decompressed, never on the sizes the archive claims.
 
@@ -45,8 +47,14 @@ pub enum UnpackError {
     Escapes(String),
     #[error("the artifact's entry `{0}` is a symbolic link: the artifact is refused")]
     Symlink(String),
+    #[error(
+        "the artifact holds {0}: which one is meant cannot be told, so the artifact is refused"
+    )]
+    Duplicate(String),
     #[error("the artifact holds more than {0}: it is refused")]
     TooMuch(String),
+    #[error("unpacking was interrupted")]
+    Interrupted,
     #[error("cannot unpack the artifact into {path}: {source}")]
     Io {
         path: PathBuf,
@@ -62,8 +70,22 @@ pub struct Unpacked {
     pub passed_over: usize,
 }
 
-/// Unpacks the analysis.json files of the zip at `zip_path` into the folder `dest`.
-pub fn analyses(zip_path: &Path, dest: &Path, limits: Limits) -> Result<Unpacked, UnpackError> {
+/// [`analyses_until`] without a way to stop it.
+#[cfg(test)]
+fn analyses(zip_path: &Path, dest: &Path, limits: Limits) -> Result<Unpacked, UnpackError> {
+    analyses_until(zip_path, dest, limits, &|| false)
+}
+
+/// Unpacks the analysis.json files of the zip at `zip_path` into the folder `dest`, stopping
+/// with [`UnpackError::Interrupted`] as soon as `stop` says so (a signal): it is asked before
+/// each entry and after each piece of [`PIECE`] bytes written. What was written until then
+/// stays in `dest`, for the caller to remove with it.
+pub fn analyses_until(
+    zip_path: &Path,
+    dest: &Path,
+    limits: Limits,
+    stop: &dyn Fn() -> bool,
+) -> Result<Unpacked, UnpackError> {
     let io = |path: &Path| {
         let path = path.to_owned();
         move |source| UnpackError::Io { path, source }
@@ -77,6 +99,15 @@ pub fn analyses(zip_path: &Path, dest: &Path, limits: Limits) -> Result<Unpacked
         )));
     }
     let shown = |name: &str| name.escape_debug().to_string();
+    // Two entries of one name: the reader keeps one of them, silently. Which one the artifact
+    // meant cannot be told, so it is refused (the name is not known here: the reader merged
+    // the two).
+    if archive.has_duplicate_names() {
+        return Err(UnpackError::Duplicate(
+            "two entries of one name (its central directory lists a name twice)".into(),
+        ));
+    }
+    let mut paths = std::collections::HashSet::new();
     // Every entry's path first: an artifact that holds one bad entry is refused whole, before
     // anything is written.
     for i in 0..archive.len() {
@@ -95,10 +126,21 @@ pub fn analyses(zip_path: &Path, dest: &Path, limits: Limits) -> Result<Unpacked
         if entry.is_symlink() {
             return Err(UnpackError::Symlink(shown(&name)));
         }
+        // Two names for one path (`a/x`, `./a/x`, `a//x`): the same refusal.
+        let landing = entry.enclosed_name().expect("checked above");
+        if entry.is_file() && !paths.insert(landing) {
+            return Err(UnpackError::Duplicate(format!(
+                "two entries that land on one path, the second `{}`",
+                shown(&name)
+            )));
+        }
     }
     let mut out = Unpacked::default();
     let mut total: u64 = 0;
     for i in 0..archive.len() {
+        if stop() {
+            return Err(UnpackError::Interrupted);
+        }
         let mut entry = archive
             .by_index(i)
             .map_err(|e| UnpackError::Zip(e.to_string()))?;
@@ -123,7 +165,13 @@ pub fn analyses(zip_path: &Path, dest: &Path, limits: Limits) -> Result<Unpacked
         let room = limits
             .max_file_bytes
             .min(limits.max_total_bytes.saturating_sub(total));
-        let copied = copy_at_most(&mut entry, &mut written, room).map_err(io(&target))?;
+        let copied = match copy_at_most(&mut entry, &mut written, room, stop) {
+            Ok(copied) => copied,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+                return Err(UnpackError::Interrupted)
+            }
+            Err(e) => return Err(io(&target)(e)),
+        };
         let Some(copied) = copied else {
             return Err(UnpackError::TooMuch(format!(
                 "{} bytes of analyses (decompressed), or {} bytes in one file",
@@ -137,13 +185,29 @@ pub fn analyses(zip_path: &Path, dest: &Path, limits: Limits) -> Result<Unpacked
     Ok(out)
 }
 
-/// Copies at most `limit` bytes; `None` when there was more.
+/// The most written between two questions to `stop`.
+const PIECE: usize = 1 << 20;
+
+/// Copies at most `limit` bytes, a [`PIECE`] at a time; `None` when there was more, an error
+/// of kind `Interrupted` when `stop` said so between two pieces.
 fn copy_at_most(
     from: &mut impl Read,
     to: &mut impl Write,
     limit: u64,
+    stop: &dyn Fn() -> bool,
 ) -> std::io::Result<Option<u64>> {
-    let copied = std::io::copy(&mut from.take(limit.saturating_add(1)), to)?;
+    let mut from = from.take(limit.saturating_add(1));
+    let mut copied: u64 = 0;
+    loop {
+        if stop() {
+            return Err(std::io::ErrorKind::Interrupted.into());
+        }
+        let n = std::io::copy(&mut (&mut from).take(PIECE as u64), to)?;
+        if n == 0 {
+            break;
+        }
+        copied += n;
+    }
     Ok((copied <= limit).then_some(copied))
 }
 
@@ -206,6 +270,54 @@ mod tests {
             assert!(matches!(err, UnpackError::Escapes(_)), "{name}: {err}");
             assert!(!outside.path().join("analysis.json").exists());
         }
+    }
+
+    /// Also seen: of two entries with the same name, the later silently won. Two entries that
+    /// land on one path refuse the artifact.
+    #[test]
+    fn two_entries_of_one_name_refuse_the_artifact() {
+        // The zip writer refuses a repeated name, so one is renamed in the bytes.
+        let z = zip_with(&[("a/analysis.json", b"{}"), ("b/analysis.json", b"[]")]);
+        let bytes = std::fs::read(z.path()).unwrap();
+        let from = b"b/analysis.json";
+        let mut patched = bytes.clone();
+        let mut at = 0;
+        while let Some(i) = patched[at..].windows(from.len()).position(|w| w == from) {
+            patched[at + i..at + i + from.len()].copy_from_slice(b"a/analysis.json");
+            at += i + from.len();
+        }
+        assert_ne!(patched, bytes);
+        std::fs::write(z.path(), &patched).unwrap();
+        let dest = tempfile::tempdir().unwrap();
+        let err = analyses(z.path(), dest.path(), Limits::ARTIFACT).unwrap_err();
+        assert!(matches!(err, UnpackError::Duplicate(_)), "{err}");
+        assert!(err.to_string().contains("lists a name twice"), "{err}");
+        assert!(!dest.path().join("a").exists());
+        // Two names for one path (`a//analysis.json`, `./a/analysis.json`) likewise.
+        let z = zip_with(&[("a/analysis.json", b"{}"), ("./a/analysis.json", b"[]")]);
+        let dest = tempfile::tempdir().unwrap();
+        let err = analyses(z.path(), dest.path(), Limits::ARTIFACT).unwrap_err();
+        assert!(matches!(err, UnpackError::Duplicate(_)), "{err}");
+    }
+
+    #[test]
+    fn unpacking_stops_when_asked() {
+        let big = vec![b' '; 3 * PIECE];
+        let z = zip_with(&[("a/analysis.json", &big), ("b/analysis.json", b"{}")]);
+        let dest = tempfile::tempdir().unwrap();
+        let asked = std::cell::Cell::new(0);
+        let stop = || {
+            asked.set(asked.get() + 1);
+            asked.get() > 2
+        };
+        let err = analyses_until(z.path(), dest.path(), Limits::ARTIFACT, &stop).unwrap_err();
+        assert!(matches!(err, UnpackError::Interrupted), "{err}");
+        // Stopped inside the first file: one piece written, the second file never started.
+        let written = std::fs::metadata(dest.path().join("a/analysis.json"))
+            .unwrap()
+            .len();
+        assert_eq!(written, PIECE as u64);
+        assert!(!dest.path().join("b").exists());
     }
 
     #[test]

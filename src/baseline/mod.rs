@@ -51,6 +51,10 @@ pub fn comparison(request: &Request, outcomes: &[RunOutcome], forge: &dyn Forge)
         notes.push("no baseline: no base run could be read".to_owned());
     }
     let comparison = compare::compare(&heads, &bases, source, notes, request.criteria);
+    if crate::interrupt::received().is_some() {
+        // Stopped (and said so) while the history was fetched: the command ends here.
+        return comparison;
+    }
     for note in &comparison.notes {
         say!("nsys-gate: baseline: {}", shown(note));
     }

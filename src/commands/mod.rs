@@ -31,7 +31,7 @@ use crate::cli::{AnalysisArgs, BaselineArgs, Cli, Command, CommentArgs, RenderAr
 use crate::environment::Environment;
 use crate::forge::{self, CommentSettings, Forge};
 use crate::gate::{self, GateConfig};
-use crate::github::marker;
+use crate::github::marker::CommentKey;
 use crate::interrupt;
 use crate::nsys::{NsysChoice, StatsPlan};
 use crate::outcome::RunOutcome;
@@ -85,10 +85,14 @@ pub fn execute(cli: Cli, context: &Context) -> ExitCode {
     };
     match result {
         Ok(code) => code,
-        Err(err) => {
-            report_error(&err);
-            ExitCode::from(gate::exit::ERROR)
-        }
+        Err(err) => match err.downcast_ref::<interrupt::Stopped>() {
+            // Wound down after SIGINT/SIGTERM; what was interrupted was said where it happened.
+            Some(interrupt::Stopped(signal)) => ExitCode::from(signal.exit_status()),
+            None => {
+                report_error(&err);
+                ExitCode::from(gate::exit::ERROR)
+            }
+        },
     }
 }
 
@@ -157,7 +161,7 @@ fn render_options(args: &RenderArgs, outcomes: &[RunOutcome], env: &Environment)
     RenderOptions {
         top: usize::from(args.top),
         budget: Budget::comment(),
-        marker: marker::marker(&marker::report_key(outcomes)),
+        marker: CommentKey::of_report(outcomes).marker(),
         exact_names: args.exact_names,
         links: links(env),
     }
@@ -223,5 +227,17 @@ fn baseline_comparison(
             noise_floor_pct: args.noise_floor,
         },
     };
-    Ok(Some(baseline::comparison(&request, outcomes, forge)))
+    // A SIGINT/SIGTERM while the baseline was read: the history's downloads and unpacking
+    // were removed and said so (by the forge); nothing is rendered or posted after it.
+    let comparison = interrupt::deferred(|| baseline::comparison(&request, outcomes, forge));
+    if let Some(signal) = interrupt::received() {
+        if matches!(request.base, baseline::Base::Paths(_)) {
+            say!(
+                "nsys-gate: stopped by {} while reading the baseline's analysis.json files; nothing was written",
+                signal.name()
+            );
+        }
+        return Err(interrupt::Stopped(signal).into());
+    }
+    Ok(Some(comparison))
 }

@@ -9,8 +9,10 @@
 //!   ([`crate::load::under`]: no symlink followed, the search and the reads bounded); the
 //!   comment is rendered here, with this binary and its built-in template, every name escaped
 //!   as in any report; and it is posted under a key derived from the analyses' profile names
-//!   ([`marker::analyses_key`]) or given by `--comment-key` (this job's command line). Nothing
-//!   else of the artifact is used: not a report.md, not a marker, not a file name.
+//!   in a namespace of its own, `artifact:` ([`CommentKey::of_artifact`]: no profile name can
+//!   make it a key the trusted side posts under), or given by `--comment-key` (this job's
+//!   command line). Nothing else of the artifact is used: not a report.md, not a marker, not
+//!   a file name.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -21,7 +23,7 @@ use super::{baseline_comparison, links, post_settings, Context};
 use crate::cli::PostArgs;
 use crate::forge::{self, CommentBody, Posted};
 use crate::gate;
-use crate::github::marker::{self, key_of_marker, with_marker};
+use crate::github::marker::{self, key_of_marker, with_marker, CommentKey};
 use crate::load;
 use crate::outcome::RunOutcome;
 use crate::publish::comment::{cut, print_post_failure};
@@ -47,16 +49,16 @@ fn post_report(report: &Path, args: &PostArgs, context: &Context) -> anyhow::Res
     );
     let text = read_report(report)?;
     let key = match &args.comment.comment_key {
-        Some(k) => k.clone(),
+        Some(k) => CommentKey::given(k),
         None => match key_of_marker(&text) {
-            Some(k) => k.to_owned(),
+            Some(k) => CommentKey::given(k),
             None => {
                 say!(
                     "nsys-gate: {} does not start with a `<!-- nsys-gate:KEY -->` marker and --comment-key is not given; using the key `{}`",
                     shown_path(report),
                     marker::DEFAULT_KEY
                 );
-                marker::DEFAULT_KEY.to_owned()
+                CommentKey::given(marker::DEFAULT_KEY)
             }
         },
     };
@@ -77,16 +79,18 @@ fn post_report(report: &Path, args: &PostArgs, context: &Context) -> anyhow::Res
 /// `post --analyses DIR`: the comment rendered here from the analyses under DIR.
 fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let outcomes = load::under(dir, "nothing to post")?;
+    // The workflow's --comment-key, or a key in the artifact's own namespace: no profile
+    // name in the artifact can make it the key of a comment the trusted side posts.
     let key = match &args.comment.comment_key {
-        Some(k) => marker::sanitize_key(k),
-        None => marker::analyses_key(&outcomes),
+        Some(k) => CommentKey::given(k),
+        None => CommentKey::of_artifact(&outcomes),
     };
     let template = Template::builtin();
     let renderer = Renderer::new(&template)?;
     let options = RenderOptions {
         top: DEFAULT_TOP,
         budget: Budget::comment(),
-        marker: marker::marker(&key),
+        marker: key.marker(),
         exact_names: args.exact_names,
         links: links(&context.env),
     };

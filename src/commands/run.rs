@@ -11,9 +11,9 @@ use crate::cli::RunArgs;
 use crate::files::absolute;
 use crate::forge::{self, Posted};
 use crate::gate::{self, GateConfig};
-use crate::github::marker::report_key;
+use crate::github::marker::CommentKey;
 use crate::interrupt;
-use crate::outcome::{chain_text, RunOutcome};
+use crate::outcome::{chain_text, FailureKind, RunOutcome};
 use crate::progress::Progress;
 use crate::publish::comment::print_post_failure;
 use crate::publish::{self, Destination, Output, Rendered};
@@ -30,6 +30,15 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
     if let Some(signal) = interrupt::received() {
         // Neither a report of half the run directories nor a comment.
         return Ok(interrupted(signal));
+    }
+    // A run directory another nsys-gate is analysing is that run's: its report.md (the report
+    // of the first run directory), step outputs and comment are left to it (said above).
+    if outcomes
+        .iter()
+        .any(|o| matches!(o, RunOutcome::Failed(f) if f.kind == FailureKind::Busy))
+    {
+        say!("nsys-gate: error: nothing was written or posted: another nsys-gate is analysing a run directory of this run, and its files are that run's");
+        return Ok(ExitCode::from(gate::exit::ERROR));
     }
     let c = &args.comment;
     let forge = forge::detect(&context.env, &c.api_url);
@@ -52,8 +61,8 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
     }
     let key = c
         .comment_key
-        .clone()
-        .unwrap_or_else(|| report_key(&outcomes));
+        .as_deref()
+        .map_or_else(|| CommentKey::of_report(&outcomes), CommentKey::given);
     let rendered = Rendered {
         renderer: &renderer,
         outcomes: &outcomes,

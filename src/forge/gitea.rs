@@ -4,7 +4,9 @@
 //! branch's analysis.json files as paths).
 
 use super::github::GitHub;
-use super::{BaseRuns, CommentBody, CommentSettings, Forge, HistoryRequest, Posted, StepResults};
+use super::{
+    BaseRuns, CommentBody, CommentKey, CommentSettings, Forge, HistoryRequest, Posted, StepResults,
+};
 use crate::artifact::comparison::{BaselineKind, BaselineSource};
 
 pub struct Gitea {
@@ -18,7 +20,12 @@ impl Gitea {
 }
 
 impl Forge for Gitea {
-    fn post_comment(&self, settings: &CommentSettings, key: &str, body: CommentBody<'_>) -> Posted {
+    fn post_comment(
+        &self,
+        settings: &CommentSettings,
+        key: &CommentKey,
+        body: CommentBody<'_>,
+    ) -> Posted {
         self.github.post_comment(settings, key, body)
     }
 

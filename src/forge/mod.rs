@@ -19,6 +19,7 @@ use std::time::Duration;
 use crate::artifact::comparison::BaselineSource;
 use crate::compare::RunLevel;
 use crate::environment::Environment;
+pub use crate::github::marker::CommentKey;
 pub use crate::github::{CommentBody, PostError};
 
 /// What a forge does for nsys-gate.
@@ -26,7 +27,12 @@ pub trait Forge {
     /// Posts `body` as the pull request's comment of `key` (the one starting with its marker,
     /// by `settings.author`), created or updated in place; says what it did on standard
     /// error. [`Posted::Skipped`] when the event has no pull request to comment on.
-    fn post_comment(&self, settings: &CommentSettings, key: &str, body: CommentBody<'_>) -> Posted;
+    fn post_comment(
+        &self,
+        settings: &CommentSettings,
+        key: &CommentKey,
+        body: CommentBody<'_>,
+    ) -> Posted;
 
     /// `--baseline auto`: the base branch's newest runs, reduced; whatever is missing is a
     /// note, never an error.

@@ -20,7 +20,7 @@ use serde::Deserialize;
 use super::client::Client;
 use super::error::PostError;
 use super::repo::Repo;
-use super::transport::{error_text, Reply};
+use super::transport::{error_text, scheme_not_followed, Reply};
 
 /// Pages of runs, or of artifacts, read at most.
 const MAX_LIST_PAGES: usize = 10;
@@ -216,10 +216,8 @@ impl Client {
         let uri: Uri = location
             .parse()
             .map_err(|_| fail("the redirect's location is not a URL".into()))?;
-        if uri.scheme_str() != Some("https") && self.url("").starts_with("https:") {
-            return Err(fail(
-                "the redirect leads from https to plain http; not followed".into(),
-            ));
+        if let Some(why) = scheme_not_followed(&self.url(""), location) {
+            return Err(fail(format!("the redirect {why}; not followed")));
         }
         let exchange = async {
             let response =

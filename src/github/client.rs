@@ -24,7 +24,7 @@ use super::config::ClientConfig;
 use super::error::PostError;
 use super::repo::Repo;
 use super::retry::{try_once, Retry, Try};
-use super::transport::{Reply, Transport};
+use super::transport::{scheme_not_followed, Reply, Transport};
 
 /// Pages of comments read at most (100 comments each).
 const MAX_PAGES: usize = 200;
@@ -200,7 +200,16 @@ impl Client {
                         ),
                     })
                 }
-                Some(next) => url = next,
+                Some(next) => {
+                    if let Some(why) = scheme_not_followed(&self.url(""), &next) {
+                        return Err(PostError::Response {
+                            method: "GET".into(),
+                            path: self.display_path(&url),
+                            message: format!("its next page {why}; not followed"),
+                        });
+                    }
+                    url = next;
+                }
                 None => return Ok(true),
             }
         }

@@ -1,7 +1,8 @@
 //! The pull-request comment: the only code that talks to GitHub, and the only async code.
 //!
 //! One comment per key, found by the hidden marker `<!-- nsys-gate:KEY -->` on its first
-//! line ([`marker::marker`]) and by its author ([`comment`]), updated in place with `PATCH`,
+//! line ([`marker::CommentKey::marker`]; a key taken from an artifact in a namespace of its
+//! own) and by its author ([`comment`]), updated in place with `PATCH`,
 //! created when missing, left alone when unchanged ([`mod@upsert`]). [`client`] holds the API
 //! calls, over the HTTP edge: [`transport`] (octocrab's generic request methods over a client
 //! built here) and [`retry`] (our own retries); [`artifacts`] fetches the base branch's

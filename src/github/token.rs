@@ -3,7 +3,6 @@
 //! The token's `Debug` and `Display` print `***`, and only the transport
 //! ([`super::transport`]) reads it, to put it in the `Authorization` header.
 
-use std::borrow::Cow;
 use std::fmt;
 use std::sync::LazyLock;
 
@@ -43,9 +42,10 @@ impl Token {
         &self.0
     }
 
-    /// `text` without the token: each appearance of it, the credential after `Bearer ` (any
-    /// credential), and one after `token ` that begins as this token does (an echo cut short)
-    /// become [`REDACTED`].
+    /// `text` without the token: every run of [`FRAGMENT_CHARS`] or more of its consecutive
+    /// characters (the whole token, its start or end cut off, a middle slice), the credential
+    /// after `Bearer ` (any credential), and one after `token ` that begins as this token does
+    /// (an echo cut shorter still) become [`REDACTED`].
     pub fn redact(&self, text: &str) -> String {
         redact(text, &self.0)
     }
@@ -82,6 +82,12 @@ fn token_problem(token: &str) -> Option<String> {
     ))
 }
 
+/// The shortest run of the token's characters that is redacted wherever it appears: a
+/// server may echo any slice of the token (its start cut short, its last characters, a middle
+/// part), and six characters of a random token are already a clue. Shorter runs stay, since
+/// ordinary words share them with any token (`token`, `test-`).
+pub const FRAGMENT_CHARS: usize = 6;
+
 fn redact(text: &str, secret: &str) -> String {
     // A scheme, then its credential: the run of characters up to white space, a quote, a
     // backslash (JSON's escapes) or punctuation that closes a header, a URL or an element.
@@ -89,18 +95,17 @@ fn redact(text: &str, secret: &str) -> String {
         Regex::new(r#"(?i)\b(bearer|token)([ \t]+)([^\s"'\\,;<>()\[\]{}]+)"#)
             .expect("a valid pattern")
     });
-    let text = if secret.is_empty() {
-        Cow::Borrowed(text)
-    } else {
-        Cow::Owned(text.replace(secret, REDACTED))
-    };
-    // The first 8 characters of the token (all of a shorter one).
+    let text = redact_fragments(text, secret);
+    // After `token `: the token's start cut shorter than a fragment (3 characters or more of
+    // it), or its first 8 characters followed by anything.
     let start = &secret.as_bytes()[..secret.len().min(8)];
     SCHEME
         .replace_all(&text, |c: &Captures| {
             let credential = c[3].as_bytes();
             let done = credential.starts_with(REDACTED.as_bytes());
-            let cut_short = !start.is_empty() && credential.starts_with(start);
+            let cut_short = !start.is_empty()
+                && (credential.starts_with(start)
+                    || (credential.len() >= 3 && secret.as_bytes().starts_with(credential)));
             if !done && (c[1].eq_ignore_ascii_case("bearer") || cut_short) {
                 format!("{}{}{REDACTED}", &c[1], &c[2])
             } else {
@@ -108,6 +113,47 @@ fn redact(text: &str, secret: &str) -> String {
             }
         })
         .into_owned()
+}
+
+/// `text` with every run of [`FRAGMENT_CHARS`] or more of the token's consecutive characters
+/// (the whole token included) replaced by one [`REDACTED`]: each window of that many bytes of
+/// the text that is also one of the token's is covered, and covered runs merge. The token is
+/// visible ASCII ([`Token::from_env`]), so a matching window never splits a character.
+fn redact_fragments(text: &str, secret: &str) -> String {
+    let n = FRAGMENT_CHARS;
+    let bytes = text.as_bytes();
+    if secret.is_empty() || bytes.len() < n.min(secret.len()) {
+        return text.to_owned();
+    }
+    if secret.len() < n {
+        // A token shorter than a fragment: only the whole of it.
+        return text.replace(secret, REDACTED);
+    }
+    let windows: std::collections::HashSet<&[u8]> = secret.as_bytes().windows(n).collect();
+    let mut covered = vec![false; bytes.len()];
+    for (at, window) in bytes.windows(n).enumerate() {
+        if windows.contains(window) {
+            covered[at..at + n].fill(true);
+        }
+    }
+    if !covered.contains(&true) {
+        return text.to_owned();
+    }
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        if covered[at] {
+            out.extend_from_slice(REDACTED.as_bytes());
+            while at < bytes.len() && covered[at] {
+                at += 1;
+            }
+        } else {
+            out.push(bytes[at]);
+            at += 1;
+        }
+    }
+    // Only whole ASCII runs were replaced, so the rest is the text's own UTF-8.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 impl fmt::Debug for Token {
@@ -202,5 +248,51 @@ mod tests {
             "the token is not valid for this resource"
         );
         assert_eq!(t.redact("Bad credentials"), "Bad credentials");
+    }
+
+    /// Issue item 7: fragments of the token shorter than 8 characters after `token `, its last
+    /// 12 characters and a middle slice came out. Any run of 6 or more of the token's
+    /// characters is redacted; shorter runs, which ordinary words share with any token, stay.
+    #[test]
+    fn any_six_characters_of_the_token_are_redacted() {
+        let t = Token::new("test-token-9f8e7d".into());
+        assert_eq!(t.redact("token test-t"), "token ***");
+        assert_eq!(t.redact("sig=token-9f8e7d;"), "sig=***;");
+        assert_eq!(t.redact("x en-9f8 y"), "x *** y");
+        assert_eq!(t.redact("abc9f8e7dxyz"), "abc***xyz");
+        // Five characters are not a fragment: `test-` or `token` are words.
+        assert_eq!(t.redact("the test-suite"), "the test-suite");
+        assert_eq!(t.redact("a token is needed"), "a token is needed");
+        assert_eq!(t.redact("token tes"), "token ***");
+        assert_eq!(t.redact("token test-suite"), "token test-suite");
+        let t = Token::new("ghs_nsysGateTestSecret_7Qx2Lp9Vw4".into());
+        for (start, len) in [(0, 6), (5, 7), (21, 12), (27, 6)] {
+            let fragment = &t.expose()[start..start + len];
+            let text = format!("<p>{fragment}</p>");
+            assert_eq!(t.redact(&text), "<p>***</p>", "{fragment}");
+        }
+        assert_eq!(t.redact("Bad credentials"), "Bad credentials");
+    }
+
+    proptest::proptest! {
+        /// No 6 consecutive characters of the token survive, wherever they are.
+        #[test]
+        fn no_run_of_six_survives(
+            token in "[A-Za-z0-9_]{8,40}",
+            before in ".{0,20}",
+            after in ".{0,20}",
+            start in 0usize..40,
+            len in 6usize..40,
+        ) {
+            let start = start % (token.len() - 5);
+            let end = (start + len).min(token.len());
+            let text = format!("{before}{}{after}", &token[start..end]);
+            let t = Token::new(token.clone());
+            let out = t.redact(&text);
+            for w in token.as_bytes().windows(6) {
+                let w = std::str::from_utf8(w).unwrap();
+                proptest::prop_assert!(!out.contains(w), "{w:?} in {out:?}");
+            }
+        }
     }
 }

@@ -254,6 +254,37 @@ impl Transport {
     }
 }
 
+/// Why a URL given by the server (a redirect's location, a `link` to the next page) is not
+/// followed from the API at `api`, or `None` when it is: only http(s), never from https down
+/// to http, and from a plain `http://` API only to `http://` (the client of a plain-HTTP API
+/// has no TLS, and would send a request meant for `https://`, or for any other scheme, as
+/// plain HTTP). The words follow "the redirect" or "the next page".
+pub(super) fn scheme_not_followed(api: &str, to: &str) -> Option<String> {
+    let scheme = |url: &str| {
+        url.split_once("://")
+            .map(|(s, _)| s.to_ascii_lowercase())
+            .unwrap_or_default()
+    };
+    let (api, to) = (scheme(api), scheme(to));
+    let shown: String = to
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(20)
+        .collect();
+    match (api.as_str(), to.as_str()) {
+        ("https", "https") | ("http", "http") => None,
+        ("https", "http") => Some(
+            "leads to a http:// URL from an https:// API: nothing is fetched over plain HTTP when the API is reached over TLS".into(),
+        ),
+        ("http", "https") => Some(
+            "leads to a https:// URL from a plain-http:// API: nsys-gate's client of a plain-HTTP API has no TLS and would send the request unencrypted (give an https:// API URL)".into(),
+        ),
+        _ => Some(format!(
+            "leads to a {shown}:// URL: only http(s) is followed, on the API's own scheme"
+        )),
+    }
+}
+
 /// Octocrab's layers for every request: `Accept` and our `User-Agent`, and the token, which
 /// octocrab adds only to requests for the API's host (a `link` could point elsewhere).
 struct Headers {
@@ -458,6 +489,28 @@ pub(super) mod tests {
             String::from_utf8_lossy(&head).to_ascii_lowercase()
         });
         (url, seen)
+    }
+
+    #[test]
+    fn only_the_apis_own_http_scheme_is_followed() {
+        assert_eq!(
+            scheme_not_followed("https://api", "https://storage/x"),
+            None
+        );
+        assert_eq!(
+            scheme_not_followed("http://127.0.0.1:1", "HTTP://h/x"),
+            None
+        );
+        for (api, to) in [
+            ("https://api", "http://storage/x"),
+            ("http://api", "https://storage/x"),
+            ("http://api", "ftp://storage/x"),
+            ("https://api", "gopher://storage/x"),
+            ("https://api", "file:///etc/passwd"),
+            ("https://api", "/relative"),
+        ] {
+            assert!(scheme_not_followed(api, to).is_some(), "{api} -> {to}");
+        }
     }
 
     #[tokio::test(flavor = "current_thread")]

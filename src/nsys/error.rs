@@ -45,7 +45,7 @@ pub enum NsysError {
     #[error("nsys {version} has neither `{PUSHPOP}`/`{GPU_PROJ}` nor the legacy `{LEGACY_PUSHPOP}`/`{LEGACY_GPU_PROJ}` reports (tried `{command}`)\n(hint: use Nsight Systems 2022.4 or newer)")]
     MissingReports { version: String, command: String },
 
-    #[error("the trace was recorded by Nsight Systems {trace_version}, newer than this nsys {nsys_version}; nsys said: {words}\ntried: `{command}`\n(hint: read the trace with Nsight Systems {trace_version} or newer: install it from NVIDIA's installers (https://developer.nvidia.com/nsight-systems, or the CUDA toolkit's), then pass `--nsys PATH` or set `NSYS` to its `nsys`)")]
+    #[error("the trace was recorded by Nsight Systems {trace_version}, newer than this nsys {nsys_version}; nsys said: {words}\ntried: `{command}`\n(hint: read the trace with Nsight Systems {trace_version} or newer: install it from NVIDIA's installers ({url}, or the CUDA toolkit's), then pass `--nsys PATH` or set `NSYS` to its `nsys`)", url = super::DOWNLOAD_URL)]
     IncompatibleTrace {
         trace_version: String,
         nsys_version: String,

@@ -37,6 +37,9 @@ mod version;
 mod words;
 
 pub use error::NsysError;
+
+/// Where NVIDIA gives Nsight Systems out: the one address nsys-gate's own words link to.
+pub const DOWNLOAD_URL: &str = "https://developer.nvidia.com/nsight-systems";
 pub use locate::{locate, NsysChoice};
 pub use stamp::{
     csv_path, is_sqlite_trace, read_stamp, StatsStamp, EXPORT_FILE, OUTPUT_PREFIX, STAMP_FILE,

@@ -2,7 +2,7 @@
 //! smaller to fit the forge's limit), posted through the [`Forge`].
 
 use crate::artifact::comparison::Comparison;
-use crate::forge::{CommentBody, CommentSettings, Forge, PostError, Posted};
+use crate::forge::{CommentBody, CommentKey, CommentSettings, Forge, PostError, Posted};
 use crate::github::marker::with_marker;
 use crate::outcome::RunOutcome;
 use crate::render::{limit, Budget, RenderOptions, Renderer};
@@ -35,7 +35,7 @@ impl Rendered<'_> {
     /// Posts the report as the comment of `key`: marker of `key` first, cut to the comment
     /// limit; when the server refuses it as too long, rendered again within what it allows
     /// (tables shrink first, as for the step summary).
-    pub fn post(&self, key: &str, settings: &CommentSettings, forge: &dyn Forge) -> Posted {
+    pub fn post(&self, key: &CommentKey, settings: &CommentSettings, forge: &dyn Forge) -> Posted {
         let body = cut(&with_marker(self.report, key), limit::COMMENT_CHARS);
         let shrink = |chars: usize| {
             let text = self

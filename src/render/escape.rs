@@ -110,13 +110,14 @@ pub fn code(text: &str) -> String {
 /// Any one-line text as a code span (a pattern, a path): shown as written, nothing in it
 /// interpreted (no link, mention, emphasis or HTML). Text with a backtick, a line break, a `|`
 /// (which splits a table cell even inside a code span), or a `<`, `@`, `#` or `://` (inert in
-/// a code span, but kept out of the markdown altogether, as everywhere else) is escaped as any
-/// text instead.
+/// a code span, but kept out of the markdown altogether, as everywhere else), or a character
+/// that no escape lets through ([`is_hidden`]: control and bidirectional-override
+/// characters, which a code span shows as they act) is escaped as any text instead.
 pub fn code_span(text: &str) -> String {
     if text.is_empty()
         || text.contains(['`', '\n', '\r', '<', '|', '@', '#'])
         || text.contains("://")
-        || text.chars().any(char::is_control)
+        || text.chars().any(is_hidden)
     {
         return inline(text);
     }
@@ -171,6 +172,15 @@ pub fn code_block(text: &str) -> String {
     out
 }
 
+/// The one rule of every escape here, whatever the kind of span: a character that acts
+/// instead of showing (a control character, or a bidirectional override, which reorders
+/// what a reader sees) never reaches the markdown as it is. [`inline`] and [`code_block`]
+/// show each as a control picture or U+FFFD; [`code_span`] and [`code`] leave such text to
+/// [`inline`].
+fn is_hidden(c: char) -> bool {
+    c.is_control() || is_bidi_control(c)
+}
+
 fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
@@ -217,6 +227,8 @@ mod tests {
         assert_eq!(code_span("<b>"), inline("<b>"));
         assert_eq!(code_span("a`b"), inline("a`b"));
         assert_eq!(code_span("a\nb"), inline("a\nb"));
+        // Issue item 4: an iteration pattern holding U+202E and U+202C.
+        assert!(!code_span("^iteration\u{202E} (\\d+)\u{202C}$").contains('\u{202E}'));
     }
 
     #[test]
@@ -355,6 +367,34 @@ mod tests {
             ).prop_map(|parts| parts.concat())
         ) {
             check_inline(&text)?;
+        }
+
+        /// One rule for every kind of span (issue item 4: code spans lacked it): no
+        /// escape lets a bidirectional-override character through.
+        #[test]
+        fn no_escape_lets_a_bidi_control_through(
+            text in proptest::collection::vec(
+                prop_oneof![
+                    Just("a"), Just(" "), Just("^x (\\d+)$"), Just("runs/"), Just("`"),
+                    Just("\u{202E}"), Just("\u{202C}"), Just("\u{2066}"), Just("\u{2069}"),
+                    Just("\u{200F}"), Just("\u{061C}"), Just("\u{202A}"),
+                ],
+                0..12,
+            ).prop_map(|parts| parts.concat())
+        ) {
+            for (kind, out) in [
+                ("inline", inline(&text)),
+                ("code", code(&text)),
+                ("code_span", code_span(&text)),
+                ("message", message(&text, 200)),
+                ("message with a span", message(&format!("see `{text}`"), 200)),
+                ("code_block", code_block(&text)),
+            ] {
+                prop_assert!(
+                    !out.chars().any(is_bidi_control),
+                    "{kind} of {text:?} gave {out:?}"
+                );
+            }
         }
 
         #[test]

@@ -144,6 +144,32 @@ mod tests {
         assert_eq!(duration_i(2_612_345), "2.61\u{a0}ms");
     }
 
+    /// Also seen: `f64::MAX` printed as a 309-digit number. Every number is a few characters.
+    #[test]
+    fn numbers_at_the_edge_of_f64_print_short() {
+        for x in [
+            f64::MAX,
+            -f64::MAX,
+            1e300,
+            1e20,
+            123_456_789_012.0,
+            f64::MIN_POSITIVE,
+        ] {
+            for shown in [
+                duration(x),
+                significant(x, 3),
+                ratio(x),
+                column(&[x, 1.0])[0].clone(),
+            ] {
+                assert!(shown.chars().count() <= 16, "{x}: {shown}");
+            }
+        }
+        assert_eq!(significant(1.234e20, 3), "1.23e20");
+        assert_eq!(duration(f64::MAX), "1.80e299\u{a0}s");
+        assert_eq!(duration(f64::INFINITY), "n/a");
+        assert_eq!(significant(123_456.0, 3), "123000");
+    }
+
     #[test]
     fn significant_digits() {
         assert_eq!(significant(0.034_123, 3), "0.0341");

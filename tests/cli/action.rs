@@ -152,7 +152,9 @@ jobs:
           nsys: ${{ env.NSYS }}
           install: release
           release-url: ${{ env.RELEASE_URL }}
-          comment-key: smoke
+          # Values that begin with `-` (issue item 8): passed as `--option=value`.
+          comment-key: -smoke
+          label: -gpu
           top: "3"
       - if: always()
         name: Record the outputs
@@ -162,7 +164,9 @@ jobs:
           REPORT: ${{ steps.gate.outputs.report-path }}
           ANALYSES: ${{ steps.gate.outputs.analysis-paths }}
           WARNINGS: ${{ steps.gate.outputs.warnings }}
-        run: printf 'gate=%s\ncomment=%s\nreport=%s\nanalyses=%s\nwarnings=%s\n' "$GATE" "$COMMENT" "$REPORT" "$ANALYSES" "$WARNINGS" > "$RESULT_FILE"
+        run: |
+          printf 'gate=%s\ncomment=%s\nreport=%s\nanalyses=%s\nwarnings=%s\n' "$GATE" "$COMMENT" "$REPORT" "$ANALYSES" "$WARNINGS" > "$RESULT_FILE"
+          printf 'label=%s\n' "$(sed -n 's/^ *"label": *"\([^"]*\)".*/\1/p' "$ANALYSES" | head -n 1)" >> "$RESULT_FILE"
 "#;
 
 struct Act {
@@ -380,10 +384,11 @@ fn the_action_installs_the_release_posts_updates_and_gates_under_act() {
     assert_eq!(comments.len(), 1, "{comments:?}\n{log}");
     let id = comments[0].id;
     assert!(
-        comments[0].body.starts_with("<!-- nsys-gate:smoke -->"),
+        comments[0].body.starts_with("<!-- nsys-gate:-smoke -->"),
         "{}",
         comments[0].body
     );
+    assert!(recorded.contains("label=-gpu\n"), "{recorded}");
     assert!(recorded.contains("comment=http"), "{recorded}");
     let posts: Vec<String> = s.server.requests().iter().map(|r| r.line()).collect();
     assert!(
@@ -906,7 +911,22 @@ fn run_sh_escapes_inputs_in_workflow_commands() {
     ]);
     assert_eq!(code, Some(0), "{log}");
     assert!(
-        log.contains("called: post --analyses results --comment-key leg 1"),
+        log.contains("called: post --analyses=results --comment-key=leg 1"),
+        "{log}"
+    );
+    // Values that begin with `-` (issue item 8: `comment-key: -key` was read as an option,
+    // "unexpected argument"): every value goes as `--option=value`, which no value can turn
+    // into an option of its own.
+    std::fs::create_dir_all(tmp.path().join("-results")).unwrap();
+    let (code, log) = run(&[
+        ("INPUT_POST_ANALYSES", "-results"),
+        ("INPUT_COMMENT_KEY", "-key"),
+        ("INPUT_COMMENT_AUTHOR", "-bot"),
+        ("INPUT_BASELINE", "-base"),
+    ]);
+    assert_eq!(code, Some(0), "{log}");
+    assert!(
+        log.contains("called: post --analyses=-results --comment-key=-key --comment-author=-bot --baseline=-base"),
         "{log}"
     );
     let (code, log) = run(&[
@@ -943,9 +963,81 @@ fn run_sh_escapes_inputs_in_workflow_commands() {
     ]);
     assert_eq!(code, Some(0), "{log}");
     assert!(
-        log.contains("called: run --run-dir runs/a --top 3 --comment-author profile-bot[bot] --gate-on unclosed_ranges --gate-on * --gate-on cross_thread_ranges --no-gate-on missing_iterations --fail-on-post-error"),
+        log.contains("called: run --run-dir=runs/a --top=3 --comment-author=profile-bot[bot] --gate-on=unclosed_ranges --gate-on=* --gate-on=cross_thread_ranges --no-gate-on=missing_iterations --fail-on-post-error"),
         "{log}"
     );
+    std::fs::create_dir_all(tmp.path().join("-runs/-a")).unwrap();
+    let (code, log) = run(&[
+        ("INPUT_RUN_DIR", "-runs/*"),
+        ("INPUT_LABEL", "-gpu"),
+        ("INPUT_COMMENT_KEY", "-key"),
+        ("INPUT_NSYS", "-nsys"),
+        ("INPUT_TEMPLATE", "-t.j2"),
+        ("INPUT_GATE_ON", "-x"),
+    ]);
+    assert_eq!(code, Some(0), "{log}");
+    assert!(
+        log.contains("called: run --run-dir=-runs/-a --nsys=-nsys --template=-t.j2 --label=-gpu --comment-key=-key --gate-on=-x"),
+        "{log}"
+    );
+}
+
+/// Issue item 6: `release-url: -K…` made curl read a config file (here one that fetches
+/// /etc/os-release into a path of the attacker's choosing). Only `https://`, `http://` and
+/// `file://` URLs are accepted, and curl gets `--` before its URL. (install.sh alone.)
+#[test]
+fn install_sh_takes_only_http_https_and_file_release_urls() {
+    let tmp = assert_fs::TempDir::new().unwrap();
+    let version = version();
+    let stolen = tmp.path().join("stolen");
+    // What curl would read as its config with `-K{tmp}/cfg`: the path the script appends.
+    let config = tmp.path().join(format!(
+        "cfg/v{version}/nsys-gate-{version}-source-tree.txt"
+    ));
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "url = \"file:///etc/os-release\"\noutput = \"{}\"\n",
+            stolen.display()
+        ),
+    )
+    .unwrap();
+    let install = |release_url: &str| {
+        let out = Command::new("bash")
+            .arg(repo().join("action/install.sh"))
+            .current_dir(tmp.path())
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("GITHUB_ACTION_PATH", repo())
+            .env("RUNNER_TOOL_CACHE", tmp.path().join("cache"))
+            .env("RUNNER_TEMP", tmp.path())
+            .env("INPUT_INSTALL", "release")
+            .env("INPUT_RELEASE_URL", release_url)
+            .output()
+            .unwrap();
+        (out.status.code(), text(&out))
+    };
+    for url in [
+        format!("-K{}/cfg", tmp.path().display()),
+        "--config=/etc/passwd".to_owned(),
+        "ftp://mirror.example/releases".to_owned(),
+        "gopher://mirror.example/releases".to_owned(),
+        "mirror.example/releases".to_owned(),
+    ] {
+        let (code, log) = install(&url);
+        assert_eq!(code, Some(2), "{url}: {log}");
+        assert!(
+            log.contains("release-url must be an https://, http:// or file:// URL"),
+            "{url}: {log}"
+        );
+        assert!(!stolen.exists(), "{url}: curl read the attacker's config");
+    }
+    // A file:// mirror with nothing in it: the usual "could not download", curl having been
+    // asked for the URL (after `--`), not for an option.
+    let (code, log) = install(&format!("file://{}/empty", tmp.path().display()));
+    assert_eq!(code, Some(1), "{log}");
+    assert!(log.contains("could not download"), "{log}");
 }
 
 /// Every input of action.yml is passed to a step and documented in the README's table, and so

@@ -1,7 +1,8 @@
 //! A loopback HTTP server for static files, standing in for GitHub's `releases/download`
 //! URLs (or a mirror of them): `GET /PATH` answers the file ROOT/PATH with `200` and its
 //! bytes, anything missing with `404`, as a release host does. Every request path is recorded.
-//! It stops when dropped.
+//! [`FileServer::dripping`] sends each body one byte at a time, slowly (a storage host that
+//! trickles). It stops when dropped.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
@@ -23,6 +24,17 @@ pub struct FileServer {
 
 impl FileServer {
     pub fn serve(root: &Path) -> FileServer {
+        Self::start(root, None)
+    }
+
+    /// As [`FileServer::serve`], but each body is sent one byte every `interval` (the
+    /// `content-length` first, as a slow host would), until the client hangs up or the
+    /// server is dropped.
+    pub fn dripping(root: &Path, interval: Duration) -> FileServer {
+        Self::start(root, Some(interval))
+    }
+
+    fn start(root: &Path, drip: Option<Duration>) -> FileServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         listener.set_nonblocking(true).expect("non-blocking");
         let port = listener.local_addr().unwrap().port();
@@ -34,7 +46,7 @@ impl FileServer {
                 while !stop.load(Ordering::Relaxed) {
                     match listener.accept() {
                         Ok((stream, _)) => {
-                            let _ = answer(stream, &root, &requests);
+                            let _ = answer(stream, &root, &requests, drip, &stop);
                         }
                         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                             std::thread::sleep(Duration::from_millis(2));
@@ -81,7 +93,13 @@ impl Drop for FileServer {
     }
 }
 
-fn answer(stream: TcpStream, root: &Path, requests: &Mutex<Vec<Seen>>) -> std::io::Result<()> {
+fn answer(
+    stream: TcpStream,
+    root: &Path,
+    requests: &Mutex<Vec<Seen>>,
+    drip: Option<Duration>,
+    stop: &AtomicBool,
+) -> std::io::Result<()> {
     stream.set_nonblocking(false)?;
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     let mut reader = BufReader::new(stream.try_clone()?);
@@ -113,10 +131,23 @@ fn answer(stream: TcpStream, root: &Path, requests: &Mutex<Vec<Seen>>) -> std::i
         "HTTP/1.1 {status}\r\ncontent-type: application/octet-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
         body.len()
     )?;
-    if method != "HEAD" {
-        out.write_all(&body)?;
+    if method == "HEAD" {
+        return out.flush();
     }
-    out.flush()
+    let Some(interval) = drip else {
+        out.write_all(&body)?;
+        return out.flush();
+    };
+    out.flush()?;
+    for byte in body {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        std::thread::sleep(interval);
+        out.write_all(&[byte])?;
+        out.flush()?;
+    }
+    Ok(())
 }
 
 /// ROOT/PATH for a request path made only of normal components (no `..`, no query).

@@ -147,6 +147,10 @@ pub struct State {
     pub list_page_cap: usize,
     /// How `GET …/actions/artifacts/ID/zip` answers, by artifact id.
     pub downloads: HashMap<u64, Download>,
+    /// Every request waits this long before its answer (a slow server).
+    pub delay_each: Duration,
+    /// The comments' pages never end: each (empty) page links to a new one as `next`.
+    pub endless_pages: bool,
 }
 
 /// The answer to an artifact's zip download.
@@ -327,6 +331,7 @@ fn serve(stream: TcpStream, state: &Mutex<State>, port: u16, prefix: &str) -> st
     let mut streamed = None;
     let response = {
         let mut s = state.lock().unwrap();
+        delay += s.delay_each;
         s.requests.push(Recorded {
             method: method.clone(),
             path: path.clone(),
@@ -341,7 +346,7 @@ fn serve(stream: TcpStream, state: &Mutex<State>, port: u16, prefix: &str) -> st
             .map(|i| s.faults.remove(i).unwrap());
         match fault {
             Some(f) => {
-                delay = f.delay;
+                delay += f.delay;
                 streamed = f.streamed;
                 if f.apply {
                     route(&mut s, &method, &path, body.as_ref(), port, prefix);
@@ -638,7 +643,11 @@ fn route(
                 .min(100)
                 .min(s.page_cap);
             let page = q.get("page").and_then(|v| v.parse().ok()).unwrap_or(1usize);
-            let pages = all.len().div_ceil(per_page).max(1);
+            let pages = if s.endless_pages {
+                page + 1
+            } else {
+                all.len().div_ceil(per_page).max(1)
+            };
             let items: Vec<Value> = all
                 .into_iter()
                 .skip((page - 1) * per_page)

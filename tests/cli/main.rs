@@ -4,6 +4,7 @@
 mod action;
 mod advice;
 mod baseline_auto;
+mod baseline_faults;
 mod common;
 mod compare;
 mod csv_input;
@@ -22,3 +23,5 @@ mod report_layout;
 mod run_dir;
 mod secrets;
 mod signals;
+mod trust;
+mod workflows;

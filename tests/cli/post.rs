@@ -1247,3 +1247,112 @@ fn a_pull_request_number_that_is_not_one_is_refused() {
     }
     assert!(server.requests().is_empty());
 }
+
+/// Issue item 2: `--post-timeout 20` against a server taking 9 s per call took 27 s: each
+/// request had a limit, the post had none. Here 1.5 s per call and `--post-timeout 4`: every
+/// request fits its own limit, and the post still ends at 4 s.
+#[test]
+fn a_server_slow_on_every_call_cannot_stretch_the_post_past_its_deadline() {
+    let server = Server::github();
+    server.state().delay_each = Duration::from_millis(1500);
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    let started = std::time::Instant::now();
+    let out = case.post(&server, Some(case.pr_event(7)), &["--post-timeout", "4"]);
+    let took = started.elapsed();
+    eprintln!("--post-timeout 4 against 1.5 s per call: {took:?}");
+    assert!(took < Duration::from_millis(4600), "took {took:?}");
+    assert_status(&out, 2);
+    assert!(
+        stderr(&out).contains("the time limit of 4 s (--post-timeout)"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Issue item 2: comments paging with `link: rel="next"` and 1.5 s a page ran past 100 s with
+/// `--post-timeout 4` (67 pages). Pages that never end, each a new URL: the post ends at its
+/// deadline.
+#[test]
+fn endless_pages_end_at_the_post_deadline() {
+    let server = Server::github();
+    {
+        let mut s = server.state();
+        s.delay_each = Duration::from_millis(1500);
+        s.endless_pages = true;
+    }
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    let started = std::time::Instant::now();
+    let out = case.post(&server, Some(case.pr_event(7)), &["--post-timeout", "4"]);
+    let took = started.elapsed();
+    eprintln!("--post-timeout 4 against endless pages of 1.5 s: {took:?}");
+    assert!(took < Duration::from_millis(4600), "took {took:?}");
+    assert_status(&out, 2);
+    assert!(
+        server.requests().len() <= 3,
+        "{:?}",
+        lines(&server.requests())
+    );
+    assert!(
+        stderr(&out).contains("the time limit of 4 s (--post-timeout)"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Issue item 2: the deadlines are stated in `--help`: one per stage, covering every request,
+/// page, redirect and byte of the body.
+#[test]
+fn help_states_one_deadline_per_stage() {
+    for (command, option) in [
+        ("post", "--post-timeout"),
+        ("run", "--post-timeout"),
+        ("report", "--baseline-timeout"),
+        ("run", "--baseline-timeout"),
+    ] {
+        let out = crate::common::bin()
+            .args([command, "--help"])
+            .output()
+            .unwrap();
+        let help = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let at = help
+            .find(&format!("{option} <SECONDS>"))
+            .unwrap_or_else(|| panic!("{command} --help has no {option}:\n{help}"));
+        let text = &help[at..help.len().min(at + 600)];
+        assert!(
+            text.contains(
+                "One deadline for the whole stage, covering every request, page, redirect and byte of the body"
+            ),
+            "{command} {option}: {text}"
+        );
+    }
+}
+
+/// Issue item 7: redaction replaced the whole token and `Bearer …`, but echoed fragments came
+/// out: one shorter than 8 characters after `token `, the token's last 12 characters, a middle
+/// slice. Any run of 6 or more of the token's characters is redacted.
+#[test]
+fn echoed_fragments_of_the_token_are_never_shown() {
+    let case = Case::new(&report_text("smoke-tensor", ""));
+    let server = Server::github();
+    let last12 = &SECRET[SECRET.len() - 12..];
+    let middle = &SECRET[8..17];
+    for body in [
+        json!({"message": format!("bad token {}", &SECRET[..6])}).to_string(),
+        json!({"message": format!("signature {last12} does not match")}).to_string(),
+        format!("<html>credential …{middle}… refused</html>"),
+    ] {
+        server.fault(Fault::new("GET", "/comments", 500, body));
+    }
+    let out = case.post_in_actions(&server, Some(case.pr_event(7)), &[]);
+    assert_status(&out, 2);
+    let err = stderr(&out);
+    for fragment in [&SECRET[..6], last12, middle] {
+        assert!(!err.contains(fragment), "{fragment:?} in:\n{err}");
+    }
+    assert!(err.contains("bad token ***"), "{err}");
+    assert!(err.contains("signature *** does not match"), "{err}");
+    assert!(err.contains("credential …***… refused"), "{err}");
+}

@@ -6,8 +6,7 @@
 
 use crate::actions;
 use crate::environment::Environment;
-use crate::forge::{CommentBody, CommentSettings, Posted};
-use crate::github::marker;
+use crate::forge::{CommentBody, CommentKey, CommentSettings, Posted};
 use crate::github::{self, EventPr, PostError, Repo};
 use crate::say::{self, say};
 
@@ -24,17 +23,16 @@ struct Target {
 pub fn post(
     env: &Environment,
     settings: &CommentSettings,
-    key: &str,
+    key: &CommentKey,
     body: CommentBody<'_>,
 ) -> Posted {
-    let key = marker::sanitize_key(key);
     let target = match target(settings, env) {
         Ok(Some(target)) => target,
         Ok(None) => return Posted::Skipped,
         Err(e) => return Posted::Failed(e),
     };
     let matcher = github::Matcher {
-        key: key.clone(),
+        key: key.as_str().to_owned(),
         author: settings.author.clone(),
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -58,7 +56,7 @@ pub fn post(
             Posted::Skipped
         }
         Ok(Some((pr, outcome))) => {
-            report_posted(&key, &repo, pr, &outcome, env);
+            report_posted(key, &repo, pr, &outcome, env);
             Posted::Done
         }
         Err(e) => Posted::Failed(e),
@@ -154,7 +152,13 @@ async fn upsert(
 }
 
 /// Says what was done, and sets the step output `comment-url` in GitHub Actions.
-fn report_posted(key: &str, repo: &Repo, pr: u64, outcome: &github::Upserted, env: &Environment) {
+fn report_posted(
+    key: &CommentKey,
+    repo: &Repo,
+    pr: u64,
+    outcome: &github::Upserted,
+    env: &Environment,
+) {
     let url = outcome.url().unwrap_or("").to_owned();
     say!(
         "nsys-gate: comment `{key}` on {repo}#{pr} {}: {}",

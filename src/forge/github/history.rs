@@ -26,6 +26,7 @@ use crate::environment::Environment;
 use crate::forge::{BaseRuns, HistoryRequest};
 use crate::github::artifacts::{Artifact, WorkflowRun};
 use crate::github::{self, PostError, Repo, Token};
+use crate::interrupt;
 use crate::load;
 use crate::say::say;
 use crate::unpack::{self, Limits};
@@ -91,8 +92,32 @@ pub fn load(request: &HistoryRequest, env: &Environment) -> BaseRuns {
             return found;
         }
     };
-    if let Err(note) = runtime.block_on(fetch(&plan, request, &mut found)) {
-        found.notes.push(note);
+    // What is under way, for the words of an interruption.
+    let doing = Doing::default();
+    let fetched = runtime.block_on(async {
+        tokio::select! {
+            fetched = fetch(&plan, request, &mut found, &doing) => Some(fetched),
+            _ = interrupt::wait() => None,
+        }
+    });
+    // The fetch is over (or was dropped, with its download and its temporary folder):
+    // nothing of it is left.
+    match fetched {
+        Some(Err(note)) if interrupt::received().is_none() => found.notes.push(note),
+        _ => {}
+    }
+    if let Some(signal) = interrupt::received() {
+        say!(
+            "nsys-gate: stopped by {} while {}{}",
+            signal.name(),
+            doing.what(),
+            if doing.temporary() {
+                "; its temporary folder was removed"
+            } else {
+                ""
+            }
+        );
+        return found;
     }
     found.runs.reverse();
     found.source.analyses = found
@@ -161,7 +186,40 @@ fn note_of(what: &str, e: &PostError) -> String {
     }
 }
 
-async fn fetch(plan: &Plan, request: &HistoryRequest, found: &mut BaseRuns) -> Result<(), String> {
+/// What `--baseline auto` is doing, said when a signal stops it.
+#[derive(Default)]
+struct Doing {
+    what: std::cell::RefCell<String>,
+    /// Whether a temporary folder (a download, an unpacking) is under way.
+    temporary: std::cell::Cell<bool>,
+}
+
+impl Doing {
+    fn set(&self, what: String, temporary: bool) {
+        *self.what.borrow_mut() = what;
+        self.temporary.set(temporary);
+    }
+
+    fn what(&self) -> String {
+        let what = self.what.borrow();
+        if what.is_empty() {
+            "finding the baseline's workflow runs".to_owned()
+        } else {
+            what.clone()
+        }
+    }
+
+    fn temporary(&self) -> bool {
+        self.temporary.get()
+    }
+}
+
+async fn fetch(
+    plan: &Plan,
+    request: &HistoryRequest,
+    found: &mut BaseRuns,
+    doing: &Doing,
+) -> Result<(), String> {
     let config = github::ClientConfig::for_stage(
         request.api_url.trim().to_owned(),
         plan.token.clone(),
@@ -240,11 +298,14 @@ async fn fetch(plan: &Plan, request: &HistoryRequest, found: &mut BaseRuns) -> R
             late.push(run.id);
             continue;
         }
-        match fetch_run(&client, plan, run, &artifacts, &request.artifact).await {
+        match fetch_run(&client, plan, run, &artifacts, &request.artifact, doing).await {
             Ok(levels) => found.runs.extend(levels),
             Err(Fetch::Late) => late.push(run.id),
             Err(Fetch::Note(note)) => found.notes.push(note),
+            // Its temporary folder is gone with it; the caller says what was stopped.
+            Err(Fetch::Interrupted) => return Ok(()),
         }
+        doing.set(String::new(), false);
     }
     if !late.is_empty() {
         found.notes.push(format!(
@@ -296,6 +357,8 @@ enum Fetch {
     Late,
     /// Anything else, in words.
     Note(String),
+    /// A SIGINT/SIGTERM stopped it (its temporary folder removed).
+    Interrupted,
 }
 
 /// One run's artifact downloaded, unpacked and read; its analyses reduced.
@@ -305,6 +368,7 @@ async fn fetch_run(
     run: &WorkflowRun,
     artifacts: &BTreeMap<u64, Artifact>,
     name: &str,
+    doing: &Doing,
 ) -> Result<Vec<RunLevel>, Fetch> {
     let which = format!("workflow run {} ({})", run.id, short(&run.head_sha));
     let Some(artifact) = artifacts.get(&run.id) else {
@@ -328,6 +392,12 @@ async fn fetch_run(
         .prefix("nsys-gate-baseline-")
         .tempdir()
         .map_err(|e| note("cannot make a temporary folder", e.to_string()))?;
+    // Dropped on every way out (a note, the deadline, a signal: the download raced against
+    // it is dropped with this function's future), and the folder with it.
+    doing.set(
+        format!("downloading the baseline artifact of {which}"),
+        true,
+    );
     let zip_path = dir.path().join("artifact.zip");
     let mut zip = std::fs::File::create_new(&zip_path)
         .map_err(|e| note("cannot write the download", e.to_string()))?;
@@ -337,13 +407,31 @@ async fn fetch_run(
     {
         Ok(_) => {}
         Err(PostError::OutOfTime(_)) => return Err(Fetch::Late),
+        // Gone, on the zip itself: the artifact's retention ran out. (A 410 on any other
+        // request, such as the list of runs, is named by that request, never as this.)
+        Err(PostError::Status {
+            status: 410,
+            message,
+            ..
+        }) => {
+            return Err(Fetch::Note(format!(
+                "{which}: the artifact has expired (HTTP 410: {message}): left out of the history (the artifacts' retention decides how much history there is)"
+            )))
+        }
         Err(e) => return Err(note("downloading its artifact", e.to_string())),
     }
     drop(zip);
     let unpacked = dir.path().join("analyses");
     std::fs::create_dir(&unpacked).map_err(|e| note("unpacking its artifact", e.to_string()))?;
-    unpack::analyses(&zip_path, &unpacked, Limits::ARTIFACT)
-        .map_err(|e| note("unpacking its artifact", e.to_string()))?;
+    doing.set(format!("unpacking the baseline artifact of {which}"), true);
+    // Synchronous: it looks at the signal flag itself, between entries and pieces.
+    let stop = || interrupt::received().is_some();
+    match unpack::analyses_until(&zip_path, &unpacked, Limits::ARTIFACT, &stop) {
+        Ok(_) => {}
+        Err(unpack::UnpackError::Interrupted) => return Err(Fetch::Interrupted),
+        Err(e) => return Err(note("unpacking its artifact", e.to_string())),
+    }
+    doing.set(format!("reading the baseline artifact of {which}"), true);
     let mut levels = Vec::new();
     let unread = load::each(&unpacked, |analysis, path| {
         let mut level = RunLevel::of(&analysis, &format!("run {}/{path}", run.id));
@@ -352,6 +440,9 @@ async fn fetch_run(
         levels.push(level);
     })
     .map_err(|e| note("reading its artifact", e))?;
+    if interrupt::received().is_some() {
+        return Err(Fetch::Interrupted);
+    }
     for n in unread {
         say!("nsys-gate: warning: baseline: {which}: {n}");
     }

@@ -7,7 +7,9 @@ pub mod comment;
 pub mod history;
 pub mod step;
 
-use super::{BaseRuns, CommentBody, CommentSettings, Forge, HistoryRequest, Posted, StepResults};
+use super::{
+    BaseRuns, CommentBody, CommentKey, CommentSettings, Forge, HistoryRequest, Posted, StepResults,
+};
 use crate::environment::Environment;
 
 /// GitHub, as this run's environment describes it.
@@ -22,7 +24,12 @@ impl GitHub {
 }
 
 impl Forge for GitHub {
-    fn post_comment(&self, settings: &CommentSettings, key: &str, body: CommentBody<'_>) -> Posted {
+    fn post_comment(
+        &self,
+        settings: &CommentSettings,
+        key: &CommentKey,
+        body: CommentBody<'_>,
+    ) -> Posted {
         comment::post(&self.env, settings, key, body)
     }
 

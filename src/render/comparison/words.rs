@@ -27,6 +27,17 @@ pub fn signed_pct(x: f64) -> String {
     format!("{sign}{}", pct(x))
 }
 
+/// How head compares with `runs` in words: `20.1 % slower than RUNS`, `3.0 % faster than
+/// RUNS`, and for a change that rounds to 0.0 % `the same as RUNS (0.0 %)`: never "0.0 %
+/// slower".
+fn compared(change: f64, runs: &str) -> String {
+    if format!("{:.1}", change.abs()) == "0.0" {
+        return format!("the same as {runs} (0.0{NBSP}%)");
+    }
+    let direction = if change < 0.0 { "faster" } else { "slower" };
+    format!("{} {direction} than {runs}", pct(change))
+}
+
 /// `-1.9 % to +1.9 %`.
 pub fn range_pct([lo, hi]: [f64; 2]) -> String {
     format!("{} to {}", signed_pct(lo), signed_pct(hi))
@@ -72,12 +83,6 @@ pub fn sentence(m: &Measure, runs: &str, floor_pct: f64) -> String {
             escape::inline(m.note.as_deref().unwrap_or("no data"))
         );
     };
-    let direction = if change < 0.0 { "faster" } else { "slower" };
-    let differs = if pct(change) == pct(0.0) {
-        "level with".to_owned()
-    } else {
-        format!("{} {direction} than", pct(change))
-    };
     let expected = m.interval_pct.map(|i| {
         format!(
             "a run of unchanged code lands within {} of their level (95 %)",
@@ -96,17 +101,20 @@ pub fn sentence(m: &Measure, runs: &str, floor_pct: f64) -> String {
                 .is_some_and(|[lo, hi]| change < lo || change > hi);
             if outside {
                 format!(
-                    "within noise: head is {differs} {runs}, outside the run-to-run noise but under the noise floor of {}; {expected}",
+                    "within noise: head is {}, outside the run-to-run noise but under the noise floor of {}; {expected}",
+                    compared(change, runs),
                     pct(floor_pct)
                 )
             } else {
                 format!(
-                    "within noise: head is {differs} {runs}, within the run-to-run noise: {expected}"
+                    "within noise: head is {}, within the run-to-run noise: {expected}",
+                    compared(change, runs)
                 )
             }
         }
         _ => format!(
-            "head is {differs} {runs}, but **the run-to-run noise is unknown**: {}",
+            "head is {}, but **the run-to-run noise is unknown**: {}",
+            compared(change, runs),
             escape::inline(m.note.as_deref().unwrap_or("too few base runs"))
         ),
     }
@@ -155,6 +163,11 @@ mod tests {
         assert_eq!(signed_pct(-0.0), "0.0\u{a0}%");
         assert_eq!(signed_pct(-12.345), "-12.3\u{a0}%");
         assert_eq!(range_pct([-1.9, 1.9]), "-1.9\u{a0}% to +1.9\u{a0}%");
+        // `compare X X`: no change is no direction.
+        assert_eq!(compared(0.0, "base"), "the same as base (0.0\u{a0}%)");
+        assert_eq!(compared(-0.04, "base"), "the same as base (0.0\u{a0}%)");
+        assert_eq!(compared(1.25, "base"), "1.2\u{a0}% slower than base");
+        assert_eq!(compared(-3.0, "base"), "3.0\u{a0}% faster than base");
     }
 
     #[test]

@@ -22,10 +22,10 @@ use crate::github_server::Server;
 /// another comment's marker, a code span.
 pub const HOSTILE_PROFILE: &str =
     "@org/team ![track](http://track.example/p.png) <!-- nsys-gate:other --> `x`";
-/// The key nsys-gate derives from [`HOSTILE_PROFILE`]: sanitised, nothing of the marker or
-/// the link left working.
+/// The key nsys-gate derives from [`HOSTILE_PROFILE`]: in the namespace of keys taken from an
+/// artifact, sanitised, nothing of the marker or the link left working.
 pub const HOSTILE_KEY: &str =
-    "_org_team __track_(http___track.example_p.png) __- nsys-gate_other -_ _x_";
+    "artifact:_org_team __track_(http___track.example_p.png) __- nsys-gate_other -_ _x_";
 /// A range name a fork's program can push: a mention, raw HTML, an image, a phishing link, a
 /// marker, a fence.
 pub const HOSTILE_RANGE: &str = "@octocat <img src=http://track.example/i.png> [click](http://evil.example/phish) <!-- nsys-gate:other --> ```fence``` <script>x</script> #12";
@@ -62,18 +62,7 @@ fn pushpop_csv() -> String {
 /// then edited the way a fork's job can: `profile` as the profile name, `range` as the name
 /// of the work range (and as the run id, the device and every warning's message).
 pub fn analysis_json(profile: &str, range: &str) -> String {
-    let run = fixture("clean");
-    let stats = run.path("stats");
-    std::fs::create_dir_all(&stats).unwrap();
-    std::fs::write(stats.join("nsys_nvtx_pushpop_trace.csv"), pushpop_csv()).unwrap();
-    std::fs::write(stats.join("nsys_nvtx_gpu_proj_trace.csv"), "").unwrap();
-    std::fs::write(
-        stats.join("nsys-gate-stats.json"),
-        r#"{"nsys_version": "2024.2.3.38-242334140272v0", "legacy_reports": false,
-            "reports": {"nvtx_pushpop_trace": {"status": "written"},
-                        "nvtx_gpu_proj_trace": {"status": "skipped", "message": "no CUDA API data."}}}"#,
-    )
-    .unwrap();
+    let run = reusable_run();
     assert_status(&reuse_stats(&run.dir), 0);
     let mut analysis = run.analysis();
     rename(&mut analysis, "work", range);
@@ -86,6 +75,24 @@ pub fn analysis_json(profile: &str, range: &str) -> String {
         }
     }
     serde_json::to_string_pretty(&analysis).unwrap()
+}
+
+/// The clean fixture with the CSVs and stamp an earlier `analyze` would have left under
+/// `stats/`, for `--reuse-stats` (no nsys needed).
+pub fn reusable_run() -> crate::common::Run {
+    let run = fixture("clean");
+    let stats = run.path("stats");
+    std::fs::create_dir_all(&stats).unwrap();
+    std::fs::write(stats.join("nsys_nvtx_pushpop_trace.csv"), pushpop_csv()).unwrap();
+    std::fs::write(stats.join("nsys_nvtx_gpu_proj_trace.csv"), "").unwrap();
+    std::fs::write(
+        stats.join("nsys-gate-stats.json"),
+        r#"{"nsys_version": "2024.2.3.38-242334140272v0", "legacy_reports": false,
+            "reports": {"nvtx_pushpop_trace": {"status": "written"},
+                        "nvtx_gpu_proj_trace": {"status": "skipped", "message": "no CUDA API data."}}}"#,
+    )
+    .unwrap();
+    run
 }
 
 /// Every string `from` in `value` replaced by `to`.
@@ -248,7 +255,7 @@ fn the_key_comes_from_the_data_or_the_command_line_never_a_file_name() {
     assert_eq!(comments.len(), 1);
     let body = &comments[0].body;
     assert!(
-        body.starts_with("<!-- nsys-gate:a-profile,b-profile -->\n"),
+        body.starts_with("<!-- nsys-gate:artifact:a-profile,b-profile -->\n"),
         "{body}"
     );
     assert!(
@@ -389,4 +396,136 @@ fn an_artifact_without_analyses_posts_nothing() {
         stderr(&out)
     );
     assert!(server.requests().is_empty());
+}
+
+/// Issue item 1: `post --analyses` took the comment key from the artifact's profile names, so
+/// a fork's analysis.json naming the profile `nightly-h100` updated the trusted comment
+/// `<!-- nsys-gate:nightly-h100 -->` of pull request 7 with the fork's content. A key derived
+/// from an artifact lives in a namespace of its own (`artifact:`), which no key of the
+/// trusted side (`run`, `report`, `--comment-key`) can reach.
+#[test]
+fn a_key_from_an_artifact_cannot_reach_a_trusted_comment() {
+    let server = Server::github();
+    let trusted_body = "<!-- nsys-gate:nightly-h100 -->\n# trusted nightly report";
+    let trusted = server.seed(7, BOT, trusted_body);
+    let tmp = TempDir::new().unwrap();
+    let art = tmp.path().join("artifact");
+    write(
+        &art.join("run/analysis.json"),
+        &analysis_json("nightly-h100", "FORK-CONTENT"),
+    );
+    let out = post_analyses(&server, &art, &[]);
+    assert_status(&out, 0);
+    let comments = server.comments(7);
+    assert_eq!(comments.len(), 2, "{comments:?}");
+    assert_eq!(comments[0].id, trusted);
+    assert_eq!(
+        comments[0].body, trusted_body,
+        "the trusted comment changed"
+    );
+    assert!(
+        comments[1]
+            .body
+            .starts_with("<!-- nsys-gate:artifact:nightly-h100 -->\n"),
+        "{}",
+        comments[1].body
+    );
+    // Whatever the profile name: a name made to look like the namespace, or like the
+    // trusted key after cleaning, stays in the artifact's namespace.
+    for profile in [
+        "nightly-h100 ",
+        "nightly-h100 -",
+        " nightly-h100",
+        "artifact:nightly-h100",
+    ] {
+        write(
+            &art.join("run/analysis.json"),
+            &analysis_json(profile, "FORK-CONTENT"),
+        );
+        let out = post_analyses(&server, &art, &[]);
+        assert_status(&out, 0);
+        assert_eq!(
+            server.comments(7)[0].body,
+            trusted_body,
+            "{profile:?}: the trusted comment changed"
+        );
+    }
+    // The trusted side, with the same name, finds its own comment: `post --report` of a
+    // report this job rendered.
+    let report = tmp.path().join("report.md");
+    std::fs::write(
+        &report,
+        "<!-- nsys-gate:nightly-h100 -->\n# new trusted report\n",
+    )
+    .unwrap();
+    let mut cmd = bin();
+    cmd.arg("post")
+        .arg("--report")
+        .arg(&report)
+        .args(["--pr", "7"]);
+    github_env(&mut cmd, &server, None);
+    let out = cmd.output().unwrap();
+    assert_status(&out, 0);
+    let comments = server.comments(7);
+    assert_eq!(comments[0].id, trusted);
+    assert!(comments[0].body.contains("new trusted report"));
+}
+
+/// Issue item 9: the profile name `perf -` was cleaned to `perf ` for the marker and to
+/// `perf` when the marker was made again: "the rendered comment does not start with the
+/// marker of its key", exit 2, nothing posted. Cleaning a key twice changes nothing.
+#[test]
+fn a_key_survives_its_own_cleaning() {
+    let server = Server::github();
+    let tmp = TempDir::new().unwrap();
+    let art = tmp.path().join("artifact");
+    let long = format!("{} -x", "k".repeat(198));
+    for (profile, key) in [
+        ("perf -", "artifact:perf"),
+        ("perf - ", "artifact:perf"),
+        (long.as_str(), &*format!("artifact:{}", "k".repeat(198))),
+    ] {
+        write(
+            &art.join("run/analysis.json"),
+            &analysis_json(profile, "work"),
+        );
+        let out = post_analyses(&server, &art, &[]);
+        assert_status(&out, 0);
+        let last = server.comments(7).pop().unwrap();
+        assert!(
+            last.body
+                .starts_with(&format!("<!-- nsys-gate:{key} -->\n")),
+            "{profile:?}: {}",
+            &last.body[..80]
+        );
+    }
+    // A --comment-key that ends in ` -`.
+    write(&art.join("run/analysis.json"), &analysis_json("p", "work"));
+    let out = post_analyses(&server, &art, &["--comment-key", "perf -"]);
+    assert_status(&out, 0);
+    let last = server.comments(7).pop().unwrap();
+    assert!(
+        last.body.starts_with("<!-- nsys-gate:perf -->\n"),
+        "{}",
+        last.body
+    );
+    let id = last.id;
+    // `post --report` with the same --comment-key: the same comment (its marker is the one
+    // the key cleans to, not `perf ` with a trailing space).
+    let report = tmp.path().join("report.md");
+    std::fs::write(&report, "# a report this job rendered\n").unwrap();
+    let mut cmd = bin();
+    cmd.arg("post")
+        .arg("--report")
+        .arg(&report)
+        .args(["--pr", "7", "--comment-key", "perf -"]);
+    github_env(&mut cmd, &server, None);
+    let out = cmd.output().unwrap();
+    assert_status(&out, 0);
+    let last = server.comments(7).pop().unwrap();
+    assert_eq!(last.id, id);
+    assert_eq!(
+        last.body,
+        "<!-- nsys-gate:perf -->\n# a report this job rendered\n"
+    );
 }

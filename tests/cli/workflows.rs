@@ -1,0 +1,254 @@
+//! The workflows a reader copies (the README's and examples/workflows/): a job that runs on a
+//! self-hosted runner for `pull_request` with a write permission or a secret runs only for
+//! pull requests from the repository itself, never a fork's code (issue "trust boundary,
+//! round 3", item 10: the quick start lacked the guard that profile.yml had).
+//!
+//! The untrusted half of the fork-safe pair runs a fork's code by design: it is the one
+//! exception, with no write permission, no secret, and the warning in its own comments and
+//! the README's.
+
+use crate::common::repo;
+
+/// The guard: the pull request's head is this repository.
+const GUARD: &str = "github.event.pull_request.head.repo.full_name == github.repository";
+
+/// A job as far as the rule needs it.
+#[derive(Debug)]
+struct Job {
+    name: String,
+    self_hosted: bool,
+    /// The job's `if:`, folded onto one line.
+    condition: String,
+    /// The job's own `permissions:` text, if it has one.
+    permissions: Option<String>,
+    /// The job's whole text.
+    text: String,
+}
+
+/// Lines of `text` from `start` on that are indented deeper than `indent` (blank lines
+/// included), as one string.
+fn block(lines: &[&str], start: usize, indent: usize) -> (String, usize) {
+    let mut end = start;
+    while end < lines.len() {
+        let line = lines[end];
+        let depth = line.len() - line.trim_start().len();
+        if !line.trim().is_empty() && depth <= indent {
+            break;
+        }
+        end += 1;
+    }
+    (lines[start..end].join("\n"), end)
+}
+
+fn indent_of(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// The value of `key:` at `indent` in `lines`, folded onto one line: its inline text and the
+/// lines of its block.
+fn value_of(lines: &[&str], indent: usize, key: &str) -> Option<String> {
+    let at = lines
+        .iter()
+        .position(|l| indent_of(l) == indent && l.trim_start().starts_with(&format!("{key}:")))?;
+    let inline = lines[at].trim_start()[key.len() + 1..].trim().to_owned();
+    let (rest, _) = block(lines, at + 1, indent);
+    Some(
+        format!("{inline} {rest}")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
+/// The workflow's triggers (top-level `on:`), its top-level permissions and its jobs.
+fn parse(text: &str) -> (String, String, Vec<Job>) {
+    let lines: Vec<&str> = text.lines().collect();
+    let on = value_of(&lines, 0, "on").unwrap_or_default();
+    let permissions = value_of(&lines, 0, "permissions").unwrap_or_default();
+    let mut jobs = Vec::new();
+    if let Some(at) = lines.iter().position(|l| *l == "jobs:") {
+        let (body, _) = block(&lines, at + 1, 0);
+        let body: Vec<&str> = body.lines().collect();
+        let mut i = 0;
+        while i < body.len() {
+            let line = body[i];
+            if indent_of(line) == 2 && line.trim_end().ends_with(':') && !line.trim().is_empty() {
+                let (job, end) = block(&body, i + 1, 2);
+                let job_lines: Vec<&str> = job.lines().collect();
+                let runs_on = value_of(&job_lines, 4, "runs-on").unwrap_or_default();
+                jobs.push(Job {
+                    name: line.trim().trim_end_matches(':').to_owned(),
+                    self_hosted: runs_on.contains("self-hosted"),
+                    condition: value_of(&job_lines, 4, "if").unwrap_or_default(),
+                    permissions: value_of(&job_lines, 4, "permissions"),
+                    text: job,
+                });
+                i = end;
+            } else {
+                i += 1;
+            }
+        }
+    }
+    (on, permissions, jobs)
+}
+
+/// Whether a workflow is triggered by `pull_request` (or `pull_request_target`).
+fn on_pull_requests(on: &str) -> bool {
+    on.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|w| w == "pull_request" || w == "pull_request_target")
+}
+
+fn writes(permissions: &str) -> bool {
+    permissions.contains(": write") || permissions.contains("write-all")
+}
+
+/// The jobs of `workflow` that break the rule: self-hosted, on pull requests, with a write
+/// permission (its own or the workflow's) or a secret, and no guard.
+fn unguarded(workflow: &str) -> Vec<String> {
+    let (on, top_permissions, jobs) = parse(workflow);
+    if !on_pull_requests(&on) {
+        return Vec::new();
+    }
+    jobs.into_iter()
+        .filter(|job| job.self_hosted)
+        .filter(|job| {
+            let permissions = job.permissions.as_deref().unwrap_or(&top_permissions);
+            writes(permissions) || job.text.contains("secrets.")
+        })
+        .filter(|job| !job.condition.contains(GUARD))
+        .map(|job| job.name)
+        .collect()
+}
+
+/// The README's YAML blocks that are workflows.
+fn readme_workflows() -> Vec<String> {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    readme
+        .split("```yaml\n")
+        .skip(1)
+        .filter_map(|rest| rest.split_once("\n```").map(|(yaml, _)| yaml.to_owned()))
+        .filter(|yaml| yaml.contains("\njobs:"))
+        .collect()
+}
+
+fn example_workflows() -> Vec<(String, String)> {
+    let dir = repo().join("examples/workflows");
+    let mut found: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yml" || e == "yaml"))
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read_to_string(&p).unwrap(),
+            )
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn the_rule_finds_an_unguarded_job_however_the_workflow_is_written() {
+    let job = |on: &str, permissions: &str, condition: &str, runs_on: &str| {
+        format!("on: {on}\njobs:\n  gate:\n{condition}    runs-on: {runs_on}\n{permissions}    steps:\n      - run: echo\n")
+    };
+    let write = "    permissions:\n      pull-requests: write\n";
+    let guard = format!("    if: {GUARD}\n");
+    assert_eq!(
+        unguarded(&job("pull_request", write, "", "[self-hosted, gpu]")),
+        ["gate"]
+    );
+    assert_eq!(
+        unguarded(&job("[push, pull_request]", write, "", "self-hosted")),
+        ["gate"]
+    );
+    assert_eq!(
+        unguarded(&job(
+            "\n  pull_request:\n    paths: [src]",
+            write,
+            "",
+            "self-hosted"
+        )),
+        ["gate"]
+    );
+    // A secret is as good as a write token to whoever runs code in the job.
+    let secret = "    env:\n      KEY: ${{ secrets.KEY }}\n";
+    assert_eq!(
+        unguarded(&job("pull_request", secret, "", "self-hosted")),
+        ["gate"]
+    );
+    // Guarded, GitHub-hosted, not on pull requests, or read-only: nothing to say.
+    assert!(unguarded(&job("pull_request", write, &guard, "self-hosted")).is_empty());
+    assert!(unguarded(&job("pull_request", write, "", "ubuntu-latest")).is_empty());
+    assert!(unguarded(&job("push", write, "", "self-hosted")).is_empty());
+    let read = "    permissions:\n      contents: read\n";
+    assert!(unguarded(&job("pull_request", read, "", "self-hosted")).is_empty());
+    // A folded `if:` holding the guard among other conditions.
+    let folded = format!("    if: >-\n      github.event_name == 'push' ||\n      {GUARD}\n");
+    assert!(unguarded(&job("pull_request", write, &folded, "self-hosted")).is_empty());
+}
+
+/// Every workflow in the README and examples/workflows/ that runs on `self-hosted` for
+/// `pull_request` with a write permission or a secret has the guard.
+#[test]
+fn no_copied_workflow_runs_a_forks_code_on_a_self_hosted_runner_with_a_write_token() {
+    let readme = readme_workflows();
+    assert!(!readme.is_empty(), "no workflow found in the README");
+    for (i, workflow) in readme.iter().enumerate() {
+        assert_eq!(
+            unguarded(workflow),
+            Vec::<String>::new(),
+            "the README's workflow #{} runs a fork's pull request on a self-hosted runner with a write token or a secret, without `if: {GUARD}`:\n{workflow}",
+            i + 1
+        );
+    }
+    let examples = example_workflows();
+    assert!(examples.len() >= 4, "{examples:?}");
+    for (name, workflow) in &examples {
+        assert_eq!(
+            unguarded(workflow),
+            Vec::<String>::new(),
+            "examples/workflows/{name}: a self-hosted job on pull requests with a write token or a secret and no `if: {GUARD}`"
+        );
+    }
+}
+
+/// The exception: a self-hosted job on pull requests without the guard (it runs a fork's code
+/// by design) has no write permission and no secret, says so in its file, and the README
+/// warns about it.
+#[test]
+fn the_untrusted_half_is_the_documented_exception() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let mut exceptions = Vec::new();
+    for (name, workflow) in example_workflows() {
+        let (on, top, jobs) = parse(&workflow);
+        if !on_pull_requests(&on) {
+            continue;
+        }
+        for job in jobs
+            .iter()
+            .filter(|j| j.self_hosted && !j.condition.contains(GUARD))
+        {
+            let permissions = job.permissions.as_deref().unwrap_or(&top);
+            assert!(
+                !writes(permissions) && !job.text.contains("secrets."),
+                "{name}: {}",
+                job.name
+            );
+            assert!(
+                workflow.contains("runs a fork's code on a self-hosted"),
+                "{name} does not warn that it runs a fork's code"
+            );
+            exceptions.push(name.clone());
+        }
+    }
+    assert_eq!(exceptions, ["profile-untrusted.yml"]);
+    assert!(readme.contains("### Self-hosted runners and forks"));
+    assert!(
+        readme.contains(
+            "`profile-untrusted.yml` runs a fork's pull request on a self-hosted GPU runner"
+        ),
+        "the README's warning"
+    );
+}

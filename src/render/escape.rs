@@ -10,13 +10,16 @@
 //! - cannot open HTML, a comment or an entity: `<`, `>` and `&` become `&lt;`, `&gt;`, `&amp;`;
 //! - cannot start a code span or fence, emphasis, strike-through, a link, an image, math or a
 //!   footnote: `` ` `` `\` `*` `_` `[` `]` `!` `~` `$` are backslash-escaped;
-//! - cannot mention a user or team: a zero-width space (U+200B) follows every `@`. GitHub
-//!   finds mentions in the rendered text, after markdown escapes are gone, so a backslash would
-//!   not help; the zero-width space is invisible and keeps the name readable (wrapping it in a
-//!   code span would also work, but changes how every name looks);
-//! - cannot link an issue or pull request: a zero-width space follows every `#` (`#123`,
-//!   `owner/repo#123`) and the `-` of `GH-123`, and the `:` of `://` and the `www` of `www.`
-//!   (so no URL is auto-linked either);
+//! - cannot mention a user or team, or link an issue, a pull request, a commit or a URL: a
+//!   zero-width space (U+200B) goes exactly where GitHub would otherwise find one, and nowhere
+//!   else, so that a name copied from the comment is the name in the code wherever it can be.
+//!   GitHub finds these in the rendered text, after markdown escapes are gone, so a backslash
+//!   would not help; the zero-width space is invisible. It follows an `@` before a letter or
+//!   digit (`@user`, `@org/team`, `a@b.c`), a `#` before a digit (`#123`, `owner/repo#123`), the
+//!   `-` of `GH-123`, and the `:` of `://`; it precedes the `.` of `www.`; and it splits a
+//!   commit SHA (a run of 7 to 40 hexadecimal digits with a letter and a digit in it, not part
+//!   of a longer word) every 6 characters. `layer_#_token_#`, `@_x` or `2024.2` are kept as
+//!   they are;
 //! - cannot start a block when it begins a line or a list item: a leading `-`, `+`, `=` or the
 //!   `.`/`)` of a leading `1.` is escaped, and leading spaces become `&#32;`;
 //! - has no bidirectional-override characters (they can reorder what a reader sees): they
@@ -31,11 +34,21 @@ use crate::text::{shorten, ZWSP};
 
 /// Escapes untrusted text for use inside one line of markdown. See the module documentation.
 pub fn inline(text: &str) -> String {
+    inline_from(text, true)
+}
+
+/// [`inline`] of text that starts a line (`line_start`: the escapes of a block's start apply)
+/// or continues one (after a code span of [`message`]: they would only show as `&#32;`).
+fn inline_from(text: &str, line_start: bool) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len() + text.len() / 4 + 8);
-    let leading_list_marker = ordered_list_marker(&chars);
-    let mut at_start = true;
+    let leading_list_marker = ordered_list_marker(&chars).filter(|_| line_start);
+    let sha_breaks = commit_sha_breaks(&chars);
+    let mut at_start = line_start;
     for (i, &c) in chars.iter().enumerate() {
+        if sha_breaks.contains(&i) {
+            out.push(ZWSP);
+        }
         if at_start && c == ' ' {
             out.push_str("&#32;");
             continue;
@@ -59,9 +72,15 @@ pub fn inline(text: &str) -> String {
             }
             '#' if first => {
                 out.push_str("\\#");
+                if chars.get(i + 1).is_some_and(char::is_ascii_digit) {
+                    out.push(ZWSP);
+                }
+            }
+            '#' if chars.get(i + 1).is_some_and(char::is_ascii_digit) => {
+                out.push(c);
                 out.push(ZWSP);
             }
-            '@' | '#' => {
+            '@' if chars.get(i + 1).is_some_and(char::is_ascii_alphanumeric) => {
                 out.push(c);
                 out.push(ZWSP);
             }
@@ -137,7 +156,11 @@ pub fn message(text: &str, max_chars: usize) -> String {
     parts
         .iter()
         .enumerate()
-        .map(|(i, part)| if i % 2 == 1 { code(part) } else { inline(part) })
+        .map(|(i, part)| match i {
+            0 => inline(part),
+            i if i % 2 == 1 => code(part),
+            _ => inline_from(part, false),
+        })
         .collect()
 }
 
@@ -183,6 +206,36 @@ fn is_hidden(c: char) -> bool {
 
 fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Where a zero-width space goes into the commit SHAs of `chars`: before every 6th character
+/// of each run of 7 to 40 ASCII hexadecimal digits that holds a letter and a digit and is not
+/// part of a longer word (GitHub links such a run to the commit it names, and a run shorter
+/// than 7 to none). Runs of letters alone are words far more often than commits (`defaced`),
+/// and runs of digits alone numbers (`20261129`); a link to a commit notifies nobody.
+fn commit_sha_breaks(chars: &[char]) -> Vec<usize> {
+    let word = |c: &char| c.is_ascii_alphanumeric() || *c == '_';
+    let mut breaks = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if !word(&chars[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < chars.len() && word(&chars[i]) {
+            i += 1;
+        }
+        let run = &chars[start..i];
+        let sha = (7..=40).contains(&run.len())
+            && run.iter().all(char::is_ascii_hexdigit)
+            && run.iter().any(char::is_ascii_digit)
+            && run.iter().any(char::is_ascii_alphabetic);
+        if sha {
+            breaks.extend((start + 6..i).step_by(6));
+        }
+    }
+    breaks
 }
 
 /// Index of the `.` or `)` of a leading ordered-list marker (`12.` / `3)`), if any.
@@ -240,6 +293,12 @@ mod tests {
         // Not an identifier: escaped text, no code span that the name could end.
         assert_eq!(message("named `a`b` here", 200), inline("named `a`b` here"));
         assert_eq!(message("named `<b> @x`", 200), "named &lt;b&gt; @\u{200B}x");
+        // Only the message's start is a line's start.
+        assert_eq!(
+            message("the artifact `a` of run 5", 200),
+            "the artifact `a` of run 5"
+        );
+        assert_eq!(message(" - `a` - 1. b", 200), "&#32;\\- `a` - 1. b");
     }
 
     #[test]
@@ -261,6 +320,34 @@ mod tests {
         assert_eq!(inline("  x"), "&#32;&#32;x");
         assert_eq!(inline("a - b"), "a - b");
         assert_eq!(inline("see https://x.y"), "see https:\u{200B}//x.y");
+        // Nothing GitHub would link or mention: no zero-width space.
+        assert_eq!(inline("layer_#_token_#"), "layer\\_#\\_token\\_#");
+        assert_eq!(inline("a # b @ c @_d"), "a # b @ c @\\_d");
+        assert_eq!(inline("#x"), "\\#x");
+        assert_eq!(inline("#1"), "\\#\u{200B}1");
+        assert_eq!(
+            inline("run 20261129 v2024.2.3 defaced"),
+            "run 20261129 v2024.2.3 defaced"
+        );
+        assert_eq!(
+            inline("kernel_0123456789abcdef"),
+            "kernel\\_0123456789abcdef"
+        );
+        assert_eq!(inline("@org/team a@b.c"), "@\u{200B}org/team a@\u{200B}b.c");
+        // Commit SHAs, alone and after a user or repository, are split every 6 characters.
+        let sha = "a5c3785ed8d6a35868bc169f07e40e889087fd2e";
+        let split = "a5c378\u{200B}5ed8d6\u{200B}a35868\u{200B}bc169f\u{200B}07e40e\u{200B}889087\u{200B}fd2e";
+        assert_eq!(inline(sha), split);
+        assert_eq!(inline("a5c3785"), "a5c378\u{200B}5");
+        assert_eq!(
+            inline(&format!("jlord@{sha}")),
+            format!("jlord@\u{200B}{split}")
+        );
+        assert_eq!(
+            inline(&format!("o/r@{sha}")),
+            format!("o/r@\u{200B}{split}")
+        );
+        assert_eq!(inline("a5c378"), "a5c378");
         assert_eq!(inline("www.x.y"), "www\u{200B}.x.y");
         assert_eq!(
             inline("**b** _i_ [l](u) ![i](u) ~s~ $m$ \\"),
@@ -276,7 +363,7 @@ mod tests {
         assert_eq!(shorten("abcdef", 4), "abc…");
         assert_eq!(shorten("abc", 4), "abc");
         assert_eq!(shorten("日本語です", 3), "日本…");
-        assert_eq!(inline_shortened("@@@@@@", 3), "@\u{200B}@\u{200B}…");
+        assert_eq!(inline_shortened("@a@a@a", 3), "@\u{200B}a…");
     }
 
     #[test]
@@ -326,6 +413,39 @@ mod tests {
             );
         }
         prop_assert!(!out.contains("://"), "URL in {out:?}");
+        prop_assert!(!out.to_ascii_lowercase().contains("www."), "URL in {out:?}");
+        // No commit SHA: `commit_sha_breaks`'s rule, checked on the output's own words.
+        let mut rendered = String::new();
+        let mut escaped = false;
+        for c in out.chars() {
+            if c == '\\' && !escaped {
+                escaped = true;
+                continue;
+            }
+            escaped = false;
+            rendered.push(c);
+        }
+        for word in rendered.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+            let sha = (7..=40).contains(&word.len())
+                && word.chars().all(|c| c.is_ascii_hexdigit())
+                && word.chars().any(|c| c.is_ascii_digit())
+                && word.chars().any(|c| c.is_ascii_alphabetic());
+            prop_assert!(!sha, "commit SHA {word:?} in {out:?}");
+        }
+        // A zero-width space only where it breaks one of the above.
+        for (at, _) in out.match_indices(ZWSP) {
+            let before = out[..at].chars().next_back();
+            let after = out[at + ZWSP.len_utf8()..].chars().next();
+            let needed = match (before, after) {
+                (Some('@'), Some(c)) => c.is_ascii_alphanumeric(),
+                (Some('#' | '-'), Some(c)) => c.is_ascii_digit(),
+                (Some(':'), Some('/')) => true,
+                (Some(c), Some('.')) => c.eq_ignore_ascii_case(&'w'),
+                (Some(b), Some(a)) => b.is_ascii_hexdigit() && a.is_ascii_hexdigit(),
+                _ => false,
+            };
+            prop_assert!(needed, "a zero-width space that breaks nothing in {out:?}");
+        }
         let lower = out.to_ascii_lowercase();
         for (at, _) in lower.match_indices("gh-") {
             let next = lower[at + 3..].chars().next();
@@ -362,6 +482,7 @@ mod tests {
                     Just("#"), Just("1"), Just("gh-"), Just("GH-"), Just(":"), Just("//"),
                     Just("www."), Just("\n"), Just("\r"), Just(" "), Just("-"), Just("\\"),
                     Just("a"), Just("<details>"), Just("<!--"), Just("1."), Just("\u{202E}"),
+                    Just("a5c3785"), Just("0123456789abcdef"), Just("_"), Just("@o"), Just("www"),
                 ],
                 0..30,
             ).prop_map(|parts| parts.concat())

@@ -182,17 +182,22 @@ pub enum ReportName {
     KernelSummary,
     /// `cuda_gpu_trace`: one row per kernel, memory copy and memset on the GPU.
     GpuTrace,
-    /// `cuda_api_trace`: one row per CUDA API call on the host, with its thread.
+    /// `cuda_kern_exec_trace`: one row per kernel with the CUDA API call that launched it
+    /// (nsys joins them on correlation id and process): its process, thread and times.
+    KernelExecTrace,
+    /// `cuda_api_trace`: one row per CUDA API call on the host, with its thread. Asked only of
+    /// an nsys without `cuda_kern_exec_trace` (see [`ReportName::replaced_by`]).
     ApiTrace,
 }
 
 impl ReportName {
     /// Every report, in the order nsys is asked for them.
-    pub const ALL: [ReportName; 5] = [
+    pub const ALL: [ReportName; 6] = [
         ReportName::PushPop,
         ReportName::GpuProjection,
         ReportName::KernelSummary,
         ReportName::GpuTrace,
+        ReportName::KernelExecTrace,
         ReportName::ApiTrace,
     ];
 
@@ -200,9 +205,10 @@ impl ReportName {
     pub const REQUIRED: [ReportName; 2] = [ReportName::PushPop, ReportName::GpuProjection];
 
     /// The GPU-work reports (`gpu_work`): each may fail on its own, with a warning.
-    pub const GPU_WORK: [ReportName; 3] = [
+    pub const GPU_WORK: [ReportName; 4] = [
         ReportName::KernelSummary,
         ReportName::GpuTrace,
+        ReportName::KernelExecTrace,
         ReportName::ApiTrace,
     ];
 
@@ -213,6 +219,7 @@ impl ReportName {
             ReportName::GpuProjection => "nvtx_gpu_proj_trace",
             ReportName::KernelSummary => "cuda_gpu_kern_sum",
             ReportName::GpuTrace => "cuda_gpu_trace",
+            ReportName::KernelExecTrace => "cuda_kern_exec_trace",
             ReportName::ApiTrace => "cuda_api_trace",
         }
     }
@@ -225,6 +232,7 @@ impl ReportName {
             ReportName::GpuProjection => "nvtxgpuproj",
             ReportName::KernelSummary => "gpukernsum",
             ReportName::GpuTrace => "gputrace",
+            ReportName::KernelExecTrace => "kernexectrace",
             ReportName::ApiTrace => "cudaapitrace",
         }
     }
@@ -233,7 +241,7 @@ impl ReportName {
     /// `scripts/bench-gpu-work.sh` (140,005 NVTX ranges, 163,339 GPU operations), one `nsys
     /// stats` process, machine otherwise idle (docs/performance.md, "What each report costs"):
     /// push/pop 4.51-4.63 s, projection 3.75-3.93 s, `cuda_gpu_trace` 2.35-2.85 s,
-    /// `cuda_api_trace` 1.36-1.97 s, `cuda_gpu_kern_sum` 0.14 s.
+    /// `cuda_api_trace` 1.36-1.97 s, `cuda_gpu_kern_sum` 0.14 s, `cuda_kern_exec_trace` 1.48 s.
     ///
     /// Only the order of the costs and their sums matter to `nsys::stats::groups`. The two traces' runs
     /// differed by about half a second; each is taken at the end of its range that keeps the
@@ -250,7 +258,19 @@ impl ReportName {
             ReportName::GpuProjection => 3800,
             ReportName::GpuTrace => 2400,
             ReportName::ApiTrace => 2000,
+            ReportName::KernelExecTrace => 1480,
             ReportName::KernelSummary => 140,
+        }
+    }
+
+    /// The report that makes this one unnecessary when the nsys has it: `cuda_api_trace` is
+    /// asked only of an nsys without `cuda_kern_exec_trace`, which gives each kernel its
+    /// launching process and thread (nsys's GPU trace has no process column, so joining it with
+    /// `cuda_api_trace` cannot tell apart processes whose correlation ids repeat).
+    pub const fn replaced_by(self) -> Option<ReportName> {
+        match self {
+            ReportName::ApiTrace => Some(ReportName::KernelExecTrace),
+            _ => None,
         }
     }
 

@@ -12,23 +12,30 @@ use super::super::tree::{Tree, NONE};
 use super::share;
 use super::trace::KernelLaunch;
 use crate::artifact::{
-    group_name, AdviceKernels, GpuProjectedRange, HostRange, IterationKernels, KernelAttribution,
-    OtherKernels, RangeKernel, RangeKernels,
+    group_name, kernel_base_name, AdviceKernels, GpuProjectedRange, GpuProjectedRangeGroup,
+    HostRange, HostRangeGroup, IterationKernels, KernelAttribution, OtherKernels, RangeKernel,
+    RangeKernelGroup, RangeKernels,
 };
 use crate::reports::{ApiCall, Interner, NameId, PushPopRow};
 
 /// Kernels named in a range's mix; the others are summed in `other_kernels`.
 pub const TOP_KERNELS: usize = 5;
-/// Ranges in `per_range_kernels`.
+/// Ranges in `per_range_kernels` (and groups in `per_range_kernel_groups`).
 pub const TOP_RANGES: usize = 10;
 
-/// The CUDA API calls and the kernels they launched, with the kernels' names.
+/// The CUDA API calls and the kernels they launched, with the kernels' names: from
+/// `cuda_kern_exec_trace` (a call per kernel, joined by nsys, each with a correlation id of its
+/// own here), or `cuda_api_trace`'s calls and `cuda_gpu_trace`'s kernels, joined here on the
+/// correlation id.
 pub struct Launches<'a> {
     pub api: &'a [ApiCall],
     pub kernels: &'a [KernelLaunch],
-    /// Kernel rows of `cuda_gpu_trace`, with a correlation id or not.
+    /// Every kernel of the capture, with a launching call or not (`cuda_gpu_trace`'s kernel
+    /// rows, or what counts them best).
     pub kernel_rows: u64,
     pub names: &'a Interner,
+    /// The report the calls came from (`kernel_attribution.report`).
+    pub report: &'static str,
 }
 
 /// The kernels of the counted iterations and of the ranges below them.
@@ -36,6 +43,8 @@ pub struct Launches<'a> {
 pub struct KernelMix {
     pub iteration: IterationKernels,
     pub ranges: Vec<RangeKernels>,
+    /// The groups of ranges with the largest GPU-projected totals, with their mixes.
+    pub range_groups: Vec<RangeKernelGroup>,
     pub attribution: KernelAttribution,
     /// The kernels of the groups asked for ([`MixInput::groups`]), by group; a group whose
     /// ranges launched no kernel is left out.
@@ -46,6 +55,8 @@ pub struct KernelMix {
 pub(in crate::analysis) struct MixInput<'a> {
     pub host: &'a [HostRange],
     pub gpu: &'a [GpuProjectedRange],
+    pub host_groups: &'a [HostRangeGroup],
+    pub gpu_groups: &'a [GpuProjectedRangeGroup],
     /// Groups of scoped names (`artifact::group_name`): advice's GPU-bound groups.
     pub groups: &'a [String],
 }
@@ -92,8 +103,11 @@ pub(in crate::analysis) fn kernel_mix(
         kernels: launches.kernel_rows,
         in_counted_iterations: 0,
         elsewhere: 0,
-        without_api_call: launches.kernel_rows - launches.kernels.len() as u64,
+        without_api_call: launches
+            .kernel_rows
+            .saturating_sub(launches.kernels.len() as u64),
         ambiguous: 0,
+        report: Some(launches.report.to_owned()),
     };
     let mut iteration = Mix::default();
     let mut by_scope: Vec<Mix> = (0..scopes.parent.len()).map(|_| Mix::default()).collect();
@@ -129,40 +143,41 @@ pub(in crate::analysis) fn kernel_mix(
         kernels,
         other_kernels,
     };
+    let sums = group_sums(&by_scope, scopes);
     KernelMix {
         iteration,
-        groups: group_mixes(&by_scope, scopes, launches.names, tables.groups),
+        groups: group_mixes(&sums, launches.names, tables.groups),
+        range_groups: top_groups(&sums, launches.names, tables),
         ranges: top_ranges(by_scope, scopes, launches.names, tables.host, tables.gpu),
         attribution,
     }
 }
 
-/// The mixes of the `wanted` groups: the sums of their members' (members of a group have the
-/// same number of scope levels, so none holds another's kernels).
+/// The mix of every group of scoped names that launched kernels: the sums of its members'
+/// (members of a group have the same number of scope levels, so none holds another's
+/// kernels).
+fn group_sums(by_scope: &[Mix], scopes: &Scopes) -> BTreeMap<String, Mix> {
+    let mut sums: BTreeMap<String, Mix> = BTreeMap::new();
+    for (id, mix) in by_scope.iter().enumerate() {
+        if mix.launches > 0 {
+            sums.entry(group_name(&scopes.name[id]))
+                .or_default()
+                .merge(mix);
+        }
+    }
+    sums
+}
+
+/// The mixes of the `wanted` groups; a group that launched no kernel is left out.
 fn group_mixes(
-    by_scope: &[Mix],
-    scopes: &Scopes,
+    sums: &BTreeMap<String, Mix>,
     names: &Interner,
     wanted: &[String],
 ) -> BTreeMap<String, AdviceKernels> {
-    if wanted.is_empty() {
-        return BTreeMap::new();
-    }
-    let mut sums: BTreeMap<&str, Mix> = wanted
+    wanted
         .iter()
-        .map(|g| (g.as_str(), Mix::default()))
-        .collect();
-    for (id, mix) in by_scope.iter().enumerate() {
-        if mix.launches == 0 {
-            continue;
-        }
-        if let Some(sum) = sums.get_mut(group_name(&scopes.name[id]).as_str()) {
-            sum.merge(mix);
-        }
-    }
-    sums.into_iter()
-        .filter(|(_, m)| m.launches > 0)
-        .map(|(group, m)| {
+        .filter_map(|group| {
+            let m = sums.get(group)?;
             let (kernels, other_kernels) = m.top(names);
             let kernels = AdviceKernels {
                 launches: m.launches,
@@ -170,7 +185,53 @@ fn group_mixes(
                 kernels,
                 other_kernels,
             };
-            (group.to_owned(), kernels)
+            Some((group.clone(), kernels))
+        })
+        .collect()
+}
+
+/// The groups with the largest GPU-projected totals that launched kernels (by kernel time
+/// when there is no projection), with their mixes, as [`top_ranges`] ranks ranges.
+fn top_groups(
+    sums: &BTreeMap<String, Mix>,
+    names: &Interner,
+    tables: &MixInput<'_>,
+) -> Vec<RangeKernelGroup> {
+    let projected: FxHashMap<&str, i64> = tables
+        .gpu_groups
+        .iter()
+        .map(|g| (g.group.as_str(), g.projected.total_ns))
+        .collect();
+    let host: FxHashMap<&str, (u64, u64)> = tables
+        .host_groups
+        .iter()
+        .map(|h| (h.group.as_str(), (h.names, h.instances)))
+        .collect();
+    let mut ranked: Vec<(&str, Option<i64>, &Mix)> = sums
+        .iter()
+        .map(|(g, m)| (g.as_str(), projected.get(g.as_str()).copied(), m))
+        .collect();
+    ranked.sort_by(|a, b| {
+        b.1.cmp(&a.1)
+            .then_with(|| b.2.total_ns.cmp(&a.2.total_ns))
+            .then_with(|| a.0.cmp(b.0))
+    });
+    ranked
+        .into_iter()
+        .take(TOP_RANGES)
+        .map(|(group, projected_total_ns, mix)| {
+            let (kernels, other_kernels) = mix.top(names);
+            let (names_in_group, instances) = host.get(group).copied().unwrap_or((0, 0));
+            RangeKernelGroup {
+                group: group.to_owned(),
+                names: names_in_group,
+                instances,
+                projected_total_ns,
+                launches: mix.launches,
+                total_ns: clamp(mix.total_ns),
+                kernels,
+                other_kernels,
+            }
         })
         .collect()
 }
@@ -260,6 +321,7 @@ impl Mix {
             .iter()
             .map(|(&name, &(launches, total))| RangeKernel {
                 name: names.resolve(name).to_owned(),
+                base_name: Some(kernel_base_name(names.resolve(name)).to_owned()),
                 launches,
                 total_ns: clamp(total),
                 share: share(total, self.total_ns),
@@ -460,6 +522,7 @@ mod tests {
             kernels: &kernels,
             kernel_rows: 11,
             names: &kernel_names,
+            report: "cuda_api_trace",
         };
         let gpu: Vec<GpuProjectedRange> = ["a", "a.b", "c"]
             .iter()
@@ -483,6 +546,8 @@ mod tests {
             &MixInput {
                 host: &tables.host,
                 gpu: &gpu,
+                host_groups: &crate::analysis::groups::host_groups(&tables.host),
+                gpu_groups: &crate::analysis::groups::gpu_groups(&gpu),
                 groups: &["a".to_owned(), "c".to_owned(), "none".to_owned()],
             },
         )
@@ -502,7 +567,8 @@ mod tests {
                 in_counted_iterations: 6,
                 elsewhere: 2,
                 without_api_call: 2,
-                ambiguous: 1
+                ambiguous: 1,
+                report: Some("cuda_api_trace".to_owned()),
             }
         );
         assert_eq!((mix.iteration.launches, mix.iteration.total_ns), (6, 55));
@@ -538,6 +604,31 @@ mod tests {
             .collect();
         assert_eq!(groups, [("a", 4, 45), ("c", 1, 3)]);
         assert_eq!(mix.groups["a"].kernels, mix.ranges[0].kernels);
+
+        // Every group, largest projected total first: here each group is one name.
+        let got: Vec<(&str, u64, Option<i64>, u64, i64)> = mix
+            .range_groups
+            .iter()
+            .map(|g| {
+                (
+                    g.group.as_str(),
+                    g.names,
+                    g.projected_total_ns,
+                    g.launches,
+                    g.total_ns,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a", 1, Some(300), 4, 45),
+                ("a.b", 1, Some(100), 2, 20),
+                ("c", 1, Some(50), 1, 3)
+            ]
+        );
+        assert_eq!(mix.range_groups[0].kernels, mix.ranges[0].kernels);
+        assert_eq!(mix.ranges[0].kernels[0].base_name.as_deref(), Some("gemm"));
     }
 
     /// A group's mix is the sum of its members' (`step_1.k` and `step_2.k` are `step_#.k`).
@@ -565,12 +656,9 @@ mod tests {
             name: ["step_1.k", "step_2.k", "other"].map(String::from).to_vec(),
             path: Vec::new(),
         };
-        let mixes = group_mixes(
-            &[one, two, Mix::default()],
-            &scopes,
-            &names,
-            &["step_#.k".to_owned()],
-        );
+        let sums = group_sums(&[one, two, Mix::default()], &scopes);
+        assert_eq!(sums.keys().collect::<Vec<_>>(), ["step_#.k"]);
+        let mixes = group_mixes(&sums, &names, &["step_#.k".to_owned()]);
         let k = &mixes["step_#.k"];
         assert_eq!((k.launches, k.total_ns), (3, 42));
         let got: Vec<(&str, u64, i64)> = k

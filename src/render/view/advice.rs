@@ -2,8 +2,8 @@
 //! the numbers each item rests on. Nothing is decided here: an analysis.json written before
 //! advice existed has none, and its report gives none.
 
-use super::gpu_work::kernel_mix_text;
-use crate::artifact::{Advice, AdviceKind, Analysis};
+use super::gpu_work::{kernel_mix_text, KernelNames};
+use crate::artifact::{Advice, AdviceKind, Analysis, RangeKernel};
 use crate::render::escape::inline_shortened as esc;
 use crate::render::format::{duration, duration_i, percent};
 use crate::render::limit::Caps;
@@ -13,7 +13,20 @@ const KERNELS_NAMED: usize = 3;
 
 /// One sentence per item of `advice`, in its order.
 pub(super) fn advice(a: &Analysis, caps: &Caps) -> Vec<String> {
-    a.advice.iter().map(|item| sentence(item, caps)).collect()
+    let names = KernelNames::of(a);
+    a.advice
+        .iter()
+        .map(|item| sentence(item, &names, caps))
+        .collect()
+}
+
+/// The kernels the advice names (the first few of each GPU-bound item's).
+pub(super) fn named_kernels(a: &Analysis) -> impl Iterator<Item = &RangeKernel> {
+    a.advice
+        .iter()
+        .filter(|item| item.kind == AdviceKind::GpuBound)
+        .filter_map(|item| item.kernels.as_ref())
+        .flat_map(|k| &k.kernels[..k.kernels.len().min(KERNELS_NAMED)])
 }
 
 /// The range as the tables show a group: its one exact name, or the group with how many names.
@@ -28,7 +41,7 @@ fn shown(item: &Advice, caps: &Caps) -> String {
     }
 }
 
-fn sentence(item: &Advice, caps: &Caps) -> String {
+fn sentence(item: &Advice, names: &KernelNames<'_>, caps: &Caps) -> String {
     let name = shown(item, caps);
     let host_share = percent(item.host_exclusive_share, 1.0);
     match item.kind {
@@ -57,7 +70,10 @@ fn sentence(item: &Advice, caps: &Caps) -> String {
                 .filter(|k| !k.kernels.is_empty())
                 .map(|k| {
                     let top = &k.kernels[..k.kernels.len().min(KERNELS_NAMED)];
-                    format!(": {} of its kernel time", kernel_mix_text(top, None, caps))
+                    format!(
+                        ": {} of its kernel time",
+                        kernel_mix_text(top, None, names, caps)
+                    )
                 })
                 .unwrap_or_default();
             format!(

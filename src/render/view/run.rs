@@ -161,10 +161,7 @@ pub(super) fn analysed(
         host_inclusive: host_table(a, &hosts, caps, false, &path_text),
         gpu_ranges: gpu_table(&gpus, caps, &path_text),
         advice: advice(a, caps),
-        gpu_work: a
-            .gpu_work
-            .as_ref()
-            .map(|g| gpu_work_view(g, caps, &path_text)),
+        gpu_work: gpu_work_view(a, caps, path, options),
         iterations: iteration_table(a, caps, gpu_ok, &path_text),
         warmup_row: warmup(a).filter(|n| *n > 0).map(|n| IterationRow {
             index: format!("warm-up ×{n}"),

@@ -2,14 +2,11 @@
 //! the numbers each item rests on. Nothing is decided here: an analysis.json written before
 //! advice existed has none, and its report gives none.
 
-use super::gpu_work::{kernel_mix_text, KernelNames};
-use crate::artifact::{Advice, AdviceKind, Analysis, RangeKernel};
+use super::gpu_work::{kernel_mix_text, KernelNames, ADVICE_KERNELS};
+use crate::artifact::{Advice, AdviceKind, Analysis};
 use crate::render::escape::inline_shortened as esc;
 use crate::render::format::{duration, duration_i, percent};
 use crate::render::limit::Caps;
-
-/// Kernels named in a GPU-bound item's sentence.
-const KERNELS_NAMED: usize = 3;
 
 /// One sentence per item of `advice`, in its order.
 pub(super) fn advice(a: &Analysis, caps: &Caps) -> Vec<String> {
@@ -18,15 +15,6 @@ pub(super) fn advice(a: &Analysis, caps: &Caps) -> Vec<String> {
         .iter()
         .map(|item| sentence(item, &names, caps))
         .collect()
-}
-
-/// The kernels the advice names (the first few of each GPU-bound item's).
-pub(super) fn named_kernels(a: &Analysis) -> impl Iterator<Item = &RangeKernel> {
-    a.advice
-        .iter()
-        .filter(|item| item.kind == AdviceKind::GpuBound)
-        .filter_map(|item| item.kernels.as_ref())
-        .flat_map(|k| &k.kernels[..k.kernels.len().min(KERNELS_NAMED)])
 }
 
 /// The range as the tables show a group: its one exact name, or the group with how many names.
@@ -69,7 +57,7 @@ fn sentence(item: &Advice, names: &KernelNames<'_>, caps: &Caps) -> String {
                 .as_ref()
                 .filter(|k| !k.kernels.is_empty())
                 .map(|k| {
-                    let top = &k.kernels[..k.kernels.len().min(KERNELS_NAMED)];
+                    let top = &k.kernels[..k.kernels.len().min(ADVICE_KERNELS)];
                     format!(
                         ": {} of its kernel time",
                         kernel_mix_text(top, None, names, caps)

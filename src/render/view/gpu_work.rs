@@ -14,10 +14,10 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::ranges::{group_display, names_by_group};
-use super::run::relative;
-use super::{left_out_note, plural, Table};
+use super::{left_out_note, plural, relative, Table};
 use crate::artifact::{
-    kernel_base_name, Analysis, GpuWork, MemoryCopies, OtherKernels, RangeKernel, ReportName,
+    kernel_base_name, AdviceKind, Analysis, GpuWork, MemoryCopies, OtherKernels, RangeKernel,
+    ReportName,
 };
 use crate::render::escape::{self, inline_shortened as esc};
 use crate::render::format::{self, duration_i, ColumnUnit};
@@ -231,15 +231,53 @@ pub(super) fn gpu_work_view(
                 kernel_mix_text(&i.kernels, i.other_kernels.as_ref(), &names, caps)
             )
         });
-    let (mixes, grouped) = range_mixes(a, g, options.exact_names);
-    let shown = &mixes[..mixes.len().min(rows)];
+    let (ranges, grouped) = mix_table(a, g, options.exact_names, &names, &mut named, caps, path);
+    let copies_all = g.memory_copies.as_deref().unwrap_or(&[]);
+    let shown = &copies_all[..copies_all.len().min(rows)];
+    let copy_unit = ColumnUnit::of(shown.iter().map(|c| c.total_ns as f64));
+    let copies: Vec<CopyRow> = shown.iter().map(|c| copy_row(c, copy_unit, caps)).collect();
+    named.extend(advice_kernels(a).map(|k| k.name.as_str()));
+    Some(GpuWorkView {
+        summary: gpu_work_summary(g, caps),
+        unavailable,
+        kernels: Table {
+            note: left_out_note(kernels.len(), all.len(), "kernels", path),
+            total: all.len(),
+            rows: kernels,
+        },
+        iteration_mix,
+        attribution_note: attribution_note(g),
+        grouped,
+        ranges,
+        copies: Table {
+            note: left_out_note(copies.len(), copies_all.len(), "copy kinds", path),
+            total: copies_all.len(),
+            rows: copies,
+        },
+        kernel_names: kernel_name_rows(named, &names, caps),
+    })
+}
+
+/// The kernel-mix table: its rows (the first few ranges or groups), the kernels it names added
+/// to `named`, and whether its rows are groups.
+fn mix_table<'a>(
+    a: &'a Analysis,
+    g: &'a GpuWork,
+    exact: bool,
+    names: &KernelNames<'_>,
+    named: &mut BTreeSet<&'a str>,
+    caps: &Caps,
+    path: &str,
+) -> (Table<RangeMixRow>, bool) {
+    let (mixes, grouped) = range_mixes(a, g, exact);
+    let shown = &mixes[..mixes.len().min(caps.top.min(GPU_WORK_ROWS))];
     let projected_unit = ColumnUnit::of(
         shown
             .iter()
             .filter_map(|r| r.projected_total_ns.map(|ns| ns as f64)),
     );
     let kernel_unit = ColumnUnit::of(shown.iter().map(|r| r.total_ns as f64));
-    let ranges: Vec<RangeMixRow> = shown
+    let rows: Vec<RangeMixRow> = shown
         .iter()
         .map(|r| {
             named.extend(r.kernels.iter().map(|k| k.name.as_str()));
@@ -252,55 +290,42 @@ pub(super) fn gpu_work_view(
                     }),
                 launches: r.launches,
                 kernel_total: kernel_unit.show(r.total_ns as f64),
-                mix: kernel_mix_text(r.kernels, r.other_kernels, &names, caps),
+                mix: kernel_mix_text(r.kernels, r.other_kernels, names, caps),
             }
         })
         .collect();
-    let copies_all = g.memory_copies.as_deref().unwrap_or(&[]);
-    let shown = &copies_all[..copies_all.len().min(rows)];
-    let copy_unit = ColumnUnit::of(shown.iter().map(|c| c.total_ns as f64));
-    let copies: Vec<CopyRow> = shown.iter().map(|c| copy_row(c, copy_unit, caps)).collect();
-    named.extend(super::advice::named_kernels(a).map(|k| k.name.as_str()));
-    let mut kernel_names: Vec<(String, &str)> = named
+    let table = Table {
+        note: left_out_note(
+            rows.len(),
+            mixes.len(),
+            if grouped { "range groups" } else { "ranges" },
+            path,
+        ),
+        total: mixes.len(),
+        rows,
+    };
+    (table, grouped)
+}
+
+/// The collapsed list: each kernel `named` whose shown name is not its whole name, by shown
+/// name (`gemm [2]` before `gemm [10]`).
+fn kernel_name_rows(
+    named: BTreeSet<&str>,
+    names: &KernelNames<'_>,
+    caps: &Caps,
+) -> Vec<KernelNameRow> {
+    let mut rows: Vec<(String, &str)> = named
         .into_iter()
         .map(|full| (names.shown(full).into_owned(), full))
         .filter(|(short, full)| short != full)
         .collect();
-    kernel_names.sort_by(|x, y| natural_key(&x.0).cmp(&natural_key(&y.0)));
-    Some(GpuWorkView {
-        summary: gpu_work_summary(g, caps),
-        unavailable,
-        kernels: Table {
-            note: left_out_note(kernels.len(), all.len(), "kernels", path),
-            total: all.len(),
-            rows: kernels,
-        },
-        iteration_mix,
-        attribution_note: attribution_note(g),
-        grouped,
-        ranges: Table {
-            note: left_out_note(
-                ranges.len(),
-                mixes.len(),
-                if grouped { "range groups" } else { "ranges" },
-                path,
-            ),
-            total: mixes.len(),
-            rows: ranges,
-        },
-        copies: Table {
-            note: left_out_note(copies.len(), copies_all.len(), "copy kinds", path),
-            total: copies_all.len(),
-            rows: copies,
-        },
-        kernel_names: kernel_names
-            .into_iter()
-            .map(|(short, full)| KernelNameRow {
-                short: esc(&short, caps.name_chars),
-                full: esc(full, caps.message_chars),
-            })
-            .collect(),
-    })
+    rows.sort_by(|x, y| natural_key(&x.0).cmp(&natural_key(&y.0)));
+    rows.into_iter()
+        .map(|(short, full)| KernelNameRow {
+            short: esc(&short, caps.name_chars),
+            full: esc(full, caps.message_chars),
+        })
+        .collect()
 }
 
 /// `gemm [2]` before `gemm [10]`: a shown name as its base and number.
@@ -434,6 +459,18 @@ pub(super) fn gpu_work_summary(g: &GpuWork, caps: &Caps) -> String {
     format!("{}.", summary.join("; "))
 }
 
+/// Kernels named in a GPU-bound advice item's sentence.
+pub(super) const ADVICE_KERNELS: usize = 3;
+
+/// The kernels the advice names (the first few of each GPU-bound item's).
+fn advice_kernels(a: &Analysis) -> impl Iterator<Item = &RangeKernel> {
+    a.advice
+        .iter()
+        .filter(|item| item.kind == AdviceKind::GpuBound)
+        .filter_map(|item| item.kernels.as_ref())
+        .flat_map(|k| &k.kernels[..k.kernels.len().min(ADVICE_KERNELS)])
+}
+
 /// `gemm 61.0 %, relu 22.0 %, 3 others 17.0 %`.
 pub(super) fn kernel_mix_text(
     kernels: &[RangeKernel],
@@ -483,5 +520,188 @@ pub(super) fn copy_row(c: &MemoryCopies, unit: ColumnUnit, caps: &Caps) -> CopyR
         } else {
             String::new()
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artifact::{fake, KernelAttribution, KernelStats, RangeKernelGroup, RangeKernels};
+    use crate::render::{Budget, Links};
+
+    fn stats(name: &str, base: Option<&str>, total_ns: i64) -> KernelStats {
+        KernelStats {
+            name: name.to_owned(),
+            base_name: base.map(str::to_owned),
+            instances: 1,
+            total_ns,
+            mean_ns: total_ns as f64,
+            median_ns: None,
+            minimum_ns: total_ns,
+            maximum_ns: total_ns,
+            stddev_ns: None,
+            share: 0.5,
+        }
+    }
+
+    fn in_mix(name: &str, total_ns: i64, share: f64) -> RangeKernel {
+        RangeKernel {
+            name: name.to_owned(),
+            base_name: None,
+            launches: 1,
+            total_ns,
+            share,
+        }
+    }
+
+    fn options(exact_names: bool, base_dir: Option<&Path>) -> RenderOptions {
+        RenderOptions {
+            top: 10,
+            budget: Budget::comment(),
+            marker: String::new(),
+            exact_names,
+            links: Links {
+                run_url: None,
+                base_dir: base_dir.map(Path::to_path_buf),
+            },
+        }
+    }
+
+    /// Kernels of `layer_1.fwd` and `layer_2.fwd` (a group of two names), two `gemm`s.
+    fn analysis() -> Analysis {
+        let mut a = fake::analysis(
+            &[1_000_000],
+            &[("layer_1.fwd", 10), ("layer_2.fwd", 10)],
+            true,
+        );
+        let gemm_f = "void gemm<float, 64>(float const*, float*, int)";
+        let gemm_h = "void ns::gemm<__half, 128>(__half const*, __half*, int)";
+        let relu = "void at::native::<unnamed>::relu_kernel<float>(float*)";
+        let range = |name: &str| RangeKernels {
+            name: name.to_owned(),
+            path: name.split('.').map(str::to_owned).collect(),
+            instances: 1,
+            projected_total_ns: Some(100),
+            launches: 2,
+            total_ns: 30,
+            kernels: vec![in_mix(gemm_h, 20, 2.0 / 3.0), in_mix(relu, 10, 1.0 / 3.0)],
+            other_kernels: None,
+        };
+        a.gpu_work = Some(GpuWork {
+            // An older file's kernel (no base name) and a newer one's.
+            kernels: Some(vec![
+                stats(gemm_f, Some("gemm"), 50),
+                stats(gemm_h, None, 40),
+                stats(relu, Some("relu_kernel"), 10),
+            ]),
+            per_range_kernels: Some(vec![range("layer_1.fwd"), range("layer_2.fwd")]),
+            per_range_kernel_groups: Some(vec![RangeKernelGroup {
+                group: "layer_#.fwd".to_owned(),
+                names: 2,
+                instances: 2,
+                projected_total_ns: Some(200),
+                launches: 4,
+                total_ns: 60,
+                kernels: vec![in_mix(gemm_h, 40, 2.0 / 3.0), in_mix(relu, 20, 1.0 / 3.0)],
+                other_kernels: None,
+            }]),
+            kernel_attribution: Some(KernelAttribution {
+                kernels: 7,
+                in_counted_iterations: 4,
+                elsewhere: 0,
+                without_api_call: 0,
+                ambiguous: 3,
+                report: None,
+            }),
+            ..GpuWork::default()
+        });
+        a
+    }
+
+    #[test]
+    fn kernels_sharing_a_base_name_are_numbered_in_the_order_of_the_kernel_table() {
+        let a = analysis();
+        let names = KernelNames::of(&a);
+        assert_eq!(
+            names.shown("void gemm<float, 64>(float const*, float*, int)"),
+            "gemm [1]"
+        );
+        assert_eq!(
+            names.shown("void ns::gemm<__half, 128>(__half const*, __half*, int)"),
+            "gemm [2]"
+        );
+        assert_eq!(
+            names.shown("void at::native::<unnamed>::relu_kernel<float>(float*)"),
+            "relu_kernel"
+        );
+        // A name the analysis does not hold: its base name.
+        assert_eq!(names.shown("void other<int>(int)"), "other");
+        assert_eq!(natural_key("gemm [10]"), ("gemm", 10));
+        assert!(natural_key("gemm [2]") < natural_key("gemm [10]"));
+        assert_eq!(natural_key("odd [x]"), ("odd [x]", 0));
+    }
+
+    #[test]
+    fn the_mix_table_shows_groups_unless_exact_names_and_notes_give_the_relative_path() {
+        let a = analysis();
+        let base = Path::new("/work/repo");
+        let path = base.join("inference_profiling/runs/r1/analysis.json");
+        let caps = Caps::full(1);
+        let v = gpu_work_view(&a, &caps, &path, &options(false, Some(base))).unwrap();
+        assert!(v.grouped);
+        let names: Vec<&str> = v.ranges.rows.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["layer\\_#\u{200b}.fwd (2 names)"]);
+        assert_eq!(
+            v.ranges.rows[0].mix,
+            "gemm \\[2\\] 66.7\u{a0}%, relu\\_kernel 33.3\u{a0}%"
+        );
+        // One row of three kernels shown: the note names analysis.json as "Full data" does.
+        assert_eq!(
+            v.kernels.note.as_deref(),
+            Some("Top 1 of 3 kernels; the other 2 are in `inference_profiling/runs/r1/analysis.json`.")
+        );
+        // Every name shown by a shorter one, once, by shown name.
+        let listed: Vec<(&str, &str)> = v
+            .kernel_names
+            .iter()
+            .map(|k| (k.short.as_str(), k.full.as_str()))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                (
+                    "gemm \\[1\\]",
+                    "void gemm&lt;float, 64&gt;(float const\\*, float\\*, int)"
+                ),
+                (
+                    "gemm \\[2\\]",
+                    "void ns::gemm&lt;\\_\\_half, 128&gt;(\\_\\_half const\\*, \\_\\_half\\*, int)"
+                ),
+                (
+                    "relu\\_kernel",
+                    "void at::native::&lt;unnamed&gt;::relu\\_kernel&lt;float&gt;(float\\*)"
+                ),
+            ]
+        );
+        let note = v.attribution_note.unwrap();
+        assert!(
+            note.starts_with("3 kernel launches are left out of the kernel mixes"),
+            "{note}"
+        );
+
+        let v = gpu_work_view(&a, &caps, &path, &options(true, None)).unwrap();
+        assert!(!v.grouped);
+        let names: Vec<&str> = v.ranges.rows.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["layer\\_1.fwd"]);
+        assert_eq!(
+            v.ranges.note.as_deref(),
+            Some("Top 1 of 2 ranges; the other 1 are in `/work/repo/inference_profiling/runs/r1/analysis.json`.")
+        );
+
+        // A file written before the groups: the exact names.
+        let mut old = a.clone();
+        old.gpu_work.as_mut().unwrap().per_range_kernel_groups = None;
+        let v = gpu_work_view(&old, &caps, &path, &options(false, None)).unwrap();
+        assert_eq!(v.ranges.rows[0].name, "layer\\_1.fwd");
     }
 }

@@ -9,7 +9,7 @@ use super::advice::advice;
 use super::gpu_work::{gpu_work_view, GpuWorkView};
 use super::iterations::{chart, iteration_table, ChartView, IterationRow};
 use super::ranges::{gpu_table, host_table, shown_ranges, GpuRow, HostRow};
-use super::{not_recorded, path_text, plural, run_title, Table};
+use super::{not_recorded, path_text, plural, relative, run_title, Table};
 use crate::artifact::{Analysis, GateResult, IterationStats, Warning, WarningCode};
 use crate::render::comparison::RunComparisonView;
 use crate::render::escape::{self, inline_shortened as esc};
@@ -181,13 +181,6 @@ pub(super) fn analysed(
         analysis_path: path_text,
         comparison: None,
     }
-}
-
-/// `path` relative to `base` when inside it.
-pub(super) fn relative<'p>(path: &'p Path, base: Option<&Path>) -> &'p Path {
-    base.and_then(|b| path.strip_prefix(b).ok())
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(path)
 }
 
 /// Where the reader finds analysis.json: a path on the runner is no use in a comment.

@@ -38,8 +38,6 @@ mod words;
 
 pub use error::NsysError;
 pub use locate::{locate, NsysChoice};
-pub use stamp::{
-    csv_path, is_sqlite_trace, read_stamp, StatsStamp, EXPORT_FILE, OUTPUT_PREFIX, STAMP_FILE,
-};
+pub use stamp::{csv_path, is_sqlite_trace, read_stamp, StatsStamp, EXPORT_FILE, STAMP_FILE};
 pub use stats::{run_stats, StatsPlan};
 pub use version::{adds_default_domain_prefix, identify, is_tested_version, Nsys, TESTED_VERSIONS};

@@ -182,12 +182,21 @@ fn report_names(nsys: &Nsys) -> Result<(bool, Vec<Asked>, Vec<(ReportName, Strin
         &mut |_| {},
     )?;
     let words = output.words();
+    // `cuda_gpu_kern_sum[:nvtx-name][:base|:mangled] -- …`: a report with an argument
+    // (`cuda_gpu_kern_sum:base`) is there when its script is and lists the argument.
     let has = |name: &str| {
+        let (script, argument) = match name.split_once(':') {
+            Some((script, argument)) => (script, Some(argument)),
+            None => (name, None),
+        };
         words.lines().any(|l| {
-            l.trim_start()
-                .split(|c: char| c.is_whitespace() || c == '[')
-                .next()
-                == Some(name)
+            let l = l.trim_start();
+            l.split(|c: char| c.is_whitespace() || c == '[').next() == Some(script)
+                && argument.is_none_or(|a| {
+                    l.split(" -- ")
+                        .next()
+                        .is_some_and(|usage| usage.contains(&format!(":{a}")))
+                })
         })
     };
     let legacy = if ReportName::REQUIRED.iter().all(|r| has(r.as_str())) {
@@ -616,7 +625,7 @@ mod tests {
         ReportName::ALL.iter().position(|r| *r == report).unwrap()
     }
 
-    /// All 64 subsets and 0 to 8 processes, so every case rather than a sample of them.
+    /// All 128 subsets and 0 to 8 processes, so every case rather than a sample of them.
     #[test]
     fn every_asked_report_runs_in_exactly_one_group() {
         for reports in subsets() {
@@ -679,7 +688,8 @@ mod tests {
     #[test]
     fn two_and_three_processes_give_the_measured_groupings() {
         use ReportName::{
-            ApiTrace, GpuProjection, GpuTrace, KernelExecTrace, KernelSummary, PushPop,
+            ApiTrace, GpuProjection, GpuTrace, KernelBaseSummary, KernelExecTrace, KernelSummary,
+            PushPop,
         };
         let old = [PushPop, GpuProjection, KernelSummary, GpuTrace, ApiTrace];
         assert_eq!(
@@ -702,13 +712,14 @@ mod tests {
             PushPop,
             GpuProjection,
             KernelSummary,
+            KernelBaseSummary,
             GpuTrace,
             KernelExecTrace,
         ];
         assert_eq!(
             grouped(&asked, 2),
             [
-                vec![PushPop, KernelSummary, KernelExecTrace],
+                vec![PushPop, KernelSummary, KernelBaseSummary, KernelExecTrace],
                 vec![GpuProjection, GpuTrace]
             ]
         );
@@ -717,7 +728,7 @@ mod tests {
             [
                 vec![PushPop],
                 vec![GpuProjection, KernelSummary],
-                vec![GpuTrace, KernelExecTrace],
+                vec![KernelBaseSummary, GpuTrace, KernelExecTrace],
             ]
         );
     }

@@ -24,6 +24,8 @@ type Part<T> = Result<T, Unavailable>;
 /// and the kernels' launching calls, or why each is unavailable.
 pub(super) struct GpuWorkRows {
     kernels: Part<Vec<KernelStats>>,
+    /// Why nsys's base names could not be read (the kernels then keep derived ones).
+    base_names: Option<Unavailable>,
     trace: Part<GpuTraceParts>,
     trace_names: Interner,
     /// Why not: each report tried (`cuda_kern_exec_trace`, then `cuda_api_trace`).
@@ -164,7 +166,7 @@ pub(super) fn read(stats_dir: &Path, stamp: &StatsStamp) -> GpuWorkRows {
     let any_written = ReportName::GPU_WORK
         .iter()
         .any(|&r| stamp.status(r).is_written());
-    let (kernels, calls, (trace, trace_names)) = std::thread::scope(|scope| {
+    let ((kernels, base_names), calls, (trace, trace_names)) = std::thread::scope(|scope| {
         let calls = scope.spawn(|| read_calls(stats_dir, stamp));
         let trace = scope.spawn(|| {
             let mut names = Interner::new();
@@ -187,8 +189,26 @@ pub(super) fn read(stats_dir: &Path, stamp: &StatsStamp) -> GpuWorkRows {
             let rows = reports::read_kernel_summary(p, &mut names)?;
             Ok(rules::kernel_table(&rows, &names))
         });
+        let (kernels, base_names) = match kernels {
+            Ok(mut table) => {
+                let base = read_one(
+                    stats_dir,
+                    stamp,
+                    ReportName::KernelBaseSummary,
+                    Vec::new,
+                    |p| {
+                        let mut names = Interner::new();
+                        let rows = reports::read_kernel_summary(p, &mut names)?;
+                        Ok(rules::kernel_table(&rows, &names))
+                    },
+                );
+                rules::attach_base_names(&mut table, base.as_deref().unwrap_or(&[]));
+                (Ok(table), base.err())
+            }
+            Err(e) => (Err(e), None),
+        };
         (
-            kernels,
+            (kernels, base_names),
             calls
                 .join()
                 .expect("the launching calls' reader does not panic"),
@@ -197,6 +217,7 @@ pub(super) fn read(stats_dir: &Path, stamp: &StatsStamp) -> GpuWorkRows {
     });
     GpuWorkRows {
         kernels,
+        base_names,
         trace,
         trace_names,
         calls,
@@ -219,6 +240,7 @@ impl GpuWorkRows {
                 kernel_rows: self.kernel_count().unwrap_or(0).max(kernels.len() as u64),
                 names,
                 report: ReportName::KernelExecTrace.as_str(),
+                base_names: self.base_name_map(),
             }),
             Calls::Api(api) => {
                 let trace = self.trace.as_ref().ok()?;
@@ -228,9 +250,19 @@ impl GpuWorkRows {
                     kernel_rows: trace.kernels,
                     names: &self.trace_names,
                     report: ReportName::ApiTrace.as_str(),
+                    base_names: self.base_name_map(),
                 })
             }
         }
+    }
+
+    /// Each kernel's base name, as the kernel table has it.
+    fn base_name_map(&self) -> rustc_hash::FxHashMap<&str, &str> {
+        self.kernels
+            .iter()
+            .flatten()
+            .filter_map(|k| Some((k.name.as_str(), k.base_name.as_deref()?)))
+            .collect()
     }
 
     /// Every kernel of the capture: `cuda_gpu_trace`'s kernel rows, else the instances of
@@ -278,6 +310,10 @@ impl GpuWorkRows {
         }
         if let Err(us) = &self.calls {
             failed.extend(us.iter().map(|u| (u, &MIX[..])));
+        }
+        // The kernels keep base names derived from their demangled names: nothing is `null`.
+        if let Some(u) = &self.base_names {
+            failed.push((u, &[]));
         }
         let mut unavailable: BTreeMap<String, String> = BTreeMap::new();
         let mut warnings: Vec<Warning> = Vec::new();
@@ -332,7 +368,16 @@ fn unavailable_warning(u: &Unavailable, parts: &[&str]) -> Warning {
     let parts = match parts.as_slice() {
         [one] => one.clone(),
         [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
-        [] => String::new(),
+        [] => {
+            return Warning::new(
+                WarningCode::GpuWorkUnavailable,
+                format!(
+                    "the kernels' base names of gpu_work are derived from their demangled names instead: {}",
+                    u.reason
+                ),
+            )
+            .with_report(u.report.as_str())
+        }
     };
     Warning::new(
         WarningCode::GpuWorkUnavailable,

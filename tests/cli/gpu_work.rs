@@ -479,6 +479,7 @@ fn no_cuda_data_at_all_is_gpu_work_null_with_one_warning() {
     assert!(!c.contains(&"gpu_work_unavailable".to_owned()), "{c:?}");
     for report in [
         "cuda_gpu_kern_sum",
+        "cuda_gpu_kern_sum:base",
         "cuda_gpu_trace",
         "cuda_kern_exec_trace",
         "cuda_api_trace",
@@ -512,6 +513,44 @@ fn reuse_stats_reads_the_gpu_work_csvs_and_classifies_what_is_wrong_with_them() 
     assert!(why.contains("missing required column `Bytes`"), "{why}");
     assert!(why.contains("nsys_cuda_gpu_trace.csv"), "{why}");
     assert_eq!(a["gpu_work"]["kernels"], first["gpu_work"]["kernels"]);
+
+    // nsys's base names win where their sums pin them down: a summary naming the attention
+    // kernel's base `half_t` (an identifier of its name) gives it that name, in the mixes too.
+    std::fs::write(&csv, &original).unwrap();
+    let base_csv = run.path("stats/nsys_cuda_gpu_kern_sum_base.csv");
+    let base = std::fs::read_to_string(&base_csv).unwrap();
+    assert!(base.contains(",attention_kernel\n"), "{base}");
+    std::fs::write(&base_csv, base.replace(",attention_kernel\n", ",half_t\n")).unwrap();
+    assert_status(&common::reuse_stats(&run.dir), 0);
+    let a = run.analysis();
+    let attention = |kernels: &Value| -> Option<String> {
+        kernels
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["name"].as_str().unwrap().contains("attention_kernel<"))
+            .map(|k| k["base_name"].as_str().unwrap().to_owned())
+    };
+    assert_eq!(
+        attention(&a["gpu_work"]["kernels"]).as_deref(),
+        Some("half_t")
+    );
+    assert_eq!(
+        attention(&a["gpu_work"]["iteration_kernels"]["kernels"]).as_deref(),
+        Some("half_t")
+    );
+    // A summary that is not there: derived base names, and a note of it.
+    std::fs::write(&base_csv, "").unwrap();
+    assert_status(&common::reuse_stats(&run.dir), 0);
+    let a = run.analysis();
+    assert_eq!(
+        attention(&a["gpu_work"]["kernels"]).as_deref(),
+        Some("attention_kernel")
+    );
+    let w = warning(&a, "gpu_work_unavailable");
+    assert_eq!(w["report"], "cuda_gpu_kern_sum:base");
+    assert_eq!(a["gpu_work"]["unavailable"], serde_json::json!({}));
+    std::fs::write(&base_csv, &base).unwrap();
 
     // A 0-byte kernel launch trace: the kernels per range are unavailable, the copies are back.
     std::fs::write(&csv, &original).unwrap();

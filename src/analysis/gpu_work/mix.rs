@@ -36,6 +36,9 @@ pub struct Launches<'a> {
     pub names: &'a Interner,
     /// The report the calls came from (`kernel_attribution.report`).
     pub report: &'static str,
+    /// Each kernel's base name (`gpu_work.kernels[].base_name`); a kernel not in it gets the
+    /// derived one.
+    pub base_names: FxHashMap<&'a str, &'a str>,
 }
 
 /// The kernels of the counted iterations and of the ranges below them.
@@ -135,7 +138,7 @@ pub(in crate::analysis) fn kernel_mix(
         }
     }
 
-    let (kernels, other_kernels) = iteration.top(launches.names);
+    let (kernels, other_kernels) = iteration.top(launches.names, &launches.base_names);
     let iteration = IterationKernels {
         iterations: counted.len() as u64,
         launches: iteration.launches,
@@ -146,9 +149,9 @@ pub(in crate::analysis) fn kernel_mix(
     let sums = group_sums(&by_scope, scopes);
     KernelMix {
         iteration,
-        groups: group_mixes(&sums, launches.names, tables.groups),
-        range_groups: top_groups(&sums, launches.names, tables),
-        ranges: top_ranges(by_scope, scopes, launches.names, tables.host, tables.gpu),
+        groups: group_mixes(&sums, launches, tables.groups),
+        range_groups: top_groups(&sums, launches, tables),
+        ranges: top_ranges(by_scope, scopes, launches, tables.host, tables.gpu),
         attribution,
     }
 }
@@ -171,14 +174,15 @@ fn group_sums(by_scope: &[Mix], scopes: &Scopes) -> BTreeMap<String, Mix> {
 /// The mixes of the `wanted` groups; a group that launched no kernel is left out.
 fn group_mixes(
     sums: &BTreeMap<String, Mix>,
-    names: &Interner,
+    launches: &Launches<'_>,
     wanted: &[String],
 ) -> BTreeMap<String, AdviceKernels> {
+    let (names, base_names) = (launches.names, &launches.base_names);
     wanted
         .iter()
         .filter_map(|group| {
             let m = sums.get(group)?;
-            let (kernels, other_kernels) = m.top(names);
+            let (kernels, other_kernels) = m.top(names, base_names);
             let kernels = AdviceKernels {
                 launches: m.launches,
                 total_ns: clamp(m.total_ns),
@@ -194,9 +198,10 @@ fn group_mixes(
 /// when there is no projection), with their mixes, as [`top_ranges`] ranks ranges.
 fn top_groups(
     sums: &BTreeMap<String, Mix>,
-    names: &Interner,
+    launches: &Launches<'_>,
     tables: &MixInput<'_>,
 ) -> Vec<RangeKernelGroup> {
+    let (names, base_names) = (launches.names, &launches.base_names);
     let projected: FxHashMap<&str, i64> = tables
         .gpu_groups
         .iter()
@@ -220,7 +225,7 @@ fn top_groups(
         .into_iter()
         .take(TOP_RANGES)
         .map(|(group, projected_total_ns, mix)| {
-            let (kernels, other_kernels) = mix.top(names);
+            let (kernels, other_kernels) = mix.top(names, base_names);
             let (names_in_group, instances) = host.get(group).copied().unwrap_or((0, 0));
             RangeKernelGroup {
                 group: group.to_owned(),
@@ -241,10 +246,11 @@ fn top_groups(
 fn top_ranges(
     by_scope: Vec<Mix>,
     scopes: &Scopes,
-    names: &Interner,
+    launches: &Launches<'_>,
     host: &[HostRange],
     gpu: &[GpuProjectedRange],
 ) -> Vec<RangeKernels> {
+    let (names, base_names) = (launches.names, &launches.base_names);
     let projected: FxHashMap<&str, i64> = gpu
         .iter()
         .map(|g| (g.name.as_str(), g.projected.total_ns))
@@ -272,7 +278,7 @@ fn top_ranges(
         .take(TOP_RANGES)
         .map(|(id, projected_total_ns, mix)| {
             let name = scopes.name[id as usize].clone();
-            let (kernels, other_kernels) = mix.top(names);
+            let (kernels, other_kernels) = mix.top(names, base_names);
             RangeKernels {
                 instances: instances.get(name.as_str()).copied().unwrap_or(0),
                 path: scopes.path[id as usize].clone(),
@@ -315,13 +321,20 @@ impl Mix {
     }
 
     /// The first [`TOP_KERNELS`] kernels by time (then name), and the rest together.
-    fn top(&self, names: &Interner) -> (Vec<RangeKernel>, Option<OtherKernels>) {
+    fn top(
+        &self,
+        names: &Interner,
+        base_names: &FxHashMap<&str, &str>,
+    ) -> (Vec<RangeKernel>, Option<OtherKernels>) {
         let mut all: Vec<RangeKernel> = self
             .by_name
             .iter()
             .map(|(&name, &(launches, total))| RangeKernel {
                 name: names.resolve(name).to_owned(),
-                base_name: Some(kernel_base_name(names.resolve(name)).to_owned()),
+                base_name: Some({
+                    let name = names.resolve(name);
+                    (*base_names.get(name).unwrap_or(&kernel_base_name(name))).to_owned()
+                }),
                 launches,
                 total_ns: clamp(total),
                 share: share(total, self.total_ns),
@@ -523,6 +536,7 @@ mod tests {
             kernel_rows: 11,
             names: &kernel_names,
             report: "cuda_api_trace",
+            base_names: FxHashMap::default(),
         };
         let gpu: Vec<GpuProjectedRange> = ["a", "a.b", "c"]
             .iter()
@@ -658,7 +672,15 @@ mod tests {
         };
         let sums = group_sums(&[one, two, Mix::default()], &scopes);
         assert_eq!(sums.keys().collect::<Vec<_>>(), ["step_#.k"]);
-        let mixes = group_mixes(&sums, &names, &["step_#.k".to_owned()]);
+        let launches = Launches {
+            api: &[],
+            kernels: &[],
+            kernel_rows: 0,
+            names: &names,
+            report: "cuda_kern_exec_trace",
+            base_names: [("gemm", "nsys_gemm")].into_iter().collect(),
+        };
+        let mixes = group_mixes(&sums, &launches, &["step_#.k".to_owned()]);
         let k = &mixes["step_#.k"];
         assert_eq!((k.launches, k.total_ns), (3, 42));
         let got: Vec<(&str, u64, i64)> = k
@@ -668,5 +690,8 @@ mod tests {
             .collect();
         assert_eq!(got, [("gemm", 2, 40), ("relu", 1, 2)]);
         assert!((k.kernels[0].share - 40.0 / 42.0).abs() < 1e-12);
+        // Base names as the kernel table has them, else derived.
+        let bases: Vec<Option<&str>> = k.kernels.iter().map(|k| k.base_name.as_deref()).collect();
+        assert_eq!(bases, [Some("nsys_gemm"), Some("relu")]);
     }
 }

@@ -4,6 +4,8 @@
 //! - [`kernels`] — **kernels** (`cuda_gpu_kern_sum`): one entry per kernel name (nsys 2022.4
 //!   splits a name by grid and block: those rows are merged; their median is then unknown),
 //!   the share of all kernel time computed from the totals;
+//! - [`names`] — each kernel's **base name** from `cuda_gpu_kern_sum:base`, matched by its sums,
+//!   else derived from the demangled name;
 //! - [`trace`] — **memory copies and memsets** (`cuda_gpu_trace`, read in one pass into a
 //!   [`GpuTraceSummary`]: copies grouped by copy kind, source and destination memory kind as
 //!   they stream by, memsets counted apart, kernels kept as 24-byte launches for the join);
@@ -22,11 +24,13 @@
 
 mod kernels;
 mod mix;
+mod names;
 mod trace;
 
 pub use kernels::kernel_table;
 pub(super) use mix::{kernel_mix, MixInput};
 pub use mix::{KernelMix, Launches};
+pub use names::attach_base_names;
 pub use trace::{pageable_warning, GpuTraceParts, GpuTraceSummary, KernelLaunch};
 
 /// `part` as a share of `all` (0 when `all` is not positive).

@@ -46,7 +46,7 @@ SCENARIOS=(
   named-domain hostile-names no-nvtx capture-null custom-pattern slow-iterations llama-like
   gpu-projection gpu-projection-2023.4 gpu-projection-2022.4 gpu-iteration-without-work
   gpu-outside-capture gpu-outside-capture-2023.4
-  gpu-work gpu-work-2023.4 gpu-work-2022.4 llama-gpu
+  gpu-work gpu-work-2023.4 gpu-work-2022.4 gpu-processes llama-gpu
   compare-base compare-head
   example-smoke-tensor
 )
@@ -65,8 +65,10 @@ die() { say "$*"; exit 1; }
 #   expect      arguments of `fixtures.py check-pushpop` (what the push/pop report must show)
 #   gpu         empty, or the `fixtures.py add-gpu-work --mode` giving the trace synthetic CUDA
 #               work (the run directory then holds trace.sqlite)
-#   gpu_work    `fixtures.py add-gpu-work --work`: projection (kernels and copies) or full (also
-#               memsets, pageable copies both ways, a hostile kernel name, TARGET_INFO_GPU)
+#   gpu_work    `fixtures.py add-gpu-work --work`: projection (kernels and copies), full (also
+#               memsets, pageable copies both ways, a hostile kernel name, TARGET_INFO_GPU),
+#               llama, or processes (full, a PyTorch kernel, and a second process whose
+#               correlation ids overlap the first's)
 #   gpu_expect  arguments of `fixtures.py check-gpu`
 # ------------------------------------------------------------------------------------------------
 scenario() {
@@ -186,6 +188,20 @@ scenario() {
       else
         gpu_expect+=(--expect-rows 21 --expect-root 0)
       fi ;;
+    gpu-processes)
+      # two processes whose CUDA correlation ids overlap (each process counts its own), as the
+      # tensor-parallel workers of an inference server: the harness's work (as gpu-work, plus a
+      # PyTorch kernel with a ~1,100-character name in preprocessing > resize), and a second
+      # process on GPU 1 with ranges worker_step > forward over each inference, launching two
+      # kernels (one sharing its base name with the first process's conv2d_fprop_kernel)
+      harness=(--warmup 1 --iterations 5 --gpu-markers)
+      expect=(--expect-found 5 --expect-complete 5 --expect-measured 0,1,2,3,4 --work plain
+              --expect-unattributed 10)
+      gpu=all gpu_work=processes
+      gpu_expect=(--expect-rows 31 --expect-root 0 --expect-name profile-target=1
+                  --expect-name inference=5 --expect-name preprocessing=5 --expect-name resize=5
+                  --expect-name worker_step=5 --expect-name forward=5)
+      for i in 0 1 2 3 4; do gpu_expect+=(--expect-name "iteration $i=1"); done ;;
     llama-gpu)
       # the public GPU LLM inference trace's shape *with* its GPU work (llama-like has none),
       # smaller: 16 passes of 8 layers. forward_layer_L launches a GEMM over most of its time

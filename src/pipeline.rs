@@ -473,10 +473,8 @@ fn provenance(run: &RunDir, stamp: &StatsStamp, stats_reused: bool) -> Provenanc
         reports: ReportName::ALL
             .iter()
             .map(|r| {
-                (
-                    r.as_str().to_owned(),
-                    format!("{STATS_DIR}/{}_{r}.csv", nsys::OUTPUT_PREFIX),
-                )
+                let csv = nsys::csv_path(Path::new(STATS_DIR), r.as_str());
+                (r.as_str().to_owned(), csv.to_string_lossy().into_owned())
             })
             .collect(),
         report_status: ReportName::ALL

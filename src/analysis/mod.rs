@@ -81,8 +81,9 @@ pub struct Reports<'a> {
     /// `None` when nsys produced no GPU projection.
     pub gpu: Option<&'a [GpuProjRow]>,
     pub gpu_path: &'a Path,
-    /// The CUDA API calls and the kernels they launched (`cuda_api_trace`, `cuda_gpu_trace`),
-    /// when both reports were read: the kernels are then attributed to ranges.
+    /// The CUDA API calls and the kernels they launched (`cuda_kern_exec_trace`, or
+    /// `cuda_api_trace` with `cuda_gpu_trace`), when read: the kernels are then attributed to
+    /// ranges.
     pub launches: Option<Launches<'a>>,
 }
 
@@ -221,6 +222,8 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
                 &gpu_work::MixInput {
                     host: &tables.host,
                     gpu: &tables.gpu,
+                    host_groups: &host_range_groups,
+                    gpu_groups: &gpu_projected_range_groups,
                     groups: &advice::kernel_groups(&advice),
                 },
             )),

@@ -22,6 +22,11 @@ pub struct GpuWork {
     /// The kernels launched inside the ranges with the largest GPU-projected totals (scoped
     /// names, counted iterations only), largest first.
     pub per_range_kernels: Option<Vec<RangeKernels>>,
+    /// The same for groups of ranges whose names differ only in decimal numbers (as
+    /// `host_range_groups`), the groups with the largest GPU-projected totals first. Absent in
+    /// files written before it was added.
+    #[serde(default)]
+    pub per_range_kernel_groups: Option<Vec<RangeKernelGroup>>,
     /// How the kernels of `cuda_gpu_trace` were attributed to ranges.
     pub kernel_attribution: Option<KernelAttribution>,
     /// Part (`devices`, `kernels`, …) -> why it is `null`: the report and nsys's words.
@@ -60,6 +65,10 @@ pub struct GpuDevice {
 pub struct KernelStats {
     /// Exactly as nsys wrote it (a demangled signature).
     pub name: String,
+    /// The kernel's base name ([`kernel_base_name`]): what the report shows. Absent in files
+    /// written before it was added (the report then derives it).
+    #[serde(default)]
+    pub base_name: Option<String>,
     pub instances: u64,
     pub total_ns: i64,
     pub mean_ns: f64,
@@ -100,6 +109,9 @@ pub struct Memsets {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RangeKernel {
     pub name: String,
+    /// As [`KernelStats::base_name`].
+    #[serde(default)]
+    pub base_name: Option<String>,
     pub launches: u64,
     pub total_ns: i64,
     /// Share of the range's kernel time (0..1).
@@ -143,6 +155,24 @@ pub struct RangeKernels {
     pub other_kernels: Option<OtherKernels>,
 }
 
+/// The kernels of a group of ranges (`per_range_kernel_groups`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RangeKernelGroup {
+    /// The group, as `host_range_groups[].group` (each run of digits written `#`).
+    pub group: String,
+    /// Distinct scoped names in the group (`host_range_groups[].names`).
+    pub names: u64,
+    /// Instances of the group's ranges in the counted iterations.
+    pub instances: u64,
+    /// The group's GPU-projected total (`gpu_projected_range_groups`); `null` without one.
+    pub projected_total_ns: Option<i64>,
+    /// Kernels launched inside the group's ranges, nested ranges included.
+    pub launches: u64,
+    pub total_ns: i64,
+    pub kernels: Vec<RangeKernel>,
+    pub other_kernels: Option<OtherKernels>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelAttribution {
     /// Kernel rows of `cuda_gpu_trace`.
@@ -153,6 +183,152 @@ pub struct KernelAttribution {
     pub elsewhere: u64,
     /// No CUDA API call has their correlation id.
     pub without_api_call: u64,
-    /// Their correlation id is on API calls of more than one process: left out.
+    /// Their correlation id is on API calls of more than one process: left out (only when the
+    /// kernels were joined here, by `cuda_api_trace`).
     pub ambiguous: u64,
+    /// The report that gave each kernel's launching call: `cuda_kern_exec_trace` (nsys joins
+    /// kernel and call on correlation id and process) or `cuda_api_trace` (joined here on the
+    /// correlation id alone, for an nsys without the former). Absent in files written before
+    /// it was added (they used `cuda_api_trace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<String>,
+}
+
+/// A kernel's base name, as Nsight Systems' `base` naming has it: the function's identifier,
+/// without its namespaces, its template arguments, its parameter list and its return type
+/// (`void at::native::<unnamed>::fill_kernel<float, (int)4>(float*, long)` -> `fill_kernel`).
+///
+/// Read from the end: a balanced parameter list `(…)` ending the name is dropped, then a
+/// balanced template argument list `<…>` ending what is left (angle brackets inside
+/// parentheses or brackets, as in `(int)4` or `[lambda(int) (instance 1)]`, do not count),
+/// then everything up to the last `::` outside brackets, then a return type (up to the last
+/// space outside brackets). A name that is not a demangled signature (`ampere_sgemm_128x64_tn`,
+/// a Triton kernel, a mangled `_Z…` name) is its own base name; so is one where nothing would
+/// be left.
+pub fn kernel_base_name(name: &str) -> &str {
+    let whole = name.trim();
+    let mut head = whole;
+    if head.ends_with(')') {
+        if let Some(open) = opening(head, b'(', b')') {
+            head = head[..open].trim_end();
+        }
+    }
+    if head.ends_with('>') {
+        if let Some(open) = opening(head, b'<', b'>') {
+            head = head[..open].trim_end();
+        }
+    }
+    let mut depth = 0i32;
+    let bytes = head.as_bytes();
+    let mut start = 0;
+    for i in (0..bytes.len()).rev() {
+        match bytes[i] {
+            b')' | b']' | b'>' => depth += 1,
+            b'(' | b'[' | b'<' => depth -= 1,
+            b':' if depth == 0 && i > 0 && bytes[i - 1] == b':' => {
+                start = i + 1;
+                break;
+            }
+            b' ' if depth == 0 => {
+                start = i + 1;
+                break;
+            }
+            _ => {}
+        }
+    }
+    let base = head[start..].trim();
+    if base.is_empty() {
+        whole
+    } else {
+        base
+    }
+}
+
+/// Where the bracket closed by the last byte of `text` opens: `open`/`close` counted from the
+/// end, other brackets (`()`, `[]`, `<>` besides the pair itself) skipped when `open` is `<`.
+fn opening(text: &str, open: u8, close: u8) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut other = 0usize;
+    for i in (0..bytes.len()).rev() {
+        let b = bytes[i];
+        if open == b'<' && matches!(b, b')' | b']') {
+            other += 1;
+        } else if open == b'<' && matches!(b, b'(' | b'[') {
+            other = other.saturating_sub(1);
+        } else if other == 0 && b == close {
+            depth += 1;
+        } else if other == 0 && b == open {
+            depth = depth.checked_sub(1)?;
+            if depth == 0 {
+                return Some(i);
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kernel_base_name as base;
+
+    #[test]
+    fn base_names_drop_namespaces_templates_parameters_and_return_types() {
+        assert_eq!(base("gemm"), "gemm");
+        assert_eq!(base("void gemm<float, 2>(float*, int)"), "gemm");
+        assert_eq!(base("gemm<float, 2>"), "gemm");
+        assert_eq!(
+            base(
+                r#"void attention_kernel<"causal",64, cutlass::half_t>(int, float const*, "x",1,2)"#
+            ),
+            "attention_kernel"
+        );
+        assert_eq!(
+            base("void (anonymous namespace)::softmax<float>(float*)"),
+            "softmax"
+        );
+        assert_eq!(
+            base("void cutlass::Kernel2<cutlass_80_wmma_tensorop_f16_s161616gemm_f16_32x32_128x2_tn_align8>(cutlass_80_wmma_tensorop_f16_s161616gemm_f16_32x32_128x2_tn_align8::Params)"),
+            "Kernel2"
+        );
+        // nsys's demangler: `<unnamed>` namespaces, `(int)4` arguments, bracketed lambdas.
+        let pytorch = concat!(
+            "void at::native::<unnamed>::distribution_elementwise_grid_stride_kernel<float, (int)4, voi",
+            "d at::native::templates::cuda::normal_and_transform<float, float, (unsigned long)4, at::CU",
+            "DAGeneratorImpl *, void at::native::templates::cuda::normal_kernel<at::CUDAGeneratorImpl *",
+            ">(const at::TensorBase &, double, double, T1)::[lambda() (instance 1)]::operator ()() cons",
+            "t::[lambda() (instance 2)]::operator ()() const::[lambda(curandStatePhilox4_32_10 *) (inst",
+            "ance 2)]>(at::TensorIteratorBase &, T4)::[lambda(int, float) (instance 1)], void at::nativ",
+            "e::<unnamed>::distribution_nullary_kernel<float, float, (int)4, at::CUDAGeneratorImpl *, v",
+            "oid at::native::templates::cuda::normal_and_transform<float, float, (unsigned long)4, at::",
+            "CUDAGeneratorImpl *, void at::native::templates::cuda::normal_kernel<at::CUDAGeneratorImpl",
+            " *>(const at::TensorBase &, double, double, T1)::[lambda() (instance 1)]::operator ()() co",
+            "nst::[lambda() (instance 2)]::operator ()() const::[lambda(curandStatePhilox4_32_10 *) (in",
+            "stance 2)]>(at::TensorIteratorBase &, T4)::[lambda(int, float) (instance 1)]>(at::TensorIt",
+            "eratorBase &, T4, const T3 &, T5)::[lambda(int, float4) (instance 1)]>(long, at::PhiloxCud",
+            "aState, T3, T4)",
+        );
+        assert_eq!(base(pytorch), "distribution_elementwise_grid_stride_kernel");
+        // c++filt's spelling of the same things.
+        assert_eq!(
+            base("void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl<at::native::AddFunctor<float> >(at::TensorIteratorBase&, at::native::AddFunctor<float> const&)::{lambda(int)#1}>(int, at::native::gpu_kernel_impl<at::native::AddFunctor<float> >(at::TensorIteratorBase&, at::native::AddFunctor<float> const&)::{lambda(int)#1})"),
+            "elementwise_kernel"
+        );
+        assert_eq!(base("void ns::Outer<int>::inner(int)"), "inner");
+        // Not a signature: the name itself.
+        for plain in [
+            "ampere_sgemm_128x64_tn",
+            "triton_poi_fused_add_0",
+            "_Z3fooPf",
+            "(weird)",
+            "<>",
+            "",
+        ] {
+            assert_eq!(base(plain), plain, "{plain:?}");
+        }
+        // Unbalanced brackets: something of the name, never nothing.
+        for odd in ["void f<int(int)", "f>(x)", "a::(b", ")", "::"] {
+            assert!(!base(odd).is_empty(), "{odd:?}");
+        }
+    }
 }

@@ -25,8 +25,8 @@ mod vocabulary;
 
 pub use advice::{Advice, AdviceKernels, AdviceKind};
 pub use gpu_work::{
-    GpuDevice, GpuWork, IterationKernels, KernelAttribution, KernelStats, MemoryCopies, Memsets,
-    OtherKernels, RangeKernel, RangeKernels,
+    kernel_base_name, GpuDevice, GpuWork, IterationKernels, KernelAttribution, KernelStats,
+    MemoryCopies, Memsets, OtherKernels, RangeKernel, RangeKernelGroup, RangeKernels,
 };
 use layout::JsonLayout;
 pub use vocabulary::{GateResult, ReportName, ReportState, Verdict, WarningCode};

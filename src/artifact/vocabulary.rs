@@ -180,19 +180,28 @@ pub enum ReportName {
     GpuProjection,
     /// `cuda_gpu_kern_sum`: each kernel name with its instances and times over the capture.
     KernelSummary,
+    /// `cuda_gpu_kern_sum:base`: the same over each kernel's base name (Nsight Systems' `base`
+    /// naming, the export's `shortName`), which names the kernels in the report.
+    KernelBaseSummary,
     /// `cuda_gpu_trace`: one row per kernel, memory copy and memset on the GPU.
     GpuTrace,
-    /// `cuda_api_trace`: one row per CUDA API call on the host, with its thread.
+    /// `cuda_kern_exec_trace`: one row per kernel with the CUDA API call that launched it
+    /// (nsys joins them on correlation id and process): its process, thread and times.
+    KernelExecTrace,
+    /// `cuda_api_trace`: one row per CUDA API call on the host, with its thread. Asked only of
+    /// an nsys without `cuda_kern_exec_trace` (see [`ReportName::replaced_by`]).
     ApiTrace,
 }
 
 impl ReportName {
     /// Every report, in the order nsys is asked for them.
-    pub const ALL: [ReportName; 5] = [
+    pub const ALL: [ReportName; 7] = [
         ReportName::PushPop,
         ReportName::GpuProjection,
         ReportName::KernelSummary,
+        ReportName::KernelBaseSummary,
         ReportName::GpuTrace,
+        ReportName::KernelExecTrace,
         ReportName::ApiTrace,
     ];
 
@@ -200,19 +209,24 @@ impl ReportName {
     pub const REQUIRED: [ReportName; 2] = [ReportName::PushPop, ReportName::GpuProjection];
 
     /// The GPU-work reports (`gpu_work`): each may fail on its own, with a warning.
-    pub const GPU_WORK: [ReportName; 3] = [
+    pub const GPU_WORK: [ReportName; 5] = [
         ReportName::KernelSummary,
+        ReportName::KernelBaseSummary,
         ReportName::GpuTrace,
+        ReportName::KernelExecTrace,
         ReportName::ApiTrace,
     ];
 
-    /// The report's name as `nsys stats --report` takes it.
+    /// The report's name as `nsys stats --report` takes it (with its argument after a `:`,
+    /// which nsys writes `_` in the CSV's name: `nsys_cuda_gpu_kern_sum_base.csv`).
     pub const fn as_str(self) -> &'static str {
         match self {
             ReportName::PushPop => "nvtx_pushpop_trace",
             ReportName::GpuProjection => "nvtx_gpu_proj_trace",
             ReportName::KernelSummary => "cuda_gpu_kern_sum",
+            ReportName::KernelBaseSummary => "cuda_gpu_kern_sum:base",
             ReportName::GpuTrace => "cuda_gpu_trace",
+            ReportName::KernelExecTrace => "cuda_kern_exec_trace",
             ReportName::ApiTrace => "cuda_api_trace",
         }
     }
@@ -224,7 +238,9 @@ impl ReportName {
             ReportName::PushPop => "nvtxpptrace",
             ReportName::GpuProjection => "nvtxgpuproj",
             ReportName::KernelSummary => "gpukernsum",
+            ReportName::KernelBaseSummary => "gpukernsum:base",
             ReportName::GpuTrace => "gputrace",
+            ReportName::KernelExecTrace => "kernexectrace",
             ReportName::ApiTrace => "cudaapitrace",
         }
     }
@@ -233,7 +249,7 @@ impl ReportName {
     /// `scripts/bench-gpu-work.sh` (140,005 NVTX ranges, 163,339 GPU operations), one `nsys
     /// stats` process, machine otherwise idle (docs/performance.md, "What each report costs"):
     /// push/pop 4.51-4.63 s, projection 3.75-3.93 s, `cuda_gpu_trace` 2.35-2.85 s,
-    /// `cuda_api_trace` 1.36-1.97 s, `cuda_gpu_kern_sum` 0.14 s.
+    /// `cuda_api_trace` 1.36-1.97 s, `cuda_gpu_kern_sum` 0.14 s, `cuda_kern_exec_trace` 1.48 s.
     ///
     /// Only the order of the costs and their sums matter to `nsys::stats::groups`. The two traces' runs
     /// differed by about half a second; each is taken at the end of its range that keeps the
@@ -250,7 +266,21 @@ impl ReportName {
             ReportName::GpuProjection => 3800,
             ReportName::GpuTrace => 2400,
             ReportName::ApiTrace => 2000,
+            ReportName::KernelExecTrace => 1480,
             ReportName::KernelSummary => 140,
+            // Not measured apart: the same query as `cuda_gpu_kern_sum`, over another column.
+            ReportName::KernelBaseSummary => 140,
+        }
+    }
+
+    /// The report that makes this one unnecessary when the nsys has it: `cuda_api_trace` is
+    /// asked only of an nsys without `cuda_kern_exec_trace`, which gives each kernel its
+    /// launching process and thread (nsys's GPU trace has no process column, so joining it with
+    /// `cuda_api_trace` cannot tell apart processes whose correlation ids repeat).
+    pub const fn replaced_by(self) -> Option<ReportName> {
+        match self {
+            ReportName::ApiTrace => Some(ReportName::KernelExecTrace),
+            _ => None,
         }
     }
 

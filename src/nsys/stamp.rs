@@ -41,9 +41,10 @@ impl StatsStamp {
     }
 }
 
-/// CSV path of a report under the stats folder.
+/// CSV path of a report under the stats folder. nsys writes a report's argument with `_`
+/// (`cuda_gpu_kern_sum:base` -> `nsys_cuda_gpu_kern_sum_base.csv`).
 pub fn csv_path(stats_dir: &Path, report: &str) -> PathBuf {
-    stats_dir.join(format!("{OUTPUT_PREFIX}_{report}.csv"))
+    stats_dir.join(format!("{OUTPUT_PREFIX}_{}.csv", report.replace(':', "_")))
 }
 
 /// Largest stamp read: it holds the nsys version and a line of nsys's words per report.

@@ -34,7 +34,7 @@ pub(super) fn classify(
 /// `ERROR: Report 'gputrace.py' encountered an internal error: …` after every report), else
 /// what it said past the `...` of that report's `Processing [` line.
 pub(super) fn report_words(words: &str, report: &str) -> Option<String> {
-    let script = format!("'{report}.py'");
+    let script = format!("'{}.py'", report.split(':').next().unwrap_or(report));
     if let Some(line) = words
         .lines()
         .find(|l| l.contains("ERROR") && l.contains(&script))
@@ -71,13 +71,21 @@ fn report_blocks(words: &str) -> impl Iterator<Item = &str> {
 }
 
 /// Whether a block of nsys's words is about the given report: it names the report's script,
-/// the report, or its output file.
+/// the report, or its output file. A report with an argument (`cuda_gpu_kern_sum:base`) is
+/// written `[…/cuda_gpu_kern_sum.py](base) to […/nsys_cuda_gpu_kern_sum_base.csv]`; the report
+/// without one is not that block.
 fn is_report_block(block: &str, report: &str) -> bool {
     // The part up to `...`, where nsys says what it did: names in its words do not count.
     let head = block.split("... ").next().unwrap_or(block);
-    head.contains(&format!("{report}.py]"))
+    let script = match report.split_once(':') {
+        Some((script, argument)) => head.contains(&format!("{script}.py]({argument})")),
+        None => head
+            .match_indices(&format!("{report}.py]"))
+            .any(|(i, m)| !head[i + m.len()..].starts_with('(')),
+    };
+    script
         || head.contains(&format!("[{report}]"))
-        || head.contains(&format!("_{report}.csv]"))
+        || head.contains(&format!("_{}.csv]", report.replace(':', "_")))
 }
 
 /// Whether nsys said it processed (or tried) the given report.
@@ -199,6 +207,32 @@ mod tests {
             Some(("2024.2.3.38-242334140272v0".into(), String::new()))
         );
         assert_eq!(incompatible_trace("all fine"), None);
+    }
+
+    /// nsys 2024.2's words for a report and the same report with an argument (`:base`), the
+    /// second skipped: each report's words are its own.
+    #[test]
+    fn a_report_with_an_argument_is_told_from_the_same_report_without() {
+        let words = "\nProcessing [trace.sqlite] with [/n/reports/cuda_gpu_kern_sum.py] to [stats/nsys_cuda_gpu_kern_sum.csv]... PROCESSED\n\nProcessing [trace.sqlite] with [/n/reports/cuda_gpu_kern_sum.py](base) to [stats/nsys_cuda_gpu_kern_sum_base.csv]... SKIPPED: trace.sqlite does not contain CUDA kernel data.\n\n";
+        let plain = ReportName::KernelSummary.as_str();
+        let base = ReportName::KernelBaseSummary.as_str();
+        assert_eq!(skipped_message(words, plain), None);
+        assert_eq!(
+            skipped_message(words, base).as_deref(),
+            Some("trace.sqlite does not contain CUDA kernel data.")
+        );
+        assert!(mentions_report(words, plain) && mentions_report(words, base));
+        let only_base = &words[words.rfind("Processing").unwrap()..];
+        assert!(!mentions_report(only_base, plain));
+        let legacy = "Processing [t.sqlite] with [/n/gpukernsum.py](base) to [o_gpukernsum_base.csv]... PROCESSED";
+        assert!(mentions_report(
+            legacy,
+            ReportName::KernelBaseSummary.legacy_name()
+        ));
+        assert!(!mentions_report(
+            legacy,
+            ReportName::KernelSummary.legacy_name()
+        ));
     }
 
     #[test]

@@ -5,11 +5,11 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::analysis::gpu_work::{self as rules, GpuTraceParts, GpuTraceSummary};
+use crate::analysis::gpu_work::{self as rules, GpuTraceParts, GpuTraceSummary, KernelLaunch};
 use crate::analysis::{KernelMix, Launches};
 use crate::artifact::{GpuWork, KernelStats, ReportName, ReportStatus, Warning, WarningCode};
 use crate::nsys::{self, StatsStamp};
-use crate::reports::{self, ApiCall, Interner};
+use crate::reports::{self, ApiCall, Interner, KernelExecRow};
 
 /// Why a GPU-work report gave nothing: which report, and what nsys (or the reader) said.
 #[derive(Debug, Clone)]
@@ -20,13 +20,16 @@ pub(super) struct Unavailable {
 
 type Part<T> = Result<T, Unavailable>;
 
-/// What the three GPU-work reports gave: the kernel table, the GPU trace's summary (with
-/// its names) and the API calls, or why each is unavailable.
+/// What the GPU-work reports gave: the kernel table, the GPU trace's summary (with its names)
+/// and the kernels' launching calls, or why each is unavailable.
 pub(super) struct GpuWorkRows {
     kernels: Part<Vec<KernelStats>>,
+    /// Why nsys's base names could not be read (the kernels then keep derived ones).
+    base_names: Option<Unavailable>,
     trace: Part<GpuTraceParts>,
     trace_names: Interner,
-    api: Part<Vec<ApiCall>>,
+    /// Why not: each report tried (`cuda_kern_exec_trace`, then `cuda_api_trace`).
+    calls: Result<Calls, Vec<Unavailable>>,
     /// Whether nsys wrote any of them: with none, and no projection, the trace holds no CUDA
     /// data (and `gpu_work` is `null`).
     any_written: bool,
@@ -76,18 +79,95 @@ fn read_one<T>(
     })
 }
 
+/// The kernels' launching calls, from the report that had them.
+enum Calls {
+    /// `cuda_kern_exec_trace`: one call per kernel, joined by nsys on correlation id and
+    /// process; each pair is given its row number as its correlation id here.
+    Exec {
+        api: Vec<ApiCall>,
+        kernels: Vec<KernelLaunch>,
+        names: Interner,
+    },
+    /// `cuda_api_trace` (an nsys without `cuda_kern_exec_trace`): every call, joined here
+    /// with `cuda_gpu_trace`'s kernels on the correlation id alone.
+    Api(Vec<ApiCall>),
+}
+
+/// `cuda_kern_exec_trace`'s rows as calls and kernels paired by a correlation id of their own.
+fn exec_calls(rows: Vec<KernelExecRow>, names: Interner) -> Calls {
+    let (api, kernels) = rows
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let corr_id = i as u64;
+            (
+                ApiCall {
+                    start_ns: r.api_start_ns,
+                    end_ns: r.api_end_ns,
+                    corr_id,
+                    pid: r.pid,
+                    tid: r.tid,
+                },
+                KernelLaunch {
+                    corr_id,
+                    duration_ns: r.duration_ns,
+                    name: r.name,
+                },
+            )
+        })
+        .unzip();
+    Calls::Exec {
+        api,
+        kernels,
+        names,
+    }
+}
+
+/// The launching calls: `cuda_kern_exec_trace`'s, else (an nsys without it, or
+/// `--reuse-stats` on CSVs written before it was used) `cuda_api_trace`'s.
+fn read_calls(stats_dir: &Path, stamp: &StatsStamp) -> Result<Calls, Vec<Unavailable>> {
+    let exec = read_one(
+        stats_dir,
+        stamp,
+        ReportName::KernelExecTrace,
+        || None,
+        |p| {
+            let mut names = Interner::new();
+            let rows = reports::read_kernel_exec_trace(p, &mut names)?;
+            Ok(Some((rows, names)))
+        },
+    );
+    let exec_failed = match exec {
+        Ok(Some((rows, names))) => return Ok(exec_calls(rows, names)),
+        Ok(None) => return Ok(exec_calls(Vec::new(), Interner::new())),
+        Err(e) => e,
+    };
+    let api_status = stamp.status(ReportName::ApiTrace);
+    match read_one(stats_dir, stamp, ReportName::ApiTrace, Vec::new, |p| {
+        reports::read_api_trace(p)
+    }) {
+        Ok(api) => Ok(Calls::Api(api)),
+        // Not asked because this nsys has `cuda_kern_exec_trace`: that one's failure says it.
+        Err(_)
+            if api_status
+                .message
+                .as_deref()
+                .is_some_and(|m| m.contains(ReportName::KernelExecTrace.as_str())) =>
+        {
+            Err(vec![exec_failed])
+        }
+        Err(api_failed) => Err(vec![exec_failed, api_failed]),
+    }
+}
+
 /// Reads the GPU-work reports nsys wrote, one thread each (the GPU trace in one pass, kept
 /// only as the summary `gpu_work` needs).
 pub(super) fn read(stats_dir: &Path, stamp: &StatsStamp) -> GpuWorkRows {
     let any_written = ReportName::GPU_WORK
         .iter()
         .any(|&r| stamp.status(r).is_written());
-    let (kernels, api, (trace, trace_names)) = std::thread::scope(|scope| {
-        let api = scope.spawn(|| {
-            read_one(stats_dir, stamp, ReportName::ApiTrace, Vec::new, |p| {
-                reports::read_api_trace(p)
-            })
-        });
+    let ((kernels, base_names), calls, (trace, trace_names)) = std::thread::scope(|scope| {
+        let calls = scope.spawn(|| read_calls(stats_dir, stamp));
         let trace = scope.spawn(|| {
             let mut names = Interner::new();
             let trace = read_one(
@@ -109,31 +189,88 @@ pub(super) fn read(stats_dir: &Path, stamp: &StatsStamp) -> GpuWorkRows {
             let rows = reports::read_kernel_summary(p, &mut names)?;
             Ok(rules::kernel_table(&rows, &names))
         });
+        let (kernels, base_names) = match kernels {
+            Ok(mut table) => {
+                let base = read_one(
+                    stats_dir,
+                    stamp,
+                    ReportName::KernelBaseSummary,
+                    Vec::new,
+                    |p| {
+                        let mut names = Interner::new();
+                        let rows = reports::read_kernel_summary(p, &mut names)?;
+                        Ok(rules::kernel_table(&rows, &names))
+                    },
+                );
+                rules::attach_base_names(&mut table, base.as_deref().unwrap_or(&[]));
+                (Ok(table), base.err())
+            }
+            Err(e) => (Err(e), None),
+        };
         (
-            kernels,
-            api.join().expect("the API trace reader does not panic"),
+            (kernels, base_names),
+            calls
+                .join()
+                .expect("the launching calls' reader does not panic"),
             trace.join().expect("the GPU trace reader does not panic"),
         )
     });
     GpuWorkRows {
         kernels,
+        base_names,
         trace,
         trace_names,
-        api,
+        calls,
         any_written,
     }
 }
 
 impl GpuWorkRows {
-    /// The API calls and kernels for the analysis to attribute, when both reports were read.
+    /// The API calls and kernels for the analysis to attribute, when the reports they come
+    /// from were read.
     pub(super) fn launches(&self) -> Option<Launches<'_>> {
-        match (&self.trace, &self.api) {
-            (Ok(trace), Ok(api)) => Some(Launches {
+        match self.calls.as_ref().ok()? {
+            Calls::Exec {
                 api,
-                kernels: &trace.launches,
-                kernel_rows: trace.kernels,
-                names: &self.trace_names,
+                kernels,
+                names,
+            } => Some(Launches {
+                api,
+                kernels,
+                kernel_rows: self.kernel_count().unwrap_or(0).max(kernels.len() as u64),
+                names,
+                report: ReportName::KernelExecTrace.as_str(),
+                base_names: self.base_name_map(),
             }),
+            Calls::Api(api) => {
+                let trace = self.trace.as_ref().ok()?;
+                Some(Launches {
+                    api,
+                    kernels: &trace.launches,
+                    kernel_rows: trace.kernels,
+                    names: &self.trace_names,
+                    report: ReportName::ApiTrace.as_str(),
+                    base_names: self.base_name_map(),
+                })
+            }
+        }
+    }
+
+    /// Each kernel's base name, as the kernel table has it.
+    fn base_name_map(&self) -> rustc_hash::FxHashMap<&str, &str> {
+        self.kernels
+            .iter()
+            .flatten()
+            .filter_map(|k| Some((k.name.as_str(), k.base_name.as_deref()?)))
+            .collect()
+    }
+
+    /// Every kernel of the capture: `cuda_gpu_trace`'s kernel rows, else the instances of
+    /// `cuda_gpu_kern_sum`.
+    fn kernel_count(&self) -> Option<u64> {
+        match (&self.trace, &self.kernels) {
+            (Ok(trace), _) => Some(trace.kernels),
+            (_, Ok(kernels)) => Some(kernels.iter().map(|k| k.instances).sum()),
             _ => None,
         }
     }
@@ -150,28 +287,37 @@ impl GpuWorkRows {
         if !self.any_written && !projection_written {
             return (None, Vec::new());
         }
-        const MIX: [&str; 3] = [
+        const MIX: [&str; 4] = [
             "iteration_kernels",
             "kernel_attribution",
+            "per_range_kernel_groups",
             "per_range_kernels",
         ];
-        const TRACE: [&str; 6] = [
-            "devices",
-            "memory_copies",
-            "memsets",
-            MIX[0],
-            MIX[1],
-            MIX[2],
-        ];
-        let failed: [(Option<&Unavailable>, &[&str]); 3] = [
-            (self.kernels.as_ref().err(), &["kernels"]),
-            (self.trace.as_ref().err(), &TRACE),
-            (self.api.as_ref().err(), &MIX),
-        ];
+        const TRACE: [&str; 3] = ["devices", "memory_copies", "memsets"];
+        // The kernels per range need the GPU trace only when joined here.
+        let joined_here = matches!(self.calls, Ok(Calls::Api(_)));
+        let trace_parts: Vec<&str> = if joined_here {
+            TRACE.iter().chain(&MIX).copied().collect()
+        } else {
+            TRACE.to_vec()
+        };
+        let mut failed: Vec<(&Unavailable, &[&str])> = Vec::new();
+        if let Err(u) = &self.kernels {
+            failed.push((u, &["kernels"]));
+        }
+        if let Err(u) = &self.trace {
+            failed.push((u, &trace_parts));
+        }
+        if let Err(us) = &self.calls {
+            failed.extend(us.iter().map(|u| (u, &MIX[..])));
+        }
+        // The kernels keep base names derived from their demangled names: nothing is `null`.
+        if let Some(u) = &self.base_names {
+            failed.push((u, &[]));
+        }
         let mut unavailable: BTreeMap<String, String> = BTreeMap::new();
         let mut warnings: Vec<Warning> = Vec::new();
         for (u, parts) in failed {
-            let Some(u) = u else { continue };
             for part in parts {
                 unavailable
                     .entry((*part).to_owned())
@@ -181,16 +327,22 @@ impl GpuWorkRows {
                     })
                     .or_insert_with(|| u.reason.clone());
             }
-            warnings.push(unavailable_warning(u));
+            warnings.push(unavailable_warning(u, parts));
         }
         let trace = self.trace.ok();
         if let Some(t) = &trace {
             warnings.extend(rules::pageable_warning(&t.memory_copies));
         }
-        let (iteration_kernels, per_range_kernels, kernel_attribution) = match kernel_mix {
-            Some(m) => (Some(m.iteration), Some(m.ranges), Some(m.attribution)),
-            None => (None, None, None),
-        };
+        let (iteration_kernels, per_range_kernels, per_range_kernel_groups, kernel_attribution) =
+            match kernel_mix {
+                Some(m) => (
+                    Some(m.iteration),
+                    Some(m.ranges),
+                    Some(m.range_groups),
+                    Some(m.attribution),
+                ),
+                None => (None, None, None, None),
+            };
         let (devices, memory_copies, memsets) = match trace {
             Some(t) => (Some(t.devices), Some(t.memory_copies), Some(t.memsets)),
             None => (None, None, None),
@@ -202,6 +354,7 @@ impl GpuWorkRows {
             memsets,
             iteration_kernels,
             per_range_kernels,
+            per_range_kernel_groups,
             kernel_attribution,
             unavailable,
         };
@@ -210,11 +363,21 @@ impl GpuWorkRows {
 }
 
 /// `gpu_work_unavailable` for one report: which parts it leaves `null`, and why.
-fn unavailable_warning(u: &Unavailable) -> Warning {
-    let parts = match u.report {
-        ReportName::KernelSummary => "`kernels`",
-        ReportName::GpuTrace => "`devices`, `memory_copies`, `memsets` and the kernels per range",
-        _ => "the kernels per range",
+fn unavailable_warning(u: &Unavailable, parts: &[&str]) -> Warning {
+    let parts: Vec<String> = parts.iter().map(|p| format!("`{p}`")).collect();
+    let parts = match parts.as_slice() {
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+        [] => {
+            return Warning::new(
+                WarningCode::GpuWorkUnavailable,
+                format!(
+                    "the kernels' base names of gpu_work are derived from their demangled names instead: {}",
+                    u.reason
+                ),
+            )
+            .with_report(u.report.as_str())
+        }
     };
     Warning::new(
         WarningCode::GpuWorkUnavailable,

@@ -122,6 +122,7 @@ fn advice_items(name: &str, gpu: bool) -> Vec<Advice> {
         total_ns: 9_000_000,
         kernels: vec![RangeKernel {
             name: format!("void {name}<float>(float*)"),
+            base_name: None,
             launches: 40,
             total_ns: 9_000_000,
             share: 1.0,
@@ -301,7 +302,7 @@ fn advice_is_worded_from_the_analysis_never_derived() {
         "{md}"
     );
     assert!(
-        md.contains("- **r 2**: the GPU work it launched spans 550 µs per instance (projected, 60 GPU operations in all). Look at the kernels launched in this range: r&lt;float&gt; 100.0 % of its kernel time."),
+        md.contains("- **r 2**: the GPU work it launched spans 550 µs per instance (projected, 60 GPU operations in all). Look at the kernels launched in this range: r 100.0 % of its kernel time."),
         "{md}"
     );
 
@@ -520,6 +521,7 @@ fn t4_work(total: i64) -> crate::artifact::GpuWork {
         }]),
         kernels: Some(vec![crate::artifact::KernelStats {
             name: "gemm<float, 2>".into(),
+            base_name: None,
             instances: 1,
             total_ns: total,
             mean_ns: total as f64,

@@ -1,11 +1,12 @@
-//! Reading nsys's CSV reports into compact rows: the five of `artifact::ReportName::ALL`,
+//! Reading nsys's CSV reports into compact rows: those of `artifact::ReportName::ALL`,
 //! which nsys writes in one `nsys stats` call or as concurrent processes over one export, each
 //! file read on its own. The two NVTX reports, which the analysis needs: `nvtx_pushpop_trace`
 //! ([`read_pushpop`]) and `nvtx_gpu_proj_trace` ([`read_gpu_proj`]). The three GPU-work
 //! reports, each optional: `cuda_gpu_kern_sum` ([`read_kernel_summary`]), `cuda_gpu_trace`
-//! ([`stream_gpu_trace`]) and `cuda_api_trace` ([`read_api_trace`]). nsys 2022.4's older
-//! names for them (`nvtxpptrace`, `nvtxgpuproj`, `gpukernsum`, `gputrace`, `cudaapitrace`)
-//! are read too.
+//! ([`stream_gpu_trace`]), `cuda_kern_exec_trace` ([`read_kernel_exec_trace`]) and, for an
+//! nsys without the last, `cuda_api_trace` ([`read_api_trace`]). nsys 2022.4's older names
+//! for them (`nvtxpptrace`, `nvtxgpuproj`, `gpukernsum`, `gputrace`, `kernexectrace`,
+//! `cudaapitrace`) are read too.
 //!
 //! This module owns everything between the report files and typed rows: finding the header
 //! (lines before it are skipped), finding columns by name (unknown ones are ignored),
@@ -25,7 +26,7 @@
 //! not grow with the file, except for the rows returned and the distinct names.
 //!
 //! Each report has a file of its own (`pushpop`, `gpu_proj`, `kern_sum`, `gpu_trace`,
-//! `api_trace`): its columns, its checks, its rows and its read functions. What they share:
+//! `kern_exec`, `api_trace`): its columns, its checks, its rows and its read functions. What they share:
 //! `reader` (the header, the records, a row's names, the window's limits), `cells` (the
 //! checks of one cell), `parts` (a large file read in parts, a thread each), `error`
 //! ([`ReportError`]) and `interner` (the names). `write` writes rows as nsys does, for
@@ -38,6 +39,7 @@ mod error;
 mod gpu_proj;
 mod gpu_trace;
 mod interner;
+mod kern_exec;
 mod kern_sum;
 mod parts;
 mod pushpop;
@@ -54,6 +56,7 @@ pub use error::ReportError;
 pub use gpu_proj::{parse_gpu_proj, read_gpu_proj, GpuProjRow, RangeStyle};
 pub use gpu_trace::{stream_gpu_trace, GpuOpRow};
 pub use interner::{Interner, NameId};
+pub use kern_exec::{read_kernel_exec_trace, KernelExecRow};
 pub use kern_sum::{read_kernel_summary, KernelSummaryRow};
 pub use pushpop::{parse_pushpop, read_pushpop, PushPopRow};
 pub use reader::ReadOptions;

@@ -41,7 +41,9 @@ fn nsys_json(nsys: &Path, trace: &Path, report: &str, format: &str) -> Vec<Value
         .output()
         .unwrap();
     assert!(status.status.success(), "{status:?}");
-    let path = tmp.path().join(format!("j_{report}.json"));
+    let path = tmp
+        .path()
+        .join(format!("j_{}.json", report.replace(':', "_")));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{report}: {e}"));
     let mut escaped = String::new();
     let mut in_string = false;
@@ -58,6 +60,17 @@ fn nsys_json(nsys: &Path, trace: &Path, report: &str, format: &str) -> Vec<Value
         backslash = c == '\\' && !backslash;
     }
     serde_json::from_str::<Vec<Value>>(&escaped).unwrap()
+}
+
+/// `nsys-gate report` of an analysed run directory: its report.md.
+fn report_of(run: &Run) -> String {
+    let out = common::bin()
+        .args(["report", "--run-dir"])
+        .arg(&run.dir)
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    common::report_md(run)
 }
 
 fn int(v: &Value) -> i64 {
@@ -318,6 +331,24 @@ fn gpu_work_matches_nsys_json_output_on_every_tested_version() {
         check_kernels(&a, &kern);
         check_trace(&a, &gpu);
         check_per_range(&run, &a, &api, &gpu);
+        // The base names are nsys's own (`cuda_gpu_kern_sum:base`, the export's shortName).
+        let base = nsys_json(
+            &nsys,
+            &trace,
+            &report("cuda_gpu_kern_sum:base", "gpukernsum:base"),
+            "json",
+        );
+        let mut want: Vec<&str> = base.iter().map(|r| r["Name"].as_str().unwrap()).collect();
+        want.sort_unstable();
+        want.dedup();
+        let mut got: Vec<&str> = a["gpu_work"]["kernels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k["base_name"].as_str().unwrap())
+            .collect();
+        got.sort_unstable();
+        assert_eq!(got, want, "{version}");
 
         let g = &a["gpu_work"];
         assert_eq!(g["unavailable"], serde_json::json!({}), "{version}");
@@ -346,6 +377,21 @@ fn gpu_work_matches_nsys_json_output_on_every_tested_version() {
             "{version}"
         );
         assert_eq!(g["iteration_kernels"]["launches"], 15);
+        assert_eq!(g["kernel_attribution"]["report"], "cuda_kern_exec_trace");
+        assert_eq!(
+            a["provenance"]["report_status"]["cuda_api_trace"]["status"], "skipped",
+            "not asked of an nsys with cuda_kern_exec_trace"
+        );
+        // No name here has digits: each group is one range, with the same mix.
+        let groups = g["per_range_kernel_groups"].as_array().unwrap();
+        assert_eq!(groups.len(), ranges.len());
+        for (group, range) in groups
+            .iter()
+            .zip(g["per_range_kernels"].as_array().unwrap())
+        {
+            assert_eq!(group["group"], range["name"]);
+            assert_eq!(group["kernels"], range["kernels"]);
+        }
         assert_eq!(
             g["kernel_attribution"]["elsewhere"], 5,
             "reduce_sum_kernel, between iterations"
@@ -364,7 +410,8 @@ fn gpu_work_matches_nsys_json_output_on_every_tested_version() {
 #[test]
 fn a_failed_gpu_trace_leaves_its_parts_null_and_keeps_the_rest() {
     // The gpu-projection fixtures have CUDA data but no TARGET_INFO_GPU table: nsys 2024.2
-    // skips cuda_gpu_trace for it, nsys 2022.4 fails on it (exit 0, an internal error).
+    // skips cuda_gpu_trace for it, nsys 2022.4 fails on it (exit 0, an internal error). The
+    // kernels per range come from cuda_kern_exec_trace, which needs no GPU description.
     for (name, version, words) in [
         (
             "gpu-projection",
@@ -383,18 +430,27 @@ fn a_failed_gpu_trace_leaves_its_parts_null_and_keeps_the_rest() {
         let a = run.analysis();
         let g = &a["gpu_work"];
         assert_eq!(g["kernels"].as_array().unwrap().len(), 3, "{version}");
-        for part in [
-            "devices",
-            "memory_copies",
-            "memsets",
-            "iteration_kernels",
-            "per_range_kernels",
-            "kernel_attribution",
-        ] {
+        for part in ["devices", "memory_copies", "memsets"] {
             assert!(g[part].is_null(), "{version} {part}");
             let why = g["unavailable"][part].as_str().unwrap();
             assert!(why.contains("cuda_gpu_trace") && why.contains(words), "{why}");
         }
+        for part in [
+            "iteration_kernels",
+            "per_range_kernels",
+            "per_range_kernel_groups",
+            "kernel_attribution",
+        ] {
+            assert!(!g[part].is_null(), "{version} {part}");
+        }
+        // Every kernel of the capture, counted by the kernel summary.
+        assert_eq!(
+            g["kernel_attribution"],
+            serde_json::json!({"kernels": 15, "in_counted_iterations": 10, "elsewhere": 5,
+                               "without_api_call": 0, "ambiguous": 0,
+                               "report": "cuda_kern_exec_trace"}),
+            "{version}"
+        );
         assert!(g["unavailable"]["kernels"].is_null());
         let w = warning(&a, "gpu_work_unavailable");
         assert_eq!(w["report"], "cuda_gpu_trace");
@@ -421,7 +477,13 @@ fn no_cuda_data_at_all_is_gpu_work_null_with_one_warning() {
         "{c:?}"
     );
     assert!(!c.contains(&"gpu_work_unavailable".to_owned()), "{c:?}");
-    for report in ["cuda_gpu_kern_sum", "cuda_gpu_trace", "cuda_api_trace"] {
+    for report in [
+        "cuda_gpu_kern_sum",
+        "cuda_gpu_kern_sum:base",
+        "cuda_gpu_trace",
+        "cuda_kern_exec_trace",
+        "cuda_api_trace",
+    ] {
         assert_eq!(
             a["provenance"]["report_status"][report]["status"],
             "skipped"
@@ -452,9 +514,47 @@ fn reuse_stats_reads_the_gpu_work_csvs_and_classifies_what_is_wrong_with_them() 
     assert!(why.contains("nsys_cuda_gpu_trace.csv"), "{why}");
     assert_eq!(a["gpu_work"]["kernels"], first["gpu_work"]["kernels"]);
 
-    // A 0-byte API trace: the kernels per range are unavailable, the copies are back.
+    // nsys's base names win where their sums pin them down: a summary naming the attention
+    // kernel's base `half_t` (an identifier of its name) gives it that name, in the mixes too.
     std::fs::write(&csv, &original).unwrap();
-    std::fs::write(run.path("stats/nsys_cuda_api_trace.csv"), "").unwrap();
+    let base_csv = run.path("stats/nsys_cuda_gpu_kern_sum_base.csv");
+    let base = std::fs::read_to_string(&base_csv).unwrap();
+    assert!(base.contains(",attention_kernel\n"), "{base}");
+    std::fs::write(&base_csv, base.replace(",attention_kernel\n", ",half_t\n")).unwrap();
+    assert_status(&common::reuse_stats(&run.dir), 0);
+    let a = run.analysis();
+    let attention = |kernels: &Value| -> Option<String> {
+        kernels
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["name"].as_str().unwrap().contains("attention_kernel<"))
+            .map(|k| k["base_name"].as_str().unwrap().to_owned())
+    };
+    assert_eq!(
+        attention(&a["gpu_work"]["kernels"]).as_deref(),
+        Some("half_t")
+    );
+    assert_eq!(
+        attention(&a["gpu_work"]["iteration_kernels"]["kernels"]).as_deref(),
+        Some("half_t")
+    );
+    // A summary that is not there: derived base names, and a note of it.
+    std::fs::write(&base_csv, "").unwrap();
+    assert_status(&common::reuse_stats(&run.dir), 0);
+    let a = run.analysis();
+    assert_eq!(
+        attention(&a["gpu_work"]["kernels"]).as_deref(),
+        Some("attention_kernel")
+    );
+    let w = warning(&a, "gpu_work_unavailable");
+    assert_eq!(w["report"], "cuda_gpu_kern_sum:base");
+    assert_eq!(a["gpu_work"]["unavailable"], serde_json::json!({}));
+    std::fs::write(&base_csv, &base).unwrap();
+
+    // A 0-byte kernel launch trace: the kernels per range are unavailable, the copies are back.
+    std::fs::write(&csv, &original).unwrap();
+    std::fs::write(run.path("stats/nsys_cuda_kern_exec_trace.csv"), "").unwrap();
     assert_status(&common::reuse_stats(&run.dir), 0);
     let a = run.analysis();
     let g = &a["gpu_work"];
@@ -462,10 +562,15 @@ fn reuse_stats_reads_the_gpu_work_csvs_and_classifies_what_is_wrong_with_them() 
     assert!(g["per_range_kernels"].is_null());
     let why = g["unavailable"]["per_range_kernels"].as_str().unwrap();
     assert!(why.contains("empty file (0 bytes)"), "{why}");
-    assert_eq!(
-        warning(&a, "gpu_work_unavailable")["report"],
-        "cuda_api_trace"
-    );
+    // One warning: cuda_api_trace was not asked, so its absence is not a second one.
+    let w: Vec<&Value> = a["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "gpu_work_unavailable")
+        .collect();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0]["report"], "cuda_kern_exec_trace");
 }
 
 #[test]
@@ -528,7 +633,8 @@ fn concurrent_processes_give_the_analysis_of_one_call() {
 #[test]
 fn an_nsys_without_a_gpu_work_report_leaves_its_parts_null() {
     let real = require_nsys!("2024.2");
-    let (_install, copy) = common::nsys_without(&real, &["cuda_api_trace.py"]);
+    let (_install, copy) =
+        common::nsys_without(&real, &["cuda_kern_exec_trace.py", "cuda_api_trace.py"]);
     let run = fixture("gpu-work");
     assert_status(&analyze(&run.dir, &copy, &[]), 0);
     let a = run.analysis();
@@ -536,11 +642,133 @@ fn an_nsys_without_a_gpu_work_report_leaves_its_parts_null() {
     assert!(g["per_range_kernels"].is_null());
     assert!(!g["memory_copies"].is_null());
     let why = g["unavailable"]["per_range_kernels"].as_str().unwrap();
+    assert!(
+        why.contains("has no `cuda_kern_exec_trace` report"),
+        "{why}"
+    );
     assert!(why.contains("has no `cuda_api_trace` report"), "{why}");
-    let w = warning(&a, "gpu_work_unavailable");
-    assert_eq!(w["report"], "cuda_api_trace");
+    let reports: Vec<&Value> = a["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "gpu_work_unavailable")
+        .map(|w| &w["report"])
+        .collect();
+    assert_eq!(reports, ["cuda_api_trace", "cuda_kern_exec_trace"]);
+    for report in ["cuda_kern_exec_trace", "cuda_api_trace"] {
+        assert_eq!(
+            a["provenance"]["report_status"][report]["status"],
+            "skipped"
+        );
+    }
+}
+
+/// Two processes whose correlation ids overlap (`gpu-processes`: a second process on GPU 1,
+/// its calls numbered from the same start): with `cuda_kern_exec_trace` each kernel is placed
+/// by its own process's call, none ambiguous; the second process's kernels, launched on its
+/// own thread outside the counted iterations, land in none of the first's ranges. An nsys
+/// without that report joins `cuda_api_trace` on the correlation id alone, as before: the
+/// kernels of the repeated ids are left out, and the report says so.
+#[test]
+fn kernels_of_processes_with_overlapping_correlation_ids_land_in_their_own_ranges() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("gpu-processes");
+    assert_status(&analyze(&run.dir, &nsys, &[]), 0);
+    let a = run.analysis();
+    let g = &a["gpu_work"];
+    // 25 kernels of the first process (20 in its iterations, 5 between them), 10 of the second.
     assert_eq!(
-        a["provenance"]["report_status"]["cuda_api_trace"]["status"],
-        "skipped"
+        g["kernel_attribution"],
+        serde_json::json!({"kernels": 35, "in_counted_iterations": 20, "elsewhere": 15,
+                           "without_api_call": 0, "ambiguous": 0,
+                           "report": "cuda_kern_exec_trace"})
+    );
+    // The first process's ranges hold its own kernels only (the second's are `__half` and NCCL).
+    let mix = |r: &Value| -> Vec<(String, u64)> {
+        r["kernels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| {
+                (
+                    k["base_name"].as_str().unwrap().to_owned(),
+                    k["launches"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let ranges: BTreeMap<&str, Vec<(String, u64)>> = g["per_range_kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["name"].as_str().unwrap(), mix(r)))
+        .collect();
+    let pair = |n: &str, l: u64| (n.to_owned(), l);
+    assert_eq!(
+        ranges["inference"],
+        [pair("attention_kernel", 5), pair("conv2d_fprop_kernel", 5)]
+    );
+    assert_eq!(
+        ranges["preprocessing.resize"],
+        [
+            pair("resize_bilinear_kernel", 5),
+            pair("distribution_elementwise_grid_stride_kernel", 5)
+        ]
+    );
+    assert!(g["per_range_kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["kernels"].as_array().unwrap())
+        .all(|k| !k["name"].as_str().unwrap().contains("__half")));
+    assert_eq!(g["devices"].as_array().unwrap().len(), 2);
+
+    // The report: short names, the two conv2d_fprop_kernel told apart, full names collapsed.
+    let md = report_of(&run);
+    assert!(md.contains(r"conv2d\_fprop\_kernel \[1\]"), "{md}");
+    assert!(md.contains(r"conv2d\_fprop\_kernel \[2\]"), "{md}");
+    assert!(md.contains("<summary>Kernel names in full"), "{md}");
+    assert!(
+        md.contains(
+            r"- **conv2d\_fprop\_kernel \[2\]**: void conv2d\_fprop\_kernel&lt;\_\_half, 64, 8&gt;"
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains(r"distribution\_elementwise\_grid\_stride\_kernel 28.6"),
+        "{md}"
+    );
+    let pytorch = md
+        .lines()
+        .filter(|l| l.contains(r"distribution\_elementwise\_grid\_stride\_kernel"))
+        .filter(|l| l.contains(r"normal\_and\_transform"))
+        .count();
+    assert_eq!(pytorch, 1, "the full name once: {md}");
+    assert!(!md.contains("left out of the kernel mixes"), "{md}");
+
+    // Without cuda_kern_exec_trace: the old join, ambiguous kernels, and the note.
+    let (_install, copy) = common::nsys_without(&nsys, &["cuda_kern_exec_trace.py"]);
+    let old = fixture("gpu-processes");
+    assert_status(&analyze(&old.dir, &copy, &[]), 0);
+    let b = old.analysis();
+    let k = &b["gpu_work"]["kernel_attribution"];
+    assert_eq!(k["report"], "cuda_api_trace");
+    // The second process's 10 calls reuse ids 101-110 of the first's: every kernel of those
+    // ids is left out, the second process's 10 and the first's 6 (4 of them in its counted
+    // iterations, 2 between them).
+    assert_eq!(
+        (
+            k["ambiguous"].as_u64(),
+            k["in_counted_iterations"].as_u64(),
+            k["elsewhere"].as_u64()
+        ),
+        (Some(16), Some(16), Some(3)),
+        "{k}"
+    );
+    assert!(!codes(&b).contains(&"gpu_work_unavailable".to_owned()));
+    let md = report_of(&old);
+    assert!(
+        md.contains("16 kernel launches are left out of the kernel mixes"),
+        "{md}"
     );
 }

@@ -72,10 +72,15 @@ fn snapshot_gpu_work() {
     let nsys = require_nsys!("2024.2");
     let report = snapshot_of("gpu-work", &nsys, 0);
     assert!(report.contains("### GPU work"));
-    // A kernel name with commas, quotes and templates stays one table cell.
+    // A kernel is shown by its base name; its whole name, with commas, quotes and templates,
+    // is one line of the collapsed list.
+    assert!(
+        report.contains("| attention\\_kernel | 5 | 7.00\u{a0}ms |"),
+        "{report}"
+    );
     assert!(
         report.contains(
-            "| attention\\_kernel&lt;\"causal\",64, cutlass::half\\_t&gt; | 5 | 7.00\u{a0}ms |"
+            "\n- **attention\\_kernel**: void attention\\_kernel&lt;\"causal\",64, cutlass::half\\_t&gt;(int, float const\\*, \"x\",1,2)\n"
         ),
         "{report}"
     );

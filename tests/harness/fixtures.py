@@ -619,6 +619,97 @@ LLAMA_KERNELS = {
 }
 
 
+# `--work processes` (the gpu-processes fixture): a PyTorch kernel as nsys 2024.2 demangles it
+# (`<unnamed>` namespaces, `(int)4` arguments, bracketed lambdas: ~1,100 characters), launched
+# in `preprocessing > resize` after the copy.
+PYTORCH_KERNEL = (
+    "distribution_elementwise_grid_stride_kernel",
+    "void at::native::<unnamed>::distribution_elementwise_grid_stride_kernel<float, (int)4, "
+    "void at::native::templates::cuda::normal_and_transform<float, float, (unsigned long)4, "
+    "at::CUDAGeneratorImpl *, void at::native::templates::cuda::normal_kernel<at::CUDAGeneratorImpl *>"
+    "(const at::TensorBase &, double, double, T1)::[lambda() (instance 1)]::operator ()() const::"
+    "[lambda() (instance 2)]::operator ()() const::[lambda(curandStatePhilox4_32_10 *) (instance 2)]>"
+    "(at::TensorIteratorBase &, T4)::[lambda(int, float) (instance 1)], "
+    "void at::native::<unnamed>::distribution_nullary_kernel<float, float, (int)4, at::CUDAGeneratorImpl *, "
+    "void at::native::templates::cuda::normal_and_transform<float, float, (unsigned long)4, "
+    "at::CUDAGeneratorImpl *, void at::native::templates::cuda::normal_kernel<at::CUDAGeneratorImpl *>"
+    "(const at::TensorBase &, double, double, T1)::[lambda() (instance 1)]::operator ()() const::"
+    "[lambda() (instance 2)]::operator ()() const::[lambda(curandStatePhilox4_32_10 *) (instance 2)]>"
+    "(at::TensorIteratorBase &, T4)::[lambda(int, float) (instance 1)]>(at::TensorIteratorBase &, "
+    "T4, const T3 &, T5)::[lambda(int, float4) (instance 1)]>(long, at::PhiloxCudaState, T3, T4)",
+    12_000,
+)
+# The second process (a tensor-parallel worker on GPU 1): per `inference` of the first, a
+# `worker_step` range holding `forward`, which launches these two kernels. The first shares its
+# base name with the first process's `conv2d_fprop_kernel<float, 128, 4>`.
+WORKER_KERNELS = [
+    ("conv2d_fprop_kernel",
+     "void conv2d_fprop_kernel<__half, 64, 8>(__half const*, __half const*, __half*, int)",
+     300_000, 1_000),
+    ("ncclDevKernel_AllReduce_Sum_f16_RING_LL",
+     "ncclDevKernel_AllReduce_Sum_f16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+     200_000, 500_000),
+]
+
+
+def add_second_process(con):
+    """A second process's NVTX ranges and CUDA work, its correlation ids counted from the same
+    start as the first's (each process counts its own, so they overlap): `worker_step` >
+    `forward` over each `inference` of the first process, on the second process's main thread,
+    launching WORKER_KERNELS on GPU 1. Returns what it added."""
+    (first_tid,) = con.execute(
+        "SELECT e.globalTid FROM NVTX_EVENTS AS e LEFT JOIN StringIds AS s ON e.textId = s.id"
+        " WHERE e.eventType = ? AND coalesce(s.value, e.text) = 'inference' LIMIT 1",
+        (EVENT_TYPE_PUSHPOP,)).fetchone()
+    first_gpid = first_tid & 0xFFFFFFFFFF000000
+    pids = [p for (p,) in con.execute("SELECT pid FROM PROCESSES")]
+    pid = max(pids) + 1
+    gpid = (first_gpid & ~(0xFFFFFF << 24)) | (pid << 24)
+    tid = gpid | pid
+    name = con.execute("SELECT name FROM PROCESSES WHERE globalPid = ?", (first_gpid,)).fetchone()
+    insert(con, "PROCESSES", globalPid=gpid, pid=pid, name=name[0] if name else "./harness")
+    thread = con.execute("SELECT nameId, priority FROM ThreadNames WHERE globalTid = ?",
+                         (first_tid,)).fetchone()
+    if thread:
+        insert(con, "ThreadNames", nameId=thread[0], priority=thread[1], globalTid=tid)
+    insert(con, "TARGET_INFO_GPU", vmId=0, id=1, name=GPU_NAME, busLocation="0000:0f:00.0",
+           isDiscrete=1, totalMemory=85899345920, smCount=108, cuDevice=1,
+           computeMajor=8, computeMinor=0)
+    inferences = con.execute(
+        """SELECT e.start, e.end FROM NVTX_EVENTS AS e LEFT JOIN StringIds AS s ON e.textId = s.id
+           WHERE e.eventType = ? AND e.globalTid = ? AND coalesce(s.value, e.text) = 'inference'
+           ORDER BY e.start""", (EVENT_TYPE_PUSHPOP, first_tid)).fetchall()
+    launch = string_id(con, "cudaLaunchKernel_v7000")
+    correlation, grid_id, stream_free, kernels = 100, 1_000_000, 0, 0
+    for start, end in inferences:
+        step = (start + 2_000, end - 2_000)
+        forward = (step[0] + 1_000, step[1] - 1_000)
+        for text, (a, b) in (("worker_step", step), ("forward", forward)):
+            insert(con, "NVTX_EVENTS", start=a, end=b, eventType=EVENT_TYPE_PUSHPOP, text=text,
+                   globalTid=tid, domainId=0)
+        for short, demangled, duration, offset in WORKER_KERNELS:
+            correlation += 1
+            api_start = forward[0] + offset
+            api_end = api_start + API_NS
+            gpu_start = max(api_end + QUEUE_NS, stream_free)
+            insert(con, "CUPTI_ACTIVITY_KIND_RUNTIME", start=api_start, end=api_end,
+                   eventClass=EVENT_CLASS_CUDA_RUNTIME, globalTid=tid, correlationId=correlation,
+                   nameId=launch, returnValue=0)
+            insert(con, "CUPTI_ACTIVITY_KIND_KERNEL", start=gpu_start, end=gpu_start + duration,
+                   deviceId=1, contextId=2, streamId=7, correlationId=correlation,
+                   globalPid=gpid, demangledName=string_id(con, demangled),
+                   shortName=string_id(con, short), launchType=LAUNCH_REGULAR, cacheConfig=0,
+                   registersPerThread=32, gridX=128, gridY=1, gridZ=1, blockX=256, blockY=1,
+                   blockZ=1, staticSharedMemory=0, dynamicSharedMemory=0,
+                   localMemoryPerThread=0, localMemoryTotal=0, gridId=grid_id,
+                   sharedMemoryExecuted=0)
+            grid_id += 1
+            stream_free = gpu_start + duration
+            kernels += 1
+    return {"pid": pid, "ranges": 2 * len(inferences), "kernels": kernels,
+            "correlation_ids": [101, correlation]}
+
+
 def string_id(con, value):
     row = con.execute("SELECT id FROM StringIds WHERE value = ?", (value,)).fetchone()
     if row:
@@ -664,7 +755,7 @@ class EnclosingRanges:
 
 def cmd_add_gpu_work(args):
     llama = args.work == "llama"
-    tables = CUDA_TABLES + (FULL_TABLES if args.work in ("full", "llama") else [])
+    tables = CUDA_TABLES + (FULL_TABLES if args.work in ("full", "llama", "processes") else [])
     schema = sqlite3.connect(f"file:{args.schema_from}?mode=ro", uri=True)
     ddl = []
     for table in tables:
@@ -693,7 +784,7 @@ def cmd_add_gpu_work(args):
     if not marks:
         raise SystemExit(f"{args.sqlite}: no gpu:* marks (record the harness with --gpu-markers)")
 
-    full = args.work == "full"
+    full = args.work in ("full", "processes")
     if full or llama:
         insert(con, "TARGET_INFO_GPU", vmId=0, id=0, name=GPU_NAME, busLocation="0000:07:00.0",
                isDiscrete=1, totalMemory=85899345920, smCount=108, cuDevice=0,
@@ -794,6 +885,10 @@ def cmd_add_gpu_work(args):
                          MEM_KIND_DEVICE, COPY_NS["resize"][1], COPY_NS["resize"][0], 14)
                 inserted["kernels"] += 1
                 inserted["copies"] += 1
+                if args.work == "processes":
+                    add_kernel(tid, pid, api_start + 10_000, PYTORCH_KERNEL[:2],
+                               PYTORCH_KERNEL[2])
+                    inserted["kernels"] += 1
                 continue
             if what == "gpu:kernel" and names and names[-1].endswith("inference"):
                 nth = per_thread_launches.get((tid, index), 0)
@@ -857,6 +952,8 @@ def cmd_add_gpu_work(args):
             raise SystemExit(f"unknown mark {what!r}")
         if not stack:
             inserted["outside"] += 1
+    if args.work == "processes":
+        inserted["second_process"] = add_second_process(con)
     con.commit()
     con.execute("VACUUM")
     con.close()
@@ -965,11 +1062,14 @@ def main():
     p.add_argument("--pattern", default=DEFAULT_PATTERN)
     p.add_argument("--mode", choices=["all", "skip-iteration", "outside-only"], default="all")
     p.add_argument("--skip-iteration", type=int)
-    p.add_argument("--work", choices=["projection", "full", "llama"], default="projection",
+    p.add_argument("--work", choices=["projection", "full", "llama", "processes"],
+                   default="projection",
                    help="full: also memsets, copies to and from pageable memory, a kernel with "
                         "a hostile name and TARGET_INFO_GPU (the gpu-work fixtures); llama: "
                         "the kernels of harness --llama --gpu-markers passes (LLAMA_KERNELS) "
-                        "and TARGET_INFO_GPU (the llama-gpu fixture)")
+                        "and TARGET_INFO_GPU (the llama-gpu fixture); processes: full, a "
+                        "PyTorch kernel, and a second process with its own ranges and kernels "
+                        "whose correlation ids overlap the first's (the gpu-processes fixture)")
     p.set_defaults(func=cmd_add_gpu_work)
 
     p = sub.add_parser("check-gpu")

@@ -1,10 +1,10 @@
 //! `gpu_work.kernels`: `cuda_gpu_kern_sum`'s rows merged by kernel name (nsys 2022.4 splits a
-//! name by grid and block), with the share of all kernel time.
+//! name by grid and block), with the share of all kernel time and the base name.
 
 use rustc_hash::FxHashMap;
 
 use super::share;
-use crate::artifact::KernelStats;
+use crate::artifact::{kernel_base_name, KernelStats};
 use crate::reports::{Interner, KernelSummaryRow, NameId};
 
 /// `cuda_gpu_kern_sum`'s rows as `gpu_work.kernels`: merged by name, largest total first.
@@ -32,6 +32,7 @@ pub fn kernel_table(rows: &[KernelSummaryRow], names: &Interner) -> Vec<KernelSt
             };
             KernelStats {
                 name: names.resolve(name).to_owned(),
+                base_name: Some(kernel_base_name(names.resolve(name)).to_owned()),
                 instances,
                 total_ns: total,
                 mean_ns: mean,
@@ -109,6 +110,7 @@ mod tests {
             (k.name.as_str(), k.instances, k.total_ns),
             ("a<int, 2>(int)", 4, 60)
         );
+        assert_eq!(k.base_name.as_deref(), Some("a"));
         assert_eq!((k.minimum_ns, k.maximum_ns, k.median_ns), (10, 20, None));
         assert!((k.stddev_ns.unwrap() - (100.0f64 / 3.0).sqrt()).abs() < 1e-9);
         assert!((k.share - 0.6).abs() < 1e-12);

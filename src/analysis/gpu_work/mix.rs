@@ -12,23 +12,33 @@ use super::super::tree::{Tree, NONE};
 use super::share;
 use super::trace::KernelLaunch;
 use crate::artifact::{
-    group_name, AdviceKernels, GpuProjectedRange, HostRange, IterationKernels, KernelAttribution,
-    OtherKernels, RangeKernel, RangeKernels,
+    group_name, kernel_base_name, AdviceKernels, GpuProjectedRange, GpuProjectedRangeGroup,
+    HostRange, HostRangeGroup, IterationKernels, KernelAttribution, OtherKernels, RangeKernel,
+    RangeKernelGroup, RangeKernels,
 };
 use crate::reports::{ApiCall, Interner, NameId, PushPopRow};
 
 /// Kernels named in a range's mix; the others are summed in `other_kernels`.
 pub const TOP_KERNELS: usize = 5;
-/// Ranges in `per_range_kernels`.
+/// Ranges in `per_range_kernels` (and groups in `per_range_kernel_groups`).
 pub const TOP_RANGES: usize = 10;
 
-/// The CUDA API calls and the kernels they launched, with the kernels' names.
+/// The CUDA API calls and the kernels they launched, with the kernels' names: from
+/// `cuda_kern_exec_trace` (a call per kernel, joined by nsys, each with a correlation id of its
+/// own here), or `cuda_api_trace`'s calls and `cuda_gpu_trace`'s kernels, joined here on the
+/// correlation id.
 pub struct Launches<'a> {
     pub api: &'a [ApiCall],
     pub kernels: &'a [KernelLaunch],
-    /// Kernel rows of `cuda_gpu_trace`, with a correlation id or not.
+    /// Every kernel of the capture, with a launching call or not (`cuda_gpu_trace`'s kernel
+    /// rows, or what counts them best).
     pub kernel_rows: u64,
     pub names: &'a Interner,
+    /// The report the calls came from (`kernel_attribution.report`).
+    pub report: &'static str,
+    /// Each kernel's base name (`gpu_work.kernels[].base_name`); a kernel not in it gets the
+    /// derived one.
+    pub base_names: FxHashMap<&'a str, &'a str>,
 }
 
 /// The kernels of the counted iterations and of the ranges below them.
@@ -36,6 +46,8 @@ pub struct Launches<'a> {
 pub struct KernelMix {
     pub iteration: IterationKernels,
     pub ranges: Vec<RangeKernels>,
+    /// The groups of ranges with the largest GPU-projected totals, with their mixes.
+    pub range_groups: Vec<RangeKernelGroup>,
     pub attribution: KernelAttribution,
     /// The kernels of the groups asked for ([`MixInput::groups`]), by group; a group whose
     /// ranges launched no kernel is left out.
@@ -46,6 +58,8 @@ pub struct KernelMix {
 pub(in crate::analysis) struct MixInput<'a> {
     pub host: &'a [HostRange],
     pub gpu: &'a [GpuProjectedRange],
+    pub host_groups: &'a [HostRangeGroup],
+    pub gpu_groups: &'a [GpuProjectedRangeGroup],
     /// Groups of scoped names (`artifact::group_name`): advice's GPU-bound groups.
     pub groups: &'a [String],
 }
@@ -92,8 +106,11 @@ pub(in crate::analysis) fn kernel_mix(
         kernels: launches.kernel_rows,
         in_counted_iterations: 0,
         elsewhere: 0,
-        without_api_call: launches.kernel_rows - launches.kernels.len() as u64,
+        without_api_call: launches
+            .kernel_rows
+            .saturating_sub(launches.kernels.len() as u64),
         ambiguous: 0,
+        report: Some(launches.report.to_owned()),
     };
     let mut iteration = Mix::default();
     let mut by_scope: Vec<Mix> = (0..scopes.parent.len()).map(|_| Mix::default()).collect();
@@ -121,7 +138,7 @@ pub(in crate::analysis) fn kernel_mix(
         }
     }
 
-    let (kernels, other_kernels) = iteration.top(launches.names);
+    let (kernels, other_kernels) = iteration.top(launches.names, &launches.base_names);
     let iteration = IterationKernels {
         iterations: counted.len() as u64,
         launches: iteration.launches,
@@ -129,48 +146,97 @@ pub(in crate::analysis) fn kernel_mix(
         kernels,
         other_kernels,
     };
+    let sums = group_sums(&by_scope, scopes);
     KernelMix {
         iteration,
-        groups: group_mixes(&by_scope, scopes, launches.names, tables.groups),
-        ranges: top_ranges(by_scope, scopes, launches.names, tables.host, tables.gpu),
+        groups: group_mixes(&sums, launches, tables.groups),
+        range_groups: top_groups(&sums, launches, tables),
+        ranges: top_ranges(by_scope, scopes, launches, tables.host, tables.gpu),
         attribution,
     }
 }
 
-/// The mixes of the `wanted` groups: the sums of their members' (members of a group have the
-/// same number of scope levels, so none holds another's kernels).
+/// The mix of every group of scoped names that launched kernels: the sums of its members'
+/// (members of a group have the same number of scope levels, so none holds another's
+/// kernels).
+fn group_sums(by_scope: &[Mix], scopes: &Scopes) -> BTreeMap<String, Mix> {
+    let mut sums: BTreeMap<String, Mix> = BTreeMap::new();
+    for (id, mix) in by_scope.iter().enumerate() {
+        if mix.launches > 0 {
+            sums.entry(group_name(&scopes.name[id]))
+                .or_default()
+                .merge(mix);
+        }
+    }
+    sums
+}
+
+/// The mixes of the `wanted` groups; a group that launched no kernel is left out.
 fn group_mixes(
-    by_scope: &[Mix],
-    scopes: &Scopes,
-    names: &Interner,
+    sums: &BTreeMap<String, Mix>,
+    launches: &Launches<'_>,
     wanted: &[String],
 ) -> BTreeMap<String, AdviceKernels> {
-    if wanted.is_empty() {
-        return BTreeMap::new();
-    }
-    let mut sums: BTreeMap<&str, Mix> = wanted
+    let (names, base_names) = (launches.names, &launches.base_names);
+    wanted
         .iter()
-        .map(|g| (g.as_str(), Mix::default()))
-        .collect();
-    for (id, mix) in by_scope.iter().enumerate() {
-        if mix.launches == 0 {
-            continue;
-        }
-        if let Some(sum) = sums.get_mut(group_name(&scopes.name[id]).as_str()) {
-            sum.merge(mix);
-        }
-    }
-    sums.into_iter()
-        .filter(|(_, m)| m.launches > 0)
-        .map(|(group, m)| {
-            let (kernels, other_kernels) = m.top(names);
+        .filter_map(|group| {
+            let m = sums.get(group)?;
+            let (kernels, other_kernels) = m.top(names, base_names);
             let kernels = AdviceKernels {
                 launches: m.launches,
                 total_ns: clamp(m.total_ns),
                 kernels,
                 other_kernels,
             };
-            (group.to_owned(), kernels)
+            Some((group.clone(), kernels))
+        })
+        .collect()
+}
+
+/// The groups with the largest GPU-projected totals that launched kernels (by kernel time
+/// when there is no projection), with their mixes, as [`top_ranges`] ranks ranges.
+fn top_groups(
+    sums: &BTreeMap<String, Mix>,
+    launches: &Launches<'_>,
+    tables: &MixInput<'_>,
+) -> Vec<RangeKernelGroup> {
+    let (names, base_names) = (launches.names, &launches.base_names);
+    let projected: FxHashMap<&str, i64> = tables
+        .gpu_groups
+        .iter()
+        .map(|g| (g.group.as_str(), g.projected.total_ns))
+        .collect();
+    let host: FxHashMap<&str, (u64, u64)> = tables
+        .host_groups
+        .iter()
+        .map(|h| (h.group.as_str(), (h.names, h.instances)))
+        .collect();
+    let mut ranked: Vec<(&str, Option<i64>, &Mix)> = sums
+        .iter()
+        .map(|(g, m)| (g.as_str(), projected.get(g.as_str()).copied(), m))
+        .collect();
+    ranked.sort_by(|a, b| {
+        b.1.cmp(&a.1)
+            .then_with(|| b.2.total_ns.cmp(&a.2.total_ns))
+            .then_with(|| a.0.cmp(b.0))
+    });
+    ranked
+        .into_iter()
+        .take(TOP_RANGES)
+        .map(|(group, projected_total_ns, mix)| {
+            let (kernels, other_kernels) = mix.top(names, base_names);
+            let (names_in_group, instances) = host.get(group).copied().unwrap_or((0, 0));
+            RangeKernelGroup {
+                group: group.to_owned(),
+                names: names_in_group,
+                instances,
+                projected_total_ns,
+                launches: mix.launches,
+                total_ns: clamp(mix.total_ns),
+                kernels,
+                other_kernels,
+            }
         })
         .collect()
 }
@@ -180,10 +246,11 @@ fn group_mixes(
 fn top_ranges(
     by_scope: Vec<Mix>,
     scopes: &Scopes,
-    names: &Interner,
+    launches: &Launches<'_>,
     host: &[HostRange],
     gpu: &[GpuProjectedRange],
 ) -> Vec<RangeKernels> {
+    let (names, base_names) = (launches.names, &launches.base_names);
     let projected: FxHashMap<&str, i64> = gpu
         .iter()
         .map(|g| (g.name.as_str(), g.projected.total_ns))
@@ -211,7 +278,7 @@ fn top_ranges(
         .take(TOP_RANGES)
         .map(|(id, projected_total_ns, mix)| {
             let name = scopes.name[id as usize].clone();
-            let (kernels, other_kernels) = mix.top(names);
+            let (kernels, other_kernels) = mix.top(names, base_names);
             RangeKernels {
                 instances: instances.get(name.as_str()).copied().unwrap_or(0),
                 path: scopes.path[id as usize].clone(),
@@ -254,12 +321,20 @@ impl Mix {
     }
 
     /// The first [`TOP_KERNELS`] kernels by time (then name), and the rest together.
-    fn top(&self, names: &Interner) -> (Vec<RangeKernel>, Option<OtherKernels>) {
+    fn top(
+        &self,
+        names: &Interner,
+        base_names: &FxHashMap<&str, &str>,
+    ) -> (Vec<RangeKernel>, Option<OtherKernels>) {
         let mut all: Vec<RangeKernel> = self
             .by_name
             .iter()
             .map(|(&name, &(launches, total))| RangeKernel {
                 name: names.resolve(name).to_owned(),
+                base_name: Some({
+                    let name = names.resolve(name);
+                    (*base_names.get(name).unwrap_or(&kernel_base_name(name))).to_owned()
+                }),
                 launches,
                 total_ns: clamp(total),
                 share: share(total, self.total_ns),
@@ -460,6 +535,8 @@ mod tests {
             kernels: &kernels,
             kernel_rows: 11,
             names: &kernel_names,
+            report: "cuda_api_trace",
+            base_names: FxHashMap::default(),
         };
         let gpu: Vec<GpuProjectedRange> = ["a", "a.b", "c"]
             .iter()
@@ -483,6 +560,8 @@ mod tests {
             &MixInput {
                 host: &tables.host,
                 gpu: &gpu,
+                host_groups: &crate::analysis::groups::host_groups(&tables.host),
+                gpu_groups: &crate::analysis::groups::gpu_groups(&gpu),
                 groups: &["a".to_owned(), "c".to_owned(), "none".to_owned()],
             },
         )
@@ -502,7 +581,8 @@ mod tests {
                 in_counted_iterations: 6,
                 elsewhere: 2,
                 without_api_call: 2,
-                ambiguous: 1
+                ambiguous: 1,
+                report: Some("cuda_api_trace".to_owned()),
             }
         );
         assert_eq!((mix.iteration.launches, mix.iteration.total_ns), (6, 55));
@@ -538,6 +618,31 @@ mod tests {
             .collect();
         assert_eq!(groups, [("a", 4, 45), ("c", 1, 3)]);
         assert_eq!(mix.groups["a"].kernels, mix.ranges[0].kernels);
+
+        // Every group, largest projected total first: here each group is one name.
+        let got: Vec<(&str, u64, Option<i64>, u64, i64)> = mix
+            .range_groups
+            .iter()
+            .map(|g| {
+                (
+                    g.group.as_str(),
+                    g.names,
+                    g.projected_total_ns,
+                    g.launches,
+                    g.total_ns,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a", 1, Some(300), 4, 45),
+                ("a.b", 1, Some(100), 2, 20),
+                ("c", 1, Some(50), 1, 3)
+            ]
+        );
+        assert_eq!(mix.range_groups[0].kernels, mix.ranges[0].kernels);
+        assert_eq!(mix.ranges[0].kernels[0].base_name.as_deref(), Some("gemm"));
     }
 
     /// A group's mix is the sum of its members' (`step_1.k` and `step_2.k` are `step_#.k`).
@@ -565,12 +670,17 @@ mod tests {
             name: ["step_1.k", "step_2.k", "other"].map(String::from).to_vec(),
             path: Vec::new(),
         };
-        let mixes = group_mixes(
-            &[one, two, Mix::default()],
-            &scopes,
-            &names,
-            &["step_#.k".to_owned()],
-        );
+        let sums = group_sums(&[one, two, Mix::default()], &scopes);
+        assert_eq!(sums.keys().collect::<Vec<_>>(), ["step_#.k"]);
+        let launches = Launches {
+            api: &[],
+            kernels: &[],
+            kernel_rows: 0,
+            names: &names,
+            report: "cuda_kern_exec_trace",
+            base_names: [("gemm", "nsys_gemm")].into_iter().collect(),
+        };
+        let mixes = group_mixes(&sums, &launches, &["step_#.k".to_owned()]);
         let k = &mixes["step_#.k"];
         assert_eq!((k.launches, k.total_ns), (3, 42));
         let got: Vec<(&str, u64, i64)> = k
@@ -580,5 +690,8 @@ mod tests {
             .collect();
         assert_eq!(got, [("gemm", 2, 40), ("relu", 1, 2)]);
         assert!((k.kernels[0].share - 40.0 / 42.0).abs() < 1e-12);
+        // Base names as the kernel table has them, else derived.
+        let bases: Vec<Option<&str>> = k.kernels.iter().map(|k| k.base_name.as_deref()).collect();
+        assert_eq!(bases, [Some("nsys_gemm"), Some("relu")]);
     }
 }

@@ -2,18 +2,19 @@
 //! the numbers each item rests on. Nothing is decided here: an analysis.json written before
 //! advice existed has none, and its report gives none.
 
-use super::gpu_work::kernel_mix_text;
+use super::gpu_work::{kernel_mix_text, KernelNames, ADVICE_KERNELS};
 use crate::artifact::{Advice, AdviceKind, Analysis};
 use crate::render::escape::inline_shortened as esc;
 use crate::render::format::{duration, duration_i, percent};
 use crate::render::limit::Caps;
 
-/// Kernels named in a GPU-bound item's sentence.
-const KERNELS_NAMED: usize = 3;
-
 /// One sentence per item of `advice`, in its order.
 pub(super) fn advice(a: &Analysis, caps: &Caps) -> Vec<String> {
-    a.advice.iter().map(|item| sentence(item, caps)).collect()
+    let names = KernelNames::of(a);
+    a.advice
+        .iter()
+        .map(|item| sentence(item, &names, caps))
+        .collect()
 }
 
 /// The range as the tables show a group: its one exact name, or the group with how many names.
@@ -28,7 +29,7 @@ fn shown(item: &Advice, caps: &Caps) -> String {
     }
 }
 
-fn sentence(item: &Advice, caps: &Caps) -> String {
+fn sentence(item: &Advice, names: &KernelNames<'_>, caps: &Caps) -> String {
     let name = shown(item, caps);
     let host_share = percent(item.host_exclusive_share, 1.0);
     match item.kind {
@@ -56,8 +57,11 @@ fn sentence(item: &Advice, caps: &Caps) -> String {
                 .as_ref()
                 .filter(|k| !k.kernels.is_empty())
                 .map(|k| {
-                    let top = &k.kernels[..k.kernels.len().min(KERNELS_NAMED)];
-                    format!(": {} of its kernel time", kernel_mix_text(top, None, caps))
+                    let top = &k.kernels[..k.kernels.len().min(ADVICE_KERNELS)];
+                    format!(
+                        ": {} of its kernel time",
+                        kernel_mix_text(top, None, names, caps)
+                    )
                 })
                 .unwrap_or_default();
             format!(

@@ -210,6 +210,13 @@ pub(super) fn not_recorded<T: AsRef<str>>(value: Option<T>, caps: &Caps) -> Stri
     }
 }
 
+/// `path` relative to `base` when inside it.
+pub(super) fn relative<'p>(path: &'p Path, base: Option<&Path>) -> &'p Path {
+    base.and_then(|b| path.strip_prefix(b).ok())
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(path)
+}
+
 pub(super) fn left_out_note(shown: usize, total: usize, what: &str, path: &str) -> Option<String> {
     (shown < total).then(|| {
         if shown == 0 {

@@ -9,7 +9,7 @@ use super::advice::advice;
 use super::gpu_work::{gpu_work_view, GpuWorkView};
 use super::iterations::{chart, iteration_table, ChartView, IterationRow};
 use super::ranges::{gpu_table, host_table, shown_ranges, GpuRow, HostRow};
-use super::{not_recorded, path_text, plural, run_title, Table};
+use super::{not_recorded, path_text, plural, relative, run_title, Table};
 use crate::artifact::{Analysis, GateResult, IterationStats, Warning, WarningCode};
 use crate::render::comparison::RunComparisonView;
 use crate::render::escape::{self, inline_shortened as esc};
@@ -184,10 +184,7 @@ pub(super) fn analysed(
         host_inclusive: host_table(a, &hosts, caps, false, &path_text),
         gpu_ranges: gpu_table(&gpus, caps, &path_text),
         advice: advice(a, caps),
-        gpu_work: a
-            .gpu_work
-            .as_ref()
-            .map(|g| gpu_work_view(g, caps, &path_text)),
+        gpu_work: gpu_work_view(a, caps, path, options),
         iterations: iteration_table(a, caps, gpu_ok, &path_text),
         warmup_row: warmup(a).filter(|n| *n > 0).map(|n| IterationRow {
             index: format!("warm-up ×{n}"),
@@ -207,13 +204,6 @@ pub(super) fn analysed(
         analysis_path: path_text,
         comparison: None,
     }
-}
-
-/// `path` relative to `base` when inside it.
-pub(super) fn relative<'p>(path: &'p Path, base: Option<&Path>) -> &'p Path {
-    base.and_then(|b| path.strip_prefix(b).ok())
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(path)
 }
 
 /// Where the reader finds analysis.json: a path on the runner is no use in a comment.

@@ -27,8 +27,8 @@ pub const HOSTILE_PROFILE: &str =
 pub const HOSTILE_KEY: &str =
     "artifact:_org_team __track_(http___track.example_p.png) __- nsys-gate_other -_ _x_";
 /// A range name a fork's program can push: a mention, raw HTML, an image, a phishing link, a
-/// marker, a fence.
-pub const HOSTILE_RANGE: &str = "@octocat <img src=http://track.example/i.png> [click](http://evil.example/phish) <!-- nsys-gate:other --> ```fence``` <script>x</script> #12";
+/// marker, a fence, and every reference GitHub links by itself (issues, a commit, a bare host).
+pub const HOSTILE_RANGE: &str = "@octocat <img src=http://track.example/i.png> [click](http://evil.example/phish) <!-- nsys-gate:other --> ```fence``` <script>x</script> #12 GH-3 o/r#4 o@a5c3785ed8d6a35868bc169f07e40e889087fd2e www.evil.example";
 /// A report.md as a fork can upload it: its own marker, mentions, an image, a link.
 pub const HOSTILE_REPORT: &str = "<!-- nsys-gate:other -->\n# ✅ nsys-gate: gate passed\n\n@org/team @octocat please approve ![](http://track.example/pixel.png) [release notes](http://phish.example/login) FORK-REPORT-CANARY\n";
 
@@ -144,6 +144,10 @@ pub fn assert_inert(body: &str) {
         "```fence",
         "`x`",
         "#12",
+        "GH-3",
+        "r#4",
+        "a5c3785",
+        "www.",
         "FORK-REPORT-CANARY",
         "please approve",
     ] {
@@ -164,6 +168,11 @@ pub fn assert_inert(body: &str) {
     // HTML as text.
     assert!(body.contains("@\u{200B}octocat"), "{body}");
     assert!(body.contains("&lt;img src=http:\u{200B}//"), "{body}");
+    assert!(
+        body.contains("o@\u{200B}a5c378\u{200B}5ed8d6\u{200B}a35868"),
+        "{body}"
+    );
+    assert!(body.contains("www\u{200B}.evil"), "{body}");
 }
 
 #[test]

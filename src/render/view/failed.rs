@@ -1,5 +1,7 @@
 //! A run directory that could not be analysed: what failed, nsys's words, what to check.
 
+use std::path::Path;
+
 use serde::Serialize;
 
 use super::path_text;
@@ -28,7 +30,7 @@ pub struct FailedView {
     pub checks: Vec<String>,
 }
 
-pub(super) fn failed(f: &Failure, caps: &Caps) -> FailedView {
+pub(super) fn failed(f: &Failure, caps: &Caps, base: Option<&Path>) -> FailedView {
     let error = crate::text::shorten(&f.error, caps.message_chars.max(1000));
     let first = f.error.lines().next().unwrap_or("");
     // nsys's words are shown once, on their own.
@@ -48,9 +50,9 @@ pub(super) fn failed(f: &Failure, caps: &Caps) -> FailedView {
                 esc(profile, caps.name_chars),
                 esc(&folder, caps.name_chars)
             ),
-            None => path_text(&f.run_dir, caps),
+            None => path_text(&f.run_dir, base, caps),
         },
-        run_dir: path_text(&f.run_dir, caps),
+        run_dir: path_text(&f.run_dir, base, caps),
         what: f.kind.label(),
         summary: esc(summary, caps.message_chars),
         error_block: (f.nsys_words.is_none() && f.error.lines().count() > 1)

@@ -14,7 +14,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::ranges::{group_display, names_by_group};
-use super::{left_out_note, plural, relative, Table};
+use super::{left_out_note, path_text, plural, Table};
 use crate::artifact::{
     kernel_base_name, AdviceKind, Analysis, GpuWork, MemoryCopies, OtherKernels, RangeKernel,
     ReportName,
@@ -183,10 +183,7 @@ pub(super) fn gpu_work_view(
     let g = a.gpu_work.as_ref()?;
     let names = KernelNames::of(a);
     let mut named: BTreeSet<&str> = BTreeSet::new();
-    let path = escape::code_span(&crate::text::shorten(
-        &relative(path, options.links.base_dir.as_deref()).to_string_lossy(),
-        caps.name_chars.max(300),
-    ));
+    let path = path_text(path, options.links.base_dir.as_deref(), caps);
     let path = path.as_str();
     let rows = caps.top.min(GPU_WORK_ROWS);
     let unavailable = (!g.unavailable.is_empty()).then(|| {

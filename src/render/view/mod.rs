@@ -84,6 +84,7 @@ pub fn build(
     caps: &Caps,
     options: &RenderOptions,
 ) -> ReportView {
+    let base = options.links.base_dir.as_deref();
     let runs: Vec<RunView> = outcomes
         .iter()
         .map(|o| match o {
@@ -108,7 +109,7 @@ pub fn build(
             RunOutcome::Failed(f) => RunView {
                 kind: "failed",
                 analysed: None,
-                failed: Some(failed(f, caps)),
+                failed: Some(failed(f, caps, base)),
             },
         })
         .collect();
@@ -119,13 +120,13 @@ pub fn build(
     }));
     let mut overview: Vec<OverviewRow> = outcomes
         .iter()
-        .map(|o| overview_row(o, units, caps))
+        .map(|o| overview_row(o, units, caps, base))
         .collect();
     distinguish_titles(outcomes, &mut runs, &mut overview, caps);
     ReportView {
         marker: options.marker.clone(),
         tool_version: crate::artifact::TOOL_VERSION,
-        gate: overall_gate(outcomes, caps),
+        gate: overall_gate(outcomes, caps, base),
         headline: headline(outcomes),
         sparkline: match outcomes {
             [RunOutcome::Analysed { analysis, .. }] => {
@@ -199,8 +200,13 @@ pub(super) fn run_title(a: &Analysis, caps: &Caps) -> String {
     )
 }
 
-pub(super) fn path_text(path: &Path, caps: &Caps) -> String {
-    esc(&path.to_string_lossy(), caps.name_chars.max(300))
+/// A path on the runner as the comment shows it, everywhere (titles, notes, "Full data"):
+/// relative to `base` (the working folder) when inside it, as a code span.
+pub(super) fn path_text(path: &Path, base: Option<&Path>, caps: &Caps) -> String {
+    crate::render::escape::code_span(&crate::text::shorten(
+        &relative(path, base).to_string_lossy(),
+        caps.name_chars.max(300),
+    ))
 }
 
 pub(super) fn not_recorded<T: AsRef<str>>(value: Option<T>, caps: &Caps) -> String {

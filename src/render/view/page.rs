@@ -1,6 +1,8 @@
 //! The top of the page: the overall gate, the headline under the title, the sparkline, the
 //! overview table (one row per run directory) and the notice of what was left out to fit.
 
+use std::path::Path;
+
 use serde::Serialize;
 
 use super::{path_text, plural, run_title};
@@ -38,7 +40,11 @@ pub struct OverviewRow {
     pub trend: String,
 }
 
-pub(super) fn overall_gate(outcomes: &[RunOutcome], caps: &Caps) -> OverallGate {
+pub(super) fn overall_gate(
+    outcomes: &[RunOutcome],
+    caps: &Caps,
+    base: Option<&Path>,
+) -> OverallGate {
     let total = outcomes.len();
     let result = overall_verdict(outcomes);
     let count = |v: Verdict| outcomes.iter().filter(|o| o.verdict() == v).count();
@@ -48,7 +54,7 @@ pub(super) fn overall_gate(outcomes: &[RunOutcome], caps: &Caps) -> OverallGate 
         match o {
             RunOutcome::Failed(f) => reasons.push(format!(
                 "{}: could not be analysed ({})",
-                path_text(&f.run_dir, caps),
+                path_text(&f.run_dir, base, caps),
                 f.kind.label()
             )),
             RunOutcome::Analysed { analysis, .. } if analysis.gate.result != GateResult::Pass => {
@@ -247,7 +253,12 @@ pub(super) fn headline(outcomes: &[RunOutcome]) -> String {
     }
 }
 
-pub(super) fn overview_row(o: &RunOutcome, units: MedianUnits, caps: &Caps) -> OverviewRow {
+pub(super) fn overview_row(
+    o: &RunOutcome,
+    units: MedianUnits,
+    caps: &Caps,
+    base: Option<&Path>,
+) -> OverviewRow {
     match o {
         RunOutcome::Analysed { analysis: a, .. } => {
             let s = &a.iteration_summary;
@@ -273,7 +284,7 @@ pub(super) fn overview_row(o: &RunOutcome, units: MedianUnits, caps: &Caps) -> O
             }
         }
         RunOutcome::Failed(f) => OverviewRow {
-            run: path_text(&f.run_dir, caps),
+            run: path_text(&f.run_dir, base, caps),
             gate: "⛔\u{a0}error".to_owned(),
             iterations: "not analysed".to_owned(),
             host_median: "none".to_owned(),

@@ -9,7 +9,7 @@ use super::advice::advice;
 use super::gpu_work::{gpu_work_view, GpuWorkView};
 use super::iterations::{chart, iteration_table, ChartView, IterationRow};
 use super::ranges::{gpu_table, host_table, shown_ranges, GpuRow, HostRow};
-use super::{not_recorded, path_text, plural, relative, run_title, Table};
+use super::{not_recorded, path_text, plural, run_title, Table};
 use crate::artifact::{Analysis, GateResult, IterationStats, Warning, WarningCode};
 use crate::render::comparison::RunComparisonView;
 use crate::render::escape::{self, inline_shortened as esc};
@@ -111,7 +111,7 @@ pub(super) fn analysed(
     let (hosts, gpus) = shown_ranges(a, options.exact_names);
     let counted = a.counted();
     let gpu_ok = a.gpu_projection_available();
-    let path_text = path_text(path, caps);
+    let path_text = path_text(path, options.links.base_dir.as_deref(), caps);
 
     let mut explained = callouts(a, counted, caps);
     // One slow iteration raises up to three warnings: said once.
@@ -208,10 +208,7 @@ pub(super) fn analysed(
 
 /// Where the reader finds analysis.json: a path on the runner is no use in a comment.
 pub(super) fn full_data(path: &Path, links: &crate::render::Links, caps: &Caps) -> String {
-    let shown = escape::code_span(&crate::text::shorten(
-        &relative(path, links.base_dir.as_deref()).to_string_lossy(),
-        caps.name_chars.max(300),
-    ));
+    let shown = path_text(path, links.base_dir.as_deref(), caps);
     match &links.run_url {
         Some(url) => format!(
             "Full data: {shown} of this run, in the artifacts of [the workflow run]({url}) when the workflow uploads it (the examples upload it as `nsys-gate-analysis`)."

@@ -213,15 +213,29 @@ pub fn work_rows(w: &GpuWorkChanges, caps: &Caps) -> Vec<WorkRow> {
         .map(|t| t.unwrap_or(f64::NAN))
         .collect();
     let totals = column(&totals);
+    // Kernels by their base name, as the report names them, unless two shown share one.
+    let base = |c: &WorkChange| crate::artifact::kernel_base_name(&c.name).to_owned();
+    let shared = |name: &str| {
+        w.kernels
+            .iter()
+            .take(caps.top)
+            .filter(|c| base(c) == name)
+            .count()
+            > 1
+    };
     shown
         .iter()
         .zip(totals.chunks(2))
         .map(|((kind, c), pair)| {
             let side =
                 |t: Option<f64>, text: &String| t.map_or("none".to_owned(), |_| text.clone());
+            let name = match *kind {
+                "kernel" if !shared(&base(c)) => base(c),
+                _ => c.name.clone(),
+            };
             WorkRow {
                 kind,
-                name: esc(&c.name, caps.name_chars),
+                name: esc(&name, caps.name_chars),
                 base: side(c.base_total_ns, &pair[0]),
                 head: side(c.head_total_ns, &pair[1]),
             }
@@ -357,4 +371,44 @@ pub fn base_run_rows(h: &History, repo_url: Option<&str>) -> Vec<BaseRunRow> {
             note,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(name: &str, base: f64, head: f64) -> WorkChange {
+        WorkChange {
+            name: name.to_owned(),
+            base_total_ns: Some(base),
+            head_total_ns: Some(head),
+        }
+    }
+
+    #[test]
+    fn kernels_go_by_their_base_name_unless_two_shown_share_it() {
+        let w = GpuWorkChanges {
+            kernels: vec![
+                change(
+                    "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)",
+                    2e6,
+                    3e6,
+                ),
+                change("void conv2d_fprop_kernel<float, 64>(Params)", 1e6, 1e6),
+                change("void conv2d_fprop_kernel<half, 32>(Params)", 1e6, 1e6),
+            ],
+            memory_copies: vec![change("Host-to-Device (pageable)", 1e5, 1e5)],
+        };
+        let rows = work_rows(&w, &Caps::full(3));
+        let names: Vec<(&str, &str)> = rows.iter().map(|r| (r.kind, r.name.as_str())).collect();
+        assert_eq!(
+            names,
+            [
+                ("kernel", "vectorized\\_elementwise\\_kernel"),
+                ("kernel", "void conv2d\\_fprop\\_kernel&lt;float, 64&gt;(Params)"),
+                ("kernel", "void conv2d\\_fprop\\_kernel&lt;half, 32&gt;(Params)"),
+                ("memory copy", "Host-to-Device (pageable)"),
+            ]
+        );
+    }
 }

@@ -405,8 +405,14 @@ mod tests {
             names,
             [
                 ("kernel", "vectorized\\_elementwise\\_kernel"),
-                ("kernel", "void conv2d\\_fprop\\_kernel&lt;float, 64&gt;(Params)"),
-                ("kernel", "void conv2d\\_fprop\\_kernel&lt;half, 32&gt;(Params)"),
+                (
+                    "kernel",
+                    "void conv2d\\_fprop\\_kernel&lt;float, 64&gt;(Params)"
+                ),
+                (
+                    "kernel",
+                    "void conv2d\\_fprop\\_kernel&lt;half, 32&gt;(Params)"
+                ),
                 ("memory copy", "Host-to-Device (pageable)"),
             ]
         );

@@ -345,8 +345,8 @@ async fn fetch_run(
     unpack::analyses(&zip_path, &unpacked, Limits::ARTIFACT)
         .map_err(|e| note("unpacking its artifact", e.to_string()))?;
     let mut levels = Vec::new();
-    let unread = load::each(&unpacked, |analysis, path| {
-        let mut level = RunLevel::of(&analysis, &format!("run {}/{path}", run.id));
+    let unread = load::each(&unpacked, |recorded, path| {
+        let mut level = RunLevel::read(recorded, &format!("run {}/{path}", run.id));
         level.workflow_run_id = Some(run.id);
         level.created_at = run.created_at.clone();
         levels.push(level);

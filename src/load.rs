@@ -6,13 +6,17 @@
 //! - [`under`]: every analysis.json under a folder that someone else filled (an artifact,
 //!   a fork's included), found without following a symlink and read with bounds;
 //! - [`each`]: an analysis.json, a run directory holding one, or a folder searched for them
-//!   (`compare`'s sides and `--baseline PATH`), one analysis at a time.
+//!   (`compare`'s sides and `--baseline PATH`), one analysis at a time, read as the whole
+//!   [`Analysis`] or as a reader's slimmer view of it ([`Readable`]: the comparison's
+//!   [`Recorded`] skips the iterations' details).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
+use serde::de::DeserializeOwned;
 
 use crate::artifact::{self, Analysis};
+use crate::compare::run_level::Recorded;
 use crate::files::{self, SearchBounds};
 use crate::outcome::{Failure, FailureKind, RunFacts, RunOutcome};
 use crate::say::say;
@@ -36,9 +40,34 @@ const MAX_TOTAL_BYTES: u64 = 1 << 30;
 /// Characters of artifact text (a path, a parse error) shown in one message at most.
 const SHOWN_CHARS: usize = 300;
 
+/// What an analysis.json can be read as: the whole [`Analysis`], or a reader's view of it
+/// that leaves out what that reader does not use (and so need not keep): the comparison's
+/// [`Recorded`]. Either is checked against the same schema version, with the same messages.
+pub trait Readable: DeserializeOwned {
+    /// The file's `schema_version`.
+    fn schema_version(&self) -> u32;
+}
+
+impl Readable for Analysis {
+    fn schema_version(&self) -> u32 {
+        self.schema_version
+    }
+}
+
+impl Readable for Recorded {
+    fn schema_version(&self) -> u32 {
+        self.schema_version
+    }
+}
+
 /// An analysis.json's bytes as an [`Analysis`] of this schema version; `Err` says why not,
 /// naming `path`.
 pub fn parse(path: &Path, bytes: &[u8]) -> Result<Analysis, String> {
+    parse_as(path, bytes)
+}
+
+/// [`parse`], read as `T`.
+pub fn parse_as<T: Readable>(path: &Path, bytes: &[u8]) -> Result<T, String> {
     let wrong_version = |v: &dyn std::fmt::Display| {
         format!(
             "{} has schema_version {v}; this nsys-gate reads {}",
@@ -46,9 +75,15 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Analysis, String> {
             artifact::SCHEMA_VERSION
         )
     };
-    match serde_json::from_slice::<Analysis>(bytes) {
-        Ok(analysis) if analysis.schema_version == artifact::SCHEMA_VERSION => Ok(analysis),
-        Ok(analysis) => Err(wrong_version(&analysis.schema_version)),
+    // JSON is UTF-8: checked once for the whole file, so that serde_json does not check each
+    // string again (`from_str`). Bytes that are not UTF-8 take `from_slice`, for its error.
+    let parsed = match std::str::from_utf8(bytes) {
+        Ok(text) => serde_json::from_str::<T>(text),
+        Err(_) => serde_json::from_slice::<T>(bytes),
+    };
+    match parsed {
+        Ok(analysis) if analysis.schema_version() == artifact::SCHEMA_VERSION => Ok(analysis),
+        Ok(analysis) => Err(wrong_version(&analysis.schema_version())),
         Err(e) => {
             let version = serde_json::from_slice::<serde_json::Value>(bytes)
                 .ok()
@@ -125,6 +160,24 @@ pub fn under_each(
     nothing: &str,
     mut visit: impl FnMut(RunOutcome),
 ) -> anyhow::Result<()> {
+    found_each::<Analysis>(dir, nothing, |path, read| {
+        visit(match read {
+            Ok(analysis) => RunOutcome::Analysed {
+                analysis: Box::new(analysis),
+                path,
+            },
+            Err(failure) => RunOutcome::Failed(failure),
+        });
+    })
+}
+
+/// [`under_each`], each file read as `T` and handed to `visit` with its path inside `dir`, or
+/// the failure saying why it could not be read.
+fn found_each<T: Readable>(
+    dir: &Path,
+    nothing: &str,
+    mut visit: impl FnMut(PathBuf, Result<T, Failure>),
+) -> anyhow::Result<()> {
     let found = files::find_named(dir, ANALYSIS_FILE, SEARCH)
         .with_context(|| format!("cannot search {} for {ANALYSIS_FILE}", shown_path(dir)))?;
     for (path, what) in &found.skipped {
@@ -149,38 +202,36 @@ pub fn under_each(
     );
     let mut left = MAX_TOTAL_BYTES;
     for path in &found.files {
-        visit(read_found(dir, path, &mut left));
+        let name = path.strip_prefix(dir).unwrap_or(path).to_owned();
+        let read = read_found(path, &name, &mut left).map_err(|error| failed(&name, error));
+        visit(name, read);
     }
     Ok(())
 }
 
-/// One analysis.json [`under`] found, named in the report by its path inside `dir` (as the
-/// artifact has it).
-fn read_found(dir: &Path, path: &Path, left: &mut u64) -> RunOutcome {
-    let name = path.strip_prefix(dir).unwrap_or(path).to_owned();
-    let parsed = files::read_regular_no_symlink(path, MAX_ANALYSIS_BYTES.min(*left))
+/// One analysis.json [`under`] found (`path`), named in the report by its path inside the
+/// folder searched (`name`, as the artifact has it).
+fn read_found<T: Readable>(path: &Path, name: &Path, left: &mut u64) -> Result<T, String> {
+    files::read_regular_no_symlink(path, MAX_ANALYSIS_BYTES.min(*left))
         .map_err(|e| format!("{}: {}", name.display(), e.into_io_error()))
         .and_then(|bytes| {
             *left = left.saturating_sub(bytes.len() as u64);
-            parse(&name, &bytes)
-        });
-    match parsed {
-        Ok(analysis) => RunOutcome::Analysed {
-            analysis: Box::new(analysis),
-            path: name,
-        },
-        Err(error) => {
-            say!(
-                "nsys-gate: warning: {}",
-                shown_shortened(&error, SHOWN_CHARS * 2)
-            );
-            let folder = match name.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
-                _ => PathBuf::from("."),
-            };
-            RunOutcome::Failed(Failure::new(folder, FailureKind::NoAnalysis, error))
-        }
-    }
+            parse_as(name, &bytes)
+        })
+}
+
+/// A file [`under`] found (`name`) that could not be read (`error` says why): said on
+/// standard error, and a failed outcome.
+fn failed(name: &Path, error: String) -> Failure {
+    say!(
+        "nsys-gate: warning: {}",
+        shown_shortened(&error, SHOWN_CHARS * 2)
+    );
+    let folder = match name.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    Failure::new(folder, FailureKind::NoAnalysis, error)
 }
 
 /// A path inside the artifact, on one line of standard error: a line break or other control
@@ -194,16 +245,19 @@ fn inside(dir: &Path, path: &Path) -> String {
 }
 
 /// Every analysis an analysis.json, a run directory holding one, or a folder searched for
-/// them ([`under`]) holds, handed to `visit` one at a time with its path for people (inside
-/// the folder searched, or as given), so that a caller that reduces them never holds more
-/// than one. Returns the notes on the files that could not be read; `Err` says why nothing
-/// could be.
-pub fn each(path: &Path, mut visit: impl FnMut(Analysis, String)) -> Result<Vec<String>, String> {
+/// them ([`under`]) holds, read as `T`, handed to `visit` one at a time with its path for
+/// people (inside the folder searched, or as given), so that a caller that reduces them never
+/// holds more than one. Returns the notes on the files that could not be read; `Err` says why
+/// nothing could be.
+pub fn each<T: Readable>(
+    path: &Path,
+    mut visit: impl FnMut(T, String),
+) -> Result<Vec<String>, String> {
     let meta =
         std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", shown_path(path)))?;
-    let one = |file: &Path| -> Result<Analysis, String> {
+    let one = |file: &Path| -> Result<T, String> {
         let bytes = files::read_regular(file, MAX_ANALYSIS_BYTES).map_err(|e| e.to_string())?;
-        parse(file, &bytes)
+        parse_as(file, &bytes)
     };
     let file = if meta.is_file() {
         Some(path.to_owned())
@@ -216,12 +270,12 @@ pub fn each(path: &Path, mut visit: impl FnMut(Analysis, String)) -> Result<Vec<
     }
     let mut read = 0;
     let mut notes = Vec::new();
-    under_each(path, "nothing to compare", |outcome| match outcome {
-        RunOutcome::Analysed { analysis, path } => {
+    found_each::<T>(path, "nothing to compare", |found, read_as| match read_as {
+        Ok(analysis) => {
             read += 1;
-            visit(*analysis, path.display().to_string());
+            visit(analysis, found.display().to_string());
         }
-        RunOutcome::Failed(f) => notes.push(f.error),
+        Err(f) => notes.push(f.error),
     })
     .map_err(|e| format!("{e:#}"))?;
     if read == 0 {
@@ -232,4 +286,141 @@ pub fn each(path: &Path, mut visit: impl FnMut(Analysis, String)) -> Result<Vec<
         ));
     }
     Ok(notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artifact::{GpuDevice, GpuWork, KernelStats, MemoryCopies};
+    use crate::compare::{fake, RunLevel};
+
+    /// Made-up analyses of every shape the comparison reads differently.
+    fn analyses() -> Vec<Analysis> {
+        let host = [2_500_000, 2_600_000, 2_400_000, 9_000_000, 2_550_000];
+        let mut out = Vec::new();
+        for gpu in [false, true] {
+            let mut a = fake::analysis(&host, &[("inference", 7_500_000), ("post", 10)], gpu);
+            // Counted are the complete iterations that are not duplicates.
+            a.iterations[1].complete = false;
+            a.iterations[3].duplicate = true;
+            out.push(a.clone());
+            a.label = Some("leg".into());
+            a.iterations[2].gpu_projection = None;
+            a.gpu_work = Some(GpuWork {
+                devices: Some(vec![GpuDevice {
+                    device: "NVIDIA T4 (0)".into(),
+                    name: Some("NVIDIA T4".into()),
+                    id: Some(0),
+                    kernels: 2,
+                    memory_operations: 1,
+                }]),
+                kernels: Some(vec![KernelStats {
+                    name: "k".into(),
+                    instances: 2,
+                    total_ns: 40,
+                    mean_ns: 20.0,
+                    median_ns: None,
+                    minimum_ns: 10,
+                    maximum_ns: 30,
+                    stddev_ns: None,
+                    share: 1.0,
+                }]),
+                memory_copies: Some(vec![MemoryCopies {
+                    copy_kind: "Host-to-Device".into(),
+                    source: Some("Pageable".into()),
+                    destination: None,
+                    count: 1,
+                    bytes: 8,
+                    total_ns: 5,
+                    bandwidth_bytes_per_s: None,
+                    pageable_host: true,
+                }]),
+                ..GpuWork::default()
+            });
+            out.push(a);
+        }
+        out
+    }
+
+    #[test]
+    fn a_recorded_analysis_gives_the_run_level_of_the_whole_one() {
+        for analysis in analyses() {
+            let bytes = analysis.to_json();
+            let path = Path::new("base/analysis.json");
+            let whole = RunLevel::of(&parse(path, &bytes).unwrap(), "a.json");
+            let recorded = RunLevel::read(parse_as::<Recorded>(path, &bytes).unwrap(), "a.json");
+            assert_eq!(recorded, whole);
+            assert_eq!(whole.host_samples, [2_500_000.0, 2_400_000.0, 2_550_000.0]);
+        }
+    }
+
+    /// `bytes` read both ways: the same error, or both read.
+    fn same_verdict(bytes: &[u8]) -> Result<(), String> {
+        let path = Path::new("base/analysis.json");
+        let whole = parse(path, bytes).map(|_| ());
+        let recorded = parse_as::<Recorded>(path, bytes).map(|_| ());
+        assert_eq!(recorded, whole, "{}", String::from_utf8_lossy(bytes));
+        whole
+    }
+
+    #[test]
+    fn a_recorded_analysis_is_refused_as_the_whole_one_is() {
+        let good = serde_json::to_value(&analyses()[3]).unwrap();
+        let edited = |edit: &dyn Fn(&mut serde_json::Value)| {
+            let mut v = good.clone();
+            edit(&mut v);
+            serde_json::to_vec(&v).unwrap()
+        };
+        assert_eq!(same_verdict(&edited(&|_| {})), Ok(()));
+        let refused: Vec<Vec<u8>> = vec![
+            edited(&|v| v["schema_version"] = 2.into()),
+            edited(&|v| {
+                v["iterations"][0]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("pid")
+                    .map(drop)
+                    .unwrap()
+            }),
+            edited(&|v| {
+                v["iterations"][0]["host"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("end_ns")
+                    .map(drop)
+                    .unwrap()
+            }),
+            edited(&|v| {
+                v["iterations"][1]["gpu_projection"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("start_ns")
+                    .map(drop)
+                    .unwrap()
+            }),
+            edited(&|v| v["iterations"][0]["complete"] = "yes".into()),
+            edited(&|v| v["iterations"][2]["host"]["inclusive_ns"] = 1.5.into()),
+            edited(&|v| v["iterations"][0]["gpu_projection"]["projected_ns"] = "x".into()),
+            edited(&|v| v["iterations"] = serde_json::json!({})),
+            edited(&|v| v["gate"]["result"] = "maybe".into()),
+            edited(&|v| v["advice"] = serde_json::json!([{"kind": "unheard_of"}])),
+            edited(&|v| v["host_range_groups"] = serde_json::json!([{}])),
+            edited(&|v| v.as_object_mut().unwrap().remove("gate").map(drop).unwrap()),
+            edited(&|v| {
+                v.as_object_mut()
+                    .unwrap()
+                    .remove("iterations")
+                    .map(drop)
+                    .unwrap()
+            }),
+            b"{\"schema_version\": 1, \"provenance\": \xff}".to_vec(),
+            {
+                let text = good.to_string();
+                text.as_bytes()[..text.len() / 2].to_vec()
+            },
+        ];
+        for bytes in &refused {
+            assert!(same_verdict(bytes).is_err());
+        }
+    }
 }

@@ -280,6 +280,13 @@ pub struct IterationSummary {
     pub first_iteration: Option<FirstIteration>,
 }
 
+impl IterationSummary {
+    /// The number of counted iterations, as the statistics have it.
+    pub fn counted(&self) -> u64 {
+        self.host_inclusive.as_ref().map_or(0, |h| h.count)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FirstIteration {
     pub index: u64,
@@ -397,20 +404,24 @@ pub struct GpuProjectedRangeGroup {
     pub gpu_operation_count: u64,
 }
 
+/// [`Analysis::gpu_projection_available`], from the parts of an analysis it reads.
+pub fn gpu_projection_available(provenance: &Provenance, warnings: &[Warning]) -> bool {
+    let written = provenance
+        .report_status
+        .get(ReportName::GpuProjection.as_str())
+        .is_none_or(|s| s.is_written());
+    written
+        && !warnings
+            .iter()
+            .any(|w| w.code == WarningCode::GpuProjectionUnavailable)
+}
+
 impl Analysis {
     /// Whether nsys made a GPU projection for the run: the projection report was written
     /// (or the analysis predates report statuses) and no `gpu_projection_unavailable` says
     /// otherwise.
     pub fn gpu_projection_available(&self) -> bool {
-        let written = self
-            .provenance
-            .report_status
-            .get(ReportName::GpuProjection.as_str())
-            .is_none_or(|s| s.is_written());
-        written
-            && self
-                .warning(WarningCode::GpuProjectionUnavailable)
-                .is_none()
+        gpu_projection_available(&self.provenance, &self.warnings)
     }
 
     /// The first warning of `code`, if any.
@@ -433,10 +444,7 @@ impl Analysis {
 
     /// The number of counted iterations, as the statistics have it.
     pub fn counted(&self) -> u64 {
-        self.iteration_summary
-            .host_inclusive
-            .as_ref()
-            .map_or(0, |h| h.count)
+        self.iteration_summary.counted()
     }
 
     /// Pretty JSON with a trailing newline.

@@ -87,8 +87,8 @@ pub fn read_paths(paths: &[PathBuf]) -> (Vec<RunLevel>, Vec<String>) {
     let mut runs = Vec::new();
     let mut notes = Vec::new();
     for path in paths {
-        match load::each(path, |analysis, shown| {
-            runs.push(RunLevel::of(&analysis, &shown))
+        match load::each(path, |recorded, shown| {
+            runs.push(RunLevel::read(recorded, &shown))
         }) {
             Ok(unread) => notes.extend(
                 unread

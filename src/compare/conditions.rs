@@ -8,7 +8,7 @@
 use serde_json::{json, Value};
 
 use crate::artifact::comparison::{Condition, ConditionName};
-use crate::artifact::{Analysis, GpuWork};
+use crate::artifact::{GpuWork, Provenance, Run};
 
 /// Every condition of two runs, in [`ConditionName::ALL`] order, from what each recorded
 /// (`base` and `head` in that order too, as [`value`] gives them).
@@ -39,9 +39,14 @@ fn text(v: Option<&String>) -> Value {
     v.map_or(Value::Null, |s| Value::String(s.clone()))
 }
 
-/// What a run recorded for a condition (`null`: not recorded).
-pub fn value(name: ConditionName, a: &Analysis) -> Value {
-    let run = &a.run;
+/// What a run recorded for a condition (`null`: not recorded), from the parts of its
+/// analysis that say it.
+pub fn value(
+    name: ConditionName,
+    run: &Run,
+    provenance: &Provenance,
+    gpu_work: Option<&GpuWork>,
+) -> Value {
     match name {
         ConditionName::Target => run.target.clone().unwrap_or(Value::Null),
         ConditionName::DataSource => json!({
@@ -51,7 +56,7 @@ pub fn value(name: ConditionName, a: &Analysis) -> Value {
         }),
         ConditionName::Device => json!({
             "device": run.device,
-            "gpus": a.gpu_work.as_ref().map(GpuWork::gpu_names),
+            "gpus": gpu_work.map(GpuWork::gpu_names),
         }),
         ConditionName::Synchronization => run.cuda.clone().unwrap_or(Value::Null),
         ConditionName::CaptureRange => text(run.capture_range.as_ref()),
@@ -62,8 +67,8 @@ pub fn value(name: ConditionName, a: &Analysis) -> Value {
             .get("iterations")
             .cloned()
             .unwrap_or(Value::Null),
-        ConditionName::NsysVersion => Value::String(a.provenance.nsys_version.clone()),
-        ConditionName::ToolVersion => Value::String(a.provenance.tool_version.clone()),
+        ConditionName::NsysVersion => Value::String(provenance.nsys_version.clone()),
+        ConditionName::ToolVersion => Value::String(provenance.tool_version.clone()),
         ConditionName::GitCommit => text(run.git_commit.as_ref()),
     }
 }
@@ -90,14 +95,17 @@ fn differs(name: ConditionName, b: &Value, h: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::artifact::GpuWork;
+    use crate::artifact::{Analysis, GpuWork};
 
     fn analysis() -> Analysis {
         crate::artifact::fake::analysis(&[2_500_000; 5], &[("inference", 7_500_000)], false)
     }
 
     fn values(a: &Analysis) -> Vec<Value> {
-        ConditionName::ALL.iter().map(|&n| value(n, a)).collect()
+        ConditionName::ALL
+            .iter()
+            .map(|&n| value(n, &a.run, &a.provenance, a.gpu_work.as_ref()))
+            .collect()
     }
 
     fn differing(base: &Analysis, head: &Analysis) -> Vec<ConditionName> {

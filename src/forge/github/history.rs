@@ -433,8 +433,8 @@ async fn fetch_run(
     }
     doing.set(format!("reading the baseline artifact of {which}"), true);
     let mut levels = Vec::new();
-    let unread = load::each(&unpacked, |analysis, path| {
-        let mut level = RunLevel::of(&analysis, &format!("run {}/{path}", run.id));
+    let unread = load::each(&unpacked, |recorded, path| {
+        let mut level = RunLevel::read(recorded, &format!("run {}/{path}", run.id));
         level.workflow_run_id = Some(run.id);
         level.created_at = run.created_at.clone();
         levels.push(level);

@@ -292,7 +292,8 @@ pub fn each<T: Readable>(
 mod tests {
     use super::*;
     use crate::artifact::{GpuDevice, GpuWork, KernelStats, MemoryCopies};
-    use crate::compare::{fake, RunLevel};
+    use crate::artifact::fake;
+    use crate::compare::RunLevel;
 
     /// Made-up analyses of every shape the comparison reads differently.
     fn analyses() -> Vec<Analysis> {
@@ -316,6 +317,7 @@ mod tests {
                 }]),
                 kernels: Some(vec![KernelStats {
                     name: "k".into(),
+                    base_name: None,
                     instances: 2,
                     total_ns: 40,
                     mean_ns: 20.0,

@@ -291,8 +291,8 @@ pub fn each<T: Readable>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::artifact::{GpuDevice, GpuWork, KernelStats, MemoryCopies};
     use crate::artifact::fake;
+    use crate::artifact::{GpuDevice, GpuWork, KernelStats, MemoryCopies};
     use crate::compare::RunLevel;
 
     /// Made-up analyses of every shape the comparison reads differently.

@@ -42,9 +42,13 @@ pub fn comparison(request: &Request, outcomes: &[RunOutcome], forge: &dyn Forge)
             (found.runs, found.source, found.notes)
         }
         Base::Paths(paths) => {
-            let (runs, notes) = read_paths(paths);
-            let source = path_source(paths, &runs_paths(&runs));
-            (runs, source, notes)
+            let read = read_paths(paths);
+            let notes = read.notes();
+            (
+                read.runs,
+                path_source(&read.read_from, &read.analyses),
+                notes,
+            )
         }
     };
     if bases.is_empty() && !notes.iter().any(|n| n.starts_with("no baseline")) {
@@ -80,32 +84,54 @@ fn heads(outcomes: &[RunOutcome]) -> Vec<RunLevel> {
         .collect()
 }
 
+/// What [`read_paths`] read.
+#[derive(Debug, Default)]
+pub struct PathRuns {
+    /// Each analysis read, reduced, in the order given.
+    pub runs: Vec<RunLevel>,
+    /// Their files, as shown to people.
+    pub analyses: Vec<String>,
+    /// The paths given that at least one run was read from.
+    pub read_from: Vec<PathBuf>,
+    /// Why a path given, or a file under it, gave no run: one line each, naming its path.
+    pub unread: Vec<String>,
+}
+
+impl PathRuns {
+    /// The comparison's notes on what could not be read: why there is no baseline when
+    /// nothing was, otherwise one note per path or file left out.
+    pub fn notes(&self) -> Vec<String> {
+        let lead = if self.runs.is_empty() {
+            "no baseline"
+        } else {
+            "a base run could not be read"
+        };
+        self.unread.iter().map(|u| format!("{lead}: {u}")).collect()
+    }
+}
+
 /// The analyses of `paths` (each an analysis.json, a run directory or a folder of them), in
-/// the order given and path order within a folder, each reduced as it is read; and a note for
-/// each path or file that could not be read.
-pub fn read_paths(paths: &[PathBuf]) -> (Vec<RunLevel>, Vec<String>) {
-    let mut runs = Vec::new();
-    let mut notes = Vec::new();
+/// the order given and path order within a folder, each reduced as it is read; and why each
+/// path or file that gave no run could not be read.
+pub fn read_paths(paths: &[PathBuf]) -> PathRuns {
+    let mut out = PathRuns::default();
     for path in paths {
+        let before = out.runs.len();
         match load::each(path, |recorded, shown| {
-            runs.push(RunLevel::read(recorded, &shown))
+            out.runs.push(RunLevel::read(recorded, &shown));
+            out.analyses.push(shown);
         }) {
-            Ok(unread) => notes.extend(
-                unread
-                    .into_iter()
-                    .map(|n| format!("a baseline file could not be read: {n}")),
-            ),
-            Err(why) => notes.push(format!("no baseline from {}: {why}", path.display())),
+            Ok(unread) => out.unread.extend(unread),
+            Err(why) => out.unread.push(why),
+        }
+        if out.runs.len() > before {
+            out.read_from.push(path.clone());
         }
     }
-    (runs, notes)
+    out
 }
 
-fn runs_paths(runs: &[RunLevel]) -> Vec<String> {
-    runs.iter().map(|r| r.run.analysis_path.clone()).collect()
-}
-
-/// Where `--baseline PATH` read from.
+/// Where `--baseline PATH` read from: the paths runs were read from, and their files.
 pub fn path_source(paths: &[PathBuf], analyses: &[String]) -> BaselineSource {
     BaselineSource {
         kind: BaselineKind::Path,

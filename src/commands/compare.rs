@@ -2,12 +2,12 @@
 //! compared locally, printed as markdown (and written as comparison.json with --json). A
 //! difference is never a failure.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use crate::baseline::{path_source, read_paths};
+use crate::baseline::{path_source, read_paths, PathRuns};
 use crate::cli::CompareArgs;
 use crate::compare::{self, Criteria};
 use crate::files;
@@ -20,30 +20,14 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         .paths
         .split_last()
         .expect("clap requires two paths at least");
-    let (bases, mut notes) = read_paths(base_paths);
-    if bases.is_empty() {
-        anyhow::bail!(
-            "BASE: no base run could be read: {}",
-            notes.join("; ").replace("no baseline from ", "")
-        );
-    }
-    let (heads, head_notes) = read_paths(std::slice::from_ref(head_path));
-    if heads.is_empty() {
-        anyhow::bail!(
-            "HEAD: no current run could be read: {}",
-            head_notes.join("; ").replace("no baseline from ", "")
-        );
-    }
-    for note in &head_notes {
-        say!("nsys-gate: warning: HEAD: {}", shown(note));
-    }
-    let analyses: Vec<String> = bases.iter().map(|r| r.run.analysis_path.clone()).collect();
-    let source = path_source(base_paths, &analyses);
-    notes.retain(|n| !n.starts_with("no baseline from "));
+    let bases = read_side("BASE", "no base run", base_paths)?;
+    let heads = read_side("HEAD", "no current run", std::slice::from_ref(head_path))?;
+    let source = path_source(&bases.read_from, &bases.analyses);
+    let notes = bases.notes();
     let settings = Criteria {
         noise_floor_pct: args.noise_floor,
     };
-    let comparison = compare::compare(&heads, &bases, source, notes, settings);
+    let comparison = compare::compare(&heads.runs, &bases.runs, source, notes, settings);
     let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
     if let Some(path) = args.json.as_deref().filter(|_| !json_to_stdout) {
         files::write_atomically(path, &comparison.to_json())
@@ -57,4 +41,17 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     };
     say::report(&text).context("cannot write to standard output")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The runs of one side, each path or file left out said as a warning that names the side;
+/// an error naming the side when nothing could be read.
+fn read_side(side: &str, none: &str, paths: &[PathBuf]) -> anyhow::Result<PathRuns> {
+    let read = read_paths(paths);
+    if read.runs.is_empty() {
+        anyhow::bail!("{side}: {none} could be read: {}", read.unread.join("; "));
+    }
+    for why in &read.unread {
+        say!("nsys-gate: warning: {side}: {}", shown(why));
+    }
+    Ok(read)
 }

@@ -354,9 +354,9 @@ fn a_missing_baseline_is_a_note_never_an_error() {
         .unwrap();
     assert_status(&out, 0);
     let report = std::fs::read_to_string(head.path("report.md")).unwrap();
-    assert!(report.contains("ℹ️ no baseline from"), "{report}");
+    assert!(report.contains("ℹ️ no baseline: cannot read "), "{report}");
     assert!(report.contains("no base run of this profile"), "{report}");
-    assert!(stderr(&out).contains("nsys-gate: baseline: no baseline from"));
+    assert!(stderr(&out).contains("nsys-gate: baseline: no baseline: cannot read "));
     let c = read_json(&head.path("comparison.json"));
     assert_eq!(c["runs"], json!([]));
     assert_eq!(c["unmatched_head"][0]["profile_name"], "smoke-tensor");
@@ -384,6 +384,79 @@ fn a_missing_baseline_is_a_note_never_an_error() {
         stderr(&out).contains("HEAD: no current run could be read"),
         "{}",
         stderr(&out)
+    );
+}
+
+/// Of several base paths, the unreadable ones are left out with a warning that names the side
+/// and the path, a note in the comparison, and no place among the sources it read.
+#[test]
+fn an_unreadable_base_path_among_readable_ones_is_warned_noted_and_not_a_source() {
+    let nsys = require_nsys!("2024.2");
+    let base = analysed("compare-base", &nsys);
+    let head = analysed("compare-head", &nsys);
+    let tmp = base.dir.parent().unwrap();
+    let nowhere = tmp.join("no-such-base");
+    let broken = tmp.join("broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(broken.join("analysis.json"), "{").unwrap();
+    let (out, c) = compare_json(&[&nowhere, &broken, &base.dir, &head.dir]);
+    let err = stderr(&out);
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("nsys-gate: warning: "))
+        .collect();
+    assert_eq!(warnings.len(), 2, "{err}");
+    assert!(
+        warnings[0].starts_with("nsys-gate: warning: BASE: cannot read ")
+            && warnings[0].contains("no-such-base"),
+        "{err}"
+    );
+    assert!(
+        warnings[1].starts_with("nsys-gate: warning: BASE: ")
+            && warnings[1].contains("broken")
+            && warnings[1].contains("is not an analysis.json that nsys-gate wrote"),
+        "{err}"
+    );
+    let notes = c["notes"].as_array().unwrap();
+    assert_eq!(notes.len(), 2, "{c:#}");
+    for (note, path) in notes.iter().zip(["no-such-base", "broken"]) {
+        let note = note.as_str().unwrap();
+        assert!(
+            note.starts_with("a base run could not be read: ") && note.contains(path),
+            "{note}"
+        );
+    }
+    let source = &c["baseline"];
+    assert_eq!(
+        source["paths"],
+        json!([base.dir.display().to_string()]),
+        "{source:#}"
+    );
+    assert_eq!(
+        source["analyses"].as_array().unwrap().len(),
+        1,
+        "{source:#}"
+    );
+    assert_eq!(c["runs"].as_array().unwrap().len(), 1, "{c:#}");
+    // The markdown lists the notes and names only the path read from as the source.
+    let out = bin()
+        .arg("compare")
+        .args([&nowhere, &broken, &base.dir, &head.dir])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        md.contains("- ℹ️ a base run could not be read: cannot read "),
+        "{md}"
+    );
+    let sourced = md
+        .lines()
+        .find(|l| l.starts_with("**Compared with the base branch**"))
+        .unwrap();
+    assert!(
+        !sourced.contains("no-such-base") && !sourced.contains("broken"),
+        "{sourced}"
     );
 }
 

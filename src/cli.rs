@@ -96,6 +96,9 @@ pub enum Command {
     /// (`slower`, `faster`) needs 3 base runs of the head's conditions. Prints the
     /// comparison as markdown; --json FILE also writes comparison.json.
     ///
+    /// A base path that gives no run while others do is a warning naming it (`BASE: PATH:
+    /// why`) and a note in the comparison.
+    ///
     /// Exit status: 0 compared (whatever the timings say: a difference is never a gate); 2
     /// no base path or HEAD has a readable analysis.json.
     Compare(CompareArgs),

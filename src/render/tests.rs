@@ -613,7 +613,7 @@ fn the_comparison_section_with_a_history_gpu_work_and_differences() {
         "{md}"
     );
     assert!(
-        md.contains("| `1abcdef` |  | 2.51\u{a0}ms | 1.26\u{a0}ms | left out: device differs |"),
+        md.contains("| `1abcdef` | 2.51\u{a0}ms | 1.26\u{a0}ms | left out: device differs |"),
         "{md}"
     );
     assert!(
@@ -629,9 +629,36 @@ fn the_comparison_section_with_a_history_gpu_work_and_differences() {
         md.contains("Gone ranges (only in base): pre (400\u{a0}µs)"),
         "{md}"
     );
+    // Local paths give no dates: the base runs' table has no empty `created` column.
+    assert!(
+        md.contains("| commit | host inclusive | GPU projected | |\n| --- | ---: | ---: | --- |\n"),
+        "{md}"
+    );
     // The gate is the analysis's: not changed by a slower head.
     assert!(md.contains("# ✅ nsys-gate: gate passed"), "{md}");
     assert_one_unit_per_column(&md);
+    // Runs the forge dated keep the column, and a history with none left out has no note column.
+    let mut dated = bases.clone();
+    dated.remove(1);
+    dated[0].created_at = Some("2026-11-28T09:15:00Z".into());
+    let c_dated = compare::compare(
+        &heads,
+        &dated,
+        source.clone(),
+        Vec::new(),
+        Criteria::default(),
+    );
+    let md_dated = render(&c_dated, &opts);
+    assert!(
+        md_dated.contains(
+            "| commit | created | host inclusive | GPU projected |\n| --- | --- | ---: | ---: |\n"
+        ),
+        "{md_dated}"
+    );
+    assert!(
+        md_dated.contains("| `0abcdef` | 2026-11-28 09:15 | 2.50\u{a0}ms | 1.25\u{a0}ms |\n| `2abcdef` |  | 2.49\u{a0}ms"),
+        "{md_dated}"
+    );
     // Shrunk to a tiny budget, the comparison's tables go with the others.
     let small = render(&c, &opts.within(Budget::Chars(6_000)));
     assert!(small.chars().count() <= 6_000);

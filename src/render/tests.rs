@@ -545,16 +545,17 @@ fn t4_work(total: i64) -> crate::artifact::GpuWork {
     }
 }
 
-/// The comparison section: a history of base runs, GPU measures and ranges, GPU work, a base
-/// run left out for another device, hostile names in ranges and conditions; it shrinks with
-/// the rest and never changes the gate.
-#[test]
-fn the_comparison_section_with_a_history_gpu_work_and_differences() {
-    use crate::artifact::comparison::{BaselineKind, BaselineSource, ChangeVerdict};
+/// Five base runs about 2.5 ms (the second on another device), and a head 20 % slower with a
+/// hostile range name; the base runs' source.
+fn history_and_head() -> (
+    Vec<crate::compare::RunLevel>,
+    Analysis,
+    crate::artifact::comparison::BaselineSource,
+) {
+    use crate::artifact::comparison::{BaselineKind, BaselineSource};
     use crate::artifact::fake;
-    use crate::compare::{self, Criteria, RunLevel};
+    use crate::compare::RunLevel;
     let ranges = [("inference", 8_000_000), ("pre", 2_000_000)];
-    // Five base runs about 2.5 ms (one on another device), the head 20 % slower.
     let mut bases = Vec::new();
     for (k, offset) in [0i64, 10_000, -8_000, 4_000, -3_000]
         .into_iter()
@@ -584,6 +585,60 @@ fn the_comparison_section_with_a_history_gpu_work_and_differences() {
         workflow_runs: Vec::new(),
         analyses: Vec::new(),
     };
+    (bases, head, source)
+}
+
+/// The base runs' table has a column only where one of its runs fills it: dates come from the
+/// forge's runs (none from local paths), the note column only when a run is left out.
+#[test]
+fn the_base_runs_table_leaves_out_the_columns_no_run_fills() {
+    use crate::compare::{self, Criteria, RunLevel};
+    let (bases, head, source) = history_and_head();
+    let heads = [RunLevel::of(&head, "/runs/r/analysis.json")];
+    let outcomes = vec![outcome(head.clone())];
+    let opts = options(&outcomes, Budget::comment());
+    let render = |bases: &[RunLevel]| {
+        let c = compare::compare(
+            &heads,
+            bases,
+            source.clone(),
+            Vec::new(),
+            Criteria::default(),
+        );
+        Renderer::new(&Template::builtin())
+            .unwrap()
+            .render_with(&outcomes, Some(&c), &opts)
+            .unwrap()
+    };
+    let md = render(&bases);
+    assert!(
+        md.contains("| commit | host inclusive | GPU projected | |\n| --- | ---: | ---: | --- |\n"),
+        "{md}"
+    );
+    let mut dated = bases.clone();
+    dated.remove(1);
+    dated[0].created_at = Some("2026-11-28T09:15:00Z".into());
+    let md = render(&dated);
+    assert!(
+        md.contains(
+            "| commit | created | host inclusive | GPU projected |\n| --- | --- | ---: | ---: |\n"
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains("| `0abcdef` | 2026-11-28 09:15 | 2.50\u{a0}ms | 1.25\u{a0}ms |\n| `2abcdef` |  | 2.49\u{a0}ms"),
+        "{md}"
+    );
+}
+
+/// The comparison section: a history of base runs, GPU measures and ranges, GPU work, a base
+/// run left out for another device, hostile names in ranges and conditions; it shrinks with
+/// the rest and never changes the gate.
+#[test]
+fn the_comparison_section_with_a_history_gpu_work_and_differences() {
+    use crate::artifact::comparison::ChangeVerdict;
+    use crate::compare::{self, Criteria, RunLevel};
+    let (bases, head, source) = history_and_head();
     let heads = [RunLevel::of(&head, "/runs/r/analysis.json")];
     let c = compare::compare(
         &heads,
@@ -629,36 +684,9 @@ fn the_comparison_section_with_a_history_gpu_work_and_differences() {
         md.contains("Gone ranges (only in base): pre (400\u{a0}µs)"),
         "{md}"
     );
-    // Local paths give no dates: the base runs' table has no empty `created` column.
-    assert!(
-        md.contains("| commit | host inclusive | GPU projected | |\n| --- | ---: | ---: | --- |\n"),
-        "{md}"
-    );
     // The gate is the analysis's: not changed by a slower head.
     assert!(md.contains("# ✅ nsys-gate: gate passed"), "{md}");
     assert_one_unit_per_column(&md);
-    // Runs the forge dated keep the column, and a history with none left out has no note column.
-    let mut dated = bases.clone();
-    dated.remove(1);
-    dated[0].created_at = Some("2026-11-28T09:15:00Z".into());
-    let c_dated = compare::compare(
-        &heads,
-        &dated,
-        source.clone(),
-        Vec::new(),
-        Criteria::default(),
-    );
-    let md_dated = render(&c_dated, &opts);
-    assert!(
-        md_dated.contains(
-            "| commit | created | host inclusive | GPU projected |\n| --- | --- | ---: | ---: |\n"
-        ),
-        "{md_dated}"
-    );
-    assert!(
-        md_dated.contains("| `0abcdef` | 2026-11-28 09:15 | 2.50\u{a0}ms | 1.25\u{a0}ms |\n| `2abcdef` |  | 2.49\u{a0}ms"),
-        "{md_dated}"
-    );
     // Shrunk to a tiny budget, the comparison's tables go with the others.
     let small = render(&c, &opts.within(Budget::Chars(6_000)));
     assert!(small.chars().count() <= 6_000);

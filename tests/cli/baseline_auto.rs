@@ -7,24 +7,24 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output};
 
 use serde_json::{json, Value};
 use zip::write::SimpleFileOptions;
 
-use crate::common::{analysed, assert_status, bin, read_json, rerun_of, stderr, Run};
+use crate::common::{analysed, assert_status, bin, bin_process, read_json, rerun_of, stderr, Run};
 use crate::file_server::FileServer;
 use crate::github_server::{Download, Server};
 use crate::require_nsys;
 
 const TOKEN: &str = "ghs_baseline_token_never_sent_to_storage";
-const BASE_SHA: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa0005";
+pub const BASE_SHA: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa0005";
 
 /// The offsets of the base runs' durations, oldest first: about 0.4 % run to run.
 const OFFSETS: [f64; 6] = [1.003, 0.996, 1.005, 0.998, 1.001, 0.994];
 
 /// A zip holding `entries` (name, bytes), written to `dir/NAME`.
-fn zip_into(dir: &Path, name: &str, entries: &[(&str, Vec<u8>)]) {
+pub fn zip_into(dir: &Path, name: &str, entries: &[(&str, &[u8])]) {
     std::fs::create_dir_all(dir).unwrap();
     let file = std::fs::File::create(dir.join(name)).unwrap();
     let mut w = zip::ZipWriter::new(file);
@@ -35,6 +35,7 @@ fn zip_into(dir: &Path, name: &str, entries: &[(&str, Vec<u8>)]) {
     w.finish().unwrap();
 }
 
+/// Pull request 7's event (base commit [`BASE_SHA`] on `main`), written to `dir/event.json`.
 fn pr_event(dir: &Path) -> PathBuf {
     let path = dir.join("event.json");
     std::fs::write(
@@ -66,9 +67,14 @@ fn run_json(id: u64, sha: &str, event: &str) -> (String, Value) {
 
 /// `report --baseline auto` for the head run, as a pull request's job would run it.
 fn report_auto(head: &Run, api: &str, extra: &[&str]) -> Output {
+    report_auto_cmd(head, api, extra).output().unwrap()
+}
+
+/// [`report_auto`] as a command, not yet run.
+pub fn report_auto_cmd(head: &Run, api: &str, extra: &[&str]) -> Command {
     let event = pr_event(head.dir.parent().unwrap());
-    bin()
-        .args(["report", "--run-dir"])
+    let mut cmd = bin_process();
+    cmd.args(["report", "--run-dir"])
         .arg(&head.dir)
         .args(["--baseline", "auto", "--repo", "octo/gpu", "--api-url", api])
         .args(extra)
@@ -79,9 +85,8 @@ fn report_auto(head: &Run, api: &str, extra: &[&str]) -> Output {
             "GITHUB_WORKFLOW_REF",
             "octo/gpu/.github/workflows/profile.yml@refs/pull/7/merge",
         )
-        .env_remove("GITHUB_ACTIONS")
-        .output()
-        .unwrap()
+        .env_remove("GITHUB_ACTIONS");
+    cmd
 }
 
 /// The server with the base branch's push runs 500 + k (k = 0..6, the run at the base commit
@@ -101,7 +106,7 @@ fn history(base: &Run, storage_root: &Path, storage: &FileServer) -> Server {
         zip_into(
             storage_root,
             &format!("run-{k}.zip"),
-            &[("compare-base/analysis.json", bytes)],
+            &[("compare-base/analysis.json", bytes.as_slice())],
         );
         let artifact = 600 + id - 499;
         s.artifacts.push((
@@ -117,7 +122,8 @@ fn history(base: &Run, storage_root: &Path, storage: &FileServer) -> Server {
     server
 }
 
-fn notes(head: &Run) -> String {
+/// The notes of the head's comparison.json, one a line.
+pub fn notes(head: &Run) -> String {
     let c = read_json(&head.path("comparison.json"));
     c["notes"]
         .as_array()
@@ -329,10 +335,10 @@ fn a_zip_that_climbs_out_is_refused() {
         &root,
         "run-5.zip",
         &[
-            ("ok/analysis.json", analysis.clone()),
+            ("ok/analysis.json", &analysis),
             (
                 "../../../../../../../../tmp/nsys-gate-escaped/analysis.json",
-                analysis,
+                &analysis,
             ),
         ],
     );
@@ -403,7 +409,7 @@ fn a_push_run_is_compared_with_its_own_branchs_history_and_the_summary_names_a_l
             zip_into(
                 &root,
                 &format!("run-{k}.zip"),
-                &[("compare-base/analysis.json", bytes)],
+                &[("compare-base/analysis.json", bytes.as_slice())],
             );
         }
         // This push's own run is listed too (it is in progress here, but is never its base).

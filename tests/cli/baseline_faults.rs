@@ -5,38 +5,24 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use rustix::process::{kill_process, Pid, Signal};
-use serde_json::{json, Value};
+use serde_json::json;
 use zip::write::SimpleFileOptions;
 
-use crate::common::{assert_status, fixture, read_json, stderr, Run};
+use crate::baseline_auto::{notes, report_auto_cmd, zip_into, BASE_SHA};
+use crate::common::{assert_status, fixture, stderr, Run};
 use crate::file_server::FileServer;
 use crate::github_server::{Download, Fault, Server};
 use crate::post::analyses::analysis_json;
-
-const TOKEN: &str = "ghs_baseline_faults_token";
-const BASE_SHA: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa0001";
 
 /// The head: a run directory holding an analysis.json of the profile `smoke`.
 fn head() -> Run {
     let run = fixture("clean");
     std::fs::write(run.path("analysis.json"), analysis_json("smoke", "work")).unwrap();
     run
-}
-
-/// A zip at `dir/NAME` holding `entries` (name, bytes).
-fn zip_into(dir: &Path, name: &str, entries: &[(&str, &[u8])]) {
-    std::fs::create_dir_all(dir).unwrap();
-    let file = std::fs::File::create(dir.join(name)).unwrap();
-    let mut w = zip::ZipWriter::new(file);
-    for (entry, bytes) in entries {
-        w.start_file(*entry, SimpleFileOptions::default()).unwrap();
-        w.write_all(bytes).unwrap();
-    }
-    w.finish().unwrap();
 }
 
 /// A server whose base branch `main` has the push runs `ids` (newest first; the first at the
@@ -66,47 +52,6 @@ fn server_with(ids: &[u64], download: impl Fn(u64) -> Download) -> Server {
     }
     drop(s);
     server
-}
-
-/// `nsys-gate report --run-dir HEAD --baseline auto` on pull request 7 as a command, the
-/// temporary folder (`TMPDIR`) at `tmp`.
-fn report_auto_cmd(head: &Run, api: &str, tmp: &Path, extra: &[&str]) -> Command {
-    let event = head.dir.parent().unwrap().join("event.json");
-    std::fs::write(
-        &event,
-        json!({"action": "synchronize", "number": 7, "pull_request": {
-            "number": 7, "head": {"sha": "bbbb", "ref": "feature"},
-            "base": {"sha": BASE_SHA, "ref": "main"}}})
-        .to_string(),
-    )
-    .unwrap();
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("nsys-gate"));
-    cmd.args(["report", "--run-dir"])
-        .arg(&head.dir)
-        .args(["--baseline", "auto", "--repo", "octo/gpu", "--api-url", api])
-        .args(extra)
-        .env_remove("NSYS")
-        .env_remove("GITHUB_ACTIONS")
-        .env("GITHUB_TOKEN", TOKEN)
-        .env("GITHUB_EVENT_NAME", "pull_request")
-        .env("GITHUB_EVENT_PATH", &event)
-        .env(
-            "GITHUB_WORKFLOW_REF",
-            "octo/gpu/.github/workflows/profile.yml@refs/pull/7/merge",
-        )
-        .env("TMPDIR", tmp);
-    cmd
-}
-
-fn notes(head: &Run) -> String {
-    let c = read_json(&head.path("comparison.json"));
-    c["notes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// What is left in a temporary folder.
@@ -145,7 +90,8 @@ fn a_redirect_is_followed_only_to_the_apis_own_scheme() {
     for scheme in ["https", "ftp", "gopher"] {
         let location = format!("{scheme}://127.0.0.1:{port}/run.zip");
         let server = server_with(&[501], |_| Download::Redirect(location.clone()));
-        let out = report_auto_cmd(&head, &server.api_url(), tmp.path(), &[])
+        let out = report_auto_cmd(&head, &server.api_url(), &[])
+            .env("TMPDIR", tmp.path())
             .output()
             .unwrap();
         assert_status(&out, 0);
@@ -165,7 +111,8 @@ fn a_redirect_is_followed_only_to_the_apis_own_scheme() {
     // The API's own scheme is followed.
     let location = format!("{}/run.zip", storage.url());
     let server = server_with(&[501], |_| Download::Redirect(location.clone()));
-    let out = report_auto_cmd(&head, &server.api_url(), tmp.path(), &[])
+    let out = report_auto_cmd(&head, &server.api_url(), &[])
+        .env("TMPDIR", tmp.path())
         .output()
         .unwrap();
     assert_status(&out, 0);
@@ -190,14 +137,10 @@ fn a_storage_host_that_trickles_cannot_stretch_the_baseline_deadline() {
     let server = server_with(&[502, 501], |_| Download::Redirect(location.clone()));
     let tmp = assert_fs::TempDir::new().unwrap();
     let started = Instant::now();
-    let out = report_auto_cmd(
-        &head,
-        &server.api_url(),
-        tmp.path(),
-        &["--baseline-timeout", "3"],
-    )
-    .output()
-    .unwrap();
+    let out = report_auto_cmd(&head, &server.api_url(), &["--baseline-timeout", "3"])
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
     let took = started.elapsed();
     eprintln!("--baseline-timeout 3 against a storage host sending 1 byte/s: {took:?}");
     assert_status(&out, 0);
@@ -251,16 +194,12 @@ fn a_signal_during_the_download_removes_it(signal: Signal, name: &str, status: i
     let location = format!("{}/run.zip", storage.url());
     let server = server_with(&[501], |_| Download::Redirect(location.clone()));
     let tmp = assert_fs::TempDir::new().unwrap();
-    let child: Child = report_auto_cmd(
-        &head,
-        &server.api_url(),
-        tmp.path(),
-        &["--baseline-timeout", "60"],
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
+    let child: Child = report_auto_cmd(&head, &server.api_url(), &["--baseline-timeout", "60"])
+        .env("TMPDIR", tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     wait_for("the download to start", || {
         started(tmp.path(), "artifact.zip")
     });
@@ -329,16 +268,12 @@ fn a_signal_while_unpacking_removes_what_was_unpacked() {
     let location = format!("{}/big.zip", storage.url());
     let server = server_with(&[501], |_| Download::Redirect(location.clone()));
     let tmp = assert_fs::TempDir::new().unwrap();
-    let child: Child = report_auto_cmd(
-        &head,
-        &server.api_url(),
-        tmp.path(),
-        &["--baseline-timeout", "60"],
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
+    let child: Child = report_auto_cmd(&head, &server.api_url(), &["--baseline-timeout", "60"])
+        .env("TMPDIR", tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     wait_for("the unpacking to start", || {
         started(tmp.path(), "analyses/r0/analysis.json")
     });
@@ -369,7 +304,8 @@ fn a_410_is_named_for_the_request_it_answered() {
         410,
         json!({"message": "Gone"}).to_string(),
     ));
-    let out = report_auto_cmd(&head, &server.api_url(), tmp.path(), &[])
+    let out = report_auto_cmd(&head, &server.api_url(), &[])
+        .env("TMPDIR", tmp.path())
         .output()
         .unwrap();
     assert_status(&out, 0);
@@ -380,7 +316,8 @@ fn a_410_is_named_for_the_request_it_answered() {
             && !first.contains("expired"),
         "{first}"
     );
-    let out = report_auto_cmd(&head, &server.api_url(), tmp.path(), &[])
+    let out = report_auto_cmd(&head, &server.api_url(), &[])
+        .env("TMPDIR", tmp.path())
         .output()
         .unwrap();
     assert_status(&out, 0);

@@ -158,7 +158,12 @@ pub fn read_json(path: &Path) -> Value {
 }
 
 pub fn bin() -> assert_cmd::Command {
-    let mut cmd = assert_cmd::Command::cargo_bin("nsys-gate").expect("binary");
+    assert_cmd::Command::from_std(bin_process())
+}
+
+/// [`bin`] as a `std::process::Command`, for a test that spawns it and signals it.
+pub fn bin_process() -> std::process::Command {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("nsys-gate"));
     // Nothing from the caller's environment decides which nsys runs, and no test reaches a
     // real GitHub (a CI job's token and pull-request event stay out).
     cmd.env_remove("NSYS");

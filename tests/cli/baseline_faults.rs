@@ -5,7 +5,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use rustix::process::{kill_process, Pid, Signal};
@@ -54,6 +54,27 @@ fn server_with(ids: &[u64], download: impl Fn(u64) -> Download) -> Server {
     server
 }
 
+/// A storage host's folder, next to the head's, holding `run.zip`: an artifact of the
+/// profile `smoke`.
+fn run_zip(head: &Run) -> PathBuf {
+    let storage_root = head.dir.parent().unwrap().join("blobs");
+    let artifact = analysis_json("smoke", "work");
+    zip_into(
+        &storage_root,
+        "run.zip",
+        &[("smoke/analysis.json", artifact.as_bytes())],
+    );
+    storage_root
+}
+
+/// `report --baseline auto` (see [`report_auto_cmd`]) against `server`, its temporary folder
+/// (`TMPDIR`) at `tmp`.
+fn report_in(head: &Run, server: &Server, tmp: &Path, extra: &[&str]) -> Command {
+    let mut cmd = report_auto_cmd(head, &server.api_url(), extra);
+    cmd.env("TMPDIR", tmp);
+    cmd
+}
+
 /// What is left in a temporary folder.
 fn left_in(tmp: &Path) -> Vec<PathBuf> {
     let mut left = Vec::new();
@@ -77,23 +98,14 @@ fn left_in(tmp: &Path) -> Vec<PathBuf> {
 #[test]
 fn a_redirect_is_followed_only_to_the_apis_own_scheme() {
     let head = head();
-    let storage_root = head.dir.parent().unwrap().join("blobs");
-    let artifact = analysis_json("smoke", "work");
-    zip_into(
-        &storage_root,
-        "run.zip",
-        &[("smoke/analysis.json", artifact.as_bytes())],
-    );
+    let storage_root = run_zip(&head);
     let storage = FileServer::serve(&storage_root);
     let port = storage.url().rsplit(':').next().unwrap().to_owned();
     let tmp = assert_fs::TempDir::new().unwrap();
     for scheme in ["https", "ftp", "gopher"] {
         let location = format!("{scheme}://127.0.0.1:{port}/run.zip");
         let server = server_with(&[501], |_| Download::Redirect(location.clone()));
-        let out = report_auto_cmd(&head, &server.api_url(), &[])
-            .env("TMPDIR", tmp.path())
-            .output()
-            .unwrap();
+        let out = report_in(&head, &server, tmp.path(), &[]).output().unwrap();
         assert_status(&out, 0);
         assert!(
             storage.requests().is_empty(),
@@ -111,10 +123,7 @@ fn a_redirect_is_followed_only_to_the_apis_own_scheme() {
     // The API's own scheme is followed.
     let location = format!("{}/run.zip", storage.url());
     let server = server_with(&[501], |_| Download::Redirect(location.clone()));
-    let out = report_auto_cmd(&head, &server.api_url(), &[])
-        .env("TMPDIR", tmp.path())
-        .output()
-        .unwrap();
+    let out = report_in(&head, &server, tmp.path(), &[]).output().unwrap();
     assert_status(&out, 0);
     assert_eq!(storage.requests(), ["/run.zip"], "{}", stderr(&out));
 }
@@ -125,20 +134,13 @@ fn a_redirect_is_followed_only_to_the_apis_own_scheme() {
 #[test]
 fn a_storage_host_that_trickles_cannot_stretch_the_baseline_deadline() {
     let head = head();
-    let storage_root = head.dir.parent().unwrap().join("blobs");
-    let artifact = analysis_json("smoke", "work");
-    zip_into(
-        &storage_root,
-        "run.zip",
-        &[("smoke/analysis.json", artifact.as_bytes())],
-    );
+    let storage_root = run_zip(&head);
     let storage = FileServer::dripping(&storage_root, Duration::from_secs(1));
     let location = format!("{}/run.zip", storage.url());
     let server = server_with(&[502, 501], |_| Download::Redirect(location.clone()));
     let tmp = assert_fs::TempDir::new().unwrap();
     let started = Instant::now();
-    let out = report_auto_cmd(&head, &server.api_url(), &["--baseline-timeout", "3"])
-        .env("TMPDIR", tmp.path())
+    let out = report_in(&head, &server, tmp.path(), &["--baseline-timeout", "3"])
         .output()
         .unwrap();
     let took = started.elapsed();
@@ -181,37 +183,47 @@ fn started(tmp: &Path, name: &str) -> bool {
         })
 }
 
-fn a_signal_during_the_download_removes_it(signal: Signal, name: &str, status: i32) {
-    let head = head();
-    let storage_root = head.dir.parent().unwrap().join("blobs");
-    let artifact = analysis_json("smoke", "work");
-    zip_into(
-        &storage_root,
-        "run.zip",
-        &[("smoke/analysis.json", artifact.as_bytes())],
-    );
-    let storage = FileServer::dripping(&storage_root, Duration::from_millis(200));
-    let location = format!("{}/run.zip", storage.url());
-    let server = server_with(&[501], |_| Download::Redirect(location.clone()));
-    let tmp = assert_fs::TempDir::new().unwrap();
-    let child: Child = report_auto_cmd(&head, &server.api_url(), &["--baseline-timeout", "60"])
-        .env("TMPDIR", tmp.path())
+/// `report --baseline auto` against one base run (501) whose zip is at `zip_url`, its
+/// temporary folder at `tmp`, sent `signal` once `ready` returns: its output, and how long it
+/// took to stop after the signal.
+fn signalled(
+    head: &Run,
+    zip_url: &str,
+    tmp: &Path,
+    signal: Signal,
+    ready: impl FnOnce(),
+) -> (Output, Duration) {
+    let server = server_with(&[501], |_| Download::Redirect(zip_url.to_owned()));
+    let child: Child = report_in(head, &server, tmp, &["--baseline-timeout", "60"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for("the download to start", || {
-        started(tmp.path(), "artifact.zip")
-    });
-    std::thread::sleep(Duration::from_millis(600));
+    ready();
     let sent = Instant::now();
     send(&child, signal);
-    let out: Output = child.wait_with_output().unwrap();
-    assert!(
-        sent.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        sent.elapsed()
+    let out = child.wait_with_output().unwrap();
+    (out, sent.elapsed())
+}
+
+fn a_signal_during_the_download_removes_it(signal: Signal, name: &str, status: i32) {
+    let head = head();
+    let storage_root = run_zip(&head);
+    let storage = FileServer::dripping(&storage_root, Duration::from_millis(200));
+    let tmp = assert_fs::TempDir::new().unwrap();
+    let (out, stopping) = signalled(
+        &head,
+        &format!("{}/run.zip", storage.url()),
+        tmp.path(),
+        signal,
+        || {
+            wait_for("the download to start", || {
+                started(tmp.path(), "artifact.zip")
+            });
+            std::thread::sleep(Duration::from_millis(600));
+        },
     );
+    assert!(stopping < Duration::from_secs(5), "{stopping:?}");
     assert_status(&out, status);
     let err = stderr(&out);
     assert!(
@@ -265,20 +277,18 @@ fn a_signal_while_unpacking_removes_what_was_unpacked() {
     }
     w.finish().unwrap();
     let storage = FileServer::serve(&storage_root);
-    let location = format!("{}/big.zip", storage.url());
-    let server = server_with(&[501], |_| Download::Redirect(location.clone()));
     let tmp = assert_fs::TempDir::new().unwrap();
-    let child: Child = report_auto_cmd(&head, &server.api_url(), &["--baseline-timeout", "60"])
-        .env("TMPDIR", tmp.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for("the unpacking to start", || {
-        started(tmp.path(), "analyses/r0/analysis.json")
-    });
-    send(&child, Signal::TERM);
-    let out: Output = child.wait_with_output().unwrap();
+    let (out, _) = signalled(
+        &head,
+        &format!("{}/big.zip", storage.url()),
+        tmp.path(),
+        Signal::TERM,
+        || {
+            wait_for("the unpacking to start", || {
+                started(tmp.path(), "analyses/r0/analysis.json")
+            })
+        },
+    );
     assert_status(&out, 143);
     let err = stderr(&out);
     assert!(
@@ -304,10 +314,7 @@ fn a_410_is_named_for_the_request_it_answered() {
         410,
         json!({"message": "Gone"}).to_string(),
     ));
-    let out = report_auto_cmd(&head, &server.api_url(), &[])
-        .env("TMPDIR", tmp.path())
-        .output()
-        .unwrap();
+    let out = report_in(&head, &server, tmp.path(), &[]).output().unwrap();
     assert_status(&out, 0);
     let first = notes(&head);
     assert!(
@@ -316,10 +323,7 @@ fn a_410_is_named_for_the_request_it_answered() {
             && !first.contains("expired"),
         "{first}"
     );
-    let out = report_auto_cmd(&head, &server.api_url(), &[])
-        .env("TMPDIR", tmp.path())
-        .output()
-        .unwrap();
+    let out = report_in(&head, &server, tmp.path(), &[]).output().unwrap();
     assert_status(&out, 0);
     let second = notes(&head);
     assert!(

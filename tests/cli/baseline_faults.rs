@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use rustix::process::{kill_process, Pid, Signal};
+use rustix::process::Signal;
 use serde_json::json;
 use zip::write::SimpleFileOptions;
 
 use crate::baseline_auto::{notes, report_auto_cmd, zip_into, BASE_SHA};
-use crate::common::{assert_status, fixture, stderr, Run};
+use crate::common::{assert_status, fixture, send, stderr, wait_for, Run};
 use crate::file_server::FileServer;
 use crate::github_server::{Download, Fault, Server};
 use crate::post::analyses::analysis_json;
@@ -155,18 +155,6 @@ fn a_storage_host_that_trickles_cannot_stretch_the_baseline_deadline() {
         "{notes}"
     );
     assert!(left_in(tmp.path()).is_empty(), "{:?}", left_in(tmp.path()));
-}
-
-fn send(child: &Child, signal: Signal) {
-    kill_process(Pid::from_child(child), signal).expect("send the signal");
-}
-
-fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !ready() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
 }
 
 /// The first `nsys-gate-baseline-*` folder in `tmp` holding `name`, if any.

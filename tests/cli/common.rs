@@ -4,9 +4,11 @@
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Child, Output};
+use std::time::{Duration, Instant};
 
 use assert_fs::TempDir;
+use rustix::process::{kill_process, Pid, Signal};
 use serde_json::Value;
 
 pub fn repo() -> PathBuf {
@@ -112,6 +114,20 @@ fn copy_run_as(source: &Path, dir_name: impl AsRef<std::ffi::OsStr>) -> Run {
 pub fn alive(pid: &str) -> bool {
     let stat = Path::new("/proc").join(pid.trim()).join("stat");
     std::fs::read_to_string(stat).is_ok_and(|s| !s.contains(") Z "))
+}
+
+/// Waits (60 s at most, looking every 5 ms) until `ready`; `what` names it in the failure.
+pub fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !ready() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Sends `signal` to the spawned `child`.
+pub fn send(child: &Child, signal: Signal) {
+    kill_process(Pid::from_child(child), signal).expect("send the signal");
 }
 
 fn copy_dir(from: &Path, to: &Path) {

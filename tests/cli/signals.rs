@@ -5,9 +5,9 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use rustix::process::{kill_process, Pid, Signal};
+use rustix::process::Signal;
 
-use crate::common::{alive, analyze, assert_status, fake_nsys, fixture, stderr};
+use crate::common::{alive, analyze, assert_status, fake_nsys, fixture, send, stderr, wait_for};
 use crate::require_nsys;
 
 /// `nsys-gate analyze` started in the background, its output piped.
@@ -22,18 +22,6 @@ fn spawn_analyze(dir: &Path, nsys: &Path) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start nsys-gate")
-}
-
-fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !ready() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn send(child: &Child, signal: Signal) {
-    kill_process(Pid::from_child(child), signal).expect("send the signal");
 }
 
 /// The run directory holds what it held before, and nothing else: no temporary file, no

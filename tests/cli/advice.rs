@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::common::{self, analyze, assert_status, bin, codes, fixture, Run};
+use crate::common::{self, analysed_with_status, analyze, assert_status, bin, codes, fixture, Run};
 use crate::require_nsys;
 
 /// `kind` and `range` of each item.
@@ -162,8 +162,7 @@ fn an_llm_trace_with_gpu_work_has_one_host_bound_and_one_gpu_bound_range() {
 #[test]
 fn an_llm_trace_without_gpu_work_has_the_no_projection_item_only() {
     let nsys = require_nsys!("2024.2");
-    let run = fixture("llama-like");
-    assert_status(&analyze(&run.dir, &nsys, &[]), 0);
+    let run = analysed_with_status("llama-like", &nsys, 0);
     let a = run.analysis();
     assert_eq!(
         items(&a),
@@ -190,8 +189,7 @@ fn an_analysis_without_advice_reports_none() {
     let Some(nsys) = common::nsys("2024.2") else {
         return;
     };
-    let run = fixture("llama-gpu");
-    assert_status(&analyze(&run.dir, &nsys, &[]), 0);
+    let run = analysed_with_status("llama-gpu", &nsys, 0);
     let with = report(&run);
     let path = run.path("analysis.json");
     let mut a = run.analysis();

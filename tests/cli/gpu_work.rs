@@ -8,7 +8,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::common::{
-    self, analyze, assert_status, codes, fixture, plain_pushpop, read_json, warning, Run,
+    self, analysed_with_status, analyze, assert_status, codes, fixture, plain_pushpop, read_json,
+    warning, Run,
 };
 use crate::require_nsys;
 
@@ -467,8 +468,7 @@ fn a_failed_gpu_trace_leaves_its_parts_null_and_keeps_the_rest() {
 #[test]
 fn no_cuda_data_at_all_is_gpu_work_null_with_one_warning() {
     let nsys = require_nsys!("2024.2");
-    let run = fixture("clean");
-    assert_status(&analyze(&run.dir, &nsys, &[]), 0);
+    let run = analysed_with_status("clean", &nsys, 0);
     let a = run.analysis();
     assert!(a["gpu_work"].is_null());
     let c = codes(&a);
@@ -494,8 +494,7 @@ fn no_cuda_data_at_all_is_gpu_work_null_with_one_warning() {
 #[test]
 fn reuse_stats_reads_the_gpu_work_csvs_and_classifies_what_is_wrong_with_them() {
     let nsys = require_nsys!("2024.2");
-    let run = fixture("gpu-work");
-    assert_status(&analyze(&run.dir, &nsys, &[]), 0);
+    let run = analysed_with_status("gpu-work", &nsys, 0);
     let first = run.analysis();
     assert_status(&common::reuse_stats(&run.dir), 0);
     let again = run.analysis();
@@ -576,8 +575,7 @@ fn reuse_stats_reads_the_gpu_work_csvs_and_classifies_what_is_wrong_with_them() 
 #[test]
 fn an_untested_nsys_version_is_a_note() {
     let nsys = require_nsys!("2024.2");
-    let run = fixture("gpu-work");
-    assert_status(&analyze(&run.dir, &nsys, &[]), 0);
+    let run = analysed_with_status("gpu-work", &nsys, 0);
     // No nsys 2025.1 here: the stamp says the CSVs came from one (they are 2024.2's, and
     // their columns are the same in the public outputs of 2025.x).
     let stamp = run.path("stats/nsys-gate-stats.json");
@@ -672,8 +670,7 @@ fn an_nsys_without_a_gpu_work_report_leaves_its_parts_null() {
 #[test]
 fn kernels_of_processes_with_overlapping_correlation_ids_land_in_their_own_ranges() {
     let nsys = require_nsys!("2024.2");
-    let run = fixture("gpu-processes");
-    assert_status(&analyze(&run.dir, &nsys, &[]), 0);
+    let run = analysed_with_status("gpu-processes", &nsys, 0);
     let a = run.analysis();
     let g = &a["gpu_work"];
     // 25 kernels of the first process (20 in its iterations, 5 between them), 10 of the second.

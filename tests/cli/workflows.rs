@@ -31,8 +31,7 @@ fn block(lines: &[&str], start: usize, indent: usize) -> (String, usize) {
     let mut end = start;
     while end < lines.len() {
         let line = lines[end];
-        let depth = line.len() - line.trim_start().len();
-        if !line.trim().is_empty() && depth <= indent {
+        if !line.trim().is_empty() && indent_of(line) <= indent {
             break;
         }
         end += 1;

@@ -10,6 +10,7 @@ use crate::analysis::{KernelMix, Launches};
 use crate::artifact::{GpuWork, KernelStats, ReportName, ReportStatus, Warning, WarningCode};
 use crate::nsys::{self, StatsStamp};
 use crate::reports::{self, ApiCall, Interner, KernelExecRow};
+use crate::text::and_list;
 
 /// Why a GPU-work report gave nothing: which report, and what nsys (or the reader) said.
 #[derive(Debug, Clone)]
@@ -364,24 +365,15 @@ impl GpuWorkRows {
 
 /// `gpu_work_unavailable` for one report: which parts it leaves `null`, and why.
 fn unavailable_warning(u: &Unavailable, parts: &[&str]) -> Warning {
-    let parts: Vec<String> = parts.iter().map(|p| format!("`{p}`")).collect();
-    let parts = match parts.as_slice() {
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
-        [] => {
-            return Warning::new(
-                WarningCode::GpuWorkUnavailable,
-                format!(
-                    "the kernels' base names of gpu_work are derived from their demangled names instead: {}",
-                    u.reason
-                ),
-            )
-            .with_report(u.report.as_str())
-        }
+    let message = if parts.is_empty() {
+        format!(
+            "the kernels' base names of gpu_work are derived from their demangled names instead: {}",
+            u.reason
+        )
+    } else {
+        let quoted: Vec<String> = parts.iter().map(|p| format!("`{p}`")).collect();
+        let quoted: Vec<&str> = quoted.iter().map(String::as_str).collect();
+        format!("{} of gpu_work: {}", and_list(&quoted), u.reason)
     };
-    Warning::new(
-        WarningCode::GpuWorkUnavailable,
-        format!("{parts} of gpu_work: {}", u.reason),
-    )
-    .with_report(u.report.as_str())
+    Warning::new(WarningCode::GpuWorkUnavailable, message).with_report(u.report.as_str())
 }

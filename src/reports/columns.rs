@@ -31,6 +31,14 @@ pub(crate) const fn def(name: &'static str, timed: bool, required: bool, ty: Col
     }
 }
 
+impl ColumnDef {
+    /// The same column, with other exact header texts accepted for it.
+    pub(crate) const fn or(mut self, aliases: &'static [&'static str]) -> ColumnDef {
+        self.aliases = aliases;
+        self
+    }
+}
+
 /// The header's columns, resolved against a report's table.
 #[derive(Debug)]
 pub(crate) struct Layout {

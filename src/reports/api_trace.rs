@@ -41,14 +41,6 @@ pub(crate) struct ApiTraceSchema {
     col: [usize; DEFS.len()],
 }
 
-impl ApiTraceSchema {
-    pub(crate) fn new(layout: Layout) -> Option<Self> {
-        let defs: &[ColumnDef; DEFS.len()] = DEFS.try_into().ok()?;
-        let (col, _) = layout.resolve(defs)?;
-        Some(ApiTraceSchema { layout, col })
-    }
-}
-
 /// One CUDA API call: when it ran on which thread, and the correlation id that ties it to
 /// the GPU operation it launched (24 bytes; a trace has millions of calls).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,7 +79,8 @@ impl Report for ApiTraceSchema {
     const DEFS: &'static [ColumnDef] = DEFS;
 
     fn build(layout: Layout) -> Option<Self> {
-        Self::new(layout)
+        let (col, _) = layout.resolve(DEFS)?;
+        Some(Self { layout, col })
     }
 
     fn layout(&self) -> &Layout {

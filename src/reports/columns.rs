@@ -52,11 +52,12 @@ pub(crate) struct Layout {
 
 impl Layout {
     /// Each table entry's header column and whether it is present; `None` when a required
-    /// entry is missing.
+    /// entry is missing (or the table does not have `N` entries).
     pub(crate) fn resolve<const N: usize>(
         &self,
-        defs: &[ColumnDef; N],
+        defs: &[ColumnDef],
     ) -> Option<([usize; N], [bool; N])> {
+        let defs: &[ColumnDef; N] = defs.try_into().ok()?;
         let mut col = [0; N];
         let mut present = [false; N];
         for (i, def) in defs.iter().enumerate() {

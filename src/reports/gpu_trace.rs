@@ -96,14 +96,6 @@ pub(crate) struct GpuTraceSchema {
     col: [usize; DEFS.len()],
 }
 
-impl GpuTraceSchema {
-    pub(crate) fn new(layout: Layout) -> Option<Self> {
-        let defs: &[ColumnDef; DEFS.len()] = DEFS.try_into().ok()?;
-        let (col, _) = layout.resolve(defs)?;
-        Some(GpuTraceSchema { layout, col })
-    }
-}
-
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Pending {
     pub duration_ns: i64,
@@ -152,7 +144,8 @@ impl Report for GpuTraceSchema {
     const DEFS: &'static [ColumnDef] = DEFS;
 
     fn build(layout: Layout) -> Option<Self> {
-        Self::new(layout)
+        let (col, _) = layout.resolve(DEFS)?;
+        Some(Self { layout, col })
     }
 
     fn layout(&self) -> &Layout {

@@ -70,14 +70,6 @@ pub(crate) struct KernExecSchema {
     col: [usize; DEFS.len()],
 }
 
-impl KernExecSchema {
-    pub(crate) fn new(layout: Layout) -> Option<Self> {
-        let defs: &[ColumnDef; DEFS.len()] = DEFS.try_into().ok()?;
-        let (col, _) = layout.resolve(defs)?;
-        Some(KernExecSchema { layout, col })
-    }
-}
-
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Pending {
     api_start_ns: i64,
@@ -129,7 +121,8 @@ impl Report for KernExecSchema {
     const DEFS: &'static [ColumnDef] = DEFS;
 
     fn build(layout: Layout) -> Option<Self> {
-        Self::new(layout)
+        let (col, _) = layout.resolve(DEFS)?;
+        Some(Self { layout, col })
     }
 
     fn layout(&self) -> &Layout {

@@ -182,8 +182,7 @@ pub fn analyze(
     let nvtx_rows = nvtx_rows.map_err(add_facts)?;
 
     // 4. The analysis.
-    let mut findings =
-        analyze_rows(&run, &nvtx_rows, &gpu_work_rows, &stats_dir, &stamp).map_err(add_facts)?;
+    let mut findings = analyze_rows(&run, &nvtx_rows, &gpu_work_rows, &stamp).map_err(add_facts)?;
     let (gpu_work, gpu_warnings) = gpu_work_rows.assemble(
         findings.kernel_mix.take(),
         stamp.status(ReportName::GpuProjection).is_written(),
@@ -386,7 +385,6 @@ fn analyze_rows(
     run: &RunDir,
     nvtx_rows: &NvtxRows,
     gpu_work_rows: &gpu_work::GpuWorkRows,
-    stats_dir: &Path,
     stamp: &StatsStamp,
 ) -> Result<analysis::Findings, AnalyzeError> {
     let manifest = &run.manifest;
@@ -397,10 +395,8 @@ fn analyze_rows(
             .map_err(AnalyzeError::other)?,
         expected_iterations: manifest.iterations,
     };
-    let relative = |report: ReportName| {
-        let csv = nsys::csv_path(stats_dir, report.as_str());
-        Path::new(STATS_DIR).join(csv.file_name().unwrap_or_default())
-    };
+    // As `provenance.reports` names them: relative to the run directory.
+    let relative = |report: ReportName| nsys::csv_path(Path::new(STATS_DIR), report.as_str());
     analysis::apply_rules(
         &settings,
         &analysis::Reports {

@@ -10,6 +10,7 @@ use crate::analysis::{KernelMix, Launches};
 use crate::artifact::{GpuWork, KernelStats, ReportName, ReportStatus, Warning, WarningCode};
 use crate::nsys::{self, StatsStamp};
 use crate::reports::{self, ApiCall, Interner, KernelExecRow};
+use crate::text::and_list;
 
 /// Why a GPU-work report gave nothing: which report, and what nsys (or the reader) said.
 #[derive(Debug, Clone)]
@@ -130,16 +131,15 @@ fn read_calls(stats_dir: &Path, stamp: &StatsStamp) -> Result<Calls, Vec<Unavail
         stats_dir,
         stamp,
         ReportName::KernelExecTrace,
-        || None,
+        || (Vec::new(), Interner::new()),
         |p| {
             let mut names = Interner::new();
             let rows = reports::read_kernel_exec_trace(p, &mut names)?;
-            Ok(Some((rows, names)))
+            Ok((rows, names))
         },
     );
     let exec_failed = match exec {
-        Ok(Some((rows, names))) => return Ok(exec_calls(rows, names)),
-        Ok(None) => return Ok(exec_calls(Vec::new(), Interner::new())),
+        Ok((rows, names)) => return Ok(exec_calls(rows, names)),
         Err(e) => e,
     };
     let api_status = stamp.status(ReportName::ApiTrace);
@@ -158,6 +158,19 @@ fn read_calls(stats_dir: &Path, stamp: &StatsStamp) -> Result<Calls, Vec<Unavail
         }
         Err(api_failed) => Err(vec![exec_failed, api_failed]),
     }
+}
+
+/// The kernel table of `cuda_gpu_kern_sum` (by name, or by base name with `:base`).
+fn read_kernel_table(
+    stats_dir: &Path,
+    stamp: &StatsStamp,
+    report: ReportName,
+) -> Part<Vec<KernelStats>> {
+    read_one(stats_dir, stamp, report, Vec::new, |p| {
+        let mut names = Interner::new();
+        let rows = reports::read_kernel_summary(p, &mut names)?;
+        Ok(rules::kernel_table(&rows, &names))
+    })
 }
 
 /// Reads the GPU-work reports nsys wrote, one thread each (the GPU trace in one pass, kept
@@ -184,24 +197,10 @@ pub(super) fn read(stats_dir: &Path, stamp: &StatsStamp) -> GpuWorkRows {
             .map(|summary| summary.finish(&names));
             (trace, names)
         });
-        let kernels = read_one(stats_dir, stamp, ReportName::KernelSummary, Vec::new, |p| {
-            let mut names = Interner::new();
-            let rows = reports::read_kernel_summary(p, &mut names)?;
-            Ok(rules::kernel_table(&rows, &names))
-        });
+        let kernels = read_kernel_table(stats_dir, stamp, ReportName::KernelSummary);
         let (kernels, base_names) = match kernels {
             Ok(mut table) => {
-                let base = read_one(
-                    stats_dir,
-                    stamp,
-                    ReportName::KernelBaseSummary,
-                    Vec::new,
-                    |p| {
-                        let mut names = Interner::new();
-                        let rows = reports::read_kernel_summary(p, &mut names)?;
-                        Ok(rules::kernel_table(&rows, &names))
-                    },
-                );
+                let base = read_kernel_table(stats_dir, stamp, ReportName::KernelBaseSummary);
                 rules::attach_base_names(&mut table, base.as_deref().unwrap_or(&[]));
                 (Ok(table), base.err())
             }
@@ -364,24 +363,15 @@ impl GpuWorkRows {
 
 /// `gpu_work_unavailable` for one report: which parts it leaves `null`, and why.
 fn unavailable_warning(u: &Unavailable, parts: &[&str]) -> Warning {
-    let parts: Vec<String> = parts.iter().map(|p| format!("`{p}`")).collect();
-    let parts = match parts.as_slice() {
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
-        [] => {
-            return Warning::new(
-                WarningCode::GpuWorkUnavailable,
-                format!(
-                    "the kernels' base names of gpu_work are derived from their demangled names instead: {}",
-                    u.reason
-                ),
-            )
-            .with_report(u.report.as_str())
-        }
+    let message = if parts.is_empty() {
+        format!(
+            "the kernels' base names of gpu_work are derived from their demangled names instead: {}",
+            u.reason
+        )
+    } else {
+        let quoted: Vec<String> = parts.iter().map(|p| format!("`{p}`")).collect();
+        let quoted: Vec<&str> = quoted.iter().map(String::as_str).collect();
+        format!("{} of gpu_work: {}", and_list(&quoted), u.reason)
     };
-    Warning::new(
-        WarningCode::GpuWorkUnavailable,
-        format!("{parts} of gpu_work: {}", u.reason),
-    )
-    .with_report(u.report.as_str())
+    Warning::new(WarningCode::GpuWorkUnavailable, message).with_report(u.report.as_str())
 }

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use super::cells::{required_i64, required_id, required_u64, Check};
-use super::columns::{ColumnDef, Layout};
+use super::columns::{def, ColumnDef, Layout};
 use super::error::ReportError;
 use super::interner::{Interner, NameId};
 use super::parts::read_file;
@@ -21,55 +21,13 @@ pub fn read_api_trace(path: &Path) -> Result<Vec<ApiCall>, ReportError> {
 }
 
 pub(crate) const DEFS: &[ColumnDef] = &[
-    ColumnDef {
-        name: "Start",
-        timed: true,
-        required: true,
-        ty: ColType::Unsigned,
-        aliases: &[],
-    },
-    ColumnDef {
-        name: "Duration",
-        timed: true,
-        required: true,
-        ty: ColType::Unsigned,
-        aliases: &[],
-    },
-    ColumnDef {
-        name: "Result",
-        timed: false,
-        required: false,
-        ty: ColType::Lenient,
-        aliases: &[],
-    },
-    ColumnDef {
-        name: "CorrID",
-        timed: false,
-        required: true,
-        ty: ColType::Unsigned,
-        aliases: &["CorrId"],
-    },
-    ColumnDef {
-        name: "Pid",
-        timed: false,
-        required: true,
-        ty: ColType::Unsigned,
-        aliases: &["PID"],
-    },
-    ColumnDef {
-        name: "Tid",
-        timed: false,
-        required: true,
-        ty: ColType::Unsigned,
-        aliases: &["TID"],
-    },
-    ColumnDef {
-        name: "T-Pri",
-        timed: false,
-        required: false,
-        ty: ColType::Lenient,
-        aliases: &[],
-    },
+    def("Start", true, true, ColType::Unsigned),
+    def("Duration", true, true, ColType::Unsigned),
+    def("Result", false, false, ColType::Lenient),
+    def("CorrID", false, true, ColType::Unsigned).or(&["CorrId"]),
+    def("Pid", false, true, ColType::Unsigned).or(&["PID"]),
+    def("Tid", false, true, ColType::Unsigned).or(&["TID"]),
+    def("T-Pri", false, false, ColType::Lenient),
 ];
 
 const START: usize = 0;
@@ -81,14 +39,6 @@ const TID: usize = 5;
 pub(crate) struct ApiTraceSchema {
     pub layout: Layout,
     col: [usize; DEFS.len()],
-}
-
-impl ApiTraceSchema {
-    pub(crate) fn new(layout: Layout) -> Option<Self> {
-        let defs: &[ColumnDef; DEFS.len()] = DEFS.try_into().ok()?;
-        let (col, _) = layout.resolve(defs)?;
-        Some(ApiTraceSchema { layout, col })
-    }
 }
 
 /// One CUDA API call: when it ran on which thread, and the correlation id that ties it to
@@ -129,7 +79,8 @@ impl Report for ApiTraceSchema {
     const DEFS: &'static [ColumnDef] = DEFS;
 
     fn build(layout: Layout) -> Option<Self> {
-        Self::new(layout)
+        let (col, _) = layout.resolve(DEFS)?;
+        Some(Self { layout, col })
     }
 
     fn layout(&self) -> &Layout {

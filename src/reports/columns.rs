@@ -31,6 +31,14 @@ pub(crate) const fn def(name: &'static str, timed: bool, required: bool, ty: Col
     }
 }
 
+impl ColumnDef {
+    /// The same column, with other exact header texts accepted for it.
+    pub(crate) const fn or(mut self, aliases: &'static [&'static str]) -> ColumnDef {
+        self.aliases = aliases;
+        self
+    }
+}
+
 /// The header's columns, resolved against a report's table.
 #[derive(Debug)]
 pub(crate) struct Layout {
@@ -44,11 +52,12 @@ pub(crate) struct Layout {
 
 impl Layout {
     /// Each table entry's header column and whether it is present; `None` when a required
-    /// entry is missing.
+    /// entry is missing (or the table does not have `N` entries).
     pub(crate) fn resolve<const N: usize>(
         &self,
-        defs: &[ColumnDef; N],
+        defs: &[ColumnDef],
     ) -> Option<([usize; N], [bool; N])> {
+        let defs: &[ColumnDef; N] = defs.try_into().ok()?;
         let mut col = [0; N];
         let mut present = [false; N];
         for (i, def) in defs.iter().enumerate() {

@@ -126,19 +126,6 @@ pub(crate) struct Pending {
     pub range_id: Option<u64>,
 }
 
-impl GpuProjSchema {
-    /// `None` when a required column is missing.
-    pub(crate) fn new(layout: Layout) -> Option<Self> {
-        let defs: &[ColumnDef; DEFS.len()] = DEFS.try_into().ok()?;
-        let (col, present) = layout.resolve(defs)?;
-        Some(GpuProjSchema {
-            layout,
-            col,
-            present,
-        })
-    }
-}
-
 impl Schema for GpuProjSchema {
     type Pending = Pending;
 
@@ -186,7 +173,12 @@ impl Report for GpuProjSchema {
     const DEFS: &'static [ColumnDef] = DEFS;
 
     fn build(layout: Layout) -> Option<Self> {
-        Self::new(layout)
+        let (col, present) = layout.resolve(DEFS)?;
+        Some(Self {
+            layout,
+            col,
+            present,
+        })
     }
 
     fn layout(&self) -> &Layout {

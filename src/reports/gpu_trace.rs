@@ -15,7 +15,7 @@
 use std::path::Path;
 
 use super::cells::{required_i64, Check};
-use super::columns::{ColumnDef, Layout};
+use super::columns::{def, ColumnDef, Layout};
 use super::error::ReportError;
 use super::interner::{Interner, NameId};
 use super::parts;
@@ -58,49 +58,27 @@ pub fn stream_gpu_trace(
     )
 }
 
-const fn def(
-    name: &'static str,
-    timed: bool,
-    required: bool,
-    ty: ColType,
-    aliases: &'static [&'static str],
-) -> ColumnDef {
-    ColumnDef {
-        name,
-        timed,
-        required,
-        ty,
-        aliases,
-    }
-}
-
 pub(crate) const DEFS: &[ColumnDef] = &[
-    def("Start", true, true, ColType::Unsigned, &[]),
-    def("Duration", true, true, ColType::Unsigned, &[]),
-    def("CorrId", false, true, ColType::OptUnsigned, &["CorrID"]),
-    def("GrdX", false, true, ColType::OptUnsigned, &[]),
+    def("Start", true, true, ColType::Unsigned),
+    def("Duration", true, true, ColType::Unsigned),
+    def("CorrId", false, true, ColType::OptUnsigned).or(&["CorrID"]),
+    def("GrdX", false, true, ColType::OptUnsigned),
     // Bytes, never MB: `--format csv:mem=B` (the default unit is MB with three decimals).
-    def(
-        "Bytes",
-        false,
-        true,
-        ColType::OptUnsigned,
-        &["Bytes (B)", "Bytes:mem_B"],
-    ),
-    def("SrcMemKd", false, true, ColType::Text, &[]),
-    def("DstMemKd", false, true, ColType::Text, &[]),
-    def("Device", false, true, ColType::Text, &[]),
-    def("Name", false, true, ColType::Text, &[]),
+    def("Bytes", false, true, ColType::OptUnsigned).or(&["Bytes (B)", "Bytes:mem_B"]),
+    def("SrcMemKd", false, true, ColType::Text),
+    def("DstMemKd", false, true, ColType::Text),
+    def("Device", false, true, ColType::Text),
+    def("Name", false, true, ColType::Text),
     // Numbers between the text columns, checked and not kept.
-    def("GrdY", false, false, ColType::Lenient, &[]),
-    def("GrdZ", false, false, ColType::Lenient, &[]),
-    def("BlkX", false, false, ColType::Lenient, &[]),
-    def("BlkY", false, false, ColType::Lenient, &[]),
-    def("BlkZ", false, false, ColType::Lenient, &[]),
-    def("Reg/Trd", false, false, ColType::Lenient, &[]),
-    def("Ctx", false, false, ColType::Lenient, &[]),
-    def("GreenCtx", false, false, ColType::Lenient, &[]),
-    def("Strm", false, false, ColType::Lenient, &[]),
+    def("GrdY", false, false, ColType::Lenient),
+    def("GrdZ", false, false, ColType::Lenient),
+    def("BlkX", false, false, ColType::Lenient),
+    def("BlkY", false, false, ColType::Lenient),
+    def("BlkZ", false, false, ColType::Lenient),
+    def("Reg/Trd", false, false, ColType::Lenient),
+    def("Ctx", false, false, ColType::Lenient),
+    def("GreenCtx", false, false, ColType::Lenient),
+    def("Strm", false, false, ColType::Lenient),
 ];
 
 const START: usize = 0;
@@ -116,14 +94,6 @@ const NAME: usize = 8;
 pub(crate) struct GpuTraceSchema {
     pub layout: Layout,
     col: [usize; DEFS.len()],
-}
-
-impl GpuTraceSchema {
-    pub(crate) fn new(layout: Layout) -> Option<Self> {
-        let defs: &[ColumnDef; DEFS.len()] = DEFS.try_into().ok()?;
-        let (col, _) = layout.resolve(defs)?;
-        Some(GpuTraceSchema { layout, col })
-    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -174,7 +144,8 @@ impl Report for GpuTraceSchema {
     const DEFS: &'static [ColumnDef] = DEFS;
 
     fn build(layout: Layout) -> Option<Self> {
-        Self::new(layout)
+        let (col, _) = layout.resolve(DEFS)?;
+        Some(Self { layout, col })
     }
 
     fn layout(&self) -> &Layout {

@@ -42,11 +42,6 @@ pub fn read_kernel_exec_trace(
     read_file::<KernExecSchema>(path, interner, ReadOptions::default())
 }
 
-const fn with_aliases(mut d: ColumnDef, aliases: &'static [&'static str]) -> ColumnDef {
-    d.aliases = aliases;
-    d
-}
-
 pub(crate) const DEFS: &[ColumnDef] = &[
     def("API Start", true, true, ColType::Unsigned),
     def("API Dur", true, true, ColType::Unsigned),
@@ -55,8 +50,8 @@ pub(crate) const DEFS: &[ColumnDef] = &[
     def("Kernel Start", true, true, ColType::Unsigned),
     def("Kernel Dur", true, true, ColType::Unsigned),
     def("Total Dur", true, true, ColType::Unsigned),
-    with_aliases(def("PID", false, true, ColType::Unsigned), &["Pid"]),
-    with_aliases(def("TID", false, true, ColType::Unsigned), &["Tid"]),
+    def("PID", false, true, ColType::Unsigned).or(&["Pid"]),
+    def("TID", false, true, ColType::Unsigned).or(&["Tid"]),
     def("DevId", false, false, ColType::Lenient),
     def("Kernel Name", false, true, ColType::Text),
 ];
@@ -73,14 +68,6 @@ const NAME: usize = 10;
 pub(crate) struct KernExecSchema {
     pub layout: Layout,
     col: [usize; DEFS.len()],
-}
-
-impl KernExecSchema {
-    pub(crate) fn new(layout: Layout) -> Option<Self> {
-        let defs: &[ColumnDef; DEFS.len()] = DEFS.try_into().ok()?;
-        let (col, _) = layout.resolve(defs)?;
-        Some(KernExecSchema { layout, col })
-    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -134,7 +121,8 @@ impl Report for KernExecSchema {
     const DEFS: &'static [ColumnDef] = DEFS;
 
     fn build(layout: Layout) -> Option<Self> {
-        Self::new(layout)
+        let (col, _) = layout.resolve(DEFS)?;
+        Some(Self { layout, col })
     }
 
     fn layout(&self) -> &Layout {

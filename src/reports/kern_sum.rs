@@ -75,14 +75,6 @@ pub(crate) struct Pending {
     pub stddev_ns: Option<f64>,
 }
 
-impl KernSumSchema {
-    pub(crate) fn new(layout: Layout) -> Option<Self> {
-        let defs: &[ColumnDef; DEFS.len()] = DEFS.try_into().ok()?;
-        let (col, _) = layout.resolve(defs)?;
-        Some(KernSumSchema { layout, col })
-    }
-}
-
 /// nsys rounds means and medians to one decimal.
 const ROUNDING: f64 = 0.051;
 
@@ -146,7 +138,8 @@ impl Report for KernSumSchema {
     const DEFS: &'static [ColumnDef] = DEFS;
 
     fn build(layout: Layout) -> Option<Self> {
-        Self::new(layout)
+        let (col, _) = layout.resolve(DEFS)?;
+        Some(Self { layout, col })
     }
 
     fn layout(&self) -> &Layout {

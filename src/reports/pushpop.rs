@@ -122,17 +122,6 @@ pub(crate) struct Pending {
 }
 
 impl PushPopSchema {
-    /// `None` when a required column is missing.
-    pub(crate) fn new(layout: Layout) -> Option<Self> {
-        let defs: &[ColumnDef; DEFS.len()] = DEFS.try_into().ok()?;
-        let (col, present) = layout.resolve(defs)?;
-        Some(PushPopSchema {
-            layout,
-            col,
-            present,
-        })
-    }
-
     fn optional(&self, field: usize) -> Option<usize> {
         self.present[field].then_some(self.col[field])
     }
@@ -226,7 +215,12 @@ impl Report for PushPopSchema {
     const DEFS: &'static [ColumnDef] = DEFS;
 
     fn build(layout: Layout) -> Option<Self> {
-        Self::new(layout)
+        let (col, present) = layout.resolve(DEFS)?;
+        Some(Self {
+            layout,
+            col,
+            present,
+        })
     }
 
     fn layout(&self) -> &Layout {

@@ -80,6 +80,8 @@ pub(crate) enum NameError {
 pub(crate) trait Report: Schema + Sized {
     type Row;
     const DEFS: &'static [ColumnDef];
+    /// The schema of a header matched against `DEFS`; `None` when a required column is
+    /// missing.
     fn build(layout: Layout) -> Option<Self>;
     fn layout(&self) -> &Layout;
     fn finish(

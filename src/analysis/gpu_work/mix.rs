@@ -329,15 +329,19 @@ impl Mix {
         let mut all: Vec<RangeKernel> = self
             .by_name
             .iter()
-            .map(|(&name, &(launches, total))| RangeKernel {
-                name: names.resolve(name).to_owned(),
-                base_name: Some({
-                    let name = names.resolve(name);
-                    (*base_names.get(name).unwrap_or(&kernel_base_name(name))).to_owned()
-                }),
-                launches,
-                total_ns: clamp(total),
-                share: share(total, self.total_ns),
+            .map(|(&name, &(launches, total))| {
+                let name = names.resolve(name);
+                let base_name = base_names
+                    .get(name)
+                    .copied()
+                    .unwrap_or_else(|| kernel_base_name(name));
+                RangeKernel {
+                    name: name.to_owned(),
+                    base_name: Some(base_name.to_owned()),
+                    launches,
+                    total_ns: clamp(total),
+                    share: share(total, self.total_ns),
+                }
             })
             .collect();
         all.sort_by(|a, b| {

@@ -369,13 +369,7 @@ pub(super) fn callouts(
             first.index,
             duration_i(first.host_inclusive_ns),
             format::ratio(first.ratio_to_median),
-            match warmup(a) {
-                Some(0) | None => "the run had no warm-up pass: consider one".to_owned(),
-                Some(n) => format!(
-                    "{} before it did not absorb the start-up cost",
-                    plural(n as usize, "warm-up pass", "warm-up passes")
-                ),
-            }
+            warmup_advice(a)
         )));
     }
     if let (Some(w), Some(h)) = (a.warning(WarningCode::HighVariance), &s.host_inclusive) {
@@ -501,16 +495,24 @@ fn one_slow_iteration(a: &Analysis) -> Option<SlowTogether> {
         } else {
             "They are"
         },
-        match (first, warmup(a)) {
-            (Some(_), Some(0) | None) => "; the run had no warm-up pass: consider one".to_owned(),
-            (Some(_), Some(n)) => format!(
-                "; {} before it did not absorb the start-up cost",
-                plural(n as usize, "warm-up pass", "warm-up passes")
-            ),
-            (None, _) => "; see the per-iteration timings".to_owned(),
+        match first {
+            Some(_) => format!("; {}", warmup_advice(a)),
+            None => "; see the per-iteration timings".to_owned(),
         }
     ));
     Some(SlowTogether { codes, text })
+}
+
+/// What a slow first iteration says of the warm-up: that the run had none (consider one), or
+/// that its passes did not absorb the start-up cost.
+fn warmup_advice(a: &Analysis) -> String {
+    match warmup(a) {
+        Some(0) | None => "the run had no warm-up pass: consider one".to_owned(),
+        Some(n) => format!(
+            "{} before it did not absorb the start-up cost",
+            plural(n as usize, "warm-up pass", "warm-up passes")
+        ),
+    }
 }
 
 /// `iteration 0` or `iterations 3, 5-9`.

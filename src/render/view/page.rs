@@ -5,11 +5,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{path_text, plural, run_title};
+use super::{code_list, path_text, plural, run_title};
 use crate::artifact::{Analysis, GateResult, Verdict};
 use crate::outcome::{overall_verdict, RunOutcome};
 use crate::render::chart;
-use crate::render::escape::{self};
 use crate::render::format::{self, ColumnUnit};
 use crate::render::limit::{Budget, Caps};
 
@@ -58,16 +57,10 @@ pub(super) fn overall_gate(
                 f.kind.label()
             )),
             RunOutcome::Analysed { analysis, .. } if analysis.gate.result != GateResult::Pass => {
-                let codes: Vec<String> = analysis
-                    .gate
-                    .failing_codes
-                    .iter()
-                    .map(|c| escape::code(c.as_str()))
-                    .collect();
                 reasons.push(format!(
                     "{}: {}",
                     run_title(analysis, caps),
-                    codes.join(", ")
+                    code_list(&analysis.gate.failing_codes)
                 ));
             }
             RunOutcome::Analysed { .. } => {}

@@ -9,7 +9,7 @@ use super::advice::advice;
 use super::gpu_work::{gpu_work_view, GpuWorkView};
 use super::iterations::{chart, iteration_table, ChartView, IterationRow};
 use super::ranges::{gpu_table, host_table, shown_ranges, GpuRow, HostRow};
-use super::{not_recorded, path_text, plural, run_title, Table};
+use super::{code_list, not_recorded, path_text, plural, run_title, Table};
 use crate::artifact::{Analysis, GateResult, IterationStats, Warning, WarningCode};
 use crate::render::comparison::RunComparisonView;
 use crate::render::escape::{self, inline_shortened as esc};
@@ -126,12 +126,7 @@ pub(super) fn analysed(
             Some(m) if m.codes[0] == w.code => {
                 explained.retain(|(code, _)| !code.is_some_and(|c| m.codes.contains(&c)));
                 warnings.push(WarningView {
-                    code: m
-                        .codes
-                        .iter()
-                        .map(|c| escape::code(c.as_str()))
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                    code: code_list(&m.codes),
                     gating: false,
                     icon: "⚠️",
                     message: m.text.clone(),
@@ -162,13 +157,7 @@ pub(super) fn analysed(
     let gate_line = if a.gate.result == GateResult::Pass {
         "✅ passed: no gating warning".to_owned()
     } else {
-        let codes: Vec<String> = a
-            .gate
-            .failing_codes
-            .iter()
-            .map(|c| escape::code(c.as_str()))
-            .collect();
-        format!("❌ failed: {}", codes.join(", "))
+        format!("❌ failed: {}", code_list(&a.gate.failing_codes))
     };
 
     AnalysedView {

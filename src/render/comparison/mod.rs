@@ -23,7 +23,7 @@ use crate::artifact::comparison::{
 };
 use crate::render::chart;
 use crate::render::escape::{self, inline_shortened as esc};
-use crate::render::format::duration;
+use crate::render::format::{duration, first_and_more};
 use crate::render::limit::Caps;
 
 pub use self::words::commit;
@@ -185,24 +185,10 @@ fn run_name(r: &RunRef, caps: &Caps) -> String {
 fn source(c: &Comparison, caps: &Caps) -> String {
     let b = &c.baseline;
     match b.kind {
-        BaselineKind::Path => {
-            let paths: Vec<String> = b
-                .paths
-                .iter()
-                .take(5)
-                .map(|p| esc(p, caps.name_chars.max(300)))
-                .collect();
-            let more = b.paths.len().saturating_sub(paths.len());
-            format!(
-                "the analyses in {}{}",
-                paths.join(", "),
-                if more > 0 {
-                    format!(" and {more} more")
-                } else {
-                    String::new()
-                }
-            )
-        }
+        BaselineKind::Path => format!(
+            "the analyses in {}",
+            first_and_more(b.paths.iter().map(|p| esc(p, caps.name_chars.max(300))), 5)
+        ),
         BaselineKind::Auto => {
             let runs = b.workflow_runs.len();
             match (&b.branch, &b.workflow) {

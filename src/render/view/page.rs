@@ -129,14 +129,9 @@ pub(super) fn clipped(a: &Analysis, top: f64) -> String {
     match over.len() {
         0 => String::new(),
         n => format!(
-            "; {} {}{} drawn at the top",
+            "; {} {} drawn at the top",
             if n == 1 { "iteration" } else { "iterations" },
-            over[..n.min(SHOWN)].join(", "),
-            if n > SHOWN {
-                format!(" and {} more", n - SHOWN)
-            } else {
-                String::new()
-            }
+            format::first_and_more(over.into_iter(), SHOWN)
         ),
     }
 }

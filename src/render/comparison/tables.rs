@@ -112,15 +112,18 @@ pub fn measure_rows(measures: &[Measure]) -> Vec<MeasureRow> {
                 None if m.change_pct.is_some() => "unknown".to_owned(),
                 None => "n/a".to_owned(),
             },
-            verdict: match m.verdict {
-                Some(ChangeVerdict::Slower | ChangeVerdict::Faster) => {
-                    format!("**{}**", m.verdict.map_or("", ChangeVerdict::as_str))
-                }
-                Some(v) => v.as_str().to_owned(),
-                None => "not compared".to_owned(),
-            },
+            verdict: m.verdict.map_or("not compared", verdict_cell).to_owned(),
         })
         .collect()
+}
+
+/// A verdict in a table cell: `slower` and `faster`, the verdicts beyond the noise, in bold.
+fn verdict_cell(v: ChangeVerdict) -> &'static str {
+    match v {
+        ChangeVerdict::Slower => "**slower**",
+        ChangeVerdict::Faster => "**faster**",
+        other => other.as_str(),
+    }
 }
 
 /// A recorded value for a table cell: a string as it is, anything else as compact JSON.
@@ -276,11 +279,7 @@ pub fn range_table(c: &RangeChanges, caps: &Caps) -> RangeTable {
                 change
             },
             change_pct: r.change_pct.map_or("n/a".to_owned(), signed_pct),
-            verdict: match r.verdict {
-                ChangeVerdict::Slower => "**slower**",
-                ChangeVerdict::Faster => "**faster**",
-                other => other.as_str(),
-            },
+            verdict: verdict_cell(r.verdict),
         })
         .collect();
     let note = (rows.len() < c.changed.len()).then(|| {

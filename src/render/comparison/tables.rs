@@ -8,6 +8,7 @@ use crate::artifact::comparison::{
     BaseRun, ChangeVerdict, Condition, ConditionName, GpuWorkChanges, History, LeftOutReason,
     Measure, RangeChanges, RangeOnly, WorkChange,
 };
+use crate::artifact::kernel_base_name;
 use crate::render::escape::inline_shortened as esc;
 use crate::render::format::{column, duration, ColumnUnit};
 use crate::render::limit::Caps;
@@ -217,7 +218,9 @@ pub fn work_rows(w: &GpuWorkChanges, caps: &Caps) -> Vec<WorkRow> {
         .collect();
     let totals = column(&totals);
     // Kernels by their base name, as the report names them, unless two shown share one.
-    let base = |c: &WorkChange| crate::artifact::kernel_base_name(&c.name).to_owned();
+    fn base(c: &WorkChange) -> &str {
+        kernel_base_name(&c.name)
+    }
     let shared = |name: &str| {
         w.kernels
             .iter()
@@ -226,19 +229,18 @@ pub fn work_rows(w: &GpuWorkChanges, caps: &Caps) -> Vec<WorkRow> {
             .count()
             > 1
     };
+    let side = |t: Option<f64>, text: &String| t.map_or("none".to_owned(), |_| text.clone());
     shown
         .iter()
         .zip(totals.chunks(2))
         .map(|((kind, c), pair)| {
-            let side =
-                |t: Option<f64>, text: &String| t.map_or("none".to_owned(), |_| text.clone());
             let name = match *kind {
-                "kernel" if !shared(&base(c)) => base(c),
-                _ => c.name.clone(),
+                "kernel" if !shared(base(c)) => base(c),
+                _ => &c.name,
             };
             WorkRow {
                 kind,
-                name: esc(&name, caps.name_chars),
+                name: esc(name, caps.name_chars),
                 base: side(c.base_total_ns, &pair[0]),
                 head: side(c.head_total_ns, &pair[1]),
             }

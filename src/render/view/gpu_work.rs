@@ -8,7 +8,7 @@
 //! collapsed list of full names tells which is which.
 
 use std::borrow::Cow;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
 use serde::Serialize;
@@ -104,9 +104,9 @@ pub(super) struct KernelNames<'a> {
 impl<'a> KernelNames<'a> {
     pub(super) fn of(a: &'a Analysis) -> Self {
         let mut order: Vec<(&'a str, &'a str)> = Vec::new();
-        let mut seen: HashMap<&'a str, ()> = HashMap::new();
+        let mut seen: HashSet<&'a str> = HashSet::new();
         let mut add = |name: &'a str, base: Option<&'a str>| {
-            if seen.insert(name, ()).is_none() {
+            if seen.insert(name) {
                 order.push((name, base.unwrap_or_else(|| kernel_base_name(name))));
             }
         };

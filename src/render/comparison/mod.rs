@@ -17,7 +17,7 @@ use self::tables::{
     base_run_rows, condition_rows, measure_rows, range_table, work_rows, BaseRunRow, ConditionRow,
     MeasureRow, RangeTable, WorkRow,
 };
-use self::words::{paragraph, pct, range_pct, signed_pct, spread};
+use self::words::{differ, paragraph, pct, range_pct, signed_pct, spread};
 use crate::artifact::comparison::{
     BaselineKind, ChangeVerdict, Comparison, LeftOutReason, Measure, RunComparison, RunRef,
 };
@@ -229,15 +229,9 @@ fn headline(r: &RunComparison, c: &Comparison, caps: &Caps) -> String {
     }
     line.push_str(": ");
     if !r.like_for_like {
-        let names = differing(r);
         line.push_str(&format!(
-            "⚠️ **not like for like** ({} {}); ",
-            names.join(", "),
-            if names.len() == 1 {
-                "differs"
-            } else {
-                "differ"
-            }
+            "⚠️ **not like for like** ({}); ",
+            differ(&differing(r))
         ));
     }
     let host = &r.measures[0];

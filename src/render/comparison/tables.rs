@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::words::{commit, date, range_pct, signed_pct};
+use super::words::{commit, date, differ, range_pct, signed_pct};
 use crate::artifact::comparison::{
     BaseRun, ChangeVerdict, Condition, ConditionName, GpuWorkChanges, History, LeftOutReason,
     Measure, RangeChanges, RangeOnly, WorkChange,
@@ -339,19 +339,10 @@ pub fn base_run_rows(h: &History, repo_url: Option<&str>) -> Vec<BaseRunRow> {
         .chain(h.left_out.iter().map(|l| {
             let why = match l.reason {
                 LeftOutReason::BeforeChangePoint => "left out: before the level shift".to_owned(),
-                LeftOutReason::Conditions => format!(
-                    "left out: {} {}",
-                    l.differs
-                        .iter()
-                        .map(|c| c.label())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    if l.differs.len() == 1 {
-                        "differs"
-                    } else {
-                        "differ"
-                    }
-                ),
+                LeftOutReason::Conditions => {
+                    let labels: Vec<&str> = l.differs.iter().map(|c| c.label()).collect();
+                    format!("left out: {}", differ(&labels))
+                }
             };
             (&l.run, why)
         }))

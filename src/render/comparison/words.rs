@@ -38,6 +38,19 @@ fn compared(change: f64, runs: &str) -> String {
     format!("{} {direction} than {runs}", pct(change))
 }
 
+/// Conditions that differ, as a clause: `device differs`, `device, data source differ`.
+pub fn differ(labels: &[&str]) -> String {
+    format!(
+        "{} {}",
+        labels.join(", "),
+        if labels.len() == 1 {
+            "differs"
+        } else {
+            "differ"
+        }
+    )
+}
+
 /// `-1.9 % to +1.9 %`.
 pub fn range_pct([lo, hi]: [f64; 2]) -> String {
     format!("{} to {}", signed_pct(lo), signed_pct(hi))

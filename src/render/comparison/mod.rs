@@ -277,7 +277,11 @@ fn headline(r: &RunComparison, c: &Comparison, caps: &Caps) -> String {
 /// `**slower** (beyond the noise of the last 10 base runs)`, `within noise`, `noise unknown (1
 /// base run)`.
 fn verdict_words(verdict: ChangeVerdict, m: &Measure, r: &RunComparison, min_runs: u64) -> String {
-    let runs = m.base.as_ref().map_or(0, |b| b.runs);
+    let usable = r
+        .history
+        .used
+        .len()
+        .min(m.base.as_ref().map_or(0, |b| b.runs) as usize);
     match verdict {
         ChangeVerdict::Slower | ChangeVerdict::Faster => format!(
             "**{}** (beyond the run-to-run noise of {})",
@@ -286,13 +290,8 @@ fn verdict_words(verdict: ChangeVerdict, m: &Measure, r: &RunComparison, min_run
         ),
         ChangeVerdict::WithinNoise => format!("within noise ({})", history_name(r)),
         ChangeVerdict::NoiseUnknown => format!(
-            "— **noise unknown** ({} usable base {}; {min_runs} needed)",
-            r.history.used.len().min(runs as usize),
-            if r.history.used.len().min(runs as usize) == 1 {
-                "run"
-            } else {
-                "runs"
-            },
+            "— **noise unknown** ({usable} usable base {}; {min_runs} needed)",
+            if usable == 1 { "run" } else { "runs" },
         ),
     }
 }

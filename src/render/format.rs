@@ -69,6 +69,11 @@ pub fn percent(part: f64, whole: f64) -> String {
     format!("{p:.1}{NBSP}%")
 }
 
+/// `1 run`, `3 runs`: a count and its noun.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Items for prose: `a, b and c`, or past `max`, the first `max` and how many more.
 pub fn index_list_words(items: &[String], max: usize) -> String {
     match items {

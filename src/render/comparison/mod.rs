@@ -23,7 +23,7 @@ use crate::artifact::comparison::{
 };
 use crate::render::chart;
 use crate::render::escape::{self, inline_shortened as esc};
-use crate::render::format::{duration, first_and_more};
+use crate::render::format::{duration, first_and_more, plural};
 use crate::render::limit::Caps;
 
 pub use self::words::commit;
@@ -329,12 +329,11 @@ pub fn run(
         history: history_line(r),
         change_point: r.history.change_point.as_ref().map(|p| {
             format!(
-                "The base branch changed speed: its host inclusive time is {} {} since {} ({} {}); only {} the history, the {} before it are left out.",
+                "The base branch changed speed: its host inclusive time is {} {} since {} ({}); only {} the history, the {} before it are left out.",
                 pct(p.change_pct),
                 if p.change_pct < 0.0 { "lower" } else { "higher" },
                 commit(p.git_commit.as_deref(), repo_url),
-                p.runs,
-                if p.runs == 1 { "run" } else { "runs" },
+                plural(p.runs as usize, "run", "runs"),
                 if p.runs == 1 { "that run is" } else { "those runs are" },
                 r.history
                     .left_out
@@ -392,9 +391,8 @@ fn history_line(r: &RunComparison) -> String {
         .map(|h| chart::sparkline(&[h], low, top))
         .unwrap_or_default();
     format!(
-        "Host inclusive, base branch, {} {} (oldest to newest) `{line}`, head `{head_bar}`: {spread}; head {}.",
-        values.len(),
-        if values.len() == 1 { "run" } else { "runs" },
+        "Host inclusive, base branch, {} (oldest to newest) `{line}`, head `{head_bar}`: {spread}; head {}.",
+        plural(values.len(), "run", "runs"),
         head.map_or("none".to_owned(), duration)
     )
 }

@@ -10,7 +10,7 @@ use crate::artifact::comparison::{
 };
 use crate::artifact::kernel_base_name;
 use crate::render::escape::inline_shortened as esc;
-use crate::render::format::{column, duration, ColumnUnit};
+use crate::render::format::{column, duration, plural, ColumnUnit};
 use crate::render::limit::Caps;
 
 #[derive(Debug, Serialize)]
@@ -93,12 +93,7 @@ pub fn measure_rows(measures: &[Measure]) -> Vec<MeasureRow> {
         .map(|(m, pair)| MeasureRow {
             name: m.name.label(),
             base: m.base.as_ref().map_or("none".to_owned(), |b| {
-                format!(
-                    "{} ({} {})",
-                    pair[0],
-                    b.runs,
-                    if b.runs == 1 { "run" } else { "runs" }
-                )
+                format!("{} ({})", pair[0], plural(b.runs as usize, "run", "runs"))
             }),
             head: m.head.as_ref().map_or("none".to_owned(), |h| {
                 if h.runs > 1 {

@@ -14,13 +14,13 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::ranges::{group_display, names_by_group};
-use super::{left_out_note, path_text, plural, Table};
+use super::{left_out_note, path_text, Table};
 use crate::artifact::{
     kernel_base_name, AdviceKind, Analysis, GpuWork, MemoryCopies, OtherKernels, RangeKernel,
     ReportName,
 };
 use crate::render::escape::{self, inline_shortened as esc};
-use crate::render::format::{self, duration_i, ColumnUnit};
+use crate::render::format::{self, duration_i, plural, ColumnUnit};
 use crate::render::limit::Caps;
 use crate::render::RenderOptions;
 

@@ -197,10 +197,6 @@ pub(super) fn code_list<'c>(codes: impl IntoIterator<Item = &'c WarningCode>) ->
     codes.join(", ")
 }
 
-pub(super) fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
 pub(super) fn run_title(a: &Analysis, caps: &Caps) -> String {
     format!(
         "{} · run {}",

@@ -5,11 +5,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{code_list, path_text, plural, run_title};
+use super::{code_list, path_text, run_title};
 use crate::artifact::{Analysis, GateResult, Verdict};
 use crate::outcome::{overall_verdict, RunOutcome};
 use crate::render::chart;
-use crate::render::format::{self, ColumnUnit};
+use crate::render::format::{self, plural, ColumnUnit};
 use crate::render::limit::{Budget, Caps};
 
 #[derive(Debug, Serialize)]

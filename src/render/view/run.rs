@@ -9,11 +9,11 @@ use super::advice::advice;
 use super::gpu_work::{gpu_work_view, GpuWorkView};
 use super::iterations::{chart, iteration_table, ChartView, IterationRow};
 use super::ranges::{gpu_table, host_table, shown_ranges, GpuRow, HostRow};
-use super::{code_list, not_recorded, path_text, plural, run_title, Table};
+use super::{code_list, not_recorded, path_text, run_title, Table};
 use crate::artifact::{Analysis, GateResult, IterationStats, Warning, WarningCode};
 use crate::render::comparison::RunComparisonView;
 use crate::render::escape::{self, inline_shortened as esc};
-use crate::render::format::{self, duration, duration_i};
+use crate::render::format::{self, duration, duration_i, plural};
 use crate::render::limit::Caps;
 use crate::render::RenderOptions;
 use crate::stats::{Sample, OUTLIER_MADS};
@@ -332,13 +332,12 @@ pub(super) fn callouts(
     } else if let Some(w) = a.warning(WarningCode::MissingIterations) {
         let missing = w.iterations.as_deref().unwrap_or(&[]);
         out.push((Some(WarningCode::MissingIterations), format!(
-            "**Missing data:** {} of {} expected iterations {} no complete measurement ({}); the statistics cover {} {}.",
+            "**Missing data:** {} of {} expected iterations {} no complete measurement ({}); the statistics cover {}.",
             missing.len(),
             s.expected,
             if missing.len() == 1 { "has" } else { "have" },
             format::index_list(missing, 20),
-            counted,
-            if counted == 1 { "iteration" } else { "iterations" }
+            plural(counted as usize, "iteration", "iterations")
         )));
     } else if counted < s.expected {
         out.push((

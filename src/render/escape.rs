@@ -57,12 +57,7 @@ fn inline_from(text: &str, line_start: bool) -> String {
         at_start = false;
         match c {
             '\n' => out.push('\u{2424}'),
-            '\u{7f}' => out.push('\u{2421}'),
-            c if (c as u32) < 0x20 => {
-                out.push(char::from_u32(0x2400 + c as u32).unwrap_or('\u{FFFD}'));
-            }
-            '\u{80}'..='\u{9f}' => out.push('\u{FFFD}'),
-            c if is_bidi_control(c) => out.push('\u{FFFD}'),
+            c if is_hidden(c) => out.push(picture(c)),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
@@ -181,12 +176,7 @@ pub fn code_block(text: &str) -> String {
         for c in line.chars() {
             match c {
                 '\t' => out.push(c),
-                '\u{7f}' => out.push('\u{2421}'),
-                c if (c as u32) < 0x20 => {
-                    out.push(char::from_u32(0x2400 + c as u32).unwrap_or('\u{FFFD}'));
-                }
-                '\u{80}'..='\u{9f}' => out.push('\u{FFFD}'),
-                c if is_bidi_control(c) => out.push('\u{FFFD}'),
+                c if is_hidden(c) => out.push(picture(c)),
                 c => out.push(c),
             }
         }
@@ -198,10 +188,20 @@ pub fn code_block(text: &str) -> String {
 /// The one rule of every escape here, whatever the kind of span: a character that acts
 /// instead of showing (a control character, or a bidirectional override, which reorders
 /// what a reader sees) never reaches the markdown as it is. [`inline`] and [`code_block`]
-/// show each as a control picture or U+FFFD; [`code_span`] and [`code`] leave such text to
-/// [`inline`].
+/// show each as its [`picture`]; [`code_span`] and [`code`] leave such text to [`inline`].
 fn is_hidden(c: char) -> bool {
     c.is_control() || is_bidi_control(c)
+}
+
+/// How [`inline`] and [`code_block`] show a character that [`is_hidden`]: a C0 control
+/// character or DEL as its Unicode control picture (`␍`, `␉`, `␛`, `␡`), a C1 control
+/// character or a bidirectional override as U+FFFD.
+fn picture(c: char) -> char {
+    match c {
+        '\u{7f}' => '\u{2421}',
+        c if (c as u32) < 0x20 => char::from_u32(0x2400 + c as u32).unwrap_or('\u{FFFD}'),
+        _ => '\u{FFFD}',
+    }
 }
 
 fn is_bidi_control(c: char) -> bool {

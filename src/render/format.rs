@@ -69,15 +69,29 @@ pub fn percent(part: f64, whole: f64) -> String {
     format!("{p:.1}{NBSP}%")
 }
 
+/// `1 run`, `3 runs`: a count and its noun.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Items for prose: `a, b and c`, or past `max`, the first `max` and how many more.
 pub fn index_list_words(items: &[String], max: usize) -> String {
     match items {
         [] => String::new(),
         [one] => one.clone(),
-        _ if items.len() > max => {
-            format!("{} and {} more", items[..max].join(", "), items.len() - max)
-        }
+        _ if items.len() > max => first_and_more(items.iter().cloned(), max),
         [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// The first `max` items separated by commas (`a, b, c`) and, past `max`, how many more
+/// (`a, b, c and 4 more`). Items past `max` are not made.
+pub fn first_and_more(items: impl ExactSizeIterator<Item = String>, max: usize) -> String {
+    let total = items.len();
+    let shown: Vec<String> = items.take(max).collect();
+    match total - shown.len() {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
     }
 }
 

@@ -239,17 +239,7 @@ fn cut_notice(outcomes: &[RunOutcome], budget: Budget) -> String {
         text.push_str("No run directory could be analysed.");
     } else {
         text.push_str("The full data is in each run's analysis.json: ");
-        text.push_str(
-            &paths
-                .iter()
-                .take(SHOWN)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", "),
-        );
-        if paths.len() > SHOWN {
-            text.push_str(&format!(" and {} more", paths.len() - SHOWN));
-        }
+        text.push_str(&format::first_and_more(paths.into_iter(), SHOWN));
         text.push('.');
     }
     text

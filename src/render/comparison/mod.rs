@@ -17,13 +17,13 @@ use self::tables::{
     base_run_rows, condition_rows, measure_rows, range_table, work_rows, BaseRunRow, ConditionRow,
     MeasureRow, RangeTable, WorkRow,
 };
-use self::words::{paragraph, pct, range_pct, signed_pct, spread};
+use self::words::{differ, paragraph, pct, range_pct, signed_pct, spread};
 use crate::artifact::comparison::{
     BaselineKind, ChangeVerdict, Comparison, LeftOutReason, Measure, RunComparison, RunRef,
 };
 use crate::render::chart;
 use crate::render::escape::{self, inline_shortened as esc};
-use crate::render::format::duration;
+use crate::render::format::{duration, first_and_more, plural};
 use crate::render::limit::Caps;
 
 pub use self::words::commit;
@@ -185,24 +185,10 @@ fn run_name(r: &RunRef, caps: &Caps) -> String {
 fn source(c: &Comparison, caps: &Caps) -> String {
     let b = &c.baseline;
     match b.kind {
-        BaselineKind::Path => {
-            let paths: Vec<String> = b
-                .paths
-                .iter()
-                .take(5)
-                .map(|p| esc(p, caps.name_chars.max(300)))
-                .collect();
-            let more = b.paths.len().saturating_sub(paths.len());
-            format!(
-                "the analyses in {}{}",
-                paths.join(", "),
-                if more > 0 {
-                    format!(" and {more} more")
-                } else {
-                    String::new()
-                }
-            )
-        }
+        BaselineKind::Path => format!(
+            "the analyses in {}",
+            first_and_more(b.paths.iter().map(|p| esc(p, caps.name_chars.max(300))), 5)
+        ),
         BaselineKind::Auto => {
             let runs = b.workflow_runs.len();
             match (&b.branch, &b.workflow) {
@@ -243,15 +229,9 @@ fn headline(r: &RunComparison, c: &Comparison, caps: &Caps) -> String {
     }
     line.push_str(": ");
     if !r.like_for_like {
-        let names = differing(r);
         line.push_str(&format!(
-            "⚠️ **not like for like** ({} {}); ",
-            names.join(", "),
-            if names.len() == 1 {
-                "differs"
-            } else {
-                "differ"
-            }
+            "⚠️ **not like for like** ({}); ",
+            differ(&differing(r))
         ));
     }
     let host = &r.measures[0];
@@ -297,7 +277,11 @@ fn headline(r: &RunComparison, c: &Comparison, caps: &Caps) -> String {
 /// `**slower** (beyond the noise of the last 10 base runs)`, `within noise`, `noise unknown (1
 /// base run)`.
 fn verdict_words(verdict: ChangeVerdict, m: &Measure, r: &RunComparison, min_runs: u64) -> String {
-    let runs = m.base.as_ref().map_or(0, |b| b.runs);
+    let usable = r
+        .history
+        .used
+        .len()
+        .min(m.base.as_ref().map_or(0, |b| b.runs) as usize);
     match verdict {
         ChangeVerdict::Slower | ChangeVerdict::Faster => format!(
             "**{}** (beyond the run-to-run noise of {})",
@@ -306,13 +290,8 @@ fn verdict_words(verdict: ChangeVerdict, m: &Measure, r: &RunComparison, min_run
         ),
         ChangeVerdict::WithinNoise => format!("within noise ({})", history_name(r)),
         ChangeVerdict::NoiseUnknown => format!(
-            "— **noise unknown** ({} usable base {}; {min_runs} needed)",
-            r.history.used.len().min(runs as usize),
-            if r.history.used.len().min(runs as usize) == 1 {
-                "run"
-            } else {
-                "runs"
-            },
+            "— **noise unknown** ({usable} usable base {}; {min_runs} needed)",
+            if usable == 1 { "run" } else { "runs" },
         ),
     }
 }
@@ -350,12 +329,11 @@ pub fn run(
         history: history_line(r),
         change_point: r.history.change_point.as_ref().map(|p| {
             format!(
-                "The base branch changed speed: its host inclusive time is {} {} since {} ({} {}); only {} the history, the {} before it are left out.",
+                "The base branch changed speed: its host inclusive time is {} {} since {} ({}); only {} the history, the {} before it are left out.",
                 pct(p.change_pct),
                 if p.change_pct < 0.0 { "lower" } else { "higher" },
                 commit(p.git_commit.as_deref(), repo_url),
-                p.runs,
-                if p.runs == 1 { "run" } else { "runs" },
+                plural(p.runs as usize, "run", "runs"),
                 if p.runs == 1 { "that run is" } else { "those runs are" },
                 r.history
                     .left_out
@@ -413,9 +391,8 @@ fn history_line(r: &RunComparison) -> String {
         .map(|h| chart::sparkline(&[h], low, top))
         .unwrap_or_default();
     format!(
-        "Host inclusive, base branch, {} {} (oldest to newest) `{line}`, head `{head_bar}`: {spread}; head {}.",
-        values.len(),
-        if values.len() == 1 { "run" } else { "runs" },
+        "Host inclusive, base branch, {} (oldest to newest) `{line}`, head `{head_bar}`: {spread}; head {}.",
+        plural(values.len(), "run", "runs"),
         head.map_or("none".to_owned(), duration)
     )
 }

@@ -3,13 +3,14 @@
 
 use serde::Serialize;
 
-use super::words::{commit, date, range_pct, signed_pct};
+use super::words::{commit, date, differ, range_pct, signed_pct};
 use crate::artifact::comparison::{
     BaseRun, ChangeVerdict, Condition, ConditionName, GpuWorkChanges, History, LeftOutReason,
     Measure, RangeChanges, RangeOnly, WorkChange,
 };
+use crate::artifact::kernel_base_name;
 use crate::render::escape::inline_shortened as esc;
-use crate::render::format::{column, duration, ColumnUnit};
+use crate::render::format::{column, duration, plural, ColumnUnit};
 use crate::render::limit::Caps;
 
 #[derive(Debug, Serialize)]
@@ -92,12 +93,7 @@ pub fn measure_rows(measures: &[Measure]) -> Vec<MeasureRow> {
         .map(|(m, pair)| MeasureRow {
             name: m.name.label(),
             base: m.base.as_ref().map_or("none".to_owned(), |b| {
-                format!(
-                    "{} ({} {})",
-                    pair[0],
-                    b.runs,
-                    if b.runs == 1 { "run" } else { "runs" }
-                )
+                format!("{} ({})", pair[0], plural(b.runs as usize, "run", "runs"))
             }),
             head: m.head.as_ref().map_or("none".to_owned(), |h| {
                 if h.runs > 1 {
@@ -112,15 +108,18 @@ pub fn measure_rows(measures: &[Measure]) -> Vec<MeasureRow> {
                 None if m.change_pct.is_some() => "unknown".to_owned(),
                 None => "n/a".to_owned(),
             },
-            verdict: match m.verdict {
-                Some(ChangeVerdict::Slower | ChangeVerdict::Faster) => {
-                    format!("**{}**", m.verdict.map_or("", ChangeVerdict::as_str))
-                }
-                Some(v) => v.as_str().to_owned(),
-                None => "not compared".to_owned(),
-            },
+            verdict: m.verdict.map_or("not compared", verdict_cell).to_owned(),
         })
         .collect()
+}
+
+/// A verdict in a table cell: `slower` and `faster`, the verdicts beyond the noise, in bold.
+fn verdict_cell(v: ChangeVerdict) -> &'static str {
+    match v {
+        ChangeVerdict::Slower => "**slower**",
+        ChangeVerdict::Faster => "**faster**",
+        other => other.as_str(),
+    }
 }
 
 /// A recorded value for a table cell: a string as it is, anything else as compact JSON.
@@ -214,7 +213,9 @@ pub fn work_rows(w: &GpuWorkChanges, caps: &Caps) -> Vec<WorkRow> {
         .collect();
     let totals = column(&totals);
     // Kernels by their base name, as the report names them, unless two shown share one.
-    let base = |c: &WorkChange| crate::artifact::kernel_base_name(&c.name).to_owned();
+    fn base(c: &WorkChange) -> &str {
+        kernel_base_name(&c.name)
+    }
     let shared = |name: &str| {
         w.kernels
             .iter()
@@ -223,19 +224,18 @@ pub fn work_rows(w: &GpuWorkChanges, caps: &Caps) -> Vec<WorkRow> {
             .count()
             > 1
     };
+    let side = |t: Option<f64>, text: &String| t.map_or("none".to_owned(), |_| text.clone());
     shown
         .iter()
         .zip(totals.chunks(2))
         .map(|((kind, c), pair)| {
-            let side =
-                |t: Option<f64>, text: &String| t.map_or("none".to_owned(), |_| text.clone());
             let name = match *kind {
-                "kernel" if !shared(&base(c)) => base(c),
-                _ => c.name.clone(),
+                "kernel" if !shared(base(c)) => base(c),
+                _ => &c.name,
             };
             WorkRow {
                 kind,
-                name: esc(&name, caps.name_chars),
+                name: esc(name, caps.name_chars),
                 base: side(c.base_total_ns, &pair[0]),
                 head: side(c.head_total_ns, &pair[1]),
             }
@@ -276,11 +276,7 @@ pub fn range_table(c: &RangeChanges, caps: &Caps) -> RangeTable {
                 change
             },
             change_pct: r.change_pct.map_or("n/a".to_owned(), signed_pct),
-            verdict: match r.verdict {
-                ChangeVerdict::Slower => "**slower**",
-                ChangeVerdict::Faster => "**faster**",
-                other => other.as_str(),
-            },
+            verdict: verdict_cell(r.verdict),
         })
         .collect();
     let note = (rows.len() < c.changed.len()).then(|| {
@@ -338,19 +334,10 @@ pub fn base_run_rows(h: &History, repo_url: Option<&str>) -> Vec<BaseRunRow> {
         .chain(h.left_out.iter().map(|l| {
             let why = match l.reason {
                 LeftOutReason::BeforeChangePoint => "left out: before the level shift".to_owned(),
-                LeftOutReason::Conditions => format!(
-                    "left out: {} {}",
-                    l.differs
-                        .iter()
-                        .map(|c| c.label())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    if l.differs.len() == 1 {
-                        "differs"
-                    } else {
-                        "differ"
-                    }
-                ),
+                LeftOutReason::Conditions => {
+                    let labels: Vec<&str> = l.differs.iter().map(|c| c.label()).collect();
+                    format!("left out: {}", differ(&labels))
+                }
             };
             (&l.run, why)
         }))

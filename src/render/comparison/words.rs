@@ -20,7 +20,7 @@ pub fn pct(x: f64) -> String {
 
 /// `+1.2 %`, `-0.4 %`; `0.0 %` for no change.
 pub fn signed_pct(x: f64) -> String {
-    if format!("{:.1}", x.abs()) == "0.0" {
+    if shows_as_zero(x) {
         return format!("0.0{NBSP}%");
     }
     let sign = if x < 0.0 { "-" } else { "+" };
@@ -31,11 +31,29 @@ pub fn signed_pct(x: f64) -> String {
 /// RUNS`, and for a change that rounds to 0.0 % `the same as RUNS (0.0 %)`: never "0.0 %
 /// slower".
 fn compared(change: f64, runs: &str) -> String {
-    if format!("{:.1}", change.abs()) == "0.0" {
+    if shows_as_zero(change) {
         return format!("the same as {runs} (0.0{NBSP}%)");
     }
     let direction = if change < 0.0 { "faster" } else { "slower" };
     format!("{} {direction} than {runs}", pct(change))
+}
+
+/// A change in percent that [`pct`] shows as `0.0 %`: no change, and no direction either.
+fn shows_as_zero(x: f64) -> bool {
+    format!("{:.1}", x.abs()) == "0.0"
+}
+
+/// Conditions that differ, as a clause: `device differs`, `device, data source differ`.
+pub fn differ(labels: &[&str]) -> String {
+    format!(
+        "{} {}",
+        labels.join(", "),
+        if labels.len() == 1 {
+            "differs"
+        } else {
+            "differ"
+        }
+    )
 }
 
 /// `-1.9 % to +1.9 %`.

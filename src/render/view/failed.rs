@@ -43,6 +43,7 @@ pub(super) fn failed(f: &Failure, caps: &Caps, base: Option<&Path>) -> FailedVie
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let run_dir = path_text(&f.run_dir, base, caps);
     FailedView {
         title: match &f.facts.profile_name {
             Some(profile) => format!(
@@ -50,9 +51,9 @@ pub(super) fn failed(f: &Failure, caps: &Caps, base: Option<&Path>) -> FailedVie
                 esc(profile, caps.name_chars),
                 esc(&folder, caps.name_chars)
             ),
-            None => path_text(&f.run_dir, base, caps),
+            None => run_dir.clone(),
         },
-        run_dir: path_text(&f.run_dir, base, caps),
+        run_dir,
         what: f.kind.label(),
         summary: esc(summary, caps.message_chars),
         error_block: (f.nsys_words.is_none() && f.error.lines().count() > 1)

@@ -8,19 +8,19 @@
 //! collapsed list of full names tells which is which.
 
 use std::borrow::Cow;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
 use serde::Serialize;
 
 use super::ranges::{group_display, names_by_group};
-use super::{left_out_note, path_text, plural, Table};
+use super::{left_out_note, path_text, Table};
 use crate::artifact::{
     kernel_base_name, AdviceKind, Analysis, GpuWork, MemoryCopies, OtherKernels, RangeKernel,
     ReportName,
 };
 use crate::render::escape::{self, inline_shortened as esc};
-use crate::render::format::{self, duration_i, ColumnUnit};
+use crate::render::format::{self, duration_i, plural, ColumnUnit};
 use crate::render::limit::Caps;
 use crate::render::RenderOptions;
 
@@ -104,9 +104,9 @@ pub(super) struct KernelNames<'a> {
 impl<'a> KernelNames<'a> {
     pub(super) fn of(a: &'a Analysis) -> Self {
         let mut order: Vec<(&'a str, &'a str)> = Vec::new();
-        let mut seen: HashMap<&'a str, ()> = HashMap::new();
+        let mut seen: HashSet<&'a str> = HashSet::new();
         let mut add = |name: &'a str, base: Option<&'a str>| {
-            if seen.insert(name, ()).is_none() {
+            if seen.insert(name) {
                 order.push((name, base.unwrap_or_else(|| kernel_base_name(name))));
             }
         };

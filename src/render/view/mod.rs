@@ -31,10 +31,10 @@ use self::page::{
 };
 use self::run::{analysed, AnalysedView};
 use crate::artifact::comparison::Comparison;
-use crate::artifact::Analysis;
+use crate::artifact::{Analysis, WarningCode};
 use crate::outcome::RunOutcome;
 use crate::render::comparison::{self, ComparisonView};
-use crate::render::escape::inline_shortened as esc;
+use crate::render::escape::{self, inline_shortened as esc};
 use crate::render::format::duration;
 use crate::render::limit::Caps;
 use crate::render::RenderOptions;
@@ -188,8 +188,13 @@ pub(super) fn distinguish_titles(
     }
 }
 
-pub(super) fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
+/// Warning codes in a line: each as [`escape::code`] shows one, separated by commas.
+pub(super) fn code_list<'c>(codes: impl IntoIterator<Item = &'c WarningCode>) -> String {
+    let codes: Vec<String> = codes
+        .into_iter()
+        .map(|c| escape::code(c.as_str()))
+        .collect();
+    codes.join(", ")
 }
 
 pub(super) fn run_title(a: &Analysis, caps: &Caps) -> String {
@@ -203,7 +208,7 @@ pub(super) fn run_title(a: &Analysis, caps: &Caps) -> String {
 /// A path on the runner as the comment shows it, everywhere (titles, notes, "Full data"):
 /// relative to `base` (the working folder) when inside it, as a code span.
 pub(super) fn path_text(path: &Path, base: Option<&Path>, caps: &Caps) -> String {
-    crate::render::escape::code_span(&crate::text::shorten(
+    escape::code_span(&crate::text::shorten(
         &relative(path, base).to_string_lossy(),
         caps.name_chars.max(300),
     ))

@@ -5,12 +5,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{path_text, plural, run_title};
+use super::{code_list, path_text, run_title};
 use crate::artifact::{Analysis, GateResult, Verdict};
 use crate::outcome::{overall_verdict, RunOutcome};
 use crate::render::chart;
-use crate::render::escape::{self};
-use crate::render::format::{self, ColumnUnit};
+use crate::render::format::{self, plural, ColumnUnit};
 use crate::render::limit::{Budget, Caps};
 
 #[derive(Debug, Serialize)]
@@ -58,16 +57,10 @@ pub(super) fn overall_gate(
                 f.kind.label()
             )),
             RunOutcome::Analysed { analysis, .. } if analysis.gate.result != GateResult::Pass => {
-                let codes: Vec<String> = analysis
-                    .gate
-                    .failing_codes
-                    .iter()
-                    .map(|c| escape::code(c.as_str()))
-                    .collect();
                 reasons.push(format!(
                     "{}: {}",
                     run_title(analysis, caps),
-                    codes.join(", ")
+                    code_list(&analysis.gate.failing_codes)
                 ));
             }
             RunOutcome::Analysed { .. } => {}
@@ -136,14 +129,9 @@ pub(super) fn clipped(a: &Analysis, top: f64) -> String {
     match over.len() {
         0 => String::new(),
         n => format!(
-            "; {} {}{} drawn at the top",
+            "; {} {} drawn at the top",
             if n == 1 { "iteration" } else { "iterations" },
-            over[..n.min(SHOWN)].join(", "),
-            if n > SHOWN {
-                format!(" and {} more", n - SHOWN)
-            } else {
-                String::new()
-            }
+            format::first_and_more(over.into_iter(), SHOWN)
         ),
     }
 }

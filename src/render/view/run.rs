@@ -9,11 +9,11 @@ use super::advice::advice;
 use super::gpu_work::{gpu_work_view, GpuWorkView};
 use super::iterations::{chart, iteration_table, ChartView, IterationRow};
 use super::ranges::{gpu_table, host_table, shown_ranges, GpuRow, HostRow};
-use super::{not_recorded, path_text, plural, run_title, Table};
+use super::{code_list, not_recorded, path_text, run_title, Table};
 use crate::artifact::{Analysis, GateResult, IterationStats, Warning, WarningCode};
 use crate::render::comparison::RunComparisonView;
 use crate::render::escape::{self, inline_shortened as esc};
-use crate::render::format::{self, duration, duration_i};
+use crate::render::format::{self, duration, duration_i, plural};
 use crate::render::limit::Caps;
 use crate::render::RenderOptions;
 use crate::stats::{Sample, OUTLIER_MADS};
@@ -126,12 +126,7 @@ pub(super) fn analysed(
             Some(m) if m.codes[0] == w.code => {
                 explained.retain(|(code, _)| !code.is_some_and(|c| m.codes.contains(&c)));
                 warnings.push(WarningView {
-                    code: m
-                        .codes
-                        .iter()
-                        .map(|c| escape::code(c.as_str()))
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                    code: code_list(&m.codes),
                     gating: false,
                     icon: "⚠️",
                     message: m.text.clone(),
@@ -162,13 +157,7 @@ pub(super) fn analysed(
     let gate_line = if a.gate.result == GateResult::Pass {
         "✅ passed: no gating warning".to_owned()
     } else {
-        let codes: Vec<String> = a
-            .gate
-            .failing_codes
-            .iter()
-            .map(|c| escape::code(c.as_str()))
-            .collect();
-        format!("❌ failed: {}", codes.join(", "))
+        format!("❌ failed: {}", code_list(&a.gate.failing_codes))
     };
 
     AnalysedView {
@@ -343,13 +332,12 @@ pub(super) fn callouts(
     } else if let Some(w) = a.warning(WarningCode::MissingIterations) {
         let missing = w.iterations.as_deref().unwrap_or(&[]);
         out.push((Some(WarningCode::MissingIterations), format!(
-            "**Missing data:** {} of {} expected iterations {} no complete measurement ({}); the statistics cover {} {}.",
+            "**Missing data:** {} of {} expected iterations {} no complete measurement ({}); the statistics cover {}.",
             missing.len(),
             s.expected,
             if missing.len() == 1 { "has" } else { "have" },
             format::index_list(missing, 20),
-            counted,
-            if counted == 1 { "iteration" } else { "iterations" }
+            plural(counted as usize, "iteration", "iterations")
         )));
     } else if counted < s.expected {
         out.push((
@@ -369,13 +357,7 @@ pub(super) fn callouts(
             first.index,
             duration_i(first.host_inclusive_ns),
             format::ratio(first.ratio_to_median),
-            match warmup(a) {
-                Some(0) | None => "the run had no warm-up pass: consider one".to_owned(),
-                Some(n) => format!(
-                    "{} before it did not absorb the start-up cost",
-                    plural(n as usize, "warm-up pass", "warm-up passes")
-                ),
-            }
+            warmup_advice(a)
         )));
     }
     if let (Some(w), Some(h)) = (a.warning(WarningCode::HighVariance), &s.host_inclusive) {
@@ -501,16 +483,24 @@ fn one_slow_iteration(a: &Analysis) -> Option<SlowTogether> {
         } else {
             "They are"
         },
-        match (first, warmup(a)) {
-            (Some(_), Some(0) | None) => "; the run had no warm-up pass: consider one".to_owned(),
-            (Some(_), Some(n)) => format!(
-                "; {} before it did not absorb the start-up cost",
-                plural(n as usize, "warm-up pass", "warm-up passes")
-            ),
-            (None, _) => "; see the per-iteration timings".to_owned(),
+        match first {
+            Some(_) => format!("; {}", warmup_advice(a)),
+            None => "; see the per-iteration timings".to_owned(),
         }
     ));
     Some(SlowTogether { codes, text })
+}
+
+/// What a slow first iteration says of the warm-up: that the run had none (consider one), or
+/// that its passes did not absorb the start-up cost.
+fn warmup_advice(a: &Analysis) -> String {
+    match warmup(a) {
+        Some(0) | None => "the run had no warm-up pass: consider one".to_owned(),
+        Some(n) => format!(
+            "{} before it did not absorb the start-up cost",
+            plural(n as usize, "warm-up pass", "warm-up passes")
+        ),
+    }
 }
 
 /// `iteration 0` or `iterations 3, 5-9`.

@@ -588,6 +588,53 @@ fn history_and_head() -> (
     (bases, head, source)
 }
 
+/// More ranges than the tables show: both the host and the GPU range tables say how many
+/// other ranges are left out of them.
+#[test]
+fn both_range_tables_say_how_many_ranges_they_leave_out() {
+    use crate::artifact::fake;
+    use crate::compare::{self, Criteria, RunLevel};
+    let names: Vec<String> = (0..12).map(|k| format!("stage{k}")).collect();
+    let ranges = |scale: i64| -> Vec<(&str, i64)> {
+        names
+            .iter()
+            .enumerate()
+            .map(|(k, n)| (n.as_str(), (1_000_000 + 10_000 * k as i64) * scale / 100))
+            .collect()
+    };
+    let host = [2_500_000, 2_510_000, 2_490_000, 2_505_000, 2_495_000];
+    let bases: Vec<RunLevel> = [100, 101, 99, 100]
+        .iter()
+        .enumerate()
+        .map(|(k, &scale)| {
+            RunLevel::of(
+                &fake::analysis(&host, &ranges(scale), true),
+                &format!("base/{k}/analysis.json"),
+            )
+        })
+        .collect();
+    let head = fake::analysis(&host, &ranges(110), true);
+    let (_, _, source) = history_and_head();
+    let c = compare::compare(
+        &[RunLevel::of(&head, "/runs/r/analysis.json")],
+        &bases,
+        source,
+        Vec::new(),
+        Criteria::default(),
+    );
+    let outcomes = vec![outcome(head)];
+    let md = Renderer::new(&Template::builtin())
+        .unwrap()
+        .render_with(&outcomes, Some(&c), &options(&outcomes, Budget::comment()))
+        .unwrap();
+    let note = "The 2 other ranges in both changed less; all are in comparison.json.";
+    assert_eq!(md.matches(note).count(), 2, "{md}");
+    let gpu = md
+        .find("GPU-projected time per iteration, each range")
+        .unwrap();
+    assert!(md[gpu..].contains(note), "{md}");
+}
+
 /// The base runs' table has a column only where one of its runs fills it: dates come from the
 /// forge's runs (none from local paths), the note column only when a run is left out.
 #[test]

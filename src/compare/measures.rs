@@ -127,11 +127,7 @@ fn head_summary(values: &[f64], iterations: u64) -> Option<HeadSummary> {
 /// The Hodges-Lehmann change of the head run against `base` from their iterations, with its
 /// interval within this pair of runs.
 fn within_pair(name: MeasureName, head: &RunLevel, base: &RunLevel) -> Option<PairChange> {
-    let samples = |r: &RunLevel| match name {
-        MeasureName::HostInclusive => r.host_samples.clone(),
-        MeasureName::GpuProjected => r.gpu_samples.clone(),
-    };
-    let shift = interval::shift(&samples(base), &samples(head))?;
+    let shift = interval::shift(base.samples(name), head.samples(name))?;
     Some(PairChange {
         change_pct: percent(shift.ratio),
         interval_pct: shift.interval.map(|(lo, hi)| [percent(lo), percent(hi)]),

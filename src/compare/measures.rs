@@ -112,14 +112,9 @@ fn head_summary(values: &[f64], iterations: u64) -> Option<HeadSummary> {
     if values.is_empty() {
         return None;
     }
-    let mean = values.iter().map(|v| v.max(1.0).ln()).sum::<f64>() / values.len() as f64;
     Some(HeadSummary {
         runs: values.len() as u64,
-        value_ns: if values.len() == 1 {
-            values[0]
-        } else {
-            mean.exp()
-        },
+        value_ns: noise::geometric_mean(values),
         iterations,
     })
 }

@@ -121,6 +121,16 @@ pub enum Direction {
     Within,
 }
 
+/// The geometric mean of positive values (each at least 1 ns), or the value itself for one;
+/// 0 for none.
+pub fn geometric_mean(values: &[f64]) -> f64 {
+    match values {
+        [] => 0.0,
+        [one] => *one,
+        _ => (values.iter().map(|v| v.max(1.0).ln()).sum::<f64>() / values.len() as f64).exp(),
+    }
+}
+
 /// Benjamini and Hochberg's step-up procedure ("Controlling the false discovery rate", J. R.
 /// Stat. Soc. B 57, 1995): which of `p_values` are discoveries at false-discovery rate `q`.
 /// Sort the `m` p-values, find the largest rank `i` with `p(i) <= i q / m`, and reject the `i`

@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::measures::verdict;
-use super::noise::{self, benjamini_hochberg};
+use super::noise::{self, benjamini_hochberg, geometric_mean};
 use super::run_level::RunLevel;
 use crate::artifact::comparison::{ChangeVerdict, RangeChange, RangeChanges, RangeOnly};
 
@@ -116,15 +116,6 @@ pub fn changes(heads: &[&RunLevel], used: &[&RunLevel], clock: Clock, floor: f64
     new.sort_by(largest);
     gone.sort_by(largest);
     RangeChanges { changed, new, gone }
-}
-
-/// The geometric mean of positive values (each at least 1 ns), or the value itself for one.
-fn geometric_mean(values: &[f64]) -> f64 {
-    match values {
-        [] => 0.0,
-        [one] => *one,
-        _ => (values.iter().map(|v| v.max(1.0).ln()).sum::<f64>() / values.len() as f64).exp(),
-    }
 }
 
 #[cfg(test)]

@@ -93,12 +93,9 @@ fn history_summary(values: &[f64]) -> Option<HistorySummary> {
         return None;
     }
     let logs: Vec<f64> = values.iter().map(|v| v.max(1.0).ln()).collect();
-    let n = logs.len() as f64;
-    let mean = logs.iter().sum::<f64>() / n;
-    let spread = (logs.len() >= 2).then(|| {
-        let var = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (n - 1.0);
-        round2(var.sqrt() * 100.0)
-    });
+    let (mean, squares) = noise::mean_and_squares(&logs);
+    let spread =
+        (logs.len() >= 2).then(|| round2((squares / (logs.len() as f64 - 1.0)).sqrt() * 100.0));
     Some(HistorySummary {
         runs: values.len() as u64,
         level_ns: mean.exp(),

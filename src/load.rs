@@ -150,29 +150,20 @@ fn facts_of(dir: &Path) -> RunFacts {
 /// an error, whose message ends with `nothing` (what that means for the caller).
 pub fn under(dir: &Path, nothing: &str) -> anyhow::Result<Vec<RunOutcome>> {
     let mut outcomes = Vec::new();
-    under_each(dir, nothing, |o| outcomes.push(o))?;
-    Ok(outcomes)
-}
-
-/// [`under`], each outcome handed to `visit` as it is read.
-pub fn under_each(
-    dir: &Path,
-    nothing: &str,
-    mut visit: impl FnMut(RunOutcome),
-) -> anyhow::Result<()> {
     found_each::<Analysis>(dir, nothing, |path, read| {
-        visit(match read {
+        outcomes.push(match read {
             Ok(analysis) => RunOutcome::Analysed {
                 analysis: Box::new(analysis),
                 path,
             },
             Err(failure) => RunOutcome::Failed(failure),
         });
-    })
+    })?;
+    Ok(outcomes)
 }
 
-/// [`under_each`], each file read as `T` and handed to `visit` with its path inside `dir`, or
-/// the failure saying why it could not be read.
+/// [`under`], each file read as `T` and handed to `visit` with its path inside `dir`, or the
+/// failure saying why it could not be read.
 fn found_each<T: Readable>(
     dir: &Path,
     nothing: &str,

@@ -43,12 +43,8 @@ pub fn comparison(request: &Request, outcomes: &[RunOutcome], forge: &dyn Forge)
         }
         Base::Paths(paths) => {
             let read = read_paths(paths);
-            let notes = read.notes();
-            (
-                read.runs,
-                path_source(&read.read_from, &read.analyses),
-                notes,
-            )
+            let (source, notes) = (read.source(), read.notes());
+            (read.runs, source, notes)
         }
     };
     if bases.is_empty() && !notes.iter().any(|n| n.starts_with("no baseline")) {
@@ -87,10 +83,9 @@ fn heads(outcomes: &[RunOutcome]) -> Vec<RunLevel> {
 /// What [`read_paths`] read.
 #[derive(Debug, Default)]
 pub struct PathRuns {
-    /// Each analysis read, reduced, in the order given.
+    /// Each analysis read, reduced, in the order given (its file, as shown to people, in
+    /// `run.analysis_path`).
     pub runs: Vec<RunLevel>,
-    /// Their files, as shown to people.
-    pub analyses: Vec<String>,
     /// The paths given that at least one run was read from.
     pub read_from: Vec<PathBuf>,
     /// Why a path given, or a file under it, gave no run: one line each, naming its path.
@@ -98,6 +93,27 @@ pub struct PathRuns {
 }
 
 impl PathRuns {
+    /// Where `--baseline PATH` read from: the paths runs were read from, and their files.
+    pub fn source(&self) -> BaselineSource {
+        BaselineSource {
+            kind: BaselineKind::Path,
+            paths: self
+                .read_from
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+            workflow: None,
+            branch: None,
+            artifact: None,
+            workflow_runs: Vec::new(),
+            analyses: self
+                .runs
+                .iter()
+                .map(|r| r.run.analysis_path.clone())
+                .collect(),
+        }
+    }
+
     /// The comparison's notes on what could not be read: why there is no baseline when
     /// nothing was, otherwise one note per path or file left out.
     pub fn notes(&self) -> Vec<String> {
@@ -118,8 +134,7 @@ pub fn read_paths(paths: &[PathBuf]) -> PathRuns {
     for path in paths {
         let before = out.runs.len();
         match load::each(path, |recorded, shown| {
-            out.runs.push(RunLevel::read(recorded, &shown));
-            out.analyses.push(shown);
+            out.runs.push(RunLevel::read(recorded, &shown))
         }) {
             Ok(unread) => out.unread.extend(unread),
             Err(why) => out.unread.push(why),
@@ -129,17 +144,4 @@ pub fn read_paths(paths: &[PathBuf]) -> PathRuns {
         }
     }
     out
-}
-
-/// Where `--baseline PATH` read from: the paths runs were read from, and their files.
-pub fn path_source(paths: &[PathBuf], analyses: &[String]) -> BaselineSource {
-    BaselineSource {
-        kind: BaselineKind::Path,
-        paths: paths.iter().map(|p| p.display().to_string()).collect(),
-        workflow: None,
-        branch: None,
-        artifact: None,
-        workflow_runs: Vec::new(),
-        analyses: analyses.to_vec(),
-    }
 }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use crate::baseline::{path_source, read_paths, PathRuns};
+use crate::baseline::{read_paths, PathRuns};
 use crate::cli::CompareArgs;
 use crate::compare::{self, Criteria};
 use crate::files;
@@ -22,7 +22,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         .expect("clap requires two paths at least");
     let bases = read_side("BASE", "no base run", base_paths)?;
     let heads = read_side("HEAD", "no current run", std::slice::from_ref(head_path))?;
-    let source = path_source(&bases.read_from, &bases.analyses);
+    let source = bases.source();
     let notes = bases.notes();
     let settings = Criteria {
         noise_floor_pct: args.noise_floor,

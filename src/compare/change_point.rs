@@ -13,7 +13,7 @@
 //! One slow run now and then is not a shift: a part needs three runs at least (as many as a
 //! verdict needs), and a single outlier raises the pooled variance more than it moves a mean.
 
-use statrs::distribution::{ContinuousCDF, StudentsT};
+use super::noise::{mean_and_squares, students_t, two_sided_p};
 
 /// Runs on each side of a shift, at least: as many as a verdict needs
 /// ([`super::noise::MIN_BASE_RUNS`]), so that the runs since a shift can always judge a head.
@@ -67,7 +67,7 @@ fn best_split(logs: &[f64]) -> Option<BestSplit> {
         return None;
     }
     let splits = n - 2 * MIN_SEGMENT + 1;
-    let t_dist = StudentsT::new(0.0, 1.0, (n - 2) as f64).expect("n - 2 >= 2 degrees of freedom");
+    let t_dist = students_t((n - 2) as f64);
     let mut best: Option<BestSplit> = None;
     for at in MIN_SEGMENT..=n - MIN_SEGMENT {
         let (older, newer) = logs.split_at(at);
@@ -76,13 +76,7 @@ fn best_split(logs: &[f64]) -> Option<BestSplit> {
         let shift = m_new - m_old;
         let pooled = ((ss_old + ss_new) / (n - 2) as f64).sqrt();
         let scale = pooled * (1.0 / older.len() as f64 + 1.0 / newer.len() as f64).sqrt();
-        let p = if scale > 0.0 {
-            2.0 * (1.0 - t_dist.cdf(shift.abs() / scale))
-        } else if shift != 0.0 {
-            0.0
-        } else {
-            1.0
-        };
+        let p = two_sided_p(&t_dist, shift.abs(), scale);
         let p_adjusted = (p * splits as f64).min(1.0);
         // The smallest p-value; among equal ones, the larger shift, then the newer split.
         let better = best.as_ref().is_none_or(|b| {
@@ -98,12 +92,6 @@ fn best_split(logs: &[f64]) -> Option<BestSplit> {
         }
     }
     best
-}
-
-/// The mean of `values` and the sum of their squared deviations from it.
-fn mean_and_squares(values: &[f64]) -> (f64, f64) {
-    let mean = values.iter().sum::<f64>() / values.len() as f64;
-    (mean, values.iter().map(|v| (v - mean).powi(2)).sum())
 }
 
 #[cfg(test)]

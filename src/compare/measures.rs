@@ -93,12 +93,9 @@ fn history_summary(values: &[f64]) -> Option<HistorySummary> {
         return None;
     }
     let logs: Vec<f64> = values.iter().map(|v| v.max(1.0).ln()).collect();
-    let n = logs.len() as f64;
-    let mean = logs.iter().sum::<f64>() / n;
-    let spread = (logs.len() >= 2).then(|| {
-        let var = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (n - 1.0);
-        round2(var.sqrt() * 100.0)
-    });
+    let (mean, squares) = noise::mean_and_squares(&logs);
+    let spread =
+        (logs.len() >= 2).then(|| round2((squares / (logs.len() as f64 - 1.0)).sqrt() * 100.0));
     Some(HistorySummary {
         runs: values.len() as u64,
         level_ns: mean.exp(),
@@ -112,14 +109,9 @@ fn head_summary(values: &[f64], iterations: u64) -> Option<HeadSummary> {
     if values.is_empty() {
         return None;
     }
-    let mean = values.iter().map(|v| v.max(1.0).ln()).sum::<f64>() / values.len() as f64;
     Some(HeadSummary {
         runs: values.len() as u64,
-        value_ns: if values.len() == 1 {
-            values[0]
-        } else {
-            mean.exp()
-        },
+        value_ns: noise::geometric_mean(values),
         iterations,
     })
 }
@@ -127,11 +119,7 @@ fn head_summary(values: &[f64], iterations: u64) -> Option<HeadSummary> {
 /// The Hodges-Lehmann change of the head run against `base` from their iterations, with its
 /// interval within this pair of runs.
 fn within_pair(name: MeasureName, head: &RunLevel, base: &RunLevel) -> Option<PairChange> {
-    let samples = |r: &RunLevel| match name {
-        MeasureName::HostInclusive => r.host_samples.clone(),
-        MeasureName::GpuProjected => r.gpu_samples.clone(),
-    };
-    let shift = interval::shift(&samples(base), &samples(head))?;
+    let shift = interval::shift(base.samples(name), head.samples(name))?;
     Some(PairChange {
         change_pct: percent(shift.ratio),
         interval_pct: shift.interval.map(|(lo, hi)| [percent(lo), percent(hi)]),

@@ -163,7 +163,7 @@ pub fn compare_key(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::artifact::comparison::{BaselineKind, ChangeVerdict, LeftOutReason};
+    use crate::artifact::comparison::{ChangeVerdict, LeftOutReason};
     use crate::artifact::fake;
     use proptest::prelude::*;
 
@@ -188,15 +188,7 @@ mod tests {
     }
 
     fn source() -> BaselineSource {
-        BaselineSource {
-            kind: BaselineKind::Path,
-            paths: Vec::new(),
-            workflow: None,
-            branch: None,
-            artifact: None,
-            workflow_runs: Vec::new(),
-            analyses: Vec::new(),
-        }
+        crate::baseline::PathRuns::default().source()
     }
 
     fn host_verdict(bases: &[RunLevel], head: &RunLevel) -> Option<ChangeVerdict> {

@@ -64,8 +64,7 @@ pub fn judge(base: &[f64], head: &[f64]) -> Option<Judgement> {
     };
     let (y, h) = (logs(base), logs(head));
     let (n, k) = (y.len() as f64, h.len() as f64);
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    let (y_bar, h_bar) = (mean(&y), mean(&h));
+    let ((y_bar, squares), (h_bar, _)) = (mean_and_squares(&y), mean_and_squares(&h));
     let ratio = (h_bar - y_bar).exp();
     if y.len() < MIN_BASE_RUNS {
         return Some(Judgement {
@@ -75,18 +74,11 @@ pub fn judge(base: &[f64], head: &[f64]) -> Option<Judgement> {
             spread: None,
         });
     }
-    let s = (y.iter().map(|v| (v - y_bar).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    let s = (squares / (n - 1.0)).sqrt();
     let t = students_t(n - 1.0);
     let half = t.inverse_cdf(1.0 - (1.0 - CONFIDENCE) / 2.0) * s * (1.0 / n + 1.0 / k).sqrt();
     let scale = s * (1.0 / n + 1.0 / k).sqrt();
-    let distance = (h_bar - y_bar).abs();
-    let p_value = if scale > 0.0 {
-        2.0 * (1.0 - t.cdf(distance / scale))
-    } else if distance > 0.0 {
-        0.0
-    } else {
-        1.0
-    };
+    let p_value = two_sided_p(&t, (h_bar - y_bar).abs(), scale);
     Some(Judgement {
         ratio,
         interval: Some(((-half).exp(), half.exp())),
@@ -96,8 +88,26 @@ pub fn judge(base: &[f64], head: &[f64]) -> Option<Judgement> {
 }
 
 /// Student's t distribution with `df` degrees of freedom (at least 1).
-fn students_t(df: f64) -> StudentsT {
+pub fn students_t(df: f64) -> StudentsT {
     StudentsT::new(0.0, 1.0, df.max(1.0)).expect("a location of 0, a scale of 1 and df >= 1")
+}
+
+/// The two-sided p-value under `t` of a distance (at least 0) of `distance / scale`; with no
+/// scale (no spread at all), 0 for any distance and 1 for none.
+pub fn two_sided_p(t: &StudentsT, distance: f64, scale: f64) -> f64 {
+    if scale > 0.0 {
+        2.0 * (1.0 - t.cdf(distance / scale))
+    } else if distance > 0.0 {
+        0.0
+    } else {
+        1.0
+    }
+}
+
+/// The mean of `values` and the sum of their squared deviations from it.
+pub fn mean_and_squares(values: &[f64]) -> (f64, f64) {
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    (mean, values.iter().map(|v| (v - mean).powi(2)).sum())
 }
 
 /// The verdict on a change of `ratio` (head / base): beyond the noise when `significant`, and
@@ -119,6 +129,16 @@ pub enum Direction {
     Slower,
     Faster,
     Within,
+}
+
+/// The geometric mean of positive values (each at least 1 ns), or the value itself for one;
+/// 0 for none.
+pub fn geometric_mean(values: &[f64]) -> f64 {
+    match values {
+        [] => 0.0,
+        [one] => *one,
+        _ => (values.iter().map(|v| v.max(1.0).ln()).sum::<f64>() / values.len() as f64).exp(),
+    }
 }
 
 /// Benjamini and Hochberg's step-up procedure ("Controlling the false discovery rate", J. R.

@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::measures::verdict;
-use super::noise::{self, benjamini_hochberg};
+use super::noise::{self, benjamini_hochberg, geometric_mean};
 use super::run_level::RunLevel;
 use crate::artifact::comparison::{ChangeVerdict, RangeChange, RangeChanges, RangeOnly};
 
@@ -39,7 +39,6 @@ fn table(run: &RunLevel, clock: Clock) -> &BTreeMap<String, f64> {
 pub fn changes(heads: &[&RunLevel], used: &[&RunLevel], clock: Clock, floor: f64) -> RangeChanges {
     let head_names: BTreeSet<&String> = heads.iter().flat_map(|r| table(r, clock).keys()).collect();
     let mut changed = Vec::new();
-    let mut p_values = Vec::new();
     let mut new = Vec::new();
     for name in &head_names {
         let head: Vec<f64> = heads
@@ -61,7 +60,6 @@ pub fn changes(heads: &[&RunLevel], used: &[&RunLevel], clock: Clock, floor: f64
         let judgement = noise::judge(&base, &head).expect("both sides have values");
         let base_value = geometric_mean(&base);
         let change_ns = head_value - base_value;
-        p_values.push(judgement.p_value);
         changed.push(RangeChange {
             name: (*name).clone(),
             base_per_iteration_ns: base_value,
@@ -74,21 +72,22 @@ pub fn changes(heads: &[&RunLevel], used: &[&RunLevel], clock: Clock, floor: f64
         });
     }
     // The false-discovery rate over the ranges with a p-value.
-    let known: Vec<usize> = (0..changed.len())
-        .filter(|&i| p_values[i].is_some())
-        .collect();
-    let ps: Vec<f64> = known.iter().map(|&i| p_values[i].unwrap_or(1.0)).collect();
+    let (known, ps): (Vec<usize>, Vec<f64>) = changed
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| r.p_value.map(|p| (i, p)))
+        .unzip();
     let discoveries = benjamini_hochberg(&ps, FALSE_DISCOVERY_RATE);
-    for (k, &i) in known.iter().enumerate() {
+    for (&i, &discovered) in known.iter().zip(&discoveries) {
         let r = &mut changed[i];
         let ratio = if r.base_per_iteration_ns > 0.0 {
             r.head_per_iteration_ns / r.base_per_iteration_ns
         } else {
             1.0
         };
-        r.verdict = verdict(ratio, discoveries[k], floor);
+        r.verdict = verdict(ratio, discovered, floor);
     }
-    let gone: Vec<RangeOnly> = used
+    let mut gone: Vec<RangeOnly> = used
         .last()
         .map(|newest| {
             table(newest, clock)
@@ -112,19 +111,9 @@ pub fn changes(heads: &[&RunLevel], used: &[&RunLevel], clock: Clock, floor: f64
             .total_cmp(&x.per_iteration_ns)
             .then_with(|| x.name.cmp(&y.name))
     };
-    let (mut new, mut gone) = (new, gone);
     new.sort_by(largest);
     gone.sort_by(largest);
     RangeChanges { changed, new, gone }
-}
-
-/// The geometric mean of positive values (each at least 1 ns), or the value itself for one.
-fn geometric_mean(values: &[f64]) -> f64 {
-    match values {
-        [] => 0.0,
-        [one] => *one,
-        _ => (values.iter().map(|v| v.max(1.0).ln()).sum::<f64>() / values.len() as f64).exp(),
-    }
 }
 
 #[cfg(test)]

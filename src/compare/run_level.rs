@@ -15,7 +15,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::conditions;
-use crate::artifact::comparison::{BaseRun, ConditionName, RunKey, RunRef};
+use crate::artifact::comparison::{BaseRun, ConditionName, MeasureName, RunKey, RunRef};
 use crate::artifact::{
     self, Advice, Analysis, Gate, GpuProjectedRange, GpuProjectedRangeGroup, GpuWork, HostRange,
     HostRangeGroup, IterationSummary, MemoryCopies, Provenance, Run, Warning,
@@ -236,11 +236,18 @@ impl RunLevel {
     }
 
     /// The run's value of a measure.
-    pub fn value(&self, measure: crate::artifact::comparison::MeasureName) -> Option<f64> {
-        use crate::artifact::comparison::MeasureName;
+    pub fn value(&self, measure: MeasureName) -> Option<f64> {
         match measure {
             MeasureName::HostInclusive => self.host_inclusive_ns,
             MeasureName::GpuProjected => self.gpu_projected_ns.filter(|_| self.gpu_available),
+        }
+    }
+
+    /// The run's counted iterations' durations of a measure, in index order.
+    pub fn samples(&self, measure: MeasureName) -> &[f64] {
+        match measure {
+            MeasureName::HostInclusive => &self.host_samples,
+            MeasureName::GpuProjected => &self.gpu_samples,
         }
     }
 
@@ -255,7 +262,7 @@ impl RunLevel {
             created_at: self.created_at.clone(),
             iterations: self.iterations,
             host_inclusive_ns: self.host_inclusive_ns,
-            gpu_projected_ns: self.gpu_projected_ns.filter(|_| self.gpu_available),
+            gpu_projected_ns: self.value(MeasureName::GpuProjected),
         }
     }
 }

@@ -7,7 +7,6 @@ use super::github::GitHub;
 use super::{
     BaseRuns, CommentBody, CommentKey, CommentSettings, Forge, HistoryRequest, Posted, StepResults,
 };
-use crate::artifact::comparison::{BaselineKind, BaselineSource};
 
 pub struct Gitea {
     github: GitHub,
@@ -30,22 +29,12 @@ impl Forge for Gitea {
     }
 
     fn history(&self, request: &HistoryRequest) -> BaseRuns {
-        BaseRuns {
-            runs: Vec::new(),
-            source: BaselineSource {
-                kind: BaselineKind::Auto,
-                paths: Vec::new(),
-                workflow: None,
-                branch: None,
-                artifact: Some(request.artifact.clone()),
-                workflow_runs: Vec::new(),
-                analyses: Vec::new(),
-            },
-            notes: vec![format!(
-                "no baseline: the API at {} is Gitea's or Forgejo's, which has no GitHub Actions artifacts endpoint; pass --baseline PATH with the base branch's analysis.json files instead",
-                request.api_url
-            )],
-        }
+        let mut found = BaseRuns::none(request);
+        found.notes.push(format!(
+            "no baseline: the API at {} is Gitea's or Forgejo's, which has no GitHub Actions artifacts endpoint; pass --baseline PATH with the base branch's analysis.json files instead",
+            request.api_url
+        ));
+        found
     }
 
     fn publish_step(&self, step: &StepResults<'_>) -> anyhow::Result<()> {

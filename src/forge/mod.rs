@@ -16,7 +16,7 @@ pub mod github;
 
 use std::time::Duration;
 
-use crate::artifact::comparison::BaselineSource;
+use crate::artifact::comparison::{BaselineKind, BaselineSource};
 use crate::compare::RunLevel;
 use crate::environment::Environment;
 pub use crate::github::marker::CommentKey;
@@ -100,6 +100,25 @@ pub struct BaseRuns {
     pub runs: Vec<RunLevel>,
     pub source: BaselineSource,
     pub notes: Vec<String>,
+}
+
+impl BaseRuns {
+    /// No base run yet: an `auto` source naming only `request`'s artifact, and no note.
+    pub fn none(request: &HistoryRequest) -> BaseRuns {
+        BaseRuns {
+            runs: Vec::new(),
+            source: BaselineSource {
+                kind: BaselineKind::Auto,
+                paths: Vec::new(),
+                workflow: None,
+                branch: None,
+                artifact: Some(request.artifact.clone()),
+                workflow_runs: Vec::new(),
+                analyses: Vec::new(),
+            },
+            notes: Vec::new(),
+        }
+    }
 }
 
 /// What the CI step shows besides the report on standard output.

@@ -20,7 +20,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::artifact::comparison::{BaselineKind, BaselineSource, WorkflowRunRef};
+use crate::artifact::comparison::WorkflowRunRef;
 use crate::compare::RunLevel;
 use crate::environment::Environment;
 use crate::forge::{BaseRuns, HistoryRequest};
@@ -58,19 +58,7 @@ struct Plan {
 
 /// The history `request` asks for.
 pub fn load(request: &HistoryRequest, env: &Environment) -> BaseRuns {
-    let mut found = BaseRuns {
-        runs: Vec::new(),
-        source: BaselineSource {
-            kind: BaselineKind::Auto,
-            paths: Vec::new(),
-            workflow: None,
-            branch: None,
-            artifact: Some(request.artifact.clone()),
-            workflow_runs: Vec::new(),
-            analyses: Vec::new(),
-        },
-        notes: Vec::new(),
-    };
+    let mut found = BaseRuns::none(request);
     let plan = match plan(request, env) {
         Ok(plan) => plan,
         Err(note) => {

@@ -3,47 +3,56 @@
 
 What it does
     For each case (the CASES list below: no change at several noise levels, real slowdowns,
-    one base run, runs now and then on a slower runner, a history with a level shift, 20
-    ranges with and without a change, and a few for reference), trial after trial, it makes
-    up a history of base runs (oldest first) and one head run as analysis.json files in a
-    temporary folder, runs the release binary on them (`nsys-gate compare BASE... HEAD
-    --json -`: comparison.json on standard output, the document `--json FILE` writes),
-    reads it, and removes the folder. It counts the verdicts of `runs[0]`: the host
-    inclusive measure's (`measures[].verdict`), or in the range cases the host ranges'
-    (`host_ranges.changed[].verdict`), and prints a markdown table: each case, its trials,
-    how often the verdict was `slower` or `faster` (and each, with a 95 % Wilson interval),
-    the target, and whether it was met.
+    hiccup runs, repeats of the harness, a hostile artifact, heavy-tailed and mixed noise, two
+    runners of different speed, level shifts, a drifting branch, histories of identical runs,
+    a thin head, dozens of ranges, and the whole comment), trial after trial, it makes up a
+    history of base runs (oldest first) and a head as analysis.json files in a temporary
+    folder, runs the release binary on them (`nsys-gate compare BASE... HEAD --json -`:
+    comparison.json on standard output, the document `--json FILE` writes), reads it, and
+    removes the folder. It counts what the case is about in `runs[0]` (a measure's verdict,
+    the ranges' verdicts, whether the history's drift is named, or anything said `slower` or
+    `faster` in the whole comparison) and prints a markdown table: each case, its trials, how
+    often (with a 95 % Wilson interval), the target, and whether it was met. `--calibrate`
+    then checks `detectable_pct` against the smallest change the binary really finds 4 times
+    in 5.
 
 The model
-    A run has its own offset o ~ N(0, run_sd) (the run-to-run noise, relative), and each of
-    its 64 iterations takes level * (1 + o) * (1 + e) nanoseconds, e ~ N(0, iter_sd) with
-    iter_sd 1 % (the per-iteration noise), written as an integer `host.inclusive_ns`. A
-    range's time in an iteration follows the run's same offset and its own per-iteration
-    noise, range_level * (1 + o) * (1 + e_r), e_r ~ N(0, iter_sd) (in cases r5 and r6, each
-    range has an offset of its own, o_r ~ N(0, run_sd), instead of the run's o);
-    `host_ranges[].exclusive.total_ns` is its sum over the 64 iterations (drawn at once: the
-    sum of 64 independent normal deviations is normal, with 8 times their standard
-    deviation). A real change multiplies the head's level (or one range's); a "slower runner"
-    multiplies a whole run. Host only: no GPU projection.
+    A history is a list of points, one per CI run (a push of the base branch), oldest first.
+    A point has its own offset o ~ N(0, run_sd) (the run-to-run noise, relative; Student's t
+    with 3 degrees of freedom scaled to the same standard deviation in the heavy-tailed
+    case), and each of its analyses (one, or the harness's repeats, each with a small offset
+    of its own) has 64 iterations of level * (1 + o) * (1 + e) nanoseconds, e ~ N(0, 1 %)
+    (the per-iteration noise), written as integer `host.inclusive_ns`. With a GPU projection
+    (the whole-comment case), each iteration's projected time follows the same offset, an
+    offset of the GPU's own (0.3 %) and a per-iteration noise. A range's time in an iteration
+    follows the run's offset and its own per-iteration noise (in r5 and r6 an offset of its
+    own instead); `host_ranges[].exclusive.total_ns` is its sum over the counted iterations
+    (drawn at once: the sum of k independent normal deviations is normal, with √k times
+    their standard deviation). A real change multiplies the head's level (or one range's); a
+    slower runner, a hiccup, a step or a drift multiply whole points. Every analysis records
+    its CI run (`provenance.ci_run`) and its runner (`provenance.runner`): one runner unless
+    the case has two.
 
-    The tool reduces each run to the median of its iterations (and each range to its total
-    divided by the 64 counted iterations), so a run's value moves by o plus the noise of a
-    median of 64, about 1.25 * iter_sd / 8 = 0.16 % for iter_sd 1 %.
+    The tool reduces each analysis to the median of its iterations (and each range to its
+    total divided by the counted iterations), so a run's value moves by o plus the noise of a
+    median of 64, about 1.25 * 1 % / 8 = 0.16 %.
 
 How to run it
     cargo build --release
     python3 scripts/simulate-verdict.py                  # every case, 1,000 trials each
-    python3 scripts/simulate-verdict.py --trials 30      # a smoke test, under a minute
-    python3 scripts/simulate-verdict.py --cases 4 5 --details
+    python3 scripts/simulate-verdict.py --trials 30      # a smoke test, a minute or two
+    python3 scripts/simulate-verdict.py --cases h1 d1 --details
+    python3 scripts/simulate-verdict.py --calibrate      # detectable_pct against a sweep
 
     Options: --bin PATH (default target/release/nsys-gate), --trials N (default 1000),
     --seed N (default 20240601), --jobs N (compare processes at once, default 2),
     --tmpdir DIR (the trials' files, default /dev/shm when there is one), --cases ID...
-    (only those, by the ids of the table), --details (a second table: how often the history
-    was cut at a change point, how many base runs were used, the head's p-values, how often
-    a range that did not change was flagged), --check (exit 1 when a target is missed; for
-    full runs only: with --trials 30 a target is missed by chance now and then, so a smoke
-    test checks that the script runs, not the figures).
+    (only those), --details (a second table: shifts, drifts, outliers and invalid points
+    left out, points used, p-values, ranges flagged, detectable_pct), --calibrate (only the
+    calibration of detectable_pct at run-to-run noise 1 % and 2 % with 10 base runs),
+    --check (exit 1 when a target is missed; for full runs only: with --trials 30 a target is
+    missed by chance now and then, so a smoke test checks that the script runs, not the
+    figures).
 
     Each trial draws from its own generator, seeded with (seed, case, trial): the figures
     depend on the seed and the trial count only, not on --jobs or on which cases run.
@@ -64,29 +73,50 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 ITERATIONS = 64
 HOST_LEVEL_NS = 10_000_000  # 10 ms per iteration
+GPU_LEVEL_NS = 7_000_000  # 7 ms projected per iteration
+GPU_OWN_SD = 0.003  # the GPU's own run-to-run offset
 ITER_SD = 0.01  # per-iteration noise, relative
+FLAGGED = ("slower", "faster")
 
 
 @dataclass(frozen=True)
 class Case:
     id: str
     title: str
-    run_sd: float  # run-to-run noise, relative
+    run_sd: float  # run-to-run noise, relative (its standard deviation)
     bases: int = 10
     head_change: float = 1.0  # the head's host level, times
     ranges: int = 3
     range_change: float = 1.0  # range 0 of the head, times
     slow_runner_p: float = 0.0  # each run on a slower runner with this probability
     slow_runner: float = 1.05
+    name_runners: bool = True  # the slow runner has a name of its own
     last_slow: int = 0  # the last N base runs (and the head) at `slow_runner`
-    # Each range with its own run offset ~ N(0, run_sd) instead of the run's.
-    own_range_offsets: bool = False
-    # What is counted: "measure" (host inclusive slower or faster), "any_range" (any range
-    # slower or faster), "range0_slower" (range 0 slower).
+    own_range_offsets: bool = False  # each range with its own run offset
+    hiccup: float = 1.0  # one base point (at random) times this
+    invalid: bool = False  # one base point (at random) with iterations of 0 ns
+    repeats: int = 1  # analyses per base point (the harness's repeats)
+    head_repeats: int = 1
+    repeat_sd: float = 0.002  # each repeat's own offset
+    newest_off: float = 1.0  # the newest base point times this
+    hostile: bool = False  # the newest base point: 3 analyses of the head's level
+    heavy: bool = False  # offsets from Student's t with 3 degrees of freedom
+    noisy_p: float = 0.0  # each point at run-to-run noise `noisy_sd` with this probability
+    noisy_sd: float = 0.05
+    runners: float = 0.0  # two named runners this far apart, runs on either at random
+    drift_runs: int = 0  # the last N base points each `drift_step` slower than the one before
+    drift_step: float = 1.0
+    head_follows_drift: bool = True  # the head at the drifted level
+    identical: bool = False  # every base analysis a copy of the first
+    head_counted: int = ITERATIONS  # counted iterations of the head
+    gpu: bool = False  # a GPU projection too (the comment's second measure)
+    # What is counted: "measure" (host inclusive slower or faster), "slower" (host inclusive
+    # slower), "any_range", "range0_slower", "over3" (more than 3 ranges flagged), "drift"
+    # (the history's drift named), "comment" (anything slower or faster).
     count: str = "measure"
     # ("max", pct), ("min", pct), ("eq", pct) or None (for reference).
     target: tuple[str, float] | None = None
@@ -104,14 +134,53 @@ CASES = [
          target=("min", 90)),
     Case("3", "one base run, no change, run-to-run noise 1 %", 0.01, bases=1,
          target=("eq", 0)),
-    Case("4", "runs now and then 5 % slower (p = 1/10 each), noise 1 %", 0.01,
-         slow_runner_p=0.1, target=("max", 10)),
+    Case("4", "runs now and then on a named 5 % slower runner (p = 1/10 each), noise 1 %",
+         0.01, slow_runner_p=0.1, target=("max", 10)),
     Case("5", "last 3 base runs 5 % slower, head like them, noise 1 %", 0.01, last_slow=3,
          target=("max", 10)),
     Case("6", "20 ranges, no change, noise 1 %: any range flagged", 0.01, ranges=20,
          count="any_range", target=("max", 10)),
     Case("7", "1 range of 20 really 10 % slower, noise 1 %: that range slower", 0.01,
          ranges=20, range_change=1.10, count="range0_slower", target=("min", 80)),
+    Case("h1", "one hiccup run at 1.2x among 10, noise 0.5 %, real 5 % slowdown", 0.005,
+         hiccup=1.2, head_change=1.05, count="slower", target=("min", 85)),
+    Case("h2", "one hiccup run at 1.2x among 10, noise 0.5 %, no change", 0.005, hiccup=1.2,
+         target=("max", 8)),
+    Case("h3", "one hiccup run at 1.2x among 10, noise 1 %, real 10 % slowdown", 0.01,
+         hiccup=1.2, head_change=1.10, count="slower", target=("min", 85)),
+    Case("h4", "one base run with iterations of 0 ns among 10, noise 1 %, real 5 % slowdown",
+         0.01, invalid=True, head_change=1.05, count="slower", target=("min", 85)),
+    Case("p1", "3 repeats a point, the newest point 3 % off, noise 0.5 %, no change", 0.005,
+         repeats=3, newest_off=1.03, target=("max", 8)),
+    Case("p2", "3 repeats a point and 3 in the head's job, noise 1 %, no change", 0.01,
+         repeats=3, head_repeats=3, target=("max", 8)),
+    Case("p3", "one artifact holding 3 analyses at the head's level, head 20 % slower, "
+         "noise 1 %", 0.01, hostile=True, head_change=1.20, count="slower",
+         target=("min", 90)),
+    Case("t3", "no change, Student t (3 df) run-to-run noise of sd 1 %", 0.01, heavy=True,
+         target=("max", 8)),
+    Case("n1", "10 % of runs at run-to-run noise 5 % (the rest 1 %), real 5 % slowdown",
+         0.01, noisy_p=0.1, head_change=1.05, count="slower", target=("min", 90)),
+    Case("w0", "two runners 4 % apart, runs on either, noise 1 %, no change", 0.01,
+         runners=1.04, target=("max", 8)),
+    Case("w5", "two runners 4 % apart, runs on either, noise 1 %, real 5 % slowdown", 0.01,
+         runners=1.04, head_change=1.05, count="slower", target=("min", 90)),
+    Case("s1", "a step of +5 % 3 runs back, head a further 5 % slower, noise 1 %", 0.01,
+         last_slow=3, head_change=1.05, count="slower", target=("min", 85)),
+    Case("d1", "20 base runs, the last 12 each 0.8 % slower, noise 1 %: drift named", 0.01,
+         bases=20, drift_runs=12, drift_step=1.008, count="drift", target=("min", 80)),
+    Case("d0", "20 base runs of one level, noise 1 %: drift named", 0.01, bases=20,
+         count="drift", target=("max", 3)),
+    Case("d2", "as d1, the head at the drifted level, no change of its own", 0.01, bases=20,
+         drift_runs=12, drift_step=1.008, target=("max", 10)),
+    Case("i1", "10 identical base runs, head a copy of them 1.5 % slower", 0.01, identical=True,
+         head_change=1.015, count="slower", target=("eq", 0)),
+    Case("k1", "head with 5 of 64 iterations counted, noise 0.5 %, no change", 0.005,
+         head_counted=5, target=("max", 8)),
+    Case("g1", "100 ranges, no change, noise 1 %: more than 3 ranges flagged", 0.01,
+         ranges=100, count="over3", target=("max", 2)),
+    Case("c1", "the whole comment (2 measures + 5 ranges), noise 1 %, no change", 0.01,
+         ranges=5, gpu=True, count="comment", target=("max", 8)),
     Case("r1", "reference: real 3 % slowdown, run-to-run noise 2 % (power)", 0.02,
          head_change=1.03),
     Case("r2", "reference: 2 base runs, no change, noise 1 %", 0.01, bases=2),
@@ -121,7 +190,17 @@ CASES = [
          count="any_range", own_range_offsets=True),
     Case("r6", "reference: as 7, each range with its own run offset", 0.01, ranges=20,
          range_change=1.10, count="range0_slower", own_range_offsets=True),
+    Case("r7", "reference: as 4, the slower runner not named", 0.01, slow_runner_p=0.1,
+         name_runners=False),
+    Case("r8", "reference: 10 % of runs at noise 5 %, no change", 0.01, noisy_p=0.1),
+    Case("r9", "reference: as d1, the head one merge further (0.8 %)", 0.01, bases=20,
+         drift_runs=12, drift_step=1.008, head_change=1.008),
+    Case("r10", "reference: whole comment with 20 ranges and a GPU projection, no change",
+         0.01, ranges=20, gpu=True, count="comment"),
 ]
+
+# The base-run counts whose smallest detectable change the comment states (reference).
+DETECTABLE_BASES = (3, 5, 10, 30)
 
 
 # ---------------------------------------------------------------- synthetic analysis.json
@@ -132,34 +211,70 @@ def range_names(n: int) -> list[str]:
 
 
 def range_levels(n: int) -> list[float]:
-    """Per-iteration levels of the ranges, ns: 100 µs to about 500 µs."""
+    """Per-iteration levels of the ranges, ns: 100 µs to about 500 µs (2 ms for 100)."""
     return [100_000.0 + 20_000.0 * i for i in range(n)]
 
 
-def make_run(rng: random.Random, case: Case, *, head: bool, slow: bool) -> dict:
-    """The numbers of one run: its iterations' host inclusive times and its ranges' totals."""
-    o = rng.gauss(0.0, case.run_sd) if case.run_sd > 0 else 0.0
-    factor = (1.0 + o) * (case.slow_runner if slow else 1.0)
-    level = HOST_LEVEL_NS * (case.head_change if head else 1.0) * factor
+def offset(rng: random.Random, case: Case, sd: float) -> float:
+    if sd <= 0:
+        return 0.0
+    if case.heavy:
+        # Student's t with 3 df has variance 3: scaled to a standard deviation of sd.
+        z = rng.gauss(0.0, 1.0)
+        chi2 = sum(rng.gauss(0.0, 1.0) ** 2 for _ in range(3))
+        return sd * z / math.sqrt(chi2 / 3.0) / math.sqrt(3.0)
+    return rng.gauss(0.0, sd)
+
+
+@dataclass
+class Point:
+    factor: float  # the point's level, times (runner, hiccup, step, drift, change)
+    runner: str
+    analyses: int
+    counted: int = ITERATIONS
+    head: bool = False
+    invalid: bool = False
+
+
+def make_analysis(rng: random.Random, case: Case, point: Point, point_offset: float) -> dict:
+    """The numbers of one analysis: its iterations' host (and GPU) times and its ranges'
+    totals."""
+    o = point_offset + (rng.gauss(0.0, case.repeat_sd) if point.analyses > 1 else 0.0)
+    factor = (1.0 + o) * point.factor
+    level = HOST_LEVEL_NS * factor
     host = [max(1, round(level * (1.0 + rng.gauss(0.0, ITER_SD)))) for _ in range(ITERATIONS)]
-    # A range's total over the iterations, sum of lv * (1 + e_i), is lv * (64 + sum of e_i),
-    # and the sum of 64 independent N(0, iter_sd) is N(0, 8 * iter_sd): one draw a range.
+    if point.invalid:
+        host = [0] * ITERATIONS
+    gpu = None
+    if case.gpu:
+        g = GPU_LEVEL_NS * factor * (1.0 + rng.gauss(0.0, GPU_OWN_SD))
+        gpu = [max(1, round(g * (1.0 + rng.gauss(0.0, ITER_SD)))) for _ in range(ITERATIONS)]
+    counted = point.counted
     totals = []
     for i, r_level in enumerate(range_levels(case.ranges)):
         own = factor
         if case.own_range_offsets:
             own = factor / (1.0 + o) * (1.0 + rng.gauss(0.0, case.run_sd))
-        lv = r_level * own * (case.range_change if head and i == 0 else 1.0)
-        noise = rng.gauss(0.0, ITER_SD * math.sqrt(ITERATIONS))
-        totals.append(max(1, round(lv * (ITERATIONS + noise))))
-    return {"host": host, "ranges": totals}
+        lv = r_level * own * (case.range_change if point.head and i == 0 else 1.0)
+        noise = rng.gauss(0.0, ITER_SD * math.sqrt(counted))
+        totals.append(max(1, round(lv * (counted + noise))))
+    return {"host": host, "gpu": gpu, "ranges": totals, "counted": counted}
+
+
+def scaled(run: dict, factor: float) -> dict:
+    """An analysis's numbers, every time times `factor`."""
+    def times(values):
+        return None if values is None else [max(1, round(v * factor)) for v in values]
+    return {"host": times(run["host"]), "gpu": times(run["gpu"]),
+            "ranges": times(run["ranges"]), "counted": run["counted"]}
 
 
 ITERATION_JSON = (
-    '{"index":%d,"range_id":%d,"pid":19,"tid":19,"complete":true,"duplicate":false,'
+    '{"index":%d,"range_id":%d,"pid":19,"tid":19,"complete":%s,"duplicate":false,'
     '"host":{"start_ns":%d,"end_ns":%d,"inclusive_ns":%d,"exclusive_ns":0,'
-    '"child_total_ns":%d},"gpu_projection":null}'
+    '"child_total_ns":%d},"gpu_projection":%s}'
 )
+GPU_JSON = '{"start_ns":%d,"end_ns":%d,"projected_ns":%d,"gpu_operation_count":4}'
 
 
 def stats(total: int) -> dict:
@@ -167,67 +282,145 @@ def stats(total: int) -> dict:
             "maximum_ns": 0, "stddev_ns": 0.0}
 
 
-def analysis_json(run: dict, names: list[str], run_id: str, commit: str) -> str:
-    """An analysis.json the tool accepts (the shape of src/compare/fake.rs), host only."""
-    host = run["host"]
-    count = len(host)
+def iteration_stats(count: int, total: int) -> dict:
+    return {"count": count, "total_ns": total, "mean_ns": 0.0, "median_ns": 0.0,
+            "minimum_ns": 0, "maximum_ns": 0, "p90_ns": 0.0, "p99_ns": 0.0,
+            "stddev_ns": 0.0, "cv": 0.0}
+
+
+def analysis_json(run: dict, names: list[str], run_id: str, commit: str, ci_run: int,
+                  runner: str) -> str:
+    """An analysis.json the tool accepts (the shape of src/artifact/fake.rs)."""
+    host, gpu, counted = run["host"], run["gpu"], run["counted"]
     # The iterations, as json.dumps would write them (a template: the bulk of the file, and
     # three times faster than serializing a dict per iteration).
     iterations = []
     start = 0
     for i, ns in enumerate(host):
-        iterations.append(ITERATION_JSON % (i, i + 2, start, start + ns, ns, ns))
+        projection = "null"
+        if gpu is not None:
+            projection = GPU_JSON % (start, start + gpu[i], gpu[i])
+        complete = "true" if i < counted else "false"
+        iterations.append(ITERATION_JSON % (i, i + 2, complete, start, start + ns, ns, ns,
+                                            projection))
         start += ns
     host_ranges = [
-        {"name": name, "path": name.split("."), "instances": count,
+        {"name": name, "path": name.split("."), "instances": counted,
          "inclusive": stats(total), "exclusive": stats(total), "child_total_ns": 0}
         for name, total in zip(names, run["ranges"])
     ]
+    gpu_ranges = []
+    if gpu is not None:
+        scale = GPU_LEVEL_NS / HOST_LEVEL_NS
+        gpu_ranges = [
+            {"name": name, "path": name.split("."), "style": "PushPop", "instances": counted,
+             "projected": stats(round(total * scale)), "host_total_ns": total,
+             "gpu_operation_count": counted}
+            for name, total in zip(names, run["ranges"])
+        ]
+    warnings = [] if gpu is not None else [
+        {"code": "gpu_projection_unavailable", "gating": False, "message": "no CUDA"}]
+    counted_host = host[:counted]
     value = {
         "schema_version": 1,
         "provenance": {"run_dir": f"/runs/{run_id}", "manifest_path": "manifest.yaml",
                        "manifest_sha256": "0", "trace_path": "trace.nsys-rep", "reports": {},
                        "report_status": {}, "nsys_version": "2024.2.3.38-242334140272v0",
                        "legacy_reports": False, "stats_reused": False,
-                       "tool_version": "0.1.0"},
+                       "tool_version": "0.1.0", "ci_run": {"id": ci_run, "attempt": 1},
+                       "runner": runner},
         "run": {"profile_name": "sim", "run_id": run_id,
                 "target": {"import_path": None, "name": "sim", "profile_prepare": False},
                 "device": "cuda:0", "git_commit": commit, "command_line": None,
                 "capture_range": "profile-target", "iteration_pattern": "^iteration (\\d+)$",
-                "record_count": 2, "workload": {"iterations": count, "warmup": 1},
+                "record_count": 2, "workload": {"iterations": len(host), "warmup": 1},
                 "cuda": {"synchronize_each_iteration": False},
                 "data_source": {"name": "dummy"}, "extra": {}},
         "gate": {"gating_codes": [], "result": "pass", "failing_codes": []},
-        "warnings": [{"code": "gpu_projection_unavailable", "gating": False,
-                      "message": "no CUDA"}],
-        "iteration_summary": {"expected": count, "found": count, "complete": count,
+        "warnings": warnings,
+        "iteration_summary": {"expected": len(host), "found": len(host), "complete": counted,
                               "unattributed_ranges": 0,
-                              "host_inclusive": {"count": count, "total_ns": sum(host),
-                                                 "mean_ns": 0.0, "median_ns": 0.0,
-                                                 "minimum_ns": 0, "maximum_ns": 0,
-                                                 "p90_ns": 0.0, "p99_ns": 0.0,
-                                                 "stddev_ns": 0.0, "cv": 0.0},
-                              "host_exclusive": None, "gpu_projected": None,
+                              "host_inclusive": iteration_stats(counted, sum(counted_host)),
+                              "host_exclusive": None,
+                              "gpu_projected": (iteration_stats(counted, sum(gpu[:counted]))
+                                                if gpu is not None else None),
                               "first_iteration": None},
         "iterations": "@ITERATIONS@",
         "host_ranges": host_ranges,
-        "gpu_projected_ranges": [],
+        "gpu_projected_ranges": gpu_ranges,
     }
     text = json.dumps(value, separators=(",", ":"))
     return text.replace('"@ITERATIONS@"', "[" + ",".join(iterations) + "]", 1)
 
 
-def make_trial(rng: random.Random, case: Case) -> list[dict]:
-    """The base runs (oldest first), then the head run."""
-    runs = []
-    for i in range(case.bases + 1):
-        head = i == case.bases
-        if case.last_slow:
-            slow = i >= case.bases - case.last_slow
-        else:
-            slow = case.slow_runner_p > 0 and rng.random() < case.slow_runner_p
-        runs.append(make_run(rng, case, head=head, slow=slow))
-    return runs
+def make_points(rng: random.Random, case: Case) -> list[Point]:
+    """The base points (oldest first), then the head's."""
+    points = []
+    n = case.bases
+    hiccup_at = rng.randrange(n) if case.hiccup != 1.0 else -1
+    invalid_at = rng.randrange(n) if case.invalid else -1
+    for i in range(n + 1):
+        head = i == n
+        factor = 1.0
+        runner = "runner-1"
+        if case.last_slow and i >= n - case.last_slow:
+            factor *= case.slow_runner
+        elif case.slow_runner_p and rng.random() < case.slow_runner_p:
+            factor *= case.slow_runner
+            runner = "runner-slow" if case.name_runners else f"runner-{i}"
+        elif case.slow_runner_p and not case.name_runners:
+            runner = f"runner-{i}"
+        if case.runners:
+            which = rng.randrange(2)
+            runner = f"runner-{which + 1}"
+            factor *= case.runners if which else 1.0
+        if case.drift_runs:
+            merges = i - (n - case.drift_runs) + 1
+            if head:
+                merges = case.drift_runs if case.head_follows_drift else 0
+            factor *= case.drift_step ** max(0, merges)
+        if head:
+            factor *= case.head_change
+        elif i == hiccup_at:
+            factor *= case.hiccup
+        if i == n - 1:
+            factor *= case.newest_off
+        analyses = case.head_repeats if head else case.repeats
+        counted = case.head_counted if head else ITERATIONS
+        points.append(Point(factor, runner, analyses, counted, head, i == invalid_at))
+    if case.hostile:
+        # The newest base point: one artifact with 3 analyses of the head's level.
+        points[n - 1] = replace(points[n - 1], factor=case.head_change, analyses=3)
+    return points
+
+
+def write_trial(rng: random.Random, case: Case, folder: str) -> list[str]:
+    """The trial's files: a folder per base point (oldest first), then the head's folder."""
+    names = range_names(case.ranges)
+    points = make_points(rng, case)
+    paths = []
+    first = None
+    for p_index, point in enumerate(points):
+        sd = case.noisy_sd if (case.noisy_p and rng.random() < case.noisy_p) else case.run_sd
+        point_offset = offset(rng, case, sd)
+        name = "head" if point.head else f"base-{p_index:03d}"
+        point_dir = os.path.join(folder, name)
+        os.mkdir(point_dir)
+        for r in range(point.analyses):
+            run = make_analysis(rng, case, point, point_offset)
+            if case.identical:
+                # Copies of the first base analysis; the head, that copy times head_change.
+                first = first or run
+                run = first if not point.head else scaled(first, case.head_change)
+            run_id = f"{name}-{r}"
+            text = analysis_json(run, names, run_id, f"{p_index:07x}",
+                                 9_999 if point.head else 1_000 + p_index, point.runner)
+            os.mkdir(os.path.join(point_dir, f"r{r}"))
+            with open(os.path.join(point_dir, f"r{r}", "analysis.json"), "w",
+                      encoding="utf-8") as f:
+                f.write(text)
+        paths.append(point_dir)
+    return paths
 
 
 # ---------------------------------------------------------------- one trial
@@ -235,63 +428,86 @@ def make_trial(rng: random.Random, case: Case) -> list[dict]:
 
 @dataclass
 class Outcome:
-    verdict: str  # the counted verdict: "slower", "faster" or anything else
+    counted: bool  # what the case counts happened
+    slower: bool
+    faster: bool
     measure_verdict: str | None
     p_value: float | None
+    detectable: float | None
     change_point: bool
+    drift: bool
+    outliers: int
+    invalid: int
     used: int
     ranges_flagged: int
     false_range_flags: int  # ranges flagged that did not change
 
 
+def compare(binary: str, paths: list[str]) -> dict:
+    done = subprocess.run(
+        [binary, "compare", *paths, "--json", "-"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"nsys-gate compare exited {done.returncode}: "
+                           f"{done.stderr.strip()}")
+    return json.loads(done.stdout)
+
+
 def run_trial(binary: str, workdir: str, seed: int, case: Case, trial: int) -> Outcome:
     rng = random.Random(f"{seed}/{case.id}/{trial}")
-    runs = make_trial(rng, case)
-    names = range_names(case.ranges)
     folder = tempfile.mkdtemp(prefix=f"{case.id}-{trial}-", dir=workdir)
     try:
-        paths = []
-        for i, run in enumerate(runs):
-            head = i == len(runs) - 1
-            name = "head.json" if head else f"base-{i:03d}.json"
-            path = os.path.join(folder, name)
-            run_id = "head" if head else f"base{i:03d}"
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(analysis_json(run, names, run_id, f"{i:07x}"))
-            paths.append(path)
-        # comparison.json on standard output (`--json -`): the same document as
-        # `--json FILE`, without the markdown and without a file written and synced.
-        done = subprocess.run(
-            [binary, "compare", *paths, "--json", "-"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=False,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"{case.id} trial {trial}: nsys-gate compare exited "
-                               f"{done.returncode}: {done.stderr.strip()}")
-        comparison = json.loads(done.stdout)
+        comparison = compare(binary, write_trial(rng, case, folder))
+    except RuntimeError as e:
+        raise RuntimeError(f"{case.id} trial {trial}: {e}") from None
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     run = comparison["runs"][0]
-    measure = next(m for m in run["measures"] if m["name"] == "host_inclusive")
-    changed = run["host_ranges"]["changed"]
-    flagged = [r for r in changed if r["verdict"] in ("slower", "faster")]
+    host = next(m for m in run["measures"] if m["name"] == "host_inclusive")
+    ranges = run["host_ranges"]["changed"] + ((run.get("gpu_ranges") or {}).get("changed")
+                                             or [])
+    flagged = [r for r in ranges if r["verdict"] in FLAGGED]
     changed_range = range_names(case.ranges)[0] if case.range_change != 1.0 else None
-    if case.count == "measure":
-        verdict = measure["verdict"]
+    said = [m["verdict"] for m in run["measures"]] + [r["verdict"] for r in ranges]
+    if case.count in ("measure", "slower"):
+        verdict = host["verdict"]
     elif case.count == "any_range":
         verdict = flagged[0]["verdict"] if flagged else "within_noise"
-    else:  # range0_slower
+    elif case.count == "range0_slower":
         target = range_names(case.ranges)[0]
-        verdict = next(r["verdict"] for r in changed if r["name"] == target)
+        verdict = next(r["verdict"] for r in run["host_ranges"]["changed"]
+                       if r["name"] == target)
+    elif case.count == "over3":
+        verdict = "slower" if len(flagged) > 3 else "within_noise"
+    elif case.count == "drift":
+        verdict = "slower" if run["history"].get("drift") else "within_noise"
+    else:  # comment
+        verdict = next((v for v in said if v in FLAGGED), "within_noise")
+    if case.count in ("slower", "range0_slower", "drift", "over3"):
+        counted = verdict == "slower"
+    else:
+        counted = verdict in FLAGGED
+    left_out = run["history"]["left_out"]
     return Outcome(
-        verdict=verdict,
-        measure_verdict=measure["verdict"],
-        p_value=measure["p_value"],
+        counted=counted,
+        slower=verdict == "slower",
+        faster=verdict == "faster",
+        measure_verdict=host["verdict"],
+        p_value=host["p_value"],
+        detectable=host.get("detectable_pct"),
         change_point=run["history"]["change_point"] is not None,
+        drift=run["history"].get("drift") is not None,
+        outliers=sum(1 for x in left_out if x["reason"] == "outlier"),
+        invalid=sum(1 for x in left_out if x["reason"] == "invalid"),
         used=len(run["history"]["used"]),
         ranges_flagged=len(flagged),
         false_range_flags=sum(r["name"] != changed_range for r in flagged),
     )
+
+
+def run_case(pool, binary: str, workdir: str, seed: int, case: Case, trials: int):
+    return list(pool.map(lambda t: run_trial(binary, workdir, seed, case, t), range(trials)))
 
 
 # ---------------------------------------------------------------- tables
@@ -311,13 +527,17 @@ def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
     return (100 * max(0.0, centre - half), 100 * min(1.0, centre + half))
 
 
+WHAT = {"measure": "slower or faster", "slower": "slower", "any_range": "any range flagged",
+        "range0_slower": "that range slower", "over3": "over 3 ranges flagged",
+        "drift": "drift named", "comment": "anything slower or faster"}
+
+
 def target_text(target: tuple[str, float] | None, count: str) -> str:
     if target is None:
         return "(reference)"
     kind, value = target
-    what = "slower" if count == "range0_slower" else "slower or faster"
-    return {"max": f"≤ {value:g} % {what}", "min": f"≥ {value:g} % {what}",
-            "eq": f"= {value:g} % {what}"}[kind]
+    sign = {"max": "≤", "min": "≥", "eq": "="}[kind]
+    return f"{sign} {value:g} % {WHAT[count]}"
 
 
 def met(target: tuple[str, float] | None, value: float) -> str:
@@ -335,6 +555,10 @@ def quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[i]
 
 
+def median(values: list[float]) -> float:
+    return quantile(sorted(values), 0.5)
+
+
 def default_tmpdir() -> str:
     """/dev/shm when there is one (a file system in memory: creating and removing 100,000s of
     small files there costs less than on a disk's), else the system's temporary folder."""
@@ -342,6 +566,55 @@ def default_tmpdir() -> str:
     if os.path.isdir(shm) and os.access(shm, os.W_OK):
         return shm
     return tempfile.gettempdir()
+
+
+def calibrate(pool, binary: str, workdir: str, seed: int, trials: int) -> list[str]:
+    """detectable_pct against the smallest change (0.1-point steps) the binary calls slower
+    in 80 % of trials, at run-to-run noise 1 % and 2 % with 10 base runs; and the median
+    detectable_pct of 3, 5, 10 and 30 base runs."""
+    rows = []
+    for sd in (0.01, 0.02):
+        base = Case(f"cal{sd}", "calibration", sd, count="slower")
+        found: dict[int, float] = {}
+
+        def power(tenths: int) -> float:
+            if tenths not in found:
+                case = replace(base, id=f"cal{sd}-{tenths}", head_change=1 + tenths / 1000)
+                outcomes = run_case(pool, binary, workdir, seed, case, trials)
+                found[tenths] = pct(sum(o.slower for o in outcomes), len(outcomes))
+                found[-tenths] = median([o.detectable for o in outcomes
+                                         if o.detectable is not None])
+            return found[tenths]
+
+        # Bisection over 0.1-point steps between 1 % and 25 %: the smallest with >= 80 %.
+        lo, hi = 10, 250
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if power(mid) >= 80.0:
+                hi = mid
+            else:
+                lo = mid
+        power(hi)
+        detectable = found[-hi]
+        smallest = hi / 10
+        ratio = detectable / smallest
+        verdict = "pass" if abs(ratio - 1) <= 0.25 else "**FAIL**"
+        rows.append(f"| {sd * 100:g} % | {smallest:.1f} % ({found[hi]:.1f} % slower; "
+                    f"{(hi - 1) / 10:.1f} %: {found.get(hi - 1, float('nan')):.1f} %) "
+                    f"| {detectable:.2f} % | {ratio:.2f} | within 25 % | {verdict} |")
+    lines = ["| run-to-run noise | smallest change found 4 times in 5 (0.1-point steps) "
+             "| median `detectable_pct` | ratio | target | result |",
+             "| --- | ---: | ---: | ---: | --- | --- |", *rows, "",
+             "| base runs | median `detectable_pct`, noise 1 % | noise 2 % |",
+             "| ---: | ---: | ---: |"]
+    for n in DETECTABLE_BASES:
+        cells = []
+        for sd in (0.01, 0.02):
+            case = Case(f"det{n}-{sd}", "detectable", sd, bases=n)
+            outcomes = run_case(pool, binary, workdir, seed, case, max(100, trials // 5))
+            cells.append(f"{median([o.detectable for o in outcomes if o.detectable]):.1f} %")
+        lines.append(f"| {n} | {cells[0]} | {cells[1]} |")
+    return lines
 
 
 def main() -> int:
@@ -356,7 +629,9 @@ def main() -> int:
                         help="where each trial's files go, removed after it (default: "
                              "%(default)s)")
     parser.add_argument("--details", action="store_true",
-                        help="also print the change points, base runs used and p-values")
+                        help="also print shifts, drifts, points left out, p-values")
+    parser.add_argument("--calibrate", action="store_true",
+                        help="only check detectable_pct against the changes really found")
     parser.add_argument("--check", action="store_true",
                         help="exit 1 when a target is missed (for full runs: with a few "
                              "trials a case, targets are missed by chance)")
@@ -376,59 +651,59 @@ def main() -> int:
     rows, details, missed = [], [], []
     with tempfile.TemporaryDirectory(prefix="simulate-verdict-", dir=args.tmpdir) as workdir, \
             ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        if args.calibrate:
+            lines = calibrate(pool, binary, workdir, args.seed, args.trials)
+            print(f"Seed {args.seed}, {args.trials} trials a step, "
+                  f"{time.monotonic() - started:.0f} s in all.\n")
+            print("\n".join(lines))
+            return 0
         for case in cases:
             t0 = time.monotonic()
-            outcomes = list(pool.map(
-                lambda t, c=case: run_trial(binary, workdir, args.seed, c, t),
-                range(args.trials)))
+            outcomes = run_case(pool, binary, workdir, args.seed, case, args.trials)
             n = len(outcomes)
-            slower = sum(o.verdict == "slower" for o in outcomes)
-            faster = sum(o.verdict == "faster" for o in outcomes)
-            both = slower + faster
-            if case.count == "range0_slower":
-                flagged = slower
-            else:
-                flagged = both
-            value = pct(flagged, n)
-            lo, hi = wilson(flagged, n)
+            hits = sum(o.counted for o in outcomes)
+            value = pct(hits, n)
+            lo, hi = wilson(hits, n)
             verdict = met(case.target, round(value, 1))
             if verdict == "**FAIL**":
                 missed.append(case.id)
             rows.append(
                 f"| {case.id} | {case.title} | {n} | {value:.1f} ({lo:.1f}–{hi:.1f}) "
-                f"| {pct(slower, n):.1f} | {pct(faster, n):.1f} "
+                f"| {pct(sum(o.slower for o in outcomes), n):.1f} "
+                f"| {pct(sum(o.faster for o in outcomes), n):.1f} "
                 f"| {target_text(case.target, case.count)} | {verdict} |")
             ps = sorted(o.p_value for o in outcomes if o.p_value is not None)
             unknown = sum(o.measure_verdict == "noise_unknown" for o in outcomes)
-            cut = sum(o.change_point for o in outcomes)
-            cut_flagged = sum(o.change_point and o.verdict in ("slower", "faster")
-                              for o in outcomes)
             used = sorted(o.used for o in outcomes)
-            ranges = sum(o.ranges_flagged for o in outcomes)
-            false_flags = sum(o.false_range_flags > 0 for o in outcomes)
+            detectable = [o.detectable for o in outcomes if o.detectable is not None]
             details.append(
-                f"| {case.id} | {pct(cut, n):.1f} | {cut_flagged} / {cut} "
-                f"| {quantile(used, 0.5):g} "
-                f"({used[0]}–{used[-1]}) | {pct(unknown, n):.1f} "
-                f"| {pct(sum(p < 0.05 for p in ps), n):.1f} "
+                f"| {case.id} | {pct(sum(o.change_point for o in outcomes), n):.1f} "
+                f"| {pct(sum(o.drift for o in outcomes), n):.1f} "
+                f"| {pct(sum(o.outliers > 0 for o in outcomes), n):.1f} "
+                f"| {pct(sum(o.invalid > 0 for o in outcomes), n):.1f} "
+                f"| {quantile(used, 0.5):g} ({used[0]}–{used[-1]}) "
+                f"| {pct(unknown, n):.1f} "
                 f"| {quantile(ps, 0.1):.3g} / {quantile(ps, 0.5):.3g} / {quantile(ps, 0.9):.3g} "
-                f"| {ranges / n:.2f} | {pct(false_flags, n):.1f} "
+                f"| {sum(o.ranges_flagged for o in outcomes) / n:.2f} "
+                f"| {pct(sum(o.false_range_flags > 0 for o in outcomes), n):.1f} "
+                f"| {median(detectable) if detectable else float('nan'):.2f} "
                 f"| {time.monotonic() - t0:.0f} s |")
     elapsed = time.monotonic() - started
 
     print(f"Seed {args.seed}, {args.trials} trials per case, {args.jobs} jobs, "
           f"{elapsed:.0f} s in all.\n")
-    print("| case | what | trials | % slower or faster (95 % CI) | % slower | % faster "
+    print("| case | what | trials | % counted (95 % interval) | % slower | % faster "
           "| target | result |")
     print("| --- | --- | ---: | ---: | ---: | ---: | --- | --- |")
     print("\n".join(rows))
     if args.details:
         print()
-        print("| case | % history cut at a change point | of those, slower or faster "
-              "| base runs used: median (min–max) "
-              "| % noise_unknown | % host p < 0.05 | host p-value 10 % / 50 % / 90 % "
-              "| ranges flagged per trial | % with an unchanged range flagged | time |")
-        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        print("| case | % level shift named | % drift named | % with outliers left out "
+              "| % with invalid runs left out | points used: median (min–max) "
+              "| % noise_unknown | host p-value 10 % / 50 % / 90 % | ranges flagged per trial "
+              "| % with an unchanged range flagged | median detectable_pct | time |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+              "| ---: |")
         print("\n".join(details))
     if args.trials < 1000:
         print(f"\nWith {args.trials} trials a case the figures are rough (see the intervals): "

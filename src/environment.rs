@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::artifact::CiRun;
 use crate::github::{self, EventPr, PostError};
 
 /// What the runner told this step.
@@ -27,6 +28,10 @@ pub struct Environment {
     pub workflow_ref: Option<String>,
     /// `GITHUB_RUN_ID`: this workflow run (never a base run of its own comparison).
     pub run_id: Option<u64>,
+    /// `GITHUB_RUN_ATTEMPT`: which attempt of the workflow run this is.
+    pub run_attempt: Option<u64>,
+    /// `RUNNER_NAME`: the runner machine (in Actions only).
+    pub runner_name: Option<String>,
     /// `GITEA_ACTIONS=true`: a Gitea (or Forgejo) runner.
     pub gitea: bool,
 }
@@ -55,9 +60,22 @@ impl Environment {
             run_url: run_url(&text),
             workflow_ref: text("GITHUB_WORKFLOW_REF"),
             run_id: text("GITHUB_RUN_ID").and_then(|v| v.parse().ok()),
+            run_attempt: text("GITHUB_RUN_ATTEMPT").and_then(|v| v.parse().ok()),
+            runner_name: text("RUNNER_NAME")
+                .filter(|_| lookup("GITHUB_ACTIONS").is_some_and(|v| v == "true")),
             gitea: lookup("GITEA_ACTIONS").is_some_and(|v| v == "true")
                 || lookup("FORGEJO_ACTIONS").is_some_and(|v| v == "true"),
         }
+    }
+
+    /// The CI run an analysis made now belongs to: in Actions, `GITHUB_RUN_ID` and
+    /// `GITHUB_RUN_ATTEMPT`.
+    pub fn ci_run(&self) -> Option<CiRun> {
+        let id = self.run_id.filter(|_| self.in_actions)?;
+        Some(CiRun {
+            id,
+            attempt: self.run_attempt,
+        })
     }
 
     /// The pull request the event is about (reads the event file).

@@ -14,7 +14,7 @@ use anyhow::{anyhow, Context};
 
 use crate::analysis;
 use crate::artifact::{
-    self, Analysis, Provenance, ReportName, ReportStatus, Run, Warning, WarningCode,
+    self, Analysis, CiRun, Provenance, ReportName, ReportStatus, Run, Warning, WarningCode,
 };
 use crate::files;
 use crate::gate::{self, GateConfig};
@@ -50,6 +50,10 @@ pub struct AnalyzeOptions {
     /// A label for this run directory (`--label`), kept in analysis.json: what tells the legs
     /// of a matrix apart in the report when their GPUs do not.
     pub label: Option<String>,
+    /// The CI run and runner this analysis is made in, recorded in its provenance (`None`
+    /// outside CI).
+    pub ci_run: Option<CiRun>,
+    pub runner: Option<String>,
 }
 
 /// Why `analyze` wrote nothing: the error as people read it, and what the report needs.
@@ -211,7 +215,7 @@ pub fn analyze(
     // 6. analysis.json.
     let analysis = Analysis {
         schema_version: artifact::SCHEMA_VERSION,
-        provenance: provenance(&run, &stamp, options.reuse_stats),
+        provenance: provenance(&run, &stamp, options),
         run: run_settings(&run),
         gate,
         warnings,
@@ -460,7 +464,7 @@ fn credentials_warning(names: &[String]) -> Option<Warning> {
     )
 }
 
-fn provenance(run: &RunDir, stamp: &StatsStamp, stats_reused: bool) -> Provenance {
+fn provenance(run: &RunDir, stamp: &StatsStamp, options: &AnalyzeOptions) -> Provenance {
     Provenance {
         run_dir: run.dir.to_string_lossy().into_owned(),
         manifest_path: rundir::MANIFEST_FILE.to_owned(),
@@ -479,8 +483,10 @@ fn provenance(run: &RunDir, stamp: &StatsStamp, stats_reused: bool) -> Provenanc
             .collect(),
         nsys_version: stamp.nsys_version.clone(),
         legacy_reports: stamp.legacy_reports,
-        stats_reused,
+        stats_reused: options.reuse_stats,
         tool_version: TOOL_VERSION.to_owned(),
+        ci_run: options.ci_run.clone(),
+        runner: options.runner.clone(),
     }
 }
 

@@ -88,6 +88,8 @@ fn measure(dir: &Path, written: usize) {
         keep_export: false,
         gate: GateConfig::default(),
         label: None,
+        ci_run: None,
+        runner: None,
     };
     let started = Instant::now();
     let (analysis, path) = nsys_gate::analyze(&options, &mut Progress::quiet()).unwrap();

@@ -104,6 +104,27 @@ pub struct Method {
     pub change_point_alpha: f64,
     /// Runs on each side of a level shift, at least.
     pub change_point_min_runs: u64,
+    /// Each measure's verdict is at this level (two-sided): the comment's measures share
+    /// `1 - confidence` equally (Bonferroni), this being the share of one when both are
+    /// judged. Absent in files written before it was recorded.
+    #[serde(default)]
+    pub measure_alpha: Option<f64>,
+    /// The run-to-run standard deviation is never taken as less than this (in %).
+    #[serde(default)]
+    pub spread_floor_pct: Option<f64>,
+    /// History points left out as outliers: Rosner's generalized ESD test at this level.
+    #[serde(default)]
+    pub outlier_alpha: Option<f64>,
+    /// Gross outliers, before the history's shape is looked for: this many robust standard
+    /// deviations from their neighbours.
+    #[serde(default)]
+    pub gross_outlier_sds: Option<f64>,
+    /// A drift of the base branch: a trend's slope at this family-wise level (Bonferroni over
+    /// the trend's possible starts), over at least `drift_min_runs` points.
+    #[serde(default)]
+    pub drift_alpha: Option<f64>,
+    #[serde(default)]
+    pub drift_min_runs: Option<u64>,
 }
 
 /// A run as the comparison names it.
@@ -152,6 +173,22 @@ pub struct RunComparison {
     /// Capture-wide GPU work (kernels, memory copies) of `base` and the first head run; `None`
     /// unless both record it.
     pub gpu_work: Option<GpuWorkChanges>,
+    /// Most of the host ranges moving alike (as on a slower runner): said once here, and each
+    /// range then judged by how it moved beyond it; `null` when they did not. No verdict of
+    /// its own: the measures carry it.
+    #[serde(default)]
+    pub run_wide: Option<RunWide>,
+}
+
+/// The whole run moving: most range groups by about the same change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunWide {
+    /// The median change of the groups, in %.
+    pub change_pct: f64,
+    /// Groups that moved at least the noise floor that way.
+    pub groups_moved: u64,
+    /// Groups judged.
+    pub groups: u64,
 }
 
 /// The base runs of a key, oldest first.
@@ -165,6 +202,34 @@ pub struct History {
     /// The newest level shift of the host inclusive time (else of the GPU projection), when
     /// the history has one.
     pub change_point: Option<ChangePoint>,
+    /// A steady trend of the host inclusive time (else of the GPU projection), when the
+    /// history has one: the base branch drifting, merge after merge. Absent in files written
+    /// before it was looked for.
+    #[serde(default)]
+    pub drift: Option<Drift>,
+}
+
+/// The base branch's level moving steadily, run after run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Drift {
+    /// The measure that drifts.
+    pub measure: MeasureName,
+    /// How far the trend moved from its first run to the newest, in %.
+    pub change_pct: f64,
+    /// Points in the trend (its first to the newest).
+    pub runs: u64,
+    /// The trend's p-value, adjusted for the starts tried.
+    pub p_value: f64,
+    /// The trend's first run.
+    pub since: RunMark,
+}
+
+/// A run of the history, named.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunMark {
+    pub run_id: String,
+    pub git_commit: Option<String>,
+    pub created_at: Option<String>,
 }
 
 /// One base run reduced to its run-level statistics.
@@ -186,6 +251,24 @@ pub struct BaseRun {
     /// Median GPU-projected time of the counted iterations that launched GPU work; `null`
     /// without a projection.
     pub gpu_projected_ns: Option<f64>,
+    /// The analyses of this point (one CI run): their paths. The numbers above combine them
+    /// (geometric means); `analysis_path` and `run_id` are the first's.
+    #[serde(default)]
+    pub analyses: Vec<String>,
+    /// How many analyses the point combines.
+    #[serde(default)]
+    pub repeats: u64,
+    /// The CI run (`provenance.ci_run`) and runner (`provenance.runner`) of its first
+    /// analysis, when recorded.
+    #[serde(default)]
+    pub ci_run: Option<crate::artifact::CiRun>,
+    #[serde(default)]
+    pub runner: Option<String>,
+    /// The level of the history the point is in (0 the oldest): after a level shift, the
+    /// newest level sets the level the head is judged against, and every level teaches the
+    /// noise. 0 throughout without a shift.
+    #[serde(default)]
+    pub segment: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -197,13 +280,28 @@ pub struct LeftOut {
     /// The judged conditions that differ.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub differs: Vec<ConditionName>,
+    /// `outlier`: the measure whose value was far from the rest (an outlier of one measure
+    /// is still used for the other, and is then also in `used`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub measure: Option<MeasureName>,
+    /// `outlier`: how far its value was from what the rest of the history predicts, in %.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub change_pct: Option<f64>,
+    /// `invalid`: what is impossible in it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub why: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LeftOutReason {
     Conditions,
+    /// Written before schema 2 learned the noise of every level: no longer given.
     BeforeChangePoint,
+    /// Far from the rest of its history (a hiccup run).
+    Outlier,
+    /// Numbers that cannot be true: a duration of zero or less, no counted iteration.
+    Invalid,
 }
 
 /// Where the history changed level.
@@ -382,6 +480,11 @@ pub struct Measure {
     /// Why the measure is not compared, or why its noise is unknown.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub note: Option<String>,
+    /// The smallest slowdown, in %, that this history would call `slower` 4 times in 5 for
+    /// this head (never under the noise floor); `null` when the noise is unknown. Absent in
+    /// files written before it was computed.
+    #[serde(default)]
+    pub detectable_pct: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

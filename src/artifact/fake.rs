@@ -141,6 +141,8 @@ fn provenance(gpu: bool) -> Provenance {
         legacy_reports: false,
         stats_reused: false,
         tool_version: "0.1.0".to_owned(),
+        ci_run: None,
+        runner: None,
     }
 }
 

@@ -95,6 +95,24 @@ pub struct Provenance {
     /// True when `--reuse-stats` analysed CSVs left by an earlier run instead of running nsys.
     pub stats_reused: bool,
     pub tool_version: String,
+    /// The CI run the analysis was made in (GitHub Actions: `GITHUB_RUN_ID` and
+    /// `GITHUB_RUN_ATTEMPT`); `null` outside CI and in files written before it was recorded.
+    /// The comparison counts the analyses of one CI run as one point of a history.
+    #[serde(default)]
+    pub ci_run: Option<CiRun>,
+    /// The CI runner's name (GitHub Actions: `RUNNER_NAME`); `null` outside CI and in files
+    /// written before it was recorded. The comparison tells runners of different speed apart
+    /// by it.
+    #[serde(default)]
+    pub runner: Option<String>,
+}
+
+/// A CI run: the platform's number for it and, where the platform re-runs a run under the
+/// same number, which attempt.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct CiRun {
+    pub id: u64,
+    pub attempt: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -138,6 +138,8 @@ fn analyze_options(
         keep_export: args.keep_export,
         gate,
         label: args.label.clone().filter(|l| !l.trim().is_empty()),
+        ci_run: context.env.ci_run(),
+        runner: context.env.runner_name.clone(),
     }
 }
 

@@ -1,17 +1,20 @@
-//! A base branch that changed speed: the last level shift in a history of runs (oldest first),
-//! so that the noise is learned from the runs since it, not from two levels mixed.
+//! A base branch that changed speed: the level shifts in a history of runs (oldest first), so
+//! that the head is judged against the newest level, and the noise is learned within each
+//! level, not from two levels mixed.
 //!
 //! Binary segmentation with a two-sample test: every split of the history into an older and
 //! a newer part, each of at least [`MIN_SEGMENT`] runs, is scored by the two-sample t
 //! statistic of the runs' logarithms (pooled variance, `n - 2` degrees of freedom); the best
 //! split is a shift when its two-sided p-value, times the number of splits tried (Bonferroni),
-//! is under [`CHANGE_ALPHA`] and the shift is at least the noise floor. The newer part is then
-//! searched again, so that the shift found is the newest. Same idea as the change-point
+//! is under [`CHANGE_ALPHA`] and the shift is at least the noise floor. Each part is then
+//! searched again, so that every shift is found. Same idea as the change-point
 //! detection of Apache Otava (E-divisive means with a significance test), reduced to mean
 //! shifts of normal logarithms, and deterministic (no permutations).
 //!
 //! One slow run now and then is not a shift: a part needs three runs at least (as many as a
-//! verdict needs), and a single outlier raises the pooled variance more than it moves a mean.
+//! verdict needs), and a single outlier raises the pooled variance more than it moves a mean
+//! (the gross ones are left out before, [`super::outliers`]). All shifts are found, so that
+//! the noise can be learned within each level ([`super::history`]).
 
 use super::noise::{mean_and_squares, students_t, two_sided_p};
 
@@ -32,24 +35,49 @@ pub struct LevelShift {
     pub ratio: f64,
 }
 
-/// The newest level shift in `values` (positive, oldest first), at least `floor` (a relative
-/// change, 0.01 for 1 %); `None` when the history holds one level.
-pub fn last_shift(values: &[f64], floor: f64) -> Option<LevelShift> {
+/// Every level shift in `values` (positive, oldest first), each at least `floor` (a relative
+/// change, 0.01 for 1 %): the index of the first run of each new level, oldest first. Binary
+/// segmentation: the best split of the whole history, if it is a shift, then the best split
+/// of each side, and so on.
+pub fn boundaries(values: &[f64], floor: f64) -> Vec<usize> {
     let logs: Vec<f64> = values.iter().map(|v| v.max(1.0).ln()).collect();
-    let min_log = (1.0 + floor).ln();
-    let mut start = 0;
-    let mut found = None;
-    while let Some(split) = best_split(&logs[start..]) {
-        if split.p_adjusted >= CHANGE_ALPHA || split.shift.abs() < min_log {
-            break;
-        }
-        found = Some(LevelShift {
-            at: start + split.at,
-            ratio: split.shift.exp(),
-        });
-        start += split.at;
-    }
+    boundaries_of_logs(&logs, floor)
+}
+
+/// [`boundaries`] of values already taken as logarithms.
+pub fn boundaries_of_logs(logs: &[f64], floor: f64) -> Vec<usize> {
+    let mut found = Vec::new();
+    split_all(logs, 0, (1.0 + floor).ln(), &mut found);
+    found.sort_unstable();
     found
+}
+
+fn split_all(logs: &[f64], offset: usize, min_log: f64, found: &mut Vec<usize>) {
+    let Some(split) = best_split(logs) else {
+        return;
+    };
+    if split.p_adjusted >= CHANGE_ALPHA || split.shift.abs() < min_log {
+        return;
+    }
+    found.push(offset + split.at);
+    let (older, newer) = logs.split_at(split.at);
+    split_all(older, offset, min_log, found);
+    split_all(newer, offset + split.at, min_log, found);
+}
+
+/// The newest level shift in `values` (positive, oldest first), at least `floor`; `None` when
+/// the history holds one level. Its ratio is the new level against the one before it.
+pub fn last_shift(values: &[f64], floor: f64) -> Option<LevelShift> {
+    let bounds = boundaries(values, floor);
+    let at = *bounds.last()?;
+    let before = bounds.iter().rev().nth(1).copied().unwrap_or(0);
+    let logs: Vec<f64> = values.iter().map(|v| v.max(1.0).ln()).collect();
+    let end = logs.len();
+    let mean = |a: usize, b: usize| logs[a..b].iter().sum::<f64>() / (b - a) as f64;
+    Some(LevelShift {
+        at,
+        ratio: (mean(at, end) - mean(before, at)).exp(),
+    })
 }
 
 /// The best split of `logs`.

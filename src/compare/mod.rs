@@ -6,25 +6,32 @@
 //!   leg); current runs of one key are repeats, combined;
 //! - [`conditions`]: what differs between two runs besides the code (the first nine make the
 //!   comparison "not like for like" and leave a base run out of the history);
-//! - [`history`]: the base runs a head is judged against, since the history's last level shift
-//!   ([`change_point`]);
+//! - [`points`]: one point per CI run (its repeats combined), for the history and the head;
+//! - [`history`]: what the history predicts for a run of unchanged code: its runners, its
+//!   outliers left out ([`outliers`]), its shape (level shifts: [`change_point`]; drift:
+//!   [`trend`]), fitted by least squares ([`fit`]);
 //! - [`noise`]: the verdict: the head against the prediction interval the history gives for a
-//!   run of unchanged code;
+//!   run of unchanged code, and the smallest change the history could have seen;
 //! - [`measures`]: host inclusive and GPU-projected time per iteration, each with the change
 //!   within the pair of runs ([`interval`]: Hodges-Lehmann, Mann-Whitney);
-//! - [`ranges`]: range by range, with the false-discovery rate controlled;
+//! - [`ranges`]: range by range, each run's own offset taken out, with the false-discovery
+//!   rate controlled;
 //! - [`gpu_work`]: the capture's kernels and memory copies, when both runs record them.
 
 pub mod change_point;
 pub mod conditions;
+pub mod fit;
 pub mod gpu_work;
 pub mod history;
 pub mod interval;
 pub mod matching;
 pub mod measures;
 pub mod noise;
+pub mod outliers;
+pub mod points;
 pub mod ranges;
 pub mod run_level;
+pub mod trend;
 
 use crate::artifact::comparison::{
     BaselineSource, Comparison, MeasureName, Method, RunComparison, COMPARISON_SCHEMA_VERSION,
@@ -66,6 +73,14 @@ impl Criteria {
             ranges_false_discovery_rate: ranges::FALSE_DISCOVERY_RATE,
             change_point_alpha: change_point::CHANGE_ALPHA,
             change_point_min_runs: change_point::MIN_SEGMENT as u64,
+            measure_alpha: Some((1.0 - noise::CONFIDENCE) / 2.0),
+            spread_floor_pct: Some(history::percent(
+                (noise::SPREAD_FLOOR * (1.0 + self.floor()).ln()).exp(),
+            )),
+            outlier_alpha: Some(outliers::ESD_ALPHA),
+            gross_outlier_sds: Some(outliers::GROSS_SDS),
+            drift_alpha: Some(trend::ALPHA),
+            drift_min_runs: Some(trend::MIN_RUNS as u64),
         }
     }
 }
@@ -113,50 +128,83 @@ pub fn compare_key(
     candidates: &[&RunLevel],
     criteria: Criteria,
 ) -> RunComparison {
-    let head = heads[0];
+    let head = points::Point {
+        runs: heads.to_vec(),
+    };
     let floor = criteria.floor();
-    let chosen = history::choose(candidates, head, floor);
-    let used = chosen.used;
+    let chosen = history::choose(candidates, &head, floor);
+    let used = chosen.used();
     // The base run the conditions and the within-pair intervals are about: the newest used
     // one, else the newest of all.
     let reference = used
         .last()
-        .copied()
+        .map(|p| p.first())
         .or(candidates.last().copied())
         .expect("a key has base runs");
-    let conditions = conditions::list(&reference.conditions, &head.conditions);
+    let conditions = conditions::list(&reference.conditions, &head.first().conditions);
     let like_for_like = !conditions.iter().any(|c| c.judged && c.differs);
-    // With no base run of the head's conditions, the numbers are still shown against the
-    // newest base run (labelled "not like for like"), with no verdict.
-    let against: Vec<&RunLevel> = if used.is_empty() {
-        vec![reference]
-    } else {
-        used.clone()
-    };
-    let gpu_both = head.gpu_available && against.iter().any(|r| r.gpu_available);
+    // With no usable base point, the numbers are still shown against the newest base run
+    // (labelled "not like for like"), with no verdict.
+    let fallback;
+    let (alike, learned, points): (&[points::Point], [history::Learned; 2], Vec<&points::Point>) =
+        if used.is_empty() {
+            fallback = [points::Point {
+                runs: vec![reference],
+            }];
+            let none = history::Learned {
+                values: 1,
+                kept: vec![true],
+                segment: vec![0],
+                ..history::Learned::default()
+            };
+            (&fallback, [none.clone(), none], fallback.iter().collect())
+        } else {
+            (&chosen.alike, chosen.learned.clone(), used.clone())
+        };
+    let gpu_both = head.first().gpu_available
+        && points
+            .iter()
+            .any(|p| p.runs.iter().any(|r| r.gpu_available));
+    // The measures share the comment's 5 %: each judged one at its share (Bonferroni).
+    let judged = learned
+        .iter()
+        .enumerate()
+        .filter(|(m, l)| l.prediction.is_some() && (*m == 0 || gpu_both))
+        .count()
+        .max(1);
+    let alpha = (1.0 - noise::CONFIDENCE) / judged as f64;
+    let measures = [MeasureName::HostInclusive, MeasureName::GpuProjected]
+        .into_iter()
+        .zip(&learned)
+        .map(|(m, l)| {
+            let mut measure = measures::measure(m, &head, alike, l, reference, floor, alpha);
+            if used.is_empty() && measure.verdict.is_some() {
+                measure.note = Some(
+                    "no base run has the head's conditions (compared with the newest base run, whose conditions differ)".to_owned(),
+                );
+            }
+            measure
+        })
+        .collect();
+    let mut host = ranges::table(&head, &points, ranges::Clock::HostExclusive, floor);
+    let mut gpu =
+        gpu_both.then(|| ranges::table(&head, &points, ranges::Clock::GpuProjected, floor));
+    match gpu.as_mut() {
+        Some(g) => ranges::decide(&mut [&mut host, g], floor),
+        None => ranges::decide(&mut [&mut host], floor),
+    }
     RunComparison {
-        key: head.key.clone(),
+        key: head.first().key.clone(),
         heads: heads.iter().map(|r| r.run.clone()).collect(),
         base: reference.run.clone(),
         history: chosen.history,
         like_for_like,
         conditions,
-        measures: [MeasureName::HostInclusive, MeasureName::GpuProjected]
-            .into_iter()
-            .map(|m| {
-                let mut measure = measures::measure(m, heads, &against, reference, floor);
-                if used.is_empty() && measure.verdict.is_some() {
-                    measure.note = Some(
-                        "no base run has the head's conditions (compared with the newest base run, whose conditions differ)".to_owned(),
-                    );
-                }
-                measure
-            })
-            .collect(),
-        host_ranges: ranges::changes(heads, &against, ranges::Clock::HostExclusive, floor),
-        gpu_ranges: gpu_both
-            .then(|| ranges::changes(heads, &against, ranges::Clock::GpuProjected, floor)),
-        gpu_work: gpu_work::changes(reference.gpu_work.as_ref(), head.gpu_work.as_ref()),
+        measures,
+        run_wide: host.run_wide.clone(),
+        host_ranges: host.changes,
+        gpu_ranges: gpu.map(|g| g.changes),
+        gpu_work: gpu_work::changes(reference.gpu_work.as_ref(), head.first().gpu_work.as_ref()),
     }
 }
 
@@ -241,20 +289,22 @@ mod tests {
     }
 
     #[test]
-    fn identical_runs_leave_only_the_noise_floor() {
+    fn identical_runs_leave_only_the_spread_floor() {
         let bases: Vec<RunLevel> = (0..5).map(|k| run(10e6, 0.0, k)).collect();
         let same = run(10e6, 0.0, 99);
         assert_eq!(
             host_verdict(&bases, &same),
             Some(ChangeVerdict::WithinNoise)
         );
-        // Beyond a noise of zero, but under the floor: still within noise.
+        // A history with no spread gives no certainty: its spread is taken as 0.8 % (the
+        // default noise floor's 80 %), so 2 % from five identical runs is within noise and
+        // 3 % is not.
         assert_eq!(
-            host_verdict(&bases, &run(10e6, 0.005, 99)),
+            host_verdict(&bases, &run(10e6, 0.02, 99)),
             Some(ChangeVerdict::WithinNoise)
         );
         assert_eq!(
-            host_verdict(&bases, &run(10e6, 0.02, 99)),
+            host_verdict(&bases, &run(10e6, 0.03, 99)),
             Some(ChangeVerdict::Slower)
         );
     }
@@ -311,13 +361,15 @@ mod tests {
             "{}",
             point.change_pct
         );
-        assert_eq!(r.history.used.len(), 4);
+        assert_eq!(point.runs, 4);
+        // Every run teaches the noise; the newest level (segment 1) is the level.
+        assert_eq!(r.history.used.len(), 11);
+        let segments: Vec<u64> = r.history.used.iter().map(|u| u.segment).collect();
+        assert_eq!(segments, [vec![0; 7], vec![1; 4]].concat());
+        assert!(r.history.left_out.is_empty());
         assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::WithinNoise));
-        assert!(r
-            .history
-            .left_out
-            .iter()
-            .all(|l| l.reason == LeftOutReason::BeforeChangePoint));
+        let level = r.measures[0].base.as_ref().unwrap().level_ns;
+        assert!((level / 10.5e6 - 1.0).abs() < 0.005, "{level}");
     }
 
     proptest! {

@@ -1,90 +1,103 @@
-//! Whether a change is beyond the run-to-run noise: the base branch's runs predict where a new
-//! run of unchanged code lands, and the head is judged against that prediction.
+//! Whether a change is beyond the run-to-run noise: the base branch's history predicts where
+//! a new run of unchanged code lands, and the head is judged against that prediction.
 //!
 //! Every run is one number per measure (the median of its counted iterations, say), taken as
-//! a logarithm so that changes are ratios and the noise is relative. With `n` base runs `y_1 …
-//! y_n` (mean `ȳ`, sample standard deviation `s`) and the mean `h` of `k` head runs, a mean of
-//! `k` new runs of unchanged code lies within
+//! a logarithm so that changes are ratios and the noise is relative. The history
+//! ([`super::history`]) gives a [`Prediction`]: the level a run of unchanged code is expected
+//! at (the mean of the history's points, or of its newest level after a shift, or its trend's
+//! value at the newest point, for the head's runner), the run-to-run standard deviation `s`
+//! of the points about it with its degrees of freedom `df`, and how well the level is known
+//! (`leverage`: its variance in units of `s²`, `1/n` for a plain mean of `n` points). A head
+//! `h` of unchanged code then lies within
 //!
 //! ```text
-//! ȳ ± t(n - 1, 1 - α/2) · s · √(1/n + 1/k)
+//! level ± t(df, 1 - α/2) · √(s² · (1 + leverage) + thin)
 //! ```
 //!
-//! with probability `1 - α`: the prediction interval for the mean of `k` future observations
-//! of a normal sample (Hahn & Meeker, *Statistical Intervals*, 1991, section 4.7; Meeker, Hahn
-//! & Escobar, 2nd ed., 2017, section 4.4). Assumptions: the runs are independent, and the
-//! logarithms of their values are normal with one standard deviation for base and head runs
-//! alike. That standard deviation holds every source of noise between runs (another runner,
-//! GPU clocks, heat, other jobs) and the noise of each run's own median, so nothing of it has
-//! to be known beforehand; a history with a level shift breaks the assumption, which is why
-//! [`super::change_point`] cuts the history at its last shift first.
+//! with probability `1 - α`: the prediction interval of a new observation of a normal linear
+//! model (Hahn & Meeker, *Statistical Intervals*, 1991, section 4.7; Meeker, Hahn & Escobar,
+//! 2nd ed., 2017, section 4.4). `thin` is what the head's own median adds to the noise
+//! beyond what the history's medians hold: a head with 5 counted iterations knows its value
+//! less well than runs of 64 ([`super::points::Point::within`]).
+//!
+//! Two guards: `s` is never taken as less than [`SPREAD_FLOOR`] times the noise floor (a
+//! history that agrees more closely than that is more likely copies of one run than a machine
+//! that quiet, and would otherwise give certainty: p = 0 for any change), and nothing is
+//! judged with fewer than [`MIN_BASE_RUNS`] points.
 //!
 //! The verdict is `slower` (`faster`) when the head lies above (below) the interval **and** the
 //! change is at least the noise floor (a change too small to matter is not called one, however
-//! certain); `within_noise` otherwise; `noise_unknown` with fewer than [`MIN_BASE_RUNS`] base
-//! runs. Everything is deterministic: no resampling, no seed.
+//! certain); `within_noise` otherwise; `noise_unknown` without a prediction. Everything is
+//! deterministic: no resampling, no seed.
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-/// Base runs needed to estimate the run-to-run noise: with fewer, the verdict is that the
-/// noise is unknown. Three give two degrees of freedom, whose wide `t` (4.30 at 95 %) keeps
-/// a verdict from so few runs honest.
+/// Points needed to estimate the run-to-run noise: with fewer, the verdict is that the noise
+/// is unknown. Three give two degrees of freedom, whose wide `t` (4.30 at 95 %) keeps a
+/// verdict from so few runs honest.
 pub const MIN_BASE_RUNS: usize = 3;
 
-/// The interval's confidence: 95 %.
+/// The confidence of one comment's verdicts together: the measures share `1 - CONFIDENCE`
+/// (each judged at its share), the ranges and kernels have their own false-discovery rate.
 pub const CONFIDENCE: f64 = 0.95;
+
+/// The run-to-run standard deviation is never taken as less than this share of the noise
+/// floor: with the default floor of 1 %, 0.8 %, so that a head 1.5 % from a history of
+/// identical runs is within noise however many runs agree.
+pub const SPREAD_FLOOR: f64 = 0.8;
+
+/// The chance with which [`Judgement::detectable`] is found.
+pub const POWER: f64 = 0.8;
+
+/// What a history says a run of unchanged code does (logarithms of the measure).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Prediction {
+    /// Where it lands, on average.
+    pub level: f64,
+    /// The run-to-run standard deviation about the history's shape.
+    pub spread: f64,
+    /// Its degrees of freedom (the points used less the shape's parameters).
+    pub df: f64,
+    /// The variance of `level` in units of `spread²`.
+    pub leverage: f64,
+    /// The part of `spread²` that the used points' own iterations explain (their medians'
+    /// variance, averaged).
+    pub within: f64,
+}
 
 /// What the history predicts, and where the head is against it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Judgement {
-    /// The head's mean against the base runs' mean, as a ratio (head / base).
+    /// The head against the predicted level, as a ratio (head / level).
     pub ratio: f64,
-    /// The prediction interval for the head's mean, as ratios to the base runs' mean (low,
-    /// high); `None` with too few base runs.
-    pub interval: Option<(f64, f64)>,
+    /// Where a head of unchanged code lands (at the level asked for), as ratios to the
+    /// level (low, high).
+    pub interval: (f64, f64),
     /// The two-sided probability, under unchanged code, of a head at least this far from the
-    /// base runs' mean; `None` with too few base runs.
-    pub p_value: Option<f64>,
-    /// The run-to-run standard deviation of the base runs, relative (of the logarithms).
-    pub spread: Option<f64>,
+    /// level.
+    pub p_value: f64,
+    /// The smallest slowdown, as a ratio, that this history would call `slower` with
+    /// probability [`POWER`] for this head (never under the noise floor).
+    pub detectable: f64,
 }
 
-/// The head's runs against the base runs: `base` and `head` are each run's value (in
-/// nanoseconds, positive). `None` when either side is empty.
-pub fn judge(base: &[f64], head: &[f64]) -> Option<Judgement> {
-    if base.is_empty() || head.is_empty() {
-        return None;
+/// The head (`head`: the logarithm of its value, `thin`: its median's own variance) against
+/// a prediction, at level `alpha` (two-sided), with `floor` the noise floor (relative).
+pub fn judge(prediction: &Prediction, head: f64, thin: f64, alpha: f64, floor: f64) -> Judgement {
+    let s = prediction.spread.max(SPREAD_FLOOR * (1.0 + floor).ln());
+    let variance = s * s * (1.0 + prediction.leverage) + (thin - prediction.within).max(0.0);
+    let scale = variance.sqrt();
+    let t = students_t(prediction.df);
+    let critical = t.inverse_cdf(1.0 - alpha / 2.0);
+    let distance = head - prediction.level;
+    let half = critical * scale;
+    let reach = (critical + t.inverse_cdf(POWER)) * scale;
+    Judgement {
+        ratio: distance.exp(),
+        interval: ((-half).exp(), half.exp()),
+        p_value: two_sided_p(&t, distance.abs(), scale).clamp(0.0, 1.0),
+        detectable: reach.exp().max(1.0 + floor),
     }
-    // Logarithms relative to the first base run, so that identical runs give exact zeros.
-    let origin = base[0].max(1.0).ln();
-    let logs = |v: &[f64]| {
-        v.iter()
-            .map(|x| x.max(1.0).ln() - origin)
-            .collect::<Vec<f64>>()
-    };
-    let (y, h) = (logs(base), logs(head));
-    let (n, k) = (y.len() as f64, h.len() as f64);
-    let ((y_bar, squares), (h_bar, _)) = (mean_and_squares(&y), mean_and_squares(&h));
-    let ratio = (h_bar - y_bar).exp();
-    if y.len() < MIN_BASE_RUNS {
-        return Some(Judgement {
-            ratio,
-            interval: None,
-            p_value: None,
-            spread: None,
-        });
-    }
-    let s = (squares / (n - 1.0)).sqrt();
-    let t = students_t(n - 1.0);
-    let half = t.inverse_cdf(1.0 - (1.0 - CONFIDENCE) / 2.0) * s * (1.0 / n + 1.0 / k).sqrt();
-    let scale = s * (1.0 / n + 1.0 / k).sqrt();
-    let p_value = two_sided_p(&t, (h_bar - y_bar).abs(), scale);
-    Some(Judgement {
-        ratio,
-        interval: Some(((-half).exp(), half.exp())),
-        p_value: Some(p_value.clamp(0.0, 1.0)),
-        spread: Some(s),
-    })
 }
 
 /// Student's t distribution with `df` degrees of freedom (at least 1).
@@ -168,47 +181,69 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// The prediction of a plain history: the mean and sample standard deviation of `logs`.
+    fn plain(logs: &[f64]) -> Prediction {
+        let n = logs.len() as f64;
+        let (mean, squares) = mean_and_squares(logs);
+        Prediction {
+            level: mean,
+            spread: (squares / (n - 1.0)).sqrt(),
+            df: n - 1.0,
+            leverage: 1.0 / n,
+            within: 0.0,
+        }
+    }
+
     #[test]
     fn the_interval_matches_a_hand_computation() {
-        // logs 0, 0.01, 0.02 (three runs), one head run at e^0.05: mean 0.01, s 0.01,
-        // t(2, 0.975) 4.302653, half width 4.302653 · 0.01 · √(1/3 + 1) = 0.049683.
-        let base: Vec<f64> = [0.0f64, 0.01, 0.02].iter().map(|l| l.exp() * 1e6).collect();
-        let j = judge(&base, &[0.05f64.exp() * 1e6]).unwrap();
+        // logs 0, 0.01, 0.02 (three runs), one head run at 0.05: mean 0.01, s 0.01,
+        // t(2, 0.975) 4.302653, half width 4.302653 · 0.01 · √(1/3 + 1) = 0.049683. No
+        // noise floor, so that the spread is the history's own.
+        let j = judge(&plain(&[0.0, 0.01, 0.02]), 0.05, 0.0, 0.05, 0.0);
         assert!((j.ratio - 0.04f64.exp()).abs() < 1e-9, "{}", j.ratio);
-        let (lo, hi) = j.interval.unwrap();
+        let (lo, hi) = j.interval;
         assert!((hi.ln() - 0.049683).abs() < 1e-5, "{}", hi.ln());
         assert!((lo.ln() + 0.049683).abs() < 1e-5, "{}", lo.ln());
-        assert!((j.spread.unwrap() - 0.01).abs() < 1e-9);
         // t = 0.04 / (0.01 · √(4/3)) = 3.4641; two-sided p with 2 df = 0.0742.
+        assert!((j.p_value - 0.0742).abs() < 5e-4, "{}", j.p_value);
+        // Found 4 times in 5: (t(2, 0.975) + t(2, 0.8)) · 0.01 · √(4/3) = (4.3027 + 1.0607)
+        // · 0.011547 = 0.061931.
         assert!(
-            (j.p_value.unwrap() - 0.0742).abs() < 5e-4,
-            "{:?}",
-            j.p_value
+            (j.detectable.ln() - 0.061931).abs() < 1e-5,
+            "{}",
+            j.detectable
         );
     }
 
     #[test]
-    fn too_few_base_runs_give_no_interval() {
-        let j = judge(&[1e6, 1.01e6], &[2e6]).unwrap();
-        assert_eq!((j.interval, j.p_value, j.spread), (None, None, None));
-        // Against the geometric mean of the base runs.
-        assert!((j.ratio - 2.0 / 1.01f64.sqrt()).abs() < 1e-9, "{}", j.ratio);
-        assert_eq!(judge(&[], &[1.0]), None);
-        assert_eq!(judge(&[1.0], &[]), None);
+    fn a_thin_head_widens_the_interval() {
+        let history = Prediction {
+            within: 0.0001,
+            ..plain(&[0.0, 0.01, 0.02, -0.01, 0.005])
+        };
+        let long = judge(&history, 0.03, 0.0001, 0.05, 0.0);
+        let short = judge(&history, 0.03, 0.0009, 0.05, 0.0);
+        assert!(short.interval.1 > long.interval.1);
+        assert!(short.p_value > long.p_value);
+        assert!(short.detectable > long.detectable);
+        // A head that knows its value better than the history's runs is not narrowed.
+        assert_eq!(judge(&history, 0.03, 0.0, 0.05, 0.0), long);
     }
 
     #[test]
-    fn identical_runs_have_no_spread() {
-        let j = judge(&[5e6; 10], &[5e6]).unwrap();
-        assert_eq!(j.ratio, 1.0);
-        assert_eq!(j.interval, Some((1.0, 1.0)));
-        assert_eq!(j.p_value, Some(1.0));
-        let j = judge(&[5e6; 10], &[5.5e6]).unwrap();
-        assert_eq!(j.p_value, Some(0.0));
-        assert_eq!(
-            verdict(j.ratio, j.p_value.unwrap() < 0.05, 0.01),
-            Direction::Slower
-        );
+    fn identical_runs_are_judged_with_the_spread_floor() {
+        let same = plain(&[0.0; 10]);
+        assert_eq!(same.spread, 0.0);
+        // Spread floor 0.8 % (noise floor 1 %): a 1.5 % head is within it, a 3 % one not.
+        let j = judge(&same, 1.015f64.ln(), 0.0, 0.05, 0.01);
+        assert!(j.p_value > 0.05, "{}", j.p_value);
+        let j = judge(&same, 1.03f64.ln(), 0.0, 0.05, 0.01);
+        assert!(j.p_value < 0.05, "{}", j.p_value);
+        // Nothing is ever smaller than the noise floor to find.
+        assert!(j.detectable >= 1.01);
+        // Without a noise floor, no change at all is no distance at all.
+        let j = judge(&same, 0.0, 0.0, 0.05, 0.0);
+        assert_eq!((j.ratio, j.p_value), (1.0, 1.0));
     }
 
     #[test]
@@ -235,23 +270,21 @@ mod tests {
 
     proptest! {
         #[test]
-        fn swapping_base_and_head_scale_mirrors_the_interval(
-            base in prop::collection::vec(1e6f64..2e6, 3..30),
-            scale in 0.5f64..2.0,
+        fn the_interval_is_symmetric_and_p_agrees_with_it(
+            logs in prop::collection::vec(-0.05f64..0.05, 3..30),
+            change in -0.3f64..0.3,
+            alpha in 0.01f64..0.2,
         ) {
-            // A head that is the base mean times `scale`: the ratio is `scale`, the interval
-            // is symmetric around 1 in logarithms.
-            let mean_log = base.iter().map(|v| v.ln()).sum::<f64>() / base.len() as f64;
-            let head = mean_log.exp() * scale;
-            let j = judge(&base, &[head]).unwrap();
-            prop_assert!((j.ratio - scale).abs() < 1e-9);
-            let (lo, hi) = j.interval.unwrap();
+            let history = plain(&logs);
+            let j = judge(&history, history.level + change, 0.0, alpha, 0.01);
+            prop_assert!((j.ratio.ln() - change).abs() < 1e-9);
+            let (lo, hi) = j.interval;
             prop_assert!((lo.ln() + hi.ln()).abs() < 1e-9);
-            let p = j.p_value.unwrap();
-            prop_assert!((0.0..=1.0).contains(&p));
-            // Outside the interval exactly when p < 5 %.
-            let outside = scale < lo || scale > hi;
-            prop_assert_eq!(outside, p < 1.0 - CONFIDENCE, "p {} lo {} hi {}", p, lo, hi);
+            prop_assert!((0.0..=1.0).contains(&j.p_value));
+            // Outside the interval exactly when p < alpha.
+            let outside = j.ratio < lo || j.ratio > hi;
+            prop_assert_eq!(outside, j.p_value < alpha, "p {} lo {} hi {}", j.p_value, lo, hi);
+            prop_assert!(j.detectable > hi && j.detectable >= 1.01);
         }
     }
 }

@@ -1,23 +1,43 @@
 //! Range by range: host exclusive time (and GPU-projected time) per counted iteration of the
-//! head runs against the history of each range, the largest changes first; ranges only the
-//! head or the newest base run has are new or gone.
+//! head against the history of each range, the largest changes first; ranges only the head
+//! or the newest used point has are new or gone.
 //!
 //! analysis.json keeps each range's total over the counted iterations, so a run's value of a
-//! range is that total over its counted iterations (a mean, not a median). Each range is then
-//! judged as a measure is ([`super::noise`]), and with dozens of ranges some would fall
-//! outside their interval by chance alone: the p-values of a run's ranges go through
-//! Benjamini and Hochberg's procedure at [`FALSE_DISCOVERY_RATE`], and only the discoveries
-//! (at least the noise floor too) are `slower` or `faster`.
+//! range is that total over its counted iterations (a mean, not a median).
+//!
+//! **The run moves every range.** A slower runner, a hotter GPU, a busier machine: one run's
+//! offset moves all its ranges alike, and judged one by one, dozens of ranges would be flagged
+//! at once for what is one fact about the run (said once, by the measures and by
+//! [`RunWide`]). So with [`RUN_EFFECT_MIN_RANGES`] ranges or more, each run's own offset is
+//! taken out first: the median, over the ranges, of how far each is from its usual level
+//! (Tukey's median polish, two rounds), for every history point and for the head. A range is
+//! then judged by how far it moved beyond its run's offset, against how far it usually does
+//! (Student's t over the history's points, as a measure is, [`super::noise`]). Its
+//! `change_pct` stays its raw change, and a range is `slower` or `faster` only when both its
+//! change beyond the run and its raw change go that way.
+//!
+//! **Many ranges, one error budget.** With dozens of ranges some would fall outside their
+//! interval by chance alone: the p-values of every range of a run (host and GPU tables
+//! together) go through Benjamini and Hochberg's procedure at [`FALSE_DISCOVERY_RATE`], and
+//! only the discoveries (at least the noise floor too) are `slower` or `faster`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::history::percent;
 use super::measures::verdict;
-use super::noise::{self, benjamini_hochberg, geometric_mean};
+use super::noise::{self, benjamini_hochberg, Prediction, MIN_BASE_RUNS};
+use super::outliers::median;
+use super::points::Point;
 use super::run_level::RunLevel;
-use crate::artifact::comparison::{ChangeVerdict, RangeChange, RangeChanges, RangeOnly};
+use crate::artifact::comparison::{ChangeVerdict, RangeChange, RangeChanges, RangeOnly, RunWide};
 
-/// The false-discovery rate over one run's ranges.
-pub const FALSE_DISCOVERY_RATE: f64 = 0.05;
+/// The false-discovery rate over one run's ranges (host and GPU tables together): the part
+/// of the comment's error budget the ranges have, beside the measures' 5 %.
+pub const FALSE_DISCOVERY_RATE: f64 = 0.03;
+
+/// Ranges (with a history) needed before each run's own offset is taken out: with fewer, one
+/// range that changed would move the median as much as the run did.
+pub const RUN_EFFECT_MIN_RANGES: usize = 5;
 
 /// Which of a run's range tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,84 +48,118 @@ pub enum Clock {
     GpuProjected,
 }
 
-fn table(run: &RunLevel, clock: Clock) -> &BTreeMap<String, f64> {
-    match clock {
-        Clock::HostExclusive => &run.host_ranges,
-        Clock::GpuProjected => &run.gpu_ranges,
+impl Clock {
+    /// A run's table of this clock.
+    fn table(self) -> fn(&RunLevel) -> &BTreeMap<String, f64> {
+        match self {
+            Clock::HostExclusive => |r| &r.host_ranges,
+            Clock::GpuProjected => |r| &r.gpu_ranges,
+        }
     }
 }
 
-/// Every range of the head runs against the used base runs (oldest first).
-pub fn changes(heads: &[&RunLevel], used: &[&RunLevel], clock: Clock, floor: f64) -> RangeChanges {
-    let head_names: BTreeSet<&String> = heads.iter().flat_map(|r| table(r, clock).keys()).collect();
+/// A run's ranges of one table, judged but not yet decided (the false-discovery step runs
+/// over every table of the run, [`decide`]).
+#[derive(Debug, Clone)]
+pub struct Table {
+    pub changes: RangeChanges,
+    /// Per `changes.changed`: how far the range moved beyond its run's offset (logarithm).
+    beyond: Vec<f64>,
+    /// Most ranges moving alike, when they did.
+    pub run_wide: Option<RunWide>,
+}
+
+/// Every range of the head (its runs, one point) against the used points (oldest first).
+pub fn table(head: &Point<'_>, used: &[&Point<'_>], clock: Clock, floor: f64) -> Table {
+    let table = clock.table();
+    let head_names: BTreeSet<&String> = head.runs.iter().flat_map(|r| table(r).keys()).collect();
+    let names: Vec<&String> = head_names.iter().copied().collect();
+    // logs[g][p]: range g at point p.
+    let logs: Vec<Vec<Option<f64>>> = names
+        .iter()
+        .map(|name| {
+            used.iter()
+                .map(|p| p.range(table, name).map(f64::ln))
+                .collect()
+        })
+        .collect();
+    let head_logs: Vec<Option<f64>> = names
+        .iter()
+        .map(|n| head.range(table, n).map(f64::ln))
+        .collect();
+    let judged: Vec<usize> = (0..names.len())
+        .filter(|&g| head_logs[g].is_some() && logs[g].iter().flatten().count() >= MIN_BASE_RUNS)
+        .collect();
+    let effects = RunEffects::of(&logs, &head_logs, &judged, used.len());
     let mut changed = Vec::new();
+    let mut beyond = Vec::new();
     let mut new = Vec::new();
-    for name in &head_names {
-        let head: Vec<f64> = heads
-            .iter()
-            .filter_map(|r| table(r, clock).get(*name).copied())
-            .collect();
-        let base: Vec<f64> = used
-            .iter()
-            .filter_map(|r| table(r, clock).get(*name).copied())
-            .collect();
-        let head_value = geometric_mean(&head);
+    let mut raw_changes = Vec::new();
+    for (g, name) in names.iter().enumerate() {
+        let base: Vec<f64> = logs[g].iter().flatten().copied().collect();
+        let Some(h) = head_logs[g] else {
+            continue;
+        };
         if base.is_empty() {
             new.push(RangeOnly {
                 name: (*name).clone(),
-                per_iteration_ns: head_value,
+                per_iteration_ns: h.exp(),
             });
             continue;
         }
-        let judgement = noise::judge(&base, &head).expect("both sides have values");
-        let base_value = geometric_mean(&base);
-        let change_ns = head_value - base_value;
-        changed.push(RangeChange {
+        let base_value = (base.iter().sum::<f64>() / base.len() as f64).exp();
+        let head_value = h.exp();
+        let mut change = RangeChange {
             name: (*name).clone(),
             base_per_iteration_ns: base_value,
             head_per_iteration_ns: head_value,
-            change_ns,
-            change_pct: (base_value > 0.0).then(|| super::history::percent(judgement.ratio)),
+            change_ns: head_value - base_value,
+            change_pct: Some(percent(head_value / base_value)),
             base_runs: base.len() as u64,
-            p_value: judgement.p_value,
+            p_value: None,
             verdict: ChangeVerdict::NoiseUnknown,
-        });
-    }
-    // The false-discovery rate over the ranges with a p-value.
-    let (known, ps): (Vec<usize>, Vec<f64>) = changed
-        .iter()
-        .enumerate()
-        .filter_map(|(i, r)| r.p_value.map(|p| (i, p)))
-        .unzip();
-    let discoveries = benjamini_hochberg(&ps, FALSE_DISCOVERY_RATE);
-    for (&i, &discovered) in known.iter().zip(&discoveries) {
-        let r = &mut changed[i];
-        let ratio = if r.base_per_iteration_ns > 0.0 {
-            r.head_per_iteration_ns / r.base_per_iteration_ns
-        } else {
-            1.0
         };
-        r.verdict = verdict(ratio, discovered, floor);
+        let mut moved = 0.0;
+        if base.len() >= MIN_BASE_RUNS {
+            let prediction = effects.prediction(g, &logs[g]);
+            let j = noise::judge(&prediction, h, 0.0, 1.0 - noise::CONFIDENCE, floor);
+            change.p_value = Some(j.p_value);
+            moved = h - prediction.level;
+            raw_changes.push(h - base.iter().sum::<f64>() / base.len() as f64);
+        }
+        changed.push(change);
+        beyond.push(moved);
     }
     let mut gone: Vec<RangeOnly> = used
         .last()
         .map(|newest| {
-            table(newest, clock)
+            newest
+                .runs
                 .iter()
-                .filter(|(name, _)| !head_names.contains(name))
-                .map(|(name, &v)| RangeOnly {
-                    name: name.clone(),
-                    per_iteration_ns: v,
+                .flat_map(|r| table(r).keys())
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .filter(|name| !head_names.contains(name))
+                .filter_map(|name| {
+                    Some(RangeOnly {
+                        name: name.clone(),
+                        per_iteration_ns: newest.range(table, name)?,
+                    })
                 })
                 .collect()
         })
         .unwrap_or_default();
-    changed.sort_by(|x, y| {
-        y.change_ns
+    // The largest absolute change first (then by name), `beyond` in the same order.
+    let mut order: Vec<usize> = (0..changed.len()).collect();
+    order.sort_by(|&x, &y| {
+        changed[y]
+            .change_ns
             .abs()
-            .total_cmp(&x.change_ns.abs())
-            .then_with(|| x.name.cmp(&y.name))
+            .total_cmp(&changed[x].change_ns.abs())
+            .then_with(|| changed[x].name.cmp(&changed[y].name))
     });
+    let beyond = order.iter().map(|&i| beyond[i]).collect();
+    let changed = order.into_iter().map(|i| changed[i].clone()).collect();
     let largest = |x: &RangeOnly, y: &RangeOnly| {
         y.per_iteration_ns
             .total_cmp(&x.per_iteration_ns)
@@ -113,16 +167,162 @@ pub fn changes(heads: &[&RunLevel], used: &[&RunLevel], clock: Clock, floor: f64
     };
     new.sort_by(largest);
     gone.sort_by(largest);
-    RangeChanges { changed, new, gone }
+    Table {
+        changes: RangeChanges { changed, new, gone },
+        beyond,
+        run_wide: run_wide(&raw_changes, effects.active, floor),
+    }
+}
+
+/// The verdicts of every range of a run's tables: Benjamini-Hochberg over all their
+/// p-values at [`FALSE_DISCOVERY_RATE`]; a discovery at least the noise floor, moving the same
+/// way beyond its run as in all, is `slower` or `faster`, the others `within_noise`.
+pub fn decide(tables: &mut [&mut Table], floor: f64) {
+    let mut at = Vec::new();
+    let mut ps = Vec::new();
+    for (t, table) in tables.iter().enumerate() {
+        for (i, r) in table.changes.changed.iter().enumerate() {
+            if let Some(p) = r.p_value {
+                at.push((t, i));
+                ps.push(p);
+            }
+        }
+    }
+    let discoveries = benjamini_hochberg(&ps, FALSE_DISCOVERY_RATE);
+    for (&(t, i), &discovered) in at.iter().zip(&discoveries) {
+        let moved = tables[t].beyond[i];
+        let r = &mut tables[t].changes.changed[i];
+        let ratio = r.head_per_iteration_ns / r.base_per_iteration_ns;
+        let same_way = (ratio - 1.0).signum() == moved.signum();
+        r.verdict = verdict(ratio, discovered && same_way, floor);
+    }
+}
+
+/// Most ranges moving alike: the median raw change (logarithms) of the judged ranges, and
+/// how many moved at least the floor that way; `None` unless run effects are taken out and
+/// more than half of the ranges moved.
+fn run_wide(raw: &[f64], active: bool, floor: f64) -> Option<RunWide> {
+    let middle = median(raw).filter(|_| active)?;
+    let min = (1.0 + floor).ln();
+    let moved = raw
+        .iter()
+        .filter(|&&c| c.abs() >= min && c.signum() == middle.signum())
+        .count();
+    (middle.abs() >= min && 2 * moved > raw.len()).then(|| RunWide {
+        change_pct: percent(middle.exp()),
+        groups_moved: moved as u64,
+        groups: raw.len() as u64,
+    })
+}
+
+/// Each run's own offset across its ranges (Tukey's median polish), and each range's level.
+struct RunEffects {
+    /// Whether offsets are taken out (enough ranges).
+    active: bool,
+    /// Per point, and the head's.
+    point: Vec<f64>,
+    head: f64,
+    /// Per range (all names; judged ones only are meaningful).
+    level: Vec<f64>,
+}
+
+impl RunEffects {
+    fn of(
+        logs: &[Vec<Option<f64>>],
+        head: &[Option<f64>],
+        judged: &[usize],
+        points: usize,
+    ) -> RunEffects {
+        let mean_of = |values: &[Option<f64>], offsets: &[f64]| {
+            let v: Vec<f64> = values
+                .iter()
+                .zip(offsets)
+                .filter_map(|(x, o)| x.map(|x| x - o))
+                .collect();
+            v.iter().sum::<f64>() / v.len().max(1) as f64
+        };
+        let mut effects = RunEffects {
+            active: judged.len() >= RUN_EFFECT_MIN_RANGES,
+            point: vec![0.0; points],
+            head: 0.0,
+            level: logs
+                .iter()
+                .map(|row| {
+                    median(&row.iter().flatten().copied().collect::<Vec<_>>()).unwrap_or(0.0)
+                })
+                .collect(),
+        };
+        if !effects.active {
+            for &g in judged {
+                effects.level[g] = mean_of(&logs[g], &effects.point);
+            }
+            return effects;
+        }
+        let offset = |at: &dyn Fn(usize) -> Option<f64>, level: &[f64]| {
+            let d: Vec<f64> = judged
+                .iter()
+                .filter_map(|&g| at(g).map(|v| v - level[g]))
+                .collect();
+            median(&d).unwrap_or(0.0)
+        };
+        let offsets = |level: &[f64]| -> Vec<f64> {
+            (0..points)
+                .map(|p| offset(&|g| logs[g][p], level))
+                .collect()
+        };
+        for _ in 0..2 {
+            effects.point = offsets(&effects.level);
+            for &g in judged {
+                effects.level[g] = mean_of(&logs[g], &effects.point);
+            }
+        }
+        effects.point = offsets(&effects.level);
+        effects.head = offset(&|g| head[g], &effects.level);
+        effects
+    }
+
+    /// What a head of unchanged code gives range `g` (with its history `values`, per point):
+    /// its level moved by the head's offset, with the spread of its residuals.
+    fn prediction(&self, g: usize, values: &[Option<f64>]) -> Prediction {
+        let residuals: Vec<f64> = values
+            .iter()
+            .zip(&self.point)
+            .filter_map(|(v, o)| v.map(|v| v - self.level[g] - o))
+            .collect();
+        let n = residuals.len() as f64;
+        let mean = residuals.iter().sum::<f64>() / n;
+        let squares: f64 = residuals.iter().map(|r| (r - mean).powi(2)).sum();
+        Prediction {
+            level: self.level[g] + mean + self.head,
+            spread: (squares / (n - 1.0)).sqrt(),
+            df: n - 1.0,
+            leverage: 1.0 / n,
+            within: 0.0,
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::artifact::fake::analysis;
+    use crate::compare::points;
 
     fn level(host: &[i64], ranges: &[(&str, i64)]) -> RunLevel {
         RunLevel::of(&analysis(host, ranges, false), "a.json")
+    }
+
+    fn point(run: &RunLevel) -> Point<'_> {
+        Point { runs: vec![run] }
+    }
+
+    fn judged(head: &RunLevel, history: &[RunLevel]) -> Table {
+        let refs: Vec<&RunLevel> = history.iter().collect();
+        let pts = points::group(&refs);
+        let used: Vec<&Point> = pts.iter().collect();
+        let mut t = table(&point(head), &used, Clock::HostExclusive, 0.01);
+        decide(&mut [&mut t], 0.01);
+        t
     }
 
     #[test]
@@ -143,12 +343,12 @@ mod tests {
                 ("new", 50_000),
             ],
         );
-        let c = changes(&[&head], &[&base], Clock::HostExclusive, 0.01);
+        let c = judged(&head, &[base]).changes;
         let names: Vec<&str> = c.changed.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["inference", "pre"]);
         // 4 ms over 4 iterations, 10 ms over 5: 1 ms to 2 ms per iteration.
-        assert_eq!(c.changed[0].base_per_iteration_ns, 1_000_000.0);
-        assert_eq!(c.changed[0].head_per_iteration_ns, 2_000_000.0);
+        assert!((c.changed[0].base_per_iteration_ns - 1_000_000.0).abs() < 1e-3);
+        assert!((c.changed[0].head_per_iteration_ns - 2_000_000.0).abs() < 1e-3);
         assert_eq!(c.changed[0].change_pct, Some(100.0));
         assert_eq!(c.changed[1].change_pct, Some(-20.0));
         // One base run: no noise known, so no verdict either way.
@@ -158,7 +358,7 @@ mod tests {
             .all(|r| r.verdict == ChangeVerdict::NoiseUnknown));
         assert_eq!(c.new[0].name, "new");
         assert_eq!(c.gone[0].name, "old");
-        assert_eq!(c.gone[0].per_iteration_ns, 100_000.0);
+        assert!((c.gone[0].per_iteration_ns - 100_000.0).abs() < 1e-6);
     }
 
     #[test]
@@ -170,12 +370,67 @@ mod tests {
             )
         };
         let history: Vec<RunLevel> = (0..8).map(|k| noisy(k % 4)).collect();
-        let used: Vec<&RunLevel> = history.iter().collect();
         let head = level(&[3_000_000; 4], &[("a", 4_800_000), ("b", 990_000)]);
-        let c = changes(&[&head], &used, Clock::HostExclusive, 0.01);
+        let c = judged(&head, &history).changes;
         let verdict = |name: &str| c.changed.iter().find(|r| r.name == name).unwrap().verdict;
         assert_eq!(verdict("a"), ChangeVerdict::Slower);
         assert_eq!(verdict("b"), ChangeVerdict::WithinNoise);
         assert!(c.changed.iter().all(|r| r.base_runs == 8));
+    }
+
+    /// Twenty ranges over `points` runs, each run moved by its own offset (a pattern), with a
+    /// small noise of each range's own.
+    fn twenty(run_offset: f64, changed: Option<(usize, f64)>, seed: usize) -> RunLevel {
+        let ranges: Vec<(String, i64)> = (0..20)
+            .map(|g| {
+                let own = 1.0 + 0.002 * (((g * 7 + seed * 3) % 5) as f64 - 2.0);
+                let change = changed.filter(|c| c.0 == g).map_or(1.0, |c| c.1);
+                let total =
+                    4.0 * (100_000.0 + 20_000.0 * g as f64) * (1.0 + run_offset) * own * change;
+                (format!("stage{g:02}"), total as i64)
+            })
+            .collect();
+        let named: Vec<(&str, i64)> = ranges.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+        level(&[3_000_000; 4], &named)
+    }
+
+    #[test]
+    fn a_run_that_moved_as_a_whole_is_said_once_and_flags_no_range() {
+        const OFFSETS: [f64; 8] = [0.01, -0.012, 0.004, -0.003, 0.015, -0.008, 0.0, 0.006];
+        let history: Vec<RunLevel> = (0..8).map(|k| twenty(OFFSETS[k], None, k)).collect();
+        // The head on a runner 5 % slower: every range 5 % up.
+        let t = judged(&twenty(0.05, None, 9), &history);
+        let wide = t.run_wide.expect("a run-wide shift");
+        assert!((4.0..6.0).contains(&wide.change_pct), "{}", wide.change_pct);
+        assert_eq!((wide.groups_moved, wide.groups), (20, 20));
+        assert!(t
+            .changes
+            .changed
+            .iter()
+            .all(|r| r.verdict == ChangeVerdict::WithinNoise));
+        // Each range keeps its raw change.
+        assert!(t
+            .changes
+            .changed
+            .iter()
+            .all(|r| r.change_pct.unwrap() > 3.0));
+        // One range 10 % slower on a run 5 % slower: that one is flagged, alone.
+        let t = judged(&twenty(0.05, Some((3, 1.10)), 9), &history);
+        let flagged: Vec<&str> = t
+            .changes
+            .changed
+            .iter()
+            .filter(|r| r.verdict != ChangeVerdict::WithinNoise)
+            .map(|r| r.name.as_str())
+            .collect();
+        assert_eq!(flagged, ["stage03"]);
+        // An unchanged head: nothing flagged, no run-wide shift.
+        let t = judged(&twenty(0.002, None, 9), &history);
+        assert!(t.run_wide.is_none());
+        assert!(t
+            .changes
+            .changed
+            .iter()
+            .all(|r| r.verdict == ChangeVerdict::WithinNoise));
     }
 }

@@ -15,10 +15,10 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::conditions;
-use crate::artifact::comparison::{BaseRun, ConditionName, MeasureName, RunKey, RunRef};
+use crate::artifact::comparison::{ConditionName, MeasureName, RunKey, RunRef};
 use crate::artifact::{
-    self, Advice, Analysis, Gate, GpuProjectedRange, GpuProjectedRangeGroup, GpuWork, HostRange,
-    HostRangeGroup, IterationSummary, MemoryCopies, Provenance, Run, Warning,
+    self, Advice, Analysis, CiRun, Gate, GpuProjectedRange, GpuProjectedRangeGroup, GpuWork,
+    HostRange, HostRangeGroup, IterationSummary, MemoryCopies, Provenance, Run, Warning,
 };
 use crate::stats::Sample;
 
@@ -186,6 +186,28 @@ pub struct RunLevel {
     /// `auto`: the workflow run the analysis came from, and when the forge created it.
     pub workflow_run_id: Option<u64>,
     pub created_at: Option<String>,
+    /// The CI run the analysis was made in (`provenance.ci_run`).
+    pub ci_run: Option<CiRun>,
+    /// The CI runner it ran on (`provenance.runner`).
+    pub runner: Option<String>,
+    /// The spread of the counted iterations' host inclusive and GPU-projected durations
+    /// (the robust standard deviation of their logarithms): how well the run's median knows
+    /// its own value.
+    pub host_iteration_sd: Option<f64>,
+    pub gpu_iteration_sd: Option<f64>,
+    /// Why the run's numbers cannot be true (a counted iteration of zero or negative
+    /// duration, no counted iteration, a negative range total); `None` when they can.
+    pub invalid: Option<String>,
+}
+
+/// Which history point a base run belongs to: the runs of one CI run (or, with `--baseline
+/// auto`, of one workflow run) are repeats of one point; a run recorded outside CI is a point
+/// of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PointKey {
+    Workflow(u64),
+    Ci(CiRun),
+    Own(usize),
 }
 
 /// A run's GPU work, item by item: total time of each in the capture.
@@ -251,18 +273,21 @@ impl RunLevel {
         }
     }
 
-    /// The run as a base run of a history, at `position` (oldest 0).
-    pub fn base_run(&self, position: usize) -> BaseRun {
-        BaseRun {
-            position: position as u64,
-            run_id: self.run.run_id.clone(),
-            git_commit: self.run.git_commit.clone(),
-            analysis_path: self.run.analysis_path.clone(),
-            workflow_run_id: self.workflow_run_id,
-            created_at: self.created_at.clone(),
-            iterations: self.iterations,
-            host_inclusive_ns: self.host_inclusive_ns,
-            gpu_projected_ns: self.value(MeasureName::GpuProjected),
+    /// The point of a history this run belongs to; `index` is its place among the runs, for
+    /// a run that is a point of its own.
+    pub fn point_key(&self, index: usize) -> PointKey {
+        match (self.workflow_run_id, &self.ci_run) {
+            (Some(id), _) => PointKey::Workflow(id),
+            (None, Some(ci)) => PointKey::Ci(ci.clone()),
+            (None, None) => PointKey::Own(index),
+        }
+    }
+
+    /// The spread of a measure's iterations (see [`RunLevel::host_iteration_sd`]).
+    pub fn iteration_sd(&self, measure: MeasureName) -> Option<f64> {
+        match measure {
+            MeasureName::HostInclusive => self.host_iteration_sd,
+            MeasureName::GpuProjected => self.gpu_iteration_sd.filter(|_| self.gpu_available),
         }
     }
 }
@@ -308,10 +333,15 @@ impl Parts<'_> {
                 BTreeMap::new()
             },
             gpu_work: self.gpu_work.map(work_totals),
+            invalid: invalid(&host_samples, &gpu_samples, self.host_ranges, counted),
+            host_iteration_sd: iteration_sd(&host_samples),
+            gpu_iteration_sd: iteration_sd(&gpu_samples),
             host_samples,
             gpu_samples,
             workflow_run_id: None,
             created_at: None,
+            ci_run: self.provenance.ci_run.clone(),
+            runner: self.provenance.runner.clone(),
         }
     }
 
@@ -347,6 +377,34 @@ pub fn target_name(run: &Run) -> Option<String> {
         .and_then(|t| t.get("name"))
         .and_then(Value::as_str)
         .map(str::to_owned)
+}
+
+/// Why a run's numbers cannot be true, if they cannot: a duration is never zero or negative,
+/// a range's total never negative, and a run without a counted iteration has no value.
+fn invalid(host: &[f64], gpu: &[f64], ranges: &[HostRange], counted: u64) -> Option<String> {
+    if counted == 0 || host.is_empty() {
+        return Some("no counted iteration".to_owned());
+    }
+    if host.iter().chain(gpu).any(|&d| d <= 0.0 || !d.is_finite()) {
+        return Some("a counted iteration lasted zero or less".to_owned());
+    }
+    if ranges
+        .iter()
+        .any(|r| r.exclusive.total_ns < 0 || r.inclusive.total_ns < 0)
+    {
+        return Some("a range's total time is negative".to_owned());
+    }
+    None
+}
+
+/// The robust standard deviation of the logarithms of durations (their median absolute
+/// deviation, scaled); `None` for fewer than three or any duration not positive.
+fn iteration_sd(samples: &[f64]) -> Option<f64> {
+    if samples.len() < 3 || samples.iter().any(|&d| d <= 0.0) {
+        return None;
+    }
+    let logs: Vec<f64> = samples.iter().map(|d| d.ln()).collect();
+    Some(super::outliers::mad_sd(&logs))
 }
 
 /// The median of durations, as the analysis computes medians; `None` when there are none.

@@ -9,7 +9,7 @@ use crate::artifact::comparison::{
     Measure, RangeChanges, RangeOnly, WorkChange,
 };
 use crate::artifact::kernel_base_name;
-use crate::render::escape::inline_shortened as esc;
+use crate::render::escape::{self, inline_shortened as esc};
 use crate::render::format::{column, duration, plural, ColumnUnit};
 use crate::render::limit::Caps;
 
@@ -334,6 +334,15 @@ pub fn base_run_rows(h: &History, repo_url: Option<&str>) -> Vec<BaseRunRow> {
         .chain(h.left_out.iter().map(|l| {
             let why = match l.reason {
                 LeftOutReason::BeforeChangePoint => "left out: before the level shift".to_owned(),
+                LeftOutReason::Outlier => format!(
+                    "left out: an outlier of its {} ({})",
+                    l.measure.map_or("time", |m| m.label()),
+                    l.change_pct.map(signed_pct).unwrap_or_default()
+                ),
+                LeftOutReason::Invalid => format!(
+                    "left out: {}",
+                    escape::inline(l.why.as_deref().unwrap_or("impossible numbers"))
+                ),
                 LeftOutReason::Conditions => {
                     let labels: Vec<&str> = l.differs.iter().map(|c| c.label()).collect();
                     format!("left out: {}", differ(&labels))

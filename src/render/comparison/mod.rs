@@ -19,7 +19,8 @@ use self::tables::{
 };
 use self::words::{differ, paragraph, pct, range_pct, signed_pct, spread};
 use crate::artifact::comparison::{
-    BaselineKind, ChangeVerdict, Comparison, LeftOutReason, Measure, RunComparison, RunRef,
+    BaselineKind, ChangeVerdict, Comparison, Drift, LeftOut, LeftOutReason, Measure, RunComparison,
+    RunRef,
 };
 use crate::render::chart;
 use crate::render::escape::{self, inline_shortened as esc};
@@ -64,6 +65,10 @@ pub struct RunComparisonView {
     pub history: String,
     /// The history's level shift, in words, when it has one.
     pub change_point: Option<String>,
+    /// The base branch's drift, in words, when it has one.
+    pub drift: Option<String>,
+    /// Most ranges moving alike (the whole run), in words.
+    pub run_wide: Option<String>,
     /// The base runs left out, in words.
     pub left_out: Option<String>,
     /// The head runs combined (repeats of one key), in words.
@@ -120,7 +125,7 @@ pub fn overall(c: &Comparison, caps: &Caps) -> ComparisonView {
     ComparisonView {
         source: source(c, caps),
         method: format!(
-            "`slower` or `faster` only when the head lies outside where a run of unchanged code lands (the 95 % prediction interval of the base runs: Student t over the logarithms of each run's median), and by {} or more; with fewer than {} base runs of the head's conditions the run-to-run noise is unknown.",
+            "`slower` or `faster` only when the head lies outside where a run of unchanged code lands (a 95 % prediction interval from the base runs, one point per CI run: Student t over the logarithms of each run's median, outliers left out, level shifts, drift and runners accounted for), and by {} or more; the measures share that 5 %, the ranges have their own 3 %; with fewer than {} base runs of the head's conditions the run-to-run noise is unknown.",
             pct(c.method.noise_floor_pct),
             c.method.min_base_runs
         ),
@@ -215,6 +220,41 @@ fn history_name(r: &RunComparison) -> String {
     }
 }
 
+/// `; the last 10 base runs see changes of about 3.4 % or more`: what a history could have
+/// seen, beside `within noise`.
+fn could_see(m: &Measure, r: &RunComparison) -> String {
+    m.detectable_pct
+        .map(|d| {
+            format!(
+                "; {} see changes of about {} or more",
+                history_name(r),
+                pct(d)
+            )
+        })
+        .unwrap_or_default()
+}
+
+/// The branch's name in sentences: `` `main` `` or `the base branch`.
+fn branch_name(c: &Comparison) -> String {
+    c.baseline
+        .branch
+        .as_deref()
+        .map(escape::code)
+        .unwrap_or_else(|| "the base branch".to_owned())
+}
+
+/// The history's drift in words, for the headline: `` `main` has drifted +9.8 % over its last
+/// 12 runs, since `abc1234` ``.
+fn drift_words(d: &Drift, branch: &str, repo_url: Option<&str>) -> String {
+    format!(
+        "{branch} has drifted {} over its last {}, since {} ({})",
+        signed_pct(d.change_pct),
+        plural(d.runs as usize, "run", "runs"),
+        commit(d.since.git_commit.as_deref(), repo_url),
+        d.measure.label()
+    )
+}
+
 fn headline(r: &RunComparison, c: &Comparison, caps: &Caps) -> String {
     let min_runs = c.method.min_base_runs;
     let mut line = match r.measures[0].verdict {
@@ -255,19 +295,22 @@ fn headline(r: &RunComparison, c: &Comparison, caps: &Caps) -> String {
     }
     if let Some(point) = &r.history.change_point {
         line.push_str(&format!(
-            "; the base branch{} is {} {} since {}",
-            c.baseline
-                .branch
-                .as_deref()
-                .map(|b| format!(" {}", escape::code(b)))
-                .unwrap_or_default(),
+            "; {} is {} {} since {} ({})",
+            branch_name(c),
             pct(point.change_pct),
             if point.change_pct < 0.0 {
                 "faster"
             } else {
                 "slower"
             },
-            commit(point.git_commit.as_deref(), None)
+            commit(point.git_commit.as_deref(), None),
+            point.measure.label()
+        ));
+    }
+    if let Some(drift) = &r.history.drift {
+        line.push_str(&format!(
+            "; {}: not this change's doing",
+            drift_words(drift, &branch_name(c), None)
         ));
     }
     line.push('.');
@@ -288,7 +331,9 @@ fn verdict_words(verdict: ChangeVerdict, m: &Measure, r: &RunComparison, min_run
             verdict.as_str(),
             history_name(r)
         ),
-        ChangeVerdict::WithinNoise => format!("within noise ({})", history_name(r)),
+        ChangeVerdict::WithinNoise => {
+            format!("within noise ({}{})", history_name(r), could_see(m, r))
+        }
         ChangeVerdict::NoiseUnknown => format!(
             "— **noise unknown** ({usable} usable base {}; {min_runs} needed)",
             if usable == 1 { "run" } else { "runs" },
@@ -328,28 +373,53 @@ pub fn run(
         differing: differing(r),
         history: history_line(r),
         change_point: r.history.change_point.as_ref().map(|p| {
+            let older = r.history.used.iter().filter(|u| u.segment + 1 < segments(r)).count();
             format!(
-                "The base branch changed speed: its host inclusive time is {} {} since {} ({}); only {} the history, the {} before it are left out.",
+                "The base branch changed speed: its {} time is {} {} since {} ({}); the head is judged against the new level, and the {} before it still teach the run-to-run noise.",
+                p.measure.label(),
                 pct(p.change_pct),
                 if p.change_pct < 0.0 { "lower" } else { "higher" },
                 commit(p.git_commit.as_deref(), repo_url),
                 plural(p.runs as usize, "run", "runs"),
-                if p.runs == 1 { "that run is" } else { "those runs are" },
-                r.history
-                    .left_out
-                    .iter()
-                    .filter(|l| l.reason == LeftOutReason::BeforeChangePoint)
-                    .count()
+                plural(older, "run", "runs"),
+            )
+        }),
+        drift: r.history.drift.as_ref().map(|d| {
+            format!(
+                "The base branch drifts: {}. The head is judged against the trend's level at the newest base run, so this change is not blamed for the drift.",
+                drift_words(d, "its level", repo_url)
+            )
+        }),
+        run_wide: r.run_wide.as_ref().map(|w| {
+            format!(
+                "The whole run moved: {} of {} range groups changed {} or more the same way (median {}), as on a slower or faster runner. Each range below is judged by how far it moved beyond that.",
+                w.groups_moved,
+                w.groups,
+                pct(floor_pct),
+                signed_pct(w.change_pct)
             )
         }),
         left_out: left_out(r),
         repeats: (r.heads.len() > 1).then(|| {
             format!(
-                "The {} head runs of this profile are repeats: their values are combined (geometric mean) and judged together.",
+                "The {} head runs of this profile are repeats of one job: their values are combined (geometric mean) and judged as one run.",
                 r.heads.len()
             )
         }),
-        sentence: paragraph(&r.measures[0], &history_name(r), floor_pct),
+        sentence: format!(
+            "{}{}",
+            paragraph(&r.measures[0], &history_name(r), floor_pct),
+            match r.measures[0].verdict {
+                Some(ChangeVerdict::WithinNoise) => r.measures[0]
+                    .detectable_pct
+                    .map(|d| format!(
+                        ". This history sees changes of about {} or more; more base runs narrow it",
+                        pct(d)
+                    ))
+                    .unwrap_or_default(),
+                _ => String::new(),
+            }
+        ),
         measures: measure_rows(&r.measures),
         within_pair: within_pair(r),
         conditions: condition_rows(&r.conditions, caps, repo_url),
@@ -398,11 +468,12 @@ fn history_line(r: &RunComparison) -> String {
 }
 
 fn left_out(r: &RunComparison) -> Option<String> {
+    let mut parts = Vec::new();
     let by_conditions: Vec<String> = r
         .history
         .left_out
         .iter()
-        .filter(|l| !l.differs.is_empty())
+        .filter(|l| l.reason == LeftOutReason::Conditions)
         .map(|l| {
             l.differs
                 .iter()
@@ -411,27 +482,96 @@ fn left_out(r: &RunComparison) -> Option<String> {
                 .join(", ")
         })
         .collect();
-    if by_conditions.is_empty() {
-        return None;
+    if !by_conditions.is_empty() {
+        let mut kinds = by_conditions.clone();
+        kinds.sort();
+        kinds.dedup();
+        parts.push(format!(
+            "{} left out of the history: {} {} from the head's.",
+            is_are(by_conditions.len()),
+            kinds.join("; "),
+            if by_conditions.len() == 1 && !kinds[0].contains(',') {
+                "differs"
+            } else {
+                "differ"
+            }
+        ));
     }
-    let mut kinds = by_conditions.clone();
-    kinds.sort();
-    kinds.dedup();
-    Some(format!(
-        "{} base {} left out of the history: {} {} from the head's.",
-        by_conditions.len(),
-        if by_conditions.len() == 1 {
-            "run is"
-        } else {
-            "runs are"
-        },
-        kinds.join("; "),
-        if by_conditions.len() == 1 && !kinds[0].contains(',') {
-            "differs"
-        } else {
-            "differ"
-        }
-    ))
+    let outliers: Vec<&LeftOut> = r
+        .history
+        .left_out
+        .iter()
+        .filter(|l| l.reason == LeftOutReason::Outlier)
+        .collect();
+    if !outliers.is_empty() {
+        let each: Vec<String> = outliers
+            .iter()
+            .map(|l| {
+                format!(
+                    "{} ({} {})",
+                    commit(l.run.git_commit.as_deref(), None),
+                    l.measure.map_or("time", |m| m.label()),
+                    l.change_pct.map(signed_pct).unwrap_or_default()
+                )
+            })
+            .collect();
+        parts.push(format!(
+            "{} left out as far from the rest of the history (a hiccup, not a level): {}.",
+            is_are(outliers.len()),
+            first_and_more(each.into_iter(), 5)
+        ));
+    }
+    let invalid: Vec<&LeftOut> = r
+        .history
+        .left_out
+        .iter()
+        .filter(|l| l.reason == LeftOutReason::Invalid)
+        .collect();
+    if !invalid.is_empty() {
+        let each: Vec<String> = invalid
+            .iter()
+            .map(|l| {
+                format!(
+                    "{} ({})",
+                    commit(l.run.git_commit.as_deref(), None),
+                    escape::inline(l.why.as_deref().unwrap_or("impossible numbers"))
+                )
+            })
+            .collect();
+        parts.push(format!(
+            "{} left out because {} numbers cannot be true: {}.",
+            is_are(invalid.len()),
+            if invalid.len() == 1 { "its" } else { "their" },
+            first_and_more(each.into_iter(), 5)
+        ));
+    }
+    let combined = r.history.used.iter().filter(|u| u.repeats > 1).count();
+    if combined > 0 {
+        parts.push(format!(
+            "{} of the base branch's CI runs hold several analyses of this profile (repeats): each run's are combined into one point of the history.",
+            combined
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join(" "))
+}
+
+/// `1 base run is`, `3 base runs are`.
+fn is_are(n: usize) -> String {
+    if n == 1 {
+        "1 base run is".to_owned()
+    } else {
+        format!("{n} base runs are")
+    }
+}
+
+/// The levels of a history: its used points' highest segment, plus one.
+fn segments(r: &RunComparison) -> u64 {
+    r.history
+        .used
+        .iter()
+        .map(|u| u.segment)
+        .max()
+        .map_or(1, |s| s + 1)
 }
 
 /// The change within the pair of the head run and the newest base run, named for what it is.

@@ -540,6 +540,10 @@ fn t4_work(total: i64) -> crate::artifact::GpuWork {
             total_ns: 45_000,
             bandwidth_bytes_per_s: None,
             pageable_host: false,
+            iteration_count: None,
+            iteration_bytes: None,
+            iteration_total_ns: None,
+            per_iteration_ns: None,
         }]),
         ..crate::artifact::GpuWork::default()
     }

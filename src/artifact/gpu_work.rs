@@ -327,6 +327,23 @@ fn opening(text: &str, open: u8, close: u8) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::kernel_base_name as base;
+    use super::GpuWork;
+
+    /// A `gpu_work` written before `kernels_by_base_name` and the copies' `iteration_*` fields
+    /// reads, with them `null`.
+    #[test]
+    fn gpu_work_of_older_files_reads() {
+        let old = r#"{"devices": null, "kernels": [], "memory_copies": [{"copy_kind": "Host-to-Device",
+            "source": "Pinned", "destination": "Device", "count": 1, "bytes": 8, "total_ns": 5,
+            "bandwidth_bytes_per_s": null, "pageable_host": false}], "memsets": null,
+            "iteration_kernels": null, "per_range_kernels": null, "kernel_attribution": null,
+            "unavailable": {}}"#;
+        let w: GpuWork = serde_json::from_str(old).unwrap();
+        assert_eq!(w.kernels_by_base_name, None);
+        let c = &w.memory_copies.unwrap()[0];
+        assert_eq!((c.iteration_count, c.iteration_total_ns), (None, None));
+        assert_eq!((c.iteration_bytes, c.per_iteration_ns), (None, None));
+    }
 
     #[test]
     fn base_names_drop_namespaces_templates_parameters_and_return_types() {

@@ -260,21 +260,16 @@ pub fn range_table(c: &RangeChanges, caps: &Caps) -> RangeTable {
         .flat_map(|r| [r.base_per_iteration_ns, r.head_per_iteration_ns])
         .collect();
     let sides = column(&sides);
-    let changes: Vec<f64> = shown.iter().map(|r| r.change_ns).collect();
-    let changes = column(&changes);
+    // The change in the unit of its own column, `0` under the column's resolution.
+    let change_unit = ColumnUnit::of(shown.iter().map(|r| r.change_ns));
     let rows: Vec<RangeRow> = shown
         .iter()
         .zip(sides.chunks(2))
-        .zip(changes)
-        .map(|((r, pair), change)| RangeRow {
+        .map(|(r, pair)| RangeRow {
             name: esc(&r.name, caps.name_chars),
             base: pair[0].clone(),
             head: pair[1].clone(),
-            change: if r.change_ns >= 0.0 {
-                format!("+{change}")
-            } else {
-                change
-            },
+            change: change_unit.show_change(r.change_ns),
             change_pct: r.change_pct.map_or("n/a".to_owned(), signed_pct),
             verdict: verdict_cell(r.verdict),
         })

@@ -14,12 +14,13 @@ pub const UNITS: [(f64, &str); 4] = [(1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0
 /// 10^15 compares something with next to nothing), and 16 digits are no number a person reads.
 pub const LARGEST: f64 = 1e15;
 
-/// Decimals a duration shows at most, in its unit: its resolution is a thousandth of the unit
-/// (`0.225 ms`, `0.500 ns`), and a duration under half of that is `0` (a float leftover such
-/// as `5.59e-9 ns` is no change).
-pub const DURATION_DECIMALS: u32 = 3;
+/// Decimals a change shows at most, in the unit of its column: a change's resolution is a
+/// thousandth of that unit (`+0.219 µs` beside `+511 µs`), and a change under half of it is `0`
+/// (a float leftover such as `+5.59e-9 ns` between two equal ranges is no change).
+pub const CHANGE_DECIMALS: u32 = 3;
 
-/// Decimals any other number shows at most (a cv of `0.000120`); under half the last one: `0`.
+/// Decimals any other number shows at most (a standard deviation of `0.000546 ms`, a cv of
+/// `0.000120`): a millionth of its unit; under half of that it is `0`.
 pub const DECIMALS: u32 = 6;
 
 /// The one rule every number for people follows: `x` in positional notation, never exponent
@@ -77,9 +78,9 @@ pub fn plus(shown: String) -> String {
 }
 
 /// `ns` in the unit `scale` nanoseconds named `unit`, three significant digits and at most
-/// [`DURATION_DECIMALS`] decimals: `0.225 ms`; `n/a` without a unit.
+/// [`DECIMALS`] decimals: `0.225 ms`; `n/a` without a unit.
 pub fn in_unit(ns: f64, scale: f64, unit: &str) -> String {
-    with_unit(positional(ns / scale, 3, DURATION_DECIMALS), unit)
+    with_unit(positional(ns / scale, 3, DECIMALS), unit)
 }
 
 /// A shown number and its unit, a no-break space between; `n/a` alone.
@@ -93,8 +94,8 @@ pub fn with_unit(shown: String, unit: &str) -> String {
 
 /// A duration given in nanoseconds, in the largest unit in which it is at least 1, with three
 /// significant digits: `2.61 ms`, `950 µs`, `12 ns`, `1.00 s`. Whole nanoseconds below 1 µs
-/// are shown as they are (`12 ns`, not `12.0 ns`); under a nanosecond, at most
-/// [`DURATION_DECIMALS`] decimals (`0.500 ns`; a float leftover such as 5.59e-9 is `0 ns`).
+/// are shown as they are (`12 ns`, not `12.0 ns`); under a nanosecond, at most [`DECIMALS`]
+/// decimals (`0.500 ns`; a float leftover such as 5.59e-9 is `0 ns`).
 /// Seconds are the largest unit: `1234 s`. See [`positional`].
 pub fn duration(ns: f64) -> String {
     if !ns.is_finite() {

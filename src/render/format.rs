@@ -3,7 +3,7 @@
 
 pub use crate::units::{
     bytes, duration, duration_i, fixed, in_unit, plus, positional, ratio, round_significant,
-    significant, with_unit, DURATION_DECIMALS, NBSP, UNITS,
+    significant, with_unit, CHANGE_DECIMALS, NBSP, UNITS,
 };
 
 /// The unit a set of durations is charted in: the largest one in which the largest value is
@@ -37,18 +37,17 @@ impl ColumnUnit {
         ColumnUnit { scale, name }
     }
 
-    /// `ns` in this unit, three significant digits, at most [`DURATION_DECIMALS`] decimals
-    /// (the column's resolution: a thousandth of its unit, under which a value is `0`); `n/a`
-    /// when not finite.
+    /// `ns` in this unit, three significant digits ([`in_unit`]); `n/a` when not finite.
     pub fn show(self, ns: f64) -> String {
         in_unit(ns, self.scale, self.name)
     }
 
-    /// A change in this unit, as [`ColumnUnit::show`] with `+` before a positive one: `+511
-    /// µs`, `-0.982 µs`, and `0 µs` for a change under the column's resolution.
+    /// A change in this unit, three significant digits and at most [`CHANGE_DECIMALS`]
+    /// decimals (the column's resolution), `+` before a positive one: `+511 µs`, `-0.982 µs`,
+    /// and `0 µs`, without a sign, for a change under the resolution.
     pub fn show_change(self, ns: f64) -> String {
         with_unit(
-            plus(positional(ns / self.scale, 3, DURATION_DECIMALS)),
+            plus(positional(ns / self.scale, 3, CHANGE_DECIMALS)),
             self.name,
         )
     }
@@ -219,7 +218,9 @@ mod tests {
                 .map(|s| s.replace(' ', "\u{a0}"))
         );
         assert_eq!(unit.show_change(f64::NAN), "n/a");
-        assert_eq!(unit.show(12.0), "0.012\u{a0}µs");
+        // Values keep their three significant digits: only changes stop at the resolution.
+        assert_eq!(unit.show(12.0), "0.0120\u{a0}µs");
+        assert_eq!(unit.show(0.546), "0.000546\u{a0}µs");
     }
 
     #[test]

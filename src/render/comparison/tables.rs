@@ -10,7 +10,10 @@ use crate::artifact::comparison::{
 };
 use crate::artifact::kernel_base_name;
 use crate::render::escape::inline_shortened as esc;
-use crate::render::format::{column, duration, plural, ColumnUnit};
+use crate::render::format::{column, duration, plural, ColumnUnit, NBSP};
+
+/// [`NBSP`] as a pattern's replacement.
+const NBSP_STR: &str = "\u{a0}";
 use crate::render::limit::Caps;
 
 #[derive(Debug, Serialize)]
@@ -93,11 +96,12 @@ pub fn measure_rows(measures: &[Measure]) -> Vec<MeasureRow> {
         .map(|(m, pair)| MeasureRow {
             name: m.name.label(),
             base: m.base.as_ref().map_or("none".to_owned(), |b| {
-                format!("{} ({})", pair[0], plural(b.runs as usize, "run", "runs"))
+                let runs = plural(b.runs as usize, "run", "runs").replace(' ', NBSP_STR);
+                format!("{}{NBSP}({runs})", pair[0])
             }),
             head: m.head.as_ref().map_or("none".to_owned(), |h| {
                 if h.runs > 1 {
-                    format!("{} ({} runs)", pair[1], h.runs)
+                    format!("{}{NBSP}({}{NBSP}runs)", pair[1], h.runs)
                 } else {
                     pair[1].clone()
                 }
@@ -108,17 +112,22 @@ pub fn measure_rows(measures: &[Measure]) -> Vec<MeasureRow> {
                 None if m.change_pct.is_some() => "unknown".to_owned(),
                 None => "n/a".to_owned(),
             },
-            verdict: m.verdict.map_or("not compared", verdict_cell).to_owned(),
+            verdict: m
+                .verdict
+                .map_or("not\u{a0}compared", verdict_cell)
+                .to_owned(),
         })
         .collect()
 }
 
-/// A verdict in a table cell: `slower` and `faster`, the verdicts beyond the noise, in bold.
+/// A verdict in a table cell: `slower` and `faster`, the verdicts beyond the noise, in bold;
+/// the others' words held together by a no-break space (a cell never wraps).
 fn verdict_cell(v: ChangeVerdict) -> &'static str {
     match v {
         ChangeVerdict::Slower => "**slower**",
         ChangeVerdict::Faster => "**faster**",
-        other => other.as_str(),
+        ChangeVerdict::WithinNoise => "within\u{a0}noise",
+        ChangeVerdict::NoiseUnknown => "noise\u{a0}unknown",
     }
 }
 

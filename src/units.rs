@@ -51,9 +51,7 @@ pub fn fixed(x: f64, decimals: u32) -> String {
     let decimals = decimals as usize;
     let shown = format!("{x:.decimals$}");
     match shown.strip_prefix('-') {
-        Some(unsigned) if unsigned.bytes().all(|b| matches!(b, b'0' | b'.')) => {
-            unsigned.to_owned()
-        }
+        Some(unsigned) if unsigned.bytes().all(|b| matches!(b, b'0' | b'.')) => unsigned.to_owned(),
         _ => shown,
     }
 }

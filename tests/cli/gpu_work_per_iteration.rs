@@ -77,10 +77,7 @@ impl Ranges {
         let mut r = innermost;
         while !self.counted.contains(&r.range_id) {
             names.push(r.name.as_str());
-            r = self
-                .rows
-                .iter()
-                .find(|p| Some(p.range_id) == r.parent_id)?;
+            r = self.rows.iter().find(|p| Some(p.range_id) == r.parent_id)?;
         }
         names.reverse();
         Some(grouped(&names.join(".")))
@@ -232,7 +229,11 @@ fn copy_group(r: &Value) -> String {
         .replace("HtoD", "Host-to-Device")
         .replace("DtoH", "Device-to-Host");
     let memory = |v: &Value| v.as_str().unwrap_or("").to_owned();
-    format!("{kind}|{}|{}", memory(&r["SrcMemKd"]), memory(&r["DstMemKd"]))
+    format!(
+        "{kind}|{}|{}",
+        memory(&r["SrcMemKd"]),
+        memory(&r["DstMemKd"])
+    )
 }
 
 /// On each tested nsys and on the fixtures with several range groups and several processes:
@@ -297,7 +298,10 @@ fn kernels_by_base_name_match_nsys_own_reports() {
                     gemm["launched_by"][0]["group"],
                     "layer_#_token_#.forward_layer_#"
                 );
-                assert_eq!(entry("embedding_lookup_kernel")["launched_by"][0]["group"], "embed");
+                assert_eq!(
+                    entry("embedding_lookup_kernel")["launched_by"][0]["group"],
+                    "embed"
+                );
             }
             "gpu-processes" => {
                 // Two kernels of one base name, one of them the second process's: summed
@@ -354,10 +358,17 @@ fn copies_per_iteration_come_with_the_calls_of_cuda_api_trace() {
             memory(&c["destination"])
         );
         let total = int(&c["iteration_total_ns"]);
-        assert_eq!(c["per_iteration_ns"].as_f64(), Some(total as f64 / iterations));
+        assert_eq!(
+            c["per_iteration_ns"].as_f64(),
+            Some(total as f64 / iterations)
+        );
         got.insert(
             key,
-            (c["iteration_count"].as_u64().unwrap(), int(&c["iteration_bytes"]), total),
+            (
+                c["iteration_count"].as_u64().unwrap(),
+                int(&c["iteration_bytes"]),
+                total,
+            ),
         );
     }
     assert_eq!(got, want);

@@ -146,6 +146,17 @@ mod tests {
         }
     }
 
+    /// Base name, names, instances, total, and the iterations' launches, total, per iteration.
+    type Row<'a> = (
+        &'a str,
+        u64,
+        u64,
+        i64,
+        Option<u64>,
+        Option<i64>,
+        Option<f64>,
+    );
+
     /// Kernels sharing a base name are summed (the report's `gemm [1]`, `gemm [2]`); a kernel
     /// without a base name (an older file) gets the derived one.
     #[test]
@@ -169,7 +180,7 @@ mod tests {
             by_base_name: &by_base,
         };
         let table = kernels_by_base_name(&kernels, Some(&it));
-        let got: Vec<(&str, u64, u64, i64, Option<u64>, Option<i64>, Option<f64>)> = table
+        let got: Vec<Row> = table
             .iter()
             .map(|k| {
                 (
@@ -225,14 +236,21 @@ mod tests {
         let names = |l: &BaseNameLaunches| -> Vec<String> {
             launching_groups(l).into_iter().map(|g| g.group).collect()
         };
-        assert_eq!(names(&launched(3, &[("a", 60), ("b", 30), ("c", 10)], 0)), ["a"]);
+        assert_eq!(
+            names(&launched(3, &[("a", 60), ("b", 30), ("c", 10)], 0)),
+            ["a"]
+        );
         // 50 is not more than half of 100: the next one too.
         assert_eq!(
             names(&launched(3, &[("b", 50), ("a", 50), ("c", 0)], 0)),
             ["a", "b"]
         );
         assert_eq!(
-            names(&launched(5, &[("a", 20), ("b", 20), ("c", 20), ("d", 20), ("e", 20)], 0)),
+            names(&launched(
+                5,
+                &[("a", 20), ("b", 20), ("c", 20), ("d", 20), ("e", 20)],
+                0
+            )),
             ["a", "b", "c"]
         );
         assert_eq!(names(&launched(1, &[("a", 10)], 90)), ["a"]);

@@ -530,6 +530,31 @@ fn place_calls(
 mod tests {
     use super::*;
 
+    /// The example's memory operations: copies in `c` and in iteration 1's `a`, a memset in
+    /// `c`, a copy outside the iterations, and one whose id no API call has.
+    fn example_copies(names: &mut Interner) -> [CopyLaunch; 5] {
+        let mut name = |text: &str| names.intern_bytes(text.as_bytes()).unwrap();
+        let h2d = (
+            name("[CUDA memcpy HtoD]"),
+            Some(name("Pageable")),
+            Some(name("Device")),
+        );
+        let memset = (name("[CUDA memset]"), Some(name("Device")), None);
+        let copy = |corr_id, duration_ns, bytes, kind| CopyLaunch {
+            corr_id,
+            duration_ns,
+            bytes,
+            kind,
+        };
+        [
+            copy(11, 40, 1_000, h2d),
+            copy(12, 60, 3_000, h2d),
+            copy(13, 9, 64, memset),
+            copy(14, 500, 7_000, h2d),
+            copy(15, 500, 7_000, h2d),
+        ]
+    }
+
     /// `cap > iteration 0 > (a > b), c` and `iteration 1 > a`; calls on the iterations' thread
     /// (1) at the edges of ranges, on another thread, outside the iterations, and with an
     /// id two processes share.
@@ -616,26 +641,7 @@ mod tests {
             launch(9, 1, gemm),
             launch(10, 1, gemm), // no API call has its id
         ];
-        let mut name = |text: &str| kernel_names.intern_bytes(text.as_bytes()).unwrap();
-        let h2d = (
-            name("[CUDA memcpy HtoD]"),
-            Some(name("Pageable")),
-            Some(name("Device")),
-        );
-        let memset = (name("[CUDA memset]"), Some(name("Device")), None);
-        let copy = |corr_id, duration_ns, bytes, kind| CopyLaunch {
-            corr_id,
-            duration_ns,
-            bytes,
-            kind,
-        };
-        let copies = [
-            copy(11, 40, 1_000, h2d),
-            copy(12, 60, 3_000, h2d),
-            copy(13, 9, 64, memset),
-            copy(14, 500, 7_000, h2d),
-            copy(15, 500, 7_000, h2d), // no API call has its id
-        ];
+        let copies = example_copies(&mut kernel_names);
         let launches = Launches {
             api: &api,
             kernels: &kernels,
@@ -757,7 +763,8 @@ mod tests {
     #[test]
     fn base_names_and_copies_of_the_counted_iterations() {
         let mix = mix_of_the_example();
-        let got: Vec<(&str, u64, i128, Vec<(&str, i128)>)> = mix
+        type ByBase<'a> = (&'a str, u64, i128, Vec<(&'a str, i128)>);
+        let got: Vec<ByBase> = mix
             .by_base_name
             .iter()
             .map(|(base, l)| {

@@ -184,7 +184,10 @@ mod tests {
         assert_eq!(signed_pct(-0.04), "0.0\u{a0}%");
         assert_eq!(signed_pct(-0.0), "0.0\u{a0}%");
         assert_eq!(signed_pct(-12.345), "-12.3\u{a0}%");
-        assert_eq!(range_pct([-1.9, 1.9]), "-1.9\u{a0}%\u{a0}to\u{a0}+1.9\u{a0}%");
+        assert_eq!(
+            range_pct([-1.9, 1.9]),
+            "-1.9\u{a0}%\u{a0}to\u{a0}+1.9\u{a0}%"
+        );
         // `compare X X`: no change is no direction.
         assert_eq!(compared(0.0, "base"), "the same as base (0.0\u{a0}%)");
         assert_eq!(compared(-0.04, "base"), "the same as base (0.0\u{a0}%)");
@@ -198,8 +201,7 @@ mod tests {
     mod numbers {
         use super::super::*;
         use crate::render::format::{
-            bytes, column, duration, duration_i, fixed, percent, ratio, significant,
-            ColumnUnit,
+            bytes, column, duration, duration_i, fixed, percent, ratio, significant, ColumnUnit,
         };
         use proptest::prelude::*;
 

@@ -327,6 +327,10 @@ mod tests {
                     total_ns: 5,
                     bandwidth_bytes_per_s: None,
                     pageable_host: true,
+                    iteration_count: None,
+                    iteration_bytes: None,
+                    iteration_total_ns: None,
+                    per_iteration_ns: None,
                 }]),
                 ..GpuWork::default()
             });

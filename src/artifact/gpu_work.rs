@@ -13,6 +13,11 @@ pub struct GpuWork {
     pub devices: Option<Vec<GpuDevice>>,
     /// Every kernel name over the whole capture (`cuda_gpu_kern_sum`), largest total first.
     pub kernels: Option<Vec<KernelStats>>,
+    /// The kernels summed by base name (`kernels[].base_name`), with their time inside the
+    /// counted iterations and the range groups that launched it: what a comparison of two runs'
+    /// kernels needs. Largest total first. Absent in files written before it was added.
+    #[serde(default)]
+    pub kernels_by_base_name: Option<Vec<KernelBaseName>>,
     /// Memory copies grouped by copy kind, source and destination memory kind, largest total
     /// time first.
     pub memory_copies: Option<Vec<MemoryCopies>>,
@@ -96,6 +101,57 @@ pub struct MemoryCopies {
     pub bandwidth_bytes_per_s: Option<f64>,
     /// A host-to-device copy from, or device-to-host copy to, pageable host memory.
     pub pageable_host: bool,
+    /// The copies launched inside the counted iterations, when their launching calls are known
+    /// (`cuda_api_trace`, joined here); `null` otherwise, and in files written before it was
+    /// added.
+    #[serde(default)]
+    pub iteration_count: Option<u64>,
+    #[serde(default)]
+    pub iteration_bytes: Option<u64>,
+    /// Sum of their durations (busy time, not a projection).
+    #[serde(default)]
+    pub iteration_total_ns: Option<i64>,
+    /// `iteration_total_ns` over the counted iterations.
+    #[serde(default)]
+    pub per_iteration_ns: Option<f64>,
+}
+
+/// The kernels of one base name (`kernels_by_base_name`), summed: over the whole capture, and
+/// launched inside the counted iterations.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelBaseName {
+    /// As `kernels[].base_name`.
+    pub base_name: String,
+    /// Entries of `kernels` with this base name.
+    pub names: u64,
+    /// Their instances and total over the whole capture (`cuda_gpu_kern_sum`).
+    pub instances: u64,
+    pub total_ns: i64,
+    /// Launched inside the counted iterations; `null` when the kernels could not be attributed
+    /// (`kernel_attribution` is `null`).
+    pub iteration_launches: Option<u64>,
+    /// Sum of those kernels' durations: GPU busy time, not a projection.
+    pub iteration_total_ns: Option<i64>,
+    /// `iteration_total_ns` over the counted iterations (`iteration_kernels.iterations`);
+    /// `null` without attribution or without a counted iteration.
+    pub per_iteration_ns: Option<f64>,
+    /// The range groups whose ranges launched most of `iteration_total_ns`: by the innermost
+    /// range around each launch, largest first, until they hold more than half of it, at most
+    /// [`LAUNCHING_GROUPS`]. Kernels launched by an iteration outside every range below it
+    /// belong to no group.
+    pub launched_by: Option<Vec<LaunchingGroup>>,
+}
+
+/// Groups named in a [`KernelBaseName::launched_by`] at most.
+pub const LAUNCHING_GROUPS: usize = 3;
+
+/// A range group and the kernel time its ranges launched (`launched_by`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaunchingGroup {
+    /// As `host_range_groups[].group`: the innermost range's scoped name, each run of digits
+    /// written `#`.
+    pub group: String,
+    pub total_ns: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -271,6 +327,23 @@ fn opening(text: &str, open: u8, close: u8) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::kernel_base_name as base;
+    use super::GpuWork;
+
+    /// A `gpu_work` written before `kernels_by_base_name` and the copies' `iteration_*` fields
+    /// reads, with them `null`.
+    #[test]
+    fn gpu_work_of_older_files_reads() {
+        let old = r#"{"devices": null, "kernels": [], "memory_copies": [{"copy_kind": "Host-to-Device",
+            "source": "Pinned", "destination": "Device", "count": 1, "bytes": 8, "total_ns": 5,
+            "bandwidth_bytes_per_s": null, "pageable_host": false}], "memsets": null,
+            "iteration_kernels": null, "per_range_kernels": null, "kernel_attribution": null,
+            "unavailable": {}}"#;
+        let w: GpuWork = serde_json::from_str(old).unwrap();
+        assert_eq!(w.kernels_by_base_name, None);
+        let c = &w.memory_copies.unwrap()[0];
+        assert_eq!((c.iteration_count, c.iteration_total_ns), (None, None));
+        assert_eq!((c.iteration_bytes, c.per_iteration_ns), (None, None));
+    }
 
     #[test]
     fn base_names_drop_namespaces_templates_parameters_and_return_types() {

@@ -25,8 +25,9 @@ mod vocabulary;
 
 pub use advice::{Advice, AdviceKernels, AdviceKind};
 pub use gpu_work::{
-    kernel_base_name, GpuDevice, GpuWork, IterationKernels, KernelAttribution, KernelStats,
-    MemoryCopies, Memsets, OtherKernels, RangeKernel, RangeKernelGroup, RangeKernels,
+    kernel_base_name, GpuDevice, GpuWork, IterationKernels, KernelAttribution, KernelBaseName,
+    KernelStats, LaunchingGroup, MemoryCopies, Memsets, OtherKernels, RangeKernel,
+    RangeKernelGroup, RangeKernels, LAUNCHING_GROUPS,
 };
 use layout::JsonLayout;
 pub use vocabulary::{GateResult, ReportName, ReportState, Verdict, WarningCode};

@@ -240,6 +240,8 @@ impl GpuWorkRows {
                 names,
                 report: ReportName::KernelExecTrace.as_str(),
                 base_names: self.base_name_map(),
+                // Kernels only: the copies' launching calls are not in it.
+                copies: None,
             }),
             Calls::Api(api) => {
                 let trace = self.trace.as_ref().ok()?;
@@ -250,6 +252,7 @@ impl GpuWorkRows {
                     names: &self.trace_names,
                     report: ReportName::ApiTrace.as_str(),
                     base_names: self.base_name_map(),
+                    copies: Some(&trace.copies),
                 })
             }
         }
@@ -302,7 +305,7 @@ impl GpuWorkRows {
         };
         let mut failed: Vec<(&Unavailable, &[&str])> = Vec::new();
         if let Err(u) = &self.kernels {
-            failed.push((u, &["kernels"]));
+            failed.push((u, &["kernels", "kernels_by_base_name"]));
         }
         if let Err(u) = &self.trace {
             failed.push((u, &trace_parts));
@@ -328,9 +331,20 @@ impl GpuWorkRows {
             }
             warnings.push(unavailable_warning(u, parts));
         }
-        let trace = self.trace.ok();
+        let mut trace = self.trace.ok();
         if let Some(t) = &trace {
             warnings.extend(rules::pageable_warning(&t.memory_copies));
+        }
+        let kernels_by_base_name = self.kernels.as_ref().ok().map(|kernels| {
+            let launched = kernel_mix.as_ref().map(|m| rules::IterationLaunches {
+                iterations: m.iteration.iterations,
+                by_base_name: &m.by_base_name,
+            });
+            rules::kernels_by_base_name(kernels, launched.as_ref())
+        });
+        if let (Some(t), Some(m)) = (&mut trace, &kernel_mix) {
+            let launched = m.copies.as_ref().map(|c| (c, m.iteration.iterations));
+            rules::attach_iteration_copies(&mut t.memory_copies, launched);
         }
         let (iteration_kernels, per_range_kernels, per_range_kernel_groups, kernel_attribution) =
             match kernel_mix {
@@ -349,6 +363,7 @@ impl GpuWorkRows {
         let work = GpuWork {
             devices,
             kernels: self.kernels.ok(),
+            kernels_by_base_name,
             memory_copies,
             memsets,
             iteration_kernels,

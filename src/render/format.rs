@@ -2,7 +2,8 @@
 //! significant digits. `analysis.json` keeps integer nanoseconds; only the report rounds.
 
 pub use crate::units::{
-    bytes, duration, duration_i, ratio, round_significant, significant, NBSP, UNITS,
+    bytes, duration, duration_i, fixed, in_unit, plus, positional, ratio, round_significant,
+    significant, with_unit, CHANGE_DECIMALS, NBSP, UNITS,
 };
 
 /// The unit a set of durations is charted in: the largest one in which the largest value is
@@ -36,13 +37,19 @@ impl ColumnUnit {
         ColumnUnit { scale, name }
     }
 
-    /// `ns` in this unit, three significant digits; `n/a` when not finite.
+    /// `ns` in this unit, three significant digits ([`in_unit`]); `n/a` when not finite.
     pub fn show(self, ns: f64) -> String {
-        if ns.is_finite() {
-            format!("{}{NBSP}{}", significant(ns / self.scale, 3), self.name)
-        } else {
-            "n/a".to_owned()
-        }
+        in_unit(ns, self.scale, self.name)
+    }
+
+    /// A change in this unit, three significant digits and at most [`CHANGE_DECIMALS`]
+    /// decimals (the column's resolution), `+` before a positive one: `+511 µs`, `-0.982 µs`,
+    /// and `0 µs`, without a sign, for a change under the resolution.
+    pub fn show_change(self, ns: f64) -> String {
+        with_unit(
+            plus(positional(ns / self.scale, 3, CHANGE_DECIMALS)),
+            self.name,
+        )
     }
 }
 
@@ -64,9 +71,9 @@ pub fn percent(part: f64, whole: f64) -> String {
     }
     let p = 100.0 * part / whole;
     if p > 0.0 && p < 0.1 {
-        return format!("under 0.1{NBSP}%");
+        return format!("under{NBSP}0.1{NBSP}%");
     }
-    format!("{p:.1}{NBSP}%")
+    with_unit(fixed(p, 1), "%")
 }
 
 /// `1 run`, `3 runs`: a count and its noun.
@@ -158,7 +165,9 @@ mod tests {
         assert_eq!(duration_i(2_612_345), "2.61\u{a0}ms");
     }
 
-    /// Also seen: `f64::MAX` printed as a 309-digit number. Every number is a few characters.
+    /// Also seen: `f64::MAX` printed as a 309-digit number, then as `1.80e299 s`, and float
+    /// leftovers as `+5.59e-9 ns`. Every number is a few characters, never in exponent
+    /// notation: tiny ones are `0`, absurdly large ones `n/a`.
     #[test]
     fn numbers_at_the_edge_of_f64_print_short() {
         for x in [
@@ -168,6 +177,8 @@ mod tests {
             1e20,
             123_456_789_012.0,
             f64::MIN_POSITIVE,
+            5e-324,
+            5.59e-9,
         ] {
             for shown in [
                 duration(x),
@@ -178,10 +189,38 @@ mod tests {
                 assert!(shown.chars().count() <= 16, "{x}: {shown}");
             }
         }
-        assert_eq!(significant(1.234e20, 3), "1.23e20");
-        assert_eq!(duration(f64::MAX), "1.80e299\u{a0}s");
+        assert_eq!(significant(1.234e20, 3), "n/a");
+        assert_eq!(significant(1.234e14, 3), "123000000000000");
+        assert_eq!(duration(f64::MAX), "n/a");
         assert_eq!(duration(f64::INFINITY), "n/a");
+        assert_eq!(duration(5.59e-9), "0\u{a0}ns");
+        assert_eq!(duration(-3.49e-10), "0\u{a0}ns");
+        assert_eq!(duration(1e22), "10000000000000\u{a0}s");
         assert_eq!(significant(123_456.0, 3), "123000");
+        assert_eq!(significant(3.4e-7, 3), "0");
+        assert_eq!(significant(0.000_123_4, 3), "0.000123");
+        assert_eq!(fixed(-0.04, 1), "0.0");
+        assert_eq!(fixed(f64::NAN, 1), "n/a");
+    }
+
+    /// A column's resolution is a thousandth of its unit: a change under it is `0`, with no
+    /// sign; a positive change has a `+`.
+    #[test]
+    fn changes_under_a_columns_resolution_are_zero() {
+        let unit = ColumnUnit::of([1_500.0, 5.59e-9, -3.49e-10, -982.0]);
+        let shown: Vec<String> = [1_500.0, 5.59e-9, -3.49e-10, -982.0, 0.4, 0.6]
+            .iter()
+            .map(|&ns| unit.show_change(ns))
+            .collect();
+        assert_eq!(
+            shown,
+            ["+1.50 µs", "0 µs", "0 µs", "-0.982 µs", "0 µs", "+0.001 µs"]
+                .map(|s| s.replace(' ', "\u{a0}"))
+        );
+        assert_eq!(unit.show_change(f64::NAN), "n/a");
+        // Values keep their three significant digits: only changes stop at the resolution.
+        assert_eq!(unit.show(12.0), "0.0120\u{a0}µs");
+        assert_eq!(unit.show(0.546), "0.000546\u{a0}µs");
     }
 
     #[test]
@@ -194,7 +233,7 @@ mod tests {
         assert_eq!(ratio(2.3149), "2.31×");
         assert_eq!(percent(1.0, 3.0), "33.3\u{a0}%");
         assert_eq!(percent(1.0, 0.0), "n/a");
-        assert_eq!(percent(1.0, 100_000.0), "under 0.1\u{a0}%");
+        assert_eq!(percent(1.0, 100_000.0), "under\u{a0}0.1\u{a0}%");
     }
 
     #[test]

@@ -540,6 +540,10 @@ fn t4_work(total: i64) -> crate::artifact::GpuWork {
             total_ns: 45_000,
             bandwidth_bytes_per_s: None,
             pageable_host: false,
+            iteration_count: None,
+            iteration_bytes: None,
+            iteration_total_ns: None,
+            per_iteration_ns: None,
         }]),
         ..crate::artifact::GpuWork::default()
     }
@@ -765,6 +769,118 @@ fn the_comparison_section_with_a_history_gpu_work_and_differences() {
         md.contains("**noise unknown** (0 usable base runs; 3 needed)"),
         "{md}"
     );
+}
+
+/// Numbers a person reads: the comparison's numbers set to float leftovers (a change of
+/// 5.59e-9 ns between two equal ranges), subnormals, huge values, infinities and NaN; the
+/// comment shows none in exponent notation, none as `NaN` or `inf`, a change under its
+/// column's resolution as `0`, and each column in one unit.
+#[test]
+fn the_comparison_shows_every_number_positionally() {
+    use crate::artifact::comparison::{RangeChange, RangeOnly};
+    use crate::compare::{self, Criteria, RunLevel};
+    let (bases, head, source) = history_and_head();
+    let heads = [RunLevel::of(&head, "/runs/r/analysis.json")];
+    let mut c = compare::compare(&heads, &bases, source, Vec::new(), Criteria::default());
+    let odd = [
+        5.59e-9,
+        -3.49e-10,
+        5e-324,
+        -0.0,
+        f64::MIN_POSITIVE,
+        1e300,
+        f64::MAX,
+        f64::INFINITY,
+        f64::NAN,
+        -1e-300,
+    ];
+    let run = &mut c.runs[0];
+    let mut k = 0;
+    let mut next = || {
+        k += 1;
+        odd[k % odd.len()]
+    };
+    // Two equal ranges of 1.5 µs whose levels differ by float leftovers, beside a real change.
+    let change = |name: &str, base: f64, head: f64| RangeChange {
+        name: name.to_owned(),
+        base_per_iteration_ns: base,
+        head_per_iteration_ns: head,
+        change_ns: head - base,
+        change_pct: Some((head - base) / base * 100.0),
+        base_runs: 4,
+        p_value: None,
+        verdict: crate::artifact::comparison::ChangeVerdict::WithinNoise,
+    };
+    run.host_ranges.changed = vec![
+        change("real", 1_500.0, 3_000.0),
+        change("leftover", 1_500.0, 1_500.0 + 5.59e-9),
+        change("leftover.down", 1_500.0, 1_500.0 - 3.49e-10),
+    ];
+    let mut ranges = run.host_ranges.clone();
+    for r in &mut ranges.changed {
+        (r.base_per_iteration_ns, r.head_per_iteration_ns) = (next(), next());
+        (r.change_ns, r.change_pct) = (next(), Some(next()));
+    }
+    ranges.new = vec![RangeOnly {
+        name: "new".into(),
+        per_iteration_ns: next(),
+    }];
+    run.gpu_ranges = Some(ranges);
+    for m in &mut run.measures {
+        if let Some(b) = &mut m.base {
+            (b.level_ns, b.minimum_ns, b.maximum_ns) = (next(), next(), next());
+            b.spread_pct = Some(next());
+        }
+        if let Some(h) = &mut m.head {
+            h.value_ns = next();
+        }
+        m.change_pct = Some(next());
+        m.interval_pct = Some([next(), next()]);
+    }
+    for w in run.gpu_work.iter_mut().flat_map(|w| &mut w.kernels) {
+        (w.base_total_ns, w.head_total_ns) = (Some(next()), Some(next()));
+    }
+    for r in &mut run.history.used {
+        (r.host_inclusive_ns, r.gpu_projected_ns) = (Some(next()), Some(next()));
+    }
+    let outcomes = vec![outcome(head)];
+    let md = Renderer::new(&Template::builtin())
+        .unwrap()
+        .render_with(&outcomes, Some(&c), &options(&outcomes, Budget::comment()))
+        .unwrap();
+    let section = &md[md.find("### Compared with the base branch").unwrap()..];
+    // The charts' colours (`#4e79a7`) aside.
+    let text: String = section
+        .lines()
+        .filter(|l| !l.starts_with("%%{init"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let chars: Vec<char> = text.chars().collect();
+    for (i, w) in chars.windows(3).enumerate() {
+        let exponent = w[0].is_ascii_digit()
+            && matches!(w[1], 'e' | 'E')
+            && (w[2].is_ascii_digit() || matches!(w[2], '-' | '+'));
+        let at: String = chars[i.saturating_sub(30)..(i + 30).min(chars.len())]
+            .iter()
+            .collect();
+        assert!(!exponent, "exponent notation at `{at}` in\n{section}");
+    }
+    for word in ["NaN", "inf ", "inf\u{a0}", "infinity"] {
+        assert!(!section.contains(word), "{word} in\n{section}");
+    }
+    assert!(
+        section.contains("| real | 1.50\u{a0}µs | 3.00\u{a0}µs | +1.50\u{a0}µs |"),
+        "{section}"
+    );
+    assert!(
+        section.contains("| leftover | 1.50\u{a0}µs | 1.50\u{a0}µs | 0\u{a0}µs | 0.0\u{a0}% |"),
+        "{section}"
+    );
+    assert!(
+        section.contains("| leftover.down | 1.50\u{a0}µs | 1.50\u{a0}µs | 0\u{a0}µs |"),
+        "{section}"
+    );
+    assert_one_unit_per_column(&md);
 }
 
 /// Every column of every table in `md` shows its durations in one unit (`none`, `n/a` and

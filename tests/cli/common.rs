@@ -321,6 +321,7 @@ pub struct CsvRange {
     pub dur_child: i64,
     pub dur_non_child: i64,
     pub name: String,
+    pub pid: u64,
     pub tid: u64,
     pub range_id: u64,
     pub parent_id: Option<u64>,
@@ -335,13 +336,14 @@ pub fn plain_pushpop(path: &Path) -> Vec<CsvRange> {
             .position(|h| h == name)
             .unwrap_or_else(|| panic!("no column {name}"))
     };
-    let (start, end, dur, child, nonchild, name, tid, id, parent) = (
+    let (start, end, dur, child, nonchild, name, pid, tid, id, parent) = (
         col("Start (ns)"),
         col("End (ns)"),
         col("Duration (ns)"),
         col("DurChild (ns)"),
         col("DurNonChild (ns)"),
         col("Name"),
+        col("PID"),
         col("TID"),
         col("RangeId"),
         col("ParentId"),
@@ -357,6 +359,7 @@ pub fn plain_pushpop(path: &Path) -> Vec<CsvRange> {
                 dur_child: r[child].parse().unwrap(),
                 dur_non_child: r[nonchild].parse().unwrap(),
                 name: r[name].trim_start_matches(':').to_owned(),
+                pid: r[pid].parse().unwrap(),
                 tid: r[tid].parse().unwrap(),
                 range_id: r[id].parse().unwrap(),
                 parent_id: match &r[parent] {

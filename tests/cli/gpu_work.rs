@@ -22,7 +22,7 @@ const VERSIONS: [(&str, &str); 3] = [
 
 /// nsys's JSON output of one report of `trace` (nsys 2022.4's legacy name when `legacy`).
 /// nsys leaves newlines raw inside JSON strings: they are escaped before parsing.
-fn nsys_json(nsys: &Path, trace: &Path, report: &str, format: &str) -> Vec<Value> {
+pub fn nsys_json(nsys: &Path, trace: &Path, report: &str, format: &str) -> Vec<Value> {
     let tmp = assert_fs::TempDir::new().unwrap();
     let out = tmp.path().join("j");
     let status = std::process::Command::new(nsys)

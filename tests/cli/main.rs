@@ -14,6 +14,7 @@ mod files;
 mod fixtures;
 mod github_server;
 mod gpu_work;
+mod gpu_work_per_iteration;
 mod injection;
 mod nsys_failures;
 mod output;

@@ -10,7 +10,7 @@ use super::super::iterations::Measured;
 use super::super::ranges::{clamp, Scopes};
 use super::super::tree::{Tree, NONE};
 use super::share;
-use super::trace::KernelLaunch;
+use super::trace::{copy_key, CopyKey, CopyLaunch, KernelLaunch, Totals};
 use crate::artifact::{
     group_name, kernel_base_name, AdviceKernels, GpuProjectedRange, GpuProjectedRangeGroup,
     HostRange, HostRangeGroup, IterationKernels, KernelAttribution, OtherKernels, RangeKernel,
@@ -39,6 +39,10 @@ pub struct Launches<'a> {
     /// Each kernel's base name (`gpu_work.kernels[].base_name`); a kernel not in it gets the
     /// derived one.
     pub base_names: FxHashMap<&'a str, &'a str>,
+    /// The memory copies, when their launching calls are among `api` (`cuda_api_trace`,
+    /// joined on the correlation id as the kernels are); `None` when they are not
+    /// (`cuda_kern_exec_trace` gives kernels only). Names in `names`.
+    pub copies: Option<&'a [CopyLaunch]>,
 }
 
 /// The kernels of the counted iterations and of the ranges below them.
@@ -52,6 +56,21 @@ pub struct KernelMix {
     /// The kernels of the groups asked for ([`MixInput::groups`]), by group; a group whose
     /// ranges launched no kernel is left out.
     pub groups: BTreeMap<String, AdviceKernels>,
+    /// Every kernel launched inside the counted iterations, by base name.
+    pub by_base_name: BTreeMap<String, BaseNameLaunches>,
+    /// The memory copies launched inside the counted iterations, by copy group; `None` when
+    /// the copies' launching calls are unknown ([`Launches::copies`]).
+    pub copies: Option<BTreeMap<CopyKey, Totals>>,
+}
+
+/// The kernels of one base name launched inside the counted iterations.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BaseNameLaunches {
+    pub launches: u64,
+    pub total_ns: i128,
+    /// Their time by the group of the innermost range around each launch; launches of an
+    /// iteration outside every range below it are in no group.
+    pub by_group: BTreeMap<String, i128>,
 }
 
 /// The range tables the mixes are named and ranked by, and the groups whose mixes are wanted.
@@ -80,6 +99,9 @@ pub(in crate::analysis) fn kernel_mix(
     by_corr.reserve(launches.kernels.len());
     for k in launches.kernels {
         by_corr.insert(k.corr_id, NONE);
+    }
+    for c in launches.copies.unwrap_or_default() {
+        by_corr.insert(c.corr_id, NONE);
     }
     for (i, call) in launches.api.iter().enumerate() {
         if let Some(slot) = by_corr.get_mut(&call.corr_id) {
@@ -114,6 +136,8 @@ pub(in crate::analysis) fn kernel_mix(
     };
     let mut iteration = Mix::default();
     let mut by_scope: Vec<Mix> = (0..scopes.parent.len()).map(|_| Mix::default()).collect();
+    // Each kernel name's launches and time by the innermost scope around them.
+    let mut innermost: FxHashMap<(NameId, u32), (u64, i128)> = FxHashMap::default();
     for k in launches.kernels {
         let call = by_corr.get(&k.corr_id).copied().unwrap_or(NONE);
         if call == NONE {
@@ -129,6 +153,9 @@ pub(in crate::analysis) fn kernel_mix(
             Some(scope) => {
                 attribution.in_counted_iterations += 1;
                 iteration.add(k);
+                let e = innermost.entry((k.name, scope)).or_default();
+                e.0 += 1;
+                e.1 += i128::from(k.duration_ns);
                 let mut s = scope;
                 while s != NONE {
                     by_scope[s as usize].add(k);
@@ -146,14 +173,65 @@ pub(in crate::analysis) fn kernel_mix(
         kernels,
         other_kernels,
     };
+    let copies = launches.copies.map(|copies| {
+        let mut sums: FxHashMap<_, Totals> = FxHashMap::default();
+        for c in copies {
+            let call = by_corr.get(&c.corr_id).copied().unwrap_or(NONE);
+            if call != NONE && call != AMBIGUOUS && place.contains_key(&call) {
+                sums.entry(c.kind).or_default().add(Totals {
+                    count: 1,
+                    bytes: c.bytes,
+                    total_ns: i128::from(c.duration_ns),
+                });
+            }
+        }
+        let mut out: BTreeMap<CopyKey, Totals> = BTreeMap::new();
+        for (kind, t) in sums {
+            if let Some(key) = copy_key(launches.names, kind) {
+                out.entry(key).or_default().add(t);
+            }
+        }
+        out
+    });
     let sums = group_sums(&by_scope, scopes);
     KernelMix {
+        by_base_name: by_base_name(&innermost, scopes, launches),
+        copies,
         iteration,
         groups: group_mixes(&sums, launches, tables.groups),
         range_groups: top_groups(&sums, launches, tables),
         ranges: top_ranges(by_scope, scopes, launches, tables.host, tables.gpu),
         attribution,
     }
+}
+
+/// The kernels of the counted iterations by base name, each with its time by the group of
+/// the innermost range around its launches.
+fn by_base_name(
+    innermost: &FxHashMap<(NameId, u32), (u64, i128)>,
+    scopes: &Scopes,
+    launches: &Launches<'_>,
+) -> BTreeMap<String, BaseNameLaunches> {
+    let mut groups: FxHashMap<u32, String> = FxHashMap::default();
+    let mut out: BTreeMap<String, BaseNameLaunches> = BTreeMap::new();
+    for (&(name, scope), &(count, total)) in innermost {
+        let name = launches.names.resolve(name);
+        let base = launches
+            .base_names
+            .get(name)
+            .copied()
+            .unwrap_or_else(|| kernel_base_name(name));
+        let e = out.entry(base.to_owned()).or_default();
+        e.launches += count;
+        e.total_ns += total;
+        if scope != NONE {
+            let group = groups
+                .entry(scope)
+                .or_insert_with(|| group_name(&scopes.name[scope as usize]));
+            *e.by_group.entry(group.clone()).or_default() += total;
+        }
+    }
+    out
 }
 
 /// The mix of every group of scoped names that launched kernels: the sums of its members'
@@ -452,6 +530,31 @@ fn place_calls(
 mod tests {
     use super::*;
 
+    /// The example's memory operations: copies in `c` and in iteration 1's `a`, a memset in
+    /// `c`, a copy outside the iterations, and one whose id no API call has.
+    fn example_copies(names: &mut Interner) -> [CopyLaunch; 5] {
+        let mut name = |text: &str| names.intern_bytes(text.as_bytes()).unwrap();
+        let h2d = (
+            name("[CUDA memcpy HtoD]"),
+            Some(name("Pageable")),
+            Some(name("Device")),
+        );
+        let memset = (name("[CUDA memset]"), Some(name("Device")), None);
+        let copy = |corr_id, duration_ns, bytes, kind| CopyLaunch {
+            corr_id,
+            duration_ns,
+            bytes,
+            kind,
+        };
+        [
+            copy(11, 40, 1_000, h2d),
+            copy(12, 60, 3_000, h2d),
+            copy(13, 9, 64, memset),
+            copy(14, 500, 7_000, h2d),
+            copy(15, 500, 7_000, h2d),
+        ]
+    }
+
     /// `cap > iteration 0 > (a > b), c` and `iteration 1 > a`; calls on the iterations' thread
     /// (1) at the edges of ranges, on another thread, outside the iterations, and with an
     /// id two processes share.
@@ -511,6 +614,10 @@ mod tests {
             call(8, 5_000, 5_010, 1, 1), // outside the iterations: elsewhere
             call(9, 310, 320, 1, 1),     // id 9 also in process 2: ambiguous
             call(9, 310, 320, 2, 1),
+            call(11, 820, 830, 1, 1),     // a copy in c
+            call(12, 2_150, 2_160, 1, 1), // a copy in iteration 1's a
+            call(13, 860, 870, 1, 1),     // a memset in c
+            call(14, 6_000, 6_010, 1, 1), // a copy outside the iterations
         ];
         let mut kernel_names = Interner::new();
         let gemm = kernel_names
@@ -534,6 +641,7 @@ mod tests {
             launch(9, 1, gemm),
             launch(10, 1, gemm), // no API call has its id
         ];
+        let copies = example_copies(&mut kernel_names);
         let launches = Launches {
             api: &api,
             kernels: &kernels,
@@ -541,6 +649,7 @@ mod tests {
             names: &kernel_names,
             report: "cuda_api_trace",
             base_names: FxHashMap::default(),
+            copies: Some(&copies),
         };
         let gpu: Vec<GpuProjectedRange> = ["a", "a.b", "c"]
             .iter()
@@ -649,6 +758,47 @@ mod tests {
         assert_eq!(mix.ranges[0].kernels[0].base_name.as_deref(), Some("gemm"));
     }
 
+    /// Each base name's launches in the counted iterations, by the group of the innermost
+    /// range around them; the copies launched in the iterations, by copy group (memsets apart).
+    #[test]
+    fn base_names_and_copies_of_the_counted_iterations() {
+        let mix = mix_of_the_example();
+        type ByBase<'a> = (&'a str, u64, i128, Vec<(&'a str, i128)>);
+        let got: Vec<ByBase> = mix
+            .by_base_name
+            .iter()
+            .map(|(base, l)| {
+                let groups = l.by_group.iter().map(|(g, t)| (g.as_str(), *t)).collect();
+                (base.as_str(), l.launches, l.total_ns, groups)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                // b's two and iteration 1's a's; relu's 7 ns in iteration 0 itself: no group.
+                ("gemm", 3, 40, vec![("a", 20), ("a.b", 20)]),
+                ("relu", 3, 15, vec![("a", 5), ("c", 3)]),
+            ]
+        );
+        let total: i128 = mix.by_base_name.values().map(|l| l.total_ns).sum();
+        assert_eq!(total, i128::from(mix.iteration.total_ns));
+        let key = (
+            "Host-to-Device".to_owned(),
+            Some("Pageable".to_owned()),
+            Some("Device".to_owned()),
+        );
+        let copies = mix.copies.unwrap();
+        assert_eq!(copies.keys().collect::<Vec<_>>(), [&key]);
+        assert_eq!(
+            copies[&key],
+            Totals {
+                count: 2,
+                bytes: 4_000,
+                total_ns: 100
+            }
+        );
+    }
+
     /// A group's mix is the sum of its members' (`step_1.k` and `step_2.k` are `step_#.k`).
     #[test]
     fn a_group_sums_the_mixes_of_its_names() {
@@ -683,6 +833,7 @@ mod tests {
             names: &names,
             report: "cuda_kern_exec_trace",
             base_names: [("gemm", "nsys_gemm")].into_iter().collect(),
+            copies: None,
         };
         let mixes = group_mixes(&sums, &launches, &["step_#.k".to_owned()]);
         let k = &mixes["step_#.k"];

@@ -11,6 +11,9 @@
 //!   they stream by, memsets counted apart, kernels kept as 24-byte launches for the join);
 //!   `pageable_memory_copies` when host-to-device or device-to-host copies use pageable host
 //!   memory; **devices**: the `Device` column's distinct values (`NAME (ID)`);
+//! - [`by_base_name`] — **kernels by base name**: the kernel table summed by base name, with
+//!   each base name's time inside the counted iterations and the range groups that launched it
+//!   (from [`mix`]), and the memory copies' time inside the counted iterations;
 //! - [`mix`] — **kernels per range**: each kernel is attributed to the innermost push/pop range
 //!   on its launching thread that contains its CUDA API call (contained as nsys's projection
 //!   has it: the range starts at or before the call and ends at or after it), with the range
@@ -22,11 +25,13 @@
 //!   then (nsys's GPU trace has no process column), and those kernels are counted as
 //!   ambiguous and left out.
 
+mod by_base_name;
 mod kernels;
 mod mix;
 mod names;
 mod trace;
 
+pub use by_base_name::{attach_iteration_copies, kernels_by_base_name, IterationLaunches};
 pub use kernels::kernel_table;
 pub(super) use mix::{kernel_mix, MixInput};
 pub use mix::{KernelMix, Launches};

@@ -16,16 +16,40 @@ pub struct KernelLaunch {
     pub name: NameId,
 }
 
-#[derive(Debug, Default, Clone, Copy)]
-struct Totals {
-    count: u64,
-    bytes: u64,
-    total_ns: i128,
+/// A memory operation as the join needs it: its correlation id, duration, bytes and its kind
+/// as `cuda_gpu_trace` names it (operation, source and destination memory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CopyLaunch {
+    pub corr_id: u64,
+    pub duration_ns: i64,
+    pub bytes: u64,
+    pub kind: MemoryKind,
+}
+
+/// `cuda_gpu_trace`'s name of a memory operation, its source and destination memory kind.
+pub type MemoryKind = (NameId, Option<NameId>, Option<NameId>);
+
+/// A copy group's key in `gpu_work.memory_copies`: copy kind, source and destination memory.
+pub type CopyKey = (String, Option<String>, Option<String>);
+
+/// The copy group of a memory operation; `None` for a memset.
+pub fn copy_key(names: &Interner, (name, src, dst): MemoryKind) -> Option<CopyKey> {
+    let text = |id: Option<NameId>| id.map(|n| names.resolve(n).to_owned());
+    let name = names.resolve(name);
+    (name != MEMSET).then(|| (copy_kind(name), text(src), text(dst)))
+}
+
+/// Copies of one group: how many, their bytes and summed durations.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Totals {
+    pub count: u64,
+    pub bytes: u64,
+    pub total_ns: i128,
 }
 
 impl Totals {
     #[inline]
-    fn add(&mut self, other: Totals) {
+    pub fn add(&mut self, other: Totals) {
         self.count += other.count;
         self.bytes = self.bytes.saturating_add(other.bytes);
         self.total_ns += other.total_ns;
@@ -44,7 +68,8 @@ struct DeviceCounts {
 #[derive(Debug, Default)]
 pub struct GpuTraceSummary {
     launches: Vec<KernelLaunch>,
-    memory: FxHashMap<(NameId, Option<NameId>, Option<NameId>), Totals>,
+    copies: Vec<CopyLaunch>,
+    memory: FxHashMap<MemoryKind, Totals>,
     devices: FxHashMap<Option<NameId>, DeviceCounts>,
 }
 
@@ -65,6 +90,14 @@ impl Extend<GpuOpRow> for GpuTraceSummary {
                 }
                 Some(bytes) => {
                     device.memory += 1;
+                    if let Some(corr_id) = row.corr_id {
+                        self.copies.push(CopyLaunch {
+                            corr_id,
+                            duration_ns: row.duration_ns,
+                            bytes,
+                            kind: (row.name, row.src, row.dst),
+                        });
+                    }
                     self.memory
                         .entry((row.name, row.src, row.dst))
                         .or_default()
@@ -87,6 +120,8 @@ pub struct GpuTraceParts {
     pub memsets: Memsets,
     /// Every kernel row's launch (those with a correlation id).
     pub launches: Vec<KernelLaunch>,
+    /// Every memory operation with a correlation id (memsets included).
+    pub copies: Vec<CopyLaunch>,
     /// Kernel rows, with a correlation id or not.
     pub kernels: u64,
 }
@@ -97,17 +132,11 @@ impl GpuTraceSummary {
     pub fn finish(self, names: &Interner) -> GpuTraceParts {
         let text = |id: Option<NameId>| id.map(|n| names.resolve(n).to_owned());
         let mut memsets = Totals::default();
-        let mut copies: FxHashMap<(String, Option<String>, Option<String>), Totals> =
-            FxHashMap::default();
-        for ((name, src, dst), t) in self.memory {
-            let name = names.resolve(name);
-            if name == MEMSET {
-                memsets.add(t);
-            } else {
-                copies
-                    .entry((copy_kind(name), text(src), text(dst)))
-                    .or_default()
-                    .add(t);
+        let mut copies: FxHashMap<CopyKey, Totals> = FxHashMap::default();
+        for (kind, t) in self.memory {
+            match copy_key(names, kind) {
+                None => memsets.add(t),
+                Some(key) => copies.entry(key).or_default().add(t),
             }
         }
         let mut memory_copies: Vec<MemoryCopies> = copies
@@ -126,6 +155,10 @@ impl GpuTraceSummary {
                     bandwidth_bytes_per_s: (total_ns > 0)
                         .then(|| t.bytes as f64 * 1e9 / total_ns as f64),
                     pageable_host,
+                    iteration_count: None,
+                    iteration_bytes: None,
+                    iteration_total_ns: None,
+                    per_iteration_ns: None,
                 }
             })
             .collect();
@@ -162,6 +195,7 @@ impl GpuTraceSummary {
                 total_ns: clamp(memsets.total_ns),
             },
             launches: self.launches,
+            copies: self.copies,
             kernels,
         }
     }

@@ -9,8 +9,16 @@ use crate::artifact::comparison::{
     Measure, RangeChanges, RangeOnly, WorkChange,
 };
 use crate::artifact::kernel_base_name;
+<<<<<<< HEAD
 use crate::render::escape::{self, inline_shortened as esc};
 use crate::render::format::{column, duration, plural, ColumnUnit};
+=======
+use crate::render::escape::inline_shortened as esc;
+use crate::render::format::{column, duration, plural, ColumnUnit, NBSP};
+
+/// [`NBSP`] as a pattern's replacement.
+const NBSP_STR: &str = "\u{a0}";
+>>>>>>> i27a
 use crate::render::limit::Caps;
 
 #[derive(Debug, Serialize)]
@@ -93,11 +101,12 @@ pub fn measure_rows(measures: &[Measure]) -> Vec<MeasureRow> {
         .map(|(m, pair)| MeasureRow {
             name: m.name.label(),
             base: m.base.as_ref().map_or("none".to_owned(), |b| {
-                format!("{} ({})", pair[0], plural(b.runs as usize, "run", "runs"))
+                let runs = plural(b.runs as usize, "run", "runs").replace(' ', NBSP_STR);
+                format!("{}{NBSP}({runs})", pair[0])
             }),
             head: m.head.as_ref().map_or("none".to_owned(), |h| {
                 if h.runs > 1 {
-                    format!("{} ({} runs)", pair[1], h.runs)
+                    format!("{}{NBSP}({}{NBSP}runs)", pair[1], h.runs)
                 } else {
                     pair[1].clone()
                 }
@@ -108,17 +117,22 @@ pub fn measure_rows(measures: &[Measure]) -> Vec<MeasureRow> {
                 None if m.change_pct.is_some() => "unknown".to_owned(),
                 None => "n/a".to_owned(),
             },
-            verdict: m.verdict.map_or("not compared", verdict_cell).to_owned(),
+            verdict: m
+                .verdict
+                .map_or("not\u{a0}compared", verdict_cell)
+                .to_owned(),
         })
         .collect()
 }
 
-/// A verdict in a table cell: `slower` and `faster`, the verdicts beyond the noise, in bold.
+/// A verdict in a table cell: `slower` and `faster`, the verdicts beyond the noise, in bold;
+/// the others' words held together by a no-break space (a cell never wraps).
 fn verdict_cell(v: ChangeVerdict) -> &'static str {
     match v {
         ChangeVerdict::Slower => "**slower**",
         ChangeVerdict::Faster => "**faster**",
-        other => other.as_str(),
+        ChangeVerdict::WithinNoise => "within\u{a0}noise",
+        ChangeVerdict::NoiseUnknown => "noise\u{a0}unknown",
     }
 }
 
@@ -260,21 +274,16 @@ pub fn range_table(c: &RangeChanges, caps: &Caps) -> RangeTable {
         .flat_map(|r| [r.base_per_iteration_ns, r.head_per_iteration_ns])
         .collect();
     let sides = column(&sides);
-    let changes: Vec<f64> = shown.iter().map(|r| r.change_ns).collect();
-    let changes = column(&changes);
+    // The change in the unit of its own column, `0` under the column's resolution.
+    let change_unit = ColumnUnit::of(shown.iter().map(|r| r.change_ns));
     let rows: Vec<RangeRow> = shown
         .iter()
         .zip(sides.chunks(2))
-        .zip(changes)
-        .map(|((r, pair), change)| RangeRow {
+        .map(|(r, pair)| RangeRow {
             name: esc(&r.name, caps.name_chars),
             base: pair[0].clone(),
             head: pair[1].clone(),
-            change: if r.change_ns >= 0.0 {
-                format!("+{change}")
-            } else {
-                change
-            },
+            change: change_unit.show_change(r.change_ns),
             change_pct: r.change_pct.map_or("n/a".to_owned(), signed_pct),
             verdict: verdict_cell(r.verdict),
         })

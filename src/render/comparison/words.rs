@@ -3,28 +3,29 @@
 
 use crate::artifact::comparison::{ChangeVerdict, Measure};
 use crate::render::escape::{self, inline_shortened as esc};
-use crate::render::format::{duration, NBSP};
+use crate::render::format::{duration, fixed, with_unit, NBSP};
 
 /// Characters of a commit shown: git's own short form.
 pub const SHORT_SHA: usize = 7;
 
-/// `12.3 %`, `0.4 %`: one decimal below 100 %, whole percent from 100 on.
+/// `12.3 %`, `0.4 %`: one decimal below 100 %, whole percent from 100 on; `n/a` for no
+/// number.
 pub fn pct(x: f64) -> String {
     let a = x.abs();
-    if a >= 100.0 {
-        format!("{a:.0}{NBSP}%")
-    } else {
-        format!("{a:.1}{NBSP}%")
-    }
+    with_unit(fixed(a, if a >= 100.0 { 0 } else { 1 }), "%")
 }
 
-/// `+1.2 %`, `-0.4 %`; `0.0 %` for no change.
+/// `+1.2 %`, `-0.4 %`; `0.0 %` for no change; `n/a` for no number.
 pub fn signed_pct(x: f64) -> String {
     if shows_as_zero(x) {
         return format!("0.0{NBSP}%");
     }
+    let shown = pct(x);
+    if shown == "n/a" {
+        return shown;
+    }
     let sign = if x < 0.0 { "-" } else { "+" };
-    format!("{sign}{}", pct(x))
+    format!("{sign}{shown}")
 }
 
 /// How head compares with `runs` in words: `20.1 % slower than RUNS`, `3.0 % faster than
@@ -33,6 +34,9 @@ pub fn signed_pct(x: f64) -> String {
 fn compared(change: f64, runs: &str) -> String {
     if shows_as_zero(change) {
         return format!("the same as {runs} (0.0{NBSP}%)");
+    }
+    if pct(change) == "n/a" {
+        return format!("not comparable with {runs} (n/a)");
     }
     let direction = if change < 0.0 { "faster" } else { "slower" };
     format!("{} {direction} than {runs}", pct(change))
@@ -56,9 +60,9 @@ pub fn differ(labels: &[&str]) -> String {
     )
 }
 
-/// `-1.9 % to +1.9 %`.
+/// `-1.9 % to +1.9 %`, with no-break spaces: a table cell never wraps inside it.
 pub fn range_pct([lo, hi]: [f64; 2]) -> String {
-    format!("{} to {}", signed_pct(lo), signed_pct(hi))
+    format!("{}{NBSP}to{NBSP}{}", signed_pct(lo), signed_pct(hi))
 }
 
 /// A commit as people read it: its first [`SHORT_SHA`] characters in a code span, linked to
@@ -180,12 +184,91 @@ mod tests {
         assert_eq!(signed_pct(-0.04), "0.0\u{a0}%");
         assert_eq!(signed_pct(-0.0), "0.0\u{a0}%");
         assert_eq!(signed_pct(-12.345), "-12.3\u{a0}%");
-        assert_eq!(range_pct([-1.9, 1.9]), "-1.9\u{a0}% to +1.9\u{a0}%");
+        assert_eq!(
+            range_pct([-1.9, 1.9]),
+            "-1.9\u{a0}%\u{a0}to\u{a0}+1.9\u{a0}%"
+        );
         // `compare X X`: no change is no direction.
         assert_eq!(compared(0.0, "base"), "the same as base (0.0\u{a0}%)");
         assert_eq!(compared(-0.04, "base"), "the same as base (0.0\u{a0}%)");
         assert_eq!(compared(1.25, "base"), "1.2\u{a0}% slower than base");
         assert_eq!(compared(-3.0, "base"), "3.0\u{a0}% faster than base");
+    }
+
+    /// Every number the comment shows, whatever its magnitude (subnormal, negative, float
+    /// leftovers of a few 1e-9, huge, infinite, NaN), is positional: never exponent notation,
+    /// never `NaN` or `inf`, and a few characters long.
+    mod numbers {
+        use super::super::*;
+        use crate::render::format::{
+            bytes, column, duration, duration_i, fixed, percent, ratio, significant, ColumnUnit,
+        };
+        use proptest::prelude::*;
+
+        /// Any f64, with the magnitudes that broke the comment before over-represented.
+        fn any_number() -> impl Strategy<Value = f64> {
+            prop_oneof![
+                proptest::num::f64::ANY,
+                (-1e3..1e3f64).prop_map(|x| x * 1e-9),
+                (-1e3..1e3f64).prop_map(|x| x * 1e-300),
+                (-1e3..1e3f64).prop_map(|x| x * 1e12),
+                Just(5e-324),
+                Just(-0.0),
+                Just(f64::MAX),
+                Just(f64::NAN),
+                Just(f64::NEG_INFINITY),
+            ]
+        }
+
+        fn check(shown: &str) -> Result<(), TestCaseError> {
+            let chars: Vec<char> = shown.chars().collect();
+            for w in chars.windows(2) {
+                prop_assert!(
+                    !(w[0].is_ascii_digit() && matches!(w[1], 'e' | 'E')),
+                    "exponent notation: {shown:?}"
+                );
+            }
+            let lower = shown.to_lowercase();
+            prop_assert!(!lower.contains("nan"), "NaN: {shown:?}");
+            prop_assert!(!lower.contains("inf"), "infinity: {shown:?}");
+            // One word: nothing a table cell could wrap at (no-break spaces only, a minus
+            // sign only in front).
+            prop_assert!(chars.len() <= 24, "long: {shown:?}");
+            prop_assert!(
+                !chars.iter().skip(1).any(|&c| c == '-' || c == ' '),
+                "a break inside: {shown:?}"
+            );
+            Ok(())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(4000))]
+
+            #[test]
+            fn every_number_for_people_is_positional(x in any_number(), y in any_number()) {
+                let unit = ColumnUnit::of([x, y]);
+                for shown in [
+                    duration(x),
+                    duration_i(x as i64),
+                    significant(x, 2),
+                    significant(x, 3),
+                    fixed(x, 1),
+                    ratio(x),
+                    percent(x, y),
+                    bytes(x.abs() as u64),
+                    unit.show(x),
+                    unit.show_change(y),
+                    column(&[x, y])[1].clone(),
+                    pct(x),
+                    signed_pct(y),
+                ] {
+                    check(&shown)?;
+                }
+                for shown in range_pct([x, y]).split("\u{a0}to\u{a0}") {
+                    check(shown)?;
+                }
+            }
+        }
     }
 
     #[test]

@@ -369,7 +369,7 @@ pub(super) fn callouts(
         out.push((Some(WarningCode::HighVariance), format!(
             "**Large variance:** the host inclusive time varies a lot between iterations (cv {}{}; from {} to {}): the mean and median hide that spread, see the per-iteration timings.{slow}",
             format::significant(h.cv, 3),
-            w.threshold.map(|t| format!(", over {t:.2}")).unwrap_or_default(),
+            w.threshold.map(|t| format!(", over {}", format::fixed(t, 2))).unwrap_or_default(),
             duration_i(h.minimum_ns),
             duration_i(h.maximum_ns),
         )));

@@ -9,16 +9,11 @@ use crate::artifact::comparison::{
     Measure, RangeChanges, RangeOnly, WorkChange,
 };
 use crate::artifact::kernel_base_name;
-<<<<<<< HEAD
 use crate::render::escape::{self, inline_shortened as esc};
-use crate::render::format::{column, duration, plural, ColumnUnit};
-=======
-use crate::render::escape::inline_shortened as esc;
 use crate::render::format::{column, duration, plural, ColumnUnit, NBSP};
 
 /// [`NBSP`] as a pattern's replacement.
 const NBSP_STR: &str = "\u{a0}";
->>>>>>> i27a
 use crate::render::limit::Caps;
 
 #[derive(Debug, Serialize)]

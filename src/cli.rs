@@ -8,10 +8,12 @@ use clap::{ArgGroup, Args, Parser, Subcommand};
 
 use crate::artifact::WarningCode;
 
-/// `--noise-floor PCT`: a percentage from 0 to 100.
+/// `--noise-floor PCT`: a percentage from 0 to 100; `-0` is 0 (comparison.json never holds
+/// `-0.0`).
 fn noise_floor(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
-        Ok(v) if (0.0..=100.0).contains(&v) => Ok(v),
+        // Adding +0.0 turns -0.0 into 0.0 and leaves every other number as it is.
+        Ok(v) if (0.0..=100.0).contains(&v) => Ok(v + 0.0),
         _ => Err(format!("`{text}` is not a percentage from 0 to 100")),
     }
 }
@@ -384,5 +386,17 @@ mod tests {
     #[test]
     fn cli_is_well_formed() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_noise_floor_of_minus_zero_is_zero() {
+        for text in ["-0", "-0.0", " -0 ", "0"] {
+            let v = noise_floor(text).unwrap();
+            assert!(v == 0.0 && v.is_sign_positive(), "{text}: {v:?}");
+        }
+        assert_eq!(noise_floor("2.5"), Ok(2.5));
+        for bad in ["-1", "100.1", "nan", "inf", "-inf", "x"] {
+            assert!(noise_floor(bad).is_err(), "{bad}");
+        }
     }
 }

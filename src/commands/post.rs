@@ -19,10 +19,11 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use super::{baseline_comparison, links, post_settings, Context};
+use super::{baseline_comparison, links, post_settings, Context, POSTING};
 use crate::cli::PostArgs;
 use crate::forge::{self, CommentBody, Posted};
 use crate::gate;
+use crate::interrupt;
 use crate::github::marker::{self, key_of_marker, with_marker, CommentKey};
 use crate::load;
 use crate::outcome::RunOutcome;
@@ -47,6 +48,7 @@ fn post_report(report: &Path, args: &PostArgs, context: &Context) -> anyhow::Res
         args.baseline.baseline.is_empty(),
         "--baseline goes with --analyses: a --report is posted as it was rendered (give --baseline to the `run` or `report` that renders it)"
     );
+    interrupt::doing("reading the report; nothing was posted");
     let text = read_report(report)?;
     let key = match &args.comment.comment_key {
         Some(k) => CommentKey::given(k),
@@ -66,6 +68,7 @@ fn post_report(report: &Path, args: &PostArgs, context: &Context) -> anyhow::Res
     let body = cut(&text, limit::COMMENT_CHARS);
     let shrink = |chars: usize| cut(&text, chars);
     let forge = forge::detect(&context.env, &args.comment.api_url);
+    interrupt::doing(POSTING);
     Ok(exit_status(forge.post_comment(
         &post_settings(&args.comment),
         &key,
@@ -78,6 +81,7 @@ fn post_report(report: &Path, args: &PostArgs, context: &Context) -> anyhow::Res
 
 /// `post --analyses DIR`: the comment rendered here from the analyses under DIR.
 fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
+    interrupt::doing("reading the artifact's analysis.json files; nothing was posted");
     let outcomes = load::under(dir, "nothing to post")?;
     // The workflow's --comment-key, or a key in the artifact's own namespace: no profile
     // name in the artifact can make it the key of a comment the trusted side posts.
@@ -102,6 +106,7 @@ fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::Resu
         &outcomes,
         forge.as_ref(),
     )?;
+    interrupt::doing("rendering the comment; nothing was posted");
     let report = renderer.render_with(&outcomes, comparison.as_ref(), &options)?;
     // The comment is found and updated by the key derived above: its marker must be the
     // body's first line, whatever the analyses hold.
@@ -125,6 +130,7 @@ fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::Resu
         options: &options,
         report: &report,
     };
+    interrupt::doing(POSTING);
     Ok(exit_status(rendered.post(
         &key,
         &post_settings(c),

@@ -115,7 +115,8 @@ impl Client {
         let full_name = repo.to_string();
         let mut found = Vec::new();
         self.pages(url, MAX_LIST_PAGES, |page: Runs| {
-            found.extend(page.workflow_runs.into_iter().filter(|r| {
+            let runs = page.workflow_runs.into_iter().map(|r| self.redacted_run(r));
+            found.extend(runs.filter(|r| {
                 r.event.as_deref() == Some("push")
                     && r.conclusion.as_deref().is_none_or(|c| c == "success")
                     && r.head_branch.as_deref() == Some(branch)
@@ -128,6 +129,17 @@ impl Client {
         })
         .await?;
         Ok(found)
+    }
+
+    /// A run whose text, stored in comparison.json and shown in the report (its URL, its
+    /// time, its commit and branch), holds no token: a server or proxy may echo it anywhere.
+    fn redacted_run(&self, mut run: WorkflowRun) -> WorkflowRun {
+        let redact = |text: Option<String>| text.map(|t| self.redact(&t));
+        run.head_sha = self.redact(&run.head_sha);
+        run.head_branch = redact(run.head_branch);
+        run.html_url = redact(run.html_url);
+        run.created_at = redact(run.created_at);
+        run
     }
 
     /// The repository's artifacts named `name` uploaded by the runs `run_ids`, by run: the

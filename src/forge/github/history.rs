@@ -412,24 +412,34 @@ async fn fetch_run(
     let unpacked = dir.path().join("analyses");
     std::fs::create_dir(&unpacked).map_err(|e| note("unpacking its artifact", e.to_string()))?;
     doing.set(format!("unpacking the baseline artifact of {which}"), true);
-    // Synchronous: it looks at the signal flag itself, between entries and pieces.
-    let stop = || interrupt::received().is_some();
+    // Synchronous, and outside the requests' timeouts: the unpacking and the reading ask
+    // between entries and pieces whether a signal came or the stage's deadline passed.
+    let deadline = client.config().deadline;
+    let stop = || interrupt::received().is_some() || deadline.left().is_zero();
+    let stopped = || {
+        if interrupt::received().is_some() {
+            Fetch::Interrupted
+        } else {
+            Fetch::Late
+        }
+    };
     match unpack::analyses_until(&zip_path, &unpacked, Limits::ARTIFACT, &stop) {
         Ok(_) => {}
-        Err(unpack::UnpackError::Interrupted) => return Err(Fetch::Interrupted),
+        Err(unpack::UnpackError::Interrupted) => return Err(stopped()),
         Err(e) => return Err(note("unpacking its artifact", e.to_string())),
     }
     doing.set(format!("reading the baseline artifact of {which}"), true);
     let mut levels = Vec::new();
-    let unread = load::each(&unpacked, |recorded, path| {
+    let unread = load::each(&unpacked, &stop, |recorded, path| {
         let mut level = RunLevel::read(recorded, &format!("run {}/{path}", run.id));
         level.workflow_run_id = Some(run.id);
         level.created_at = run.created_at.clone();
         levels.push(level);
     })
     .map_err(|e| note("reading its artifact", e))?;
-    if interrupt::received().is_some() {
-        return Err(Fetch::Interrupted);
+    if stop() {
+        // What was read of it is dropped: a run is in the history whole or not at all.
+        return Err(stopped());
     }
     for n in unread {
         say!("nsys-gate: warning: baseline: {which}: {n}");

@@ -445,14 +445,8 @@ mod tests {
         let e = open_append_regular(Path::new("/dev/null")).unwrap_err();
         assert!(e.to_string().contains("character device"), "{e}");
         let file = dir.path().join("summary.md");
-        open_append_regular(&file)
-            .unwrap()
-            .write_all(b"x")
-            .unwrap();
-        open_append_regular(&file)
-            .unwrap()
-            .write_all(b"y")
-            .unwrap();
+        open_append_regular(&file).unwrap().write_all(b"x").unwrap();
+        open_append_regular(&file).unwrap().write_all(b"y").unwrap();
         assert_eq!(std::fs::read(&file).unwrap(), b"xy");
     }
 
@@ -470,7 +464,10 @@ mod tests {
                 .ends_with("link is not a regular file (it is a symlink); refusing to read it"),
             "{e}"
         );
-        assert_eq!(read_regular_no_symlink_until(&target, 10, &|| false).unwrap(), b"data");
+        assert_eq!(
+            read_regular_no_symlink_until(&target, 10, &|| false).unwrap(),
+            b"data"
+        );
     }
 
     fn bounds(max_depth: usize, max_entries: usize, max_found: usize) -> SearchBounds {

@@ -101,7 +101,12 @@ pub fn install() -> std::io::Result<()> {
                     continue;
                 };
                 let first = RECEIVED
-                    .compare_exchange(0, signal.number() as usize, Ordering::SeqCst, Ordering::SeqCst)
+                    .compare_exchange(
+                        0,
+                        signal.number() as usize,
+                        Ordering::SeqCst,
+                        Ordering::SeqCst,
+                    )
                     .is_ok();
                 if first && DEFERRING.load(Ordering::SeqCst) {
                     // The work under way winds down and says what it stopped.

@@ -149,7 +149,9 @@ fn parse_error(e: &serde_json::Error) -> String {
                 .filter(|f| f.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
             match field {
                 Some(field) => format!("the field `{field}` is missing"),
-                None if text.starts_with("invalid type") => format!("a value of the wrong type{expected}"),
+                None if text.starts_with("invalid type") => {
+                    format!("a value of the wrong type{expected}")
+                }
                 None if text.starts_with("invalid value") || text.starts_with("invalid length") => {
                     format!("a value out of its range{expected}")
                 }
@@ -411,13 +413,18 @@ pub fn each<T: Readable>(
     }
     let mut read = 0;
     let mut notes = Vec::new();
-    found_each::<T>(path, "nothing to compare", stop, |found, read_as| match read_as {
-        Ok(analysis) => {
-            read += 1;
-            visit(analysis, found.display().to_string());
-        }
-        Err(f) => notes.push(f.error),
-    })
+    found_each::<T>(
+        path,
+        "nothing to compare",
+        stop,
+        |found, read_as| match read_as {
+            Ok(analysis) => {
+                read += 1;
+                visit(analysis, found.display().to_string());
+            }
+            Err(f) => notes.push(f.error),
+        },
+    )
     .map_err(|e| format!("{e:#}"))?;
     if read == 0 && !stop() {
         return Err(format!(

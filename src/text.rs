@@ -151,7 +151,10 @@ mod tests {
     fn a_urls_userinfo_is_never_shown() {
         for (url, shown) in [
             ("http://user:password@host/api/v1", "http://***@host/api/v1"),
-            ("https://tok@ghe.example:8443", "https://***@ghe.example:8443"),
+            (
+                "https://tok@ghe.example:8443",
+                "https://***@ghe.example:8443",
+            ),
             ("http://a:b@c@host/x?y=@z", "http://***@host/x?y=@z"),
             ("https://api.github.com", "https://api.github.com"),
             ("http://host/path@x", "http://host/path@x"),

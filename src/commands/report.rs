@@ -3,9 +3,9 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use super::WRITING;
 use super::{baseline_comparison, load_template, render_options, Context};
 use crate::cli::ReportArgs;
-use super::WRITING;
 use crate::forge;
 use crate::interrupt;
 use crate::load;

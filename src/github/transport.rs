@@ -213,12 +213,12 @@ impl Transport {
         body: Option<&Value>,
     ) -> Result<Reply, SendError> {
         let again = SendError::Again;
-        let uri: Uri = url
-            .parse()
-            .map_err(|_| again(format!(
+        let uri: Uri = url.parse().map_err(|_| {
+            again(format!(
                 "bad URL {}",
                 self.redact(&crate::text::without_userinfo(url))
-            )))?;
+            ))
+        })?;
         let too_large = |message: String| {
             SendError::Final(PostError::Response {
                 method: method.to_string(),

@@ -19,7 +19,7 @@ use crate::github_server::{Download, Fault, Server};
 use crate::post::analyses::analysis_json;
 
 /// The head: a run directory holding an analysis.json of the profile `smoke`.
-fn head() -> Run {
+pub fn head() -> Run {
     let run = fixture("clean");
     std::fs::write(run.path("analysis.json"), analysis_json("smoke", "work")).unwrap();
     run
@@ -28,7 +28,7 @@ fn head() -> Run {
 /// A server whose base branch `main` has the push runs `ids` (newest first; the first at the
 /// base commit), each with an artifact (`id + 100`) whose download answers as `download`
 /// says for that run.
-fn server_with(ids: &[u64], download: impl Fn(u64) -> Download) -> Server {
+pub fn server_with(ids: &[u64], download: impl Fn(u64) -> Download) -> Server {
     let server = Server::github();
     let mut s = server.state();
     for (k, &id) in ids.iter().enumerate() {
@@ -56,7 +56,7 @@ fn server_with(ids: &[u64], download: impl Fn(u64) -> Download) -> Server {
 
 /// A storage host's folder, next to the head's, holding `run.zip`: an artifact of the
 /// profile `smoke`.
-fn run_zip(head: &Run) -> PathBuf {
+pub fn run_zip(head: &Run) -> PathBuf {
     let storage_root = head.dir.parent().unwrap().join("blobs");
     let artifact = analysis_json("smoke", "work");
     zip_into(
@@ -69,14 +69,14 @@ fn run_zip(head: &Run) -> PathBuf {
 
 /// `report --baseline auto` (see [`report_auto_cmd`]) against `server`, its temporary folder
 /// (`TMPDIR`) at `tmp`.
-fn report_in(head: &Run, server: &Server, tmp: &Path, extra: &[&str]) -> Command {
+pub fn report_in(head: &Run, server: &Server, tmp: &Path, extra: &[&str]) -> Command {
     let mut cmd = report_auto_cmd(head, &server.api_url(), extra);
     cmd.env("TMPDIR", tmp);
     cmd
 }
 
 /// What is left in a temporary folder.
-fn left_in(tmp: &Path) -> Vec<PathBuf> {
+pub fn left_in(tmp: &Path) -> Vec<PathBuf> {
     let mut left = Vec::new();
     let mut stack = vec![tmp.to_owned()];
     while let Some(dir) = stack.pop() {

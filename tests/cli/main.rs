@@ -14,6 +14,7 @@ mod files;
 mod fixtures;
 mod github_server;
 mod gpu_work;
+mod history_sources;
 mod injection;
 mod nsys_failures;
 mod output;

@@ -260,7 +260,20 @@ async fn fetch(
                 &e,
             )
         })?;
-    let runs = choose(listed, plan.this_run, base_sha.as_deref(), wanted, found);
+    doing.set(
+        format!("checking the base runs' commits against branch `{branch}`"),
+        false,
+    );
+    let runs = chosen_on_branch(
+        &client,
+        plan,
+        &branch,
+        listed,
+        base_sha.as_deref(),
+        wanted,
+        found,
+    )
+    .await;
     if runs.is_empty() {
         return Err(format!(
             "no baseline: no successful push run of workflow `{}` on branch `{branch}` (the base branch's workflow must run on push and upload its analysis.json files as `{}`)",
@@ -268,12 +281,38 @@ async fn fetch(
         ));
     }
     let ids: Vec<u64> = runs.iter().map(|r| r.id).collect();
-    let artifacts = client
+    doing.set("listing the base runs' artifacts".to_owned(), false);
+    let mut artifacts = client
         .artifacts_of_runs(&plan.repo, &request.artifact, &ids)
         .await
         .map_err(|e| note_of("listing the artifacts", &e))?;
     let mut late = Vec::new();
     for run in &runs {
+        // Not among the repository's newest artifacts (a flood of newer ones of the name, a
+        // fork's among them, can push it out of any number of pages): the run's own list.
+        if !artifacts.contains_key(&run.id) && !deadline.left().is_zero() {
+            doing.set(
+                format!("listing the artifacts of workflow run {}", run.id),
+                false,
+            );
+            match client
+                .artifact_of_run(&plan.repo, &request.artifact, run.id)
+                .await
+            {
+                Ok(Some(a)) => {
+                    artifacts.insert(run.id, a);
+                }
+                Ok(None) | Err(PostError::OutOfTime(_)) => {}
+                Err(e) => {
+                    found.notes.push(format!(
+                        "workflow run {} ({}): listing its artifacts: {e}: left out of the history",
+                        run.id,
+                        short(&run.head_sha)
+                    ));
+                    continue;
+                }
+            }
+        }
         found.source.workflow_runs.push(WorkflowRunRef {
             id: run.id,
             head_sha: run.head_sha.clone(),
@@ -307,36 +346,101 @@ async fn fetch(
     Ok(())
 }
 
-/// The runs to read, newest first: this run left out; from the run at the base commit on
-/// when there is one (else the newest, which a note says); at most `wanted`.
-fn choose(
+/// The runs to read ([`choose`]), each at a commit of the branch itself. A push of a tag named
+/// like the branch gives runs with `event: push` and that `head_branch`, which anyone who may
+/// push a tag, but not to a protected branch, could fill with made-up numbers: a run whose
+/// commit is not among the branch's newest commits ([`github::Client::on_branch`], one
+/// listing within the deadline) is left out and named in a note, and the choice made again
+/// without it. When the API cannot answer (an older GitHub Enterprise Server, a token without
+/// `contents: read`), the runs are kept and a note says they could not be checked.
+async fn chosen_on_branch(
+    client: &github::Client,
+    plan: &Plan,
+    branch: &str,
     listed: Vec<WorkflowRun>,
-    this_run: Option<u64>,
     base_sha: Option<&str>,
     wanted: usize,
     found: &mut BaseRuns,
 ) -> Vec<WorkflowRun> {
-    let mut runs: Vec<WorkflowRun> = listed
+    let candidates: Vec<WorkflowRun> = listed
         .into_iter()
-        .filter(|r| Some(r.id) != this_run)
+        .filter(|r| Some(r.id) != plan.this_run)
         .collect();
+    let (runs, note) = choose(&candidates, base_sha, wanted);
+    if runs.is_empty() {
+        return runs;
+    }
+    let shas: Vec<&str> = runs.iter().map(|r| r.head_sha.as_str()).collect();
+    let on = match client.on_branch(&plan.repo, branch, &shas).await {
+        Ok(on) => on,
+        Err(e) => {
+            found.notes.extend(note);
+            found.notes.push(format!(
+                "the base runs' commits could not be checked against branch `{branch}` ({e}): they are kept, though a run of a tag named `{branch}` would pass as the branch's (the check lists the branch's commits, which needs `permissions: contents: read`)"
+            ));
+            return runs;
+        }
+    };
+    let on_branch = |r: &WorkflowRun| on.found.contains(&r.head_sha.to_ascii_lowercase());
+    // Some commit not found: the list was read as far as it is read, so every run whose
+    // commit is not in it is left out, and the choice is made again without them.
+    let mut refused: Vec<WorkflowRun> = Vec::new();
+    let (runs, note) = loop {
+        let kept: Vec<WorkflowRun> = candidates
+            .iter()
+            .filter(|r| !refused.iter().any(|x| x.id == r.id))
+            .cloned()
+            .collect();
+        let (runs, note) = choose(&kept, base_sha, wanted);
+        let off: Vec<WorkflowRun> = runs.iter().filter(|r| !on_branch(r)).cloned().collect();
+        if off.is_empty() {
+            break (runs, note);
+        }
+        refused.extend(off);
+    };
+    if !refused.is_empty() {
+        let named: Vec<String> = refused
+            .iter()
+            .map(|r| format!("{} ({})", r.id, short(&r.head_sha)))
+            .collect();
+        found.notes.push(format!(
+            "left out of the history: workflow {} {} ran on `push` with `head_branch: {branch}`, but {} not among the newest commits of branch `{branch}` (a tag or another ref named like the branch?)",
+            if refused.len() == 1 { "run" } else { "runs" },
+            crate::text::shorten(&named.join(", "), 400),
+            if refused.len() == 1 { "its commit is" } else { "their commits are" },
+        ));
+    }
+    found.notes.extend(note);
+    runs
+}
+
+/// The runs to read, newest first, from `candidates` (newest first, this run left out): from
+/// the run at the base commit on when there is one (else the newest, which the note says); at
+/// most `wanted`.
+fn choose(
+    candidates: &[WorkflowRun],
+    base_sha: Option<&str>,
+    wanted: usize,
+) -> (Vec<WorkflowRun>, Option<String>) {
+    let mut from = 0;
+    let mut note = None;
     if let Some(sha) = base_sha {
-        match runs
+        match candidates
             .iter()
             .position(|r| r.head_sha.eq_ignore_ascii_case(sha))
         {
-            Some(at) => {
-                runs.drain(..at);
-            }
-            None if !runs.is_empty() => found.notes.push(format!(
+            Some(at) => from = at,
+            None if !candidates.is_empty() => {
+                note = Some(format!(
                 "no push run at the pull request's base commit {}: the newest runs of the base branch are the history",
                 short(sha)
-            )),
+            ));
+            }
             None => {}
         }
     }
-    runs.truncate(wanted);
-    runs
+    let runs = candidates.iter().skip(from).take(wanted).cloned().collect();
+    (runs, note)
 }
 
 /// Why a run gave no base run.

@@ -556,3 +556,70 @@ fn no_baseline_number_panics_or_writes_minus_zero() {
     .unwrap();
     assert_status(&out, 2);
 }
+
+/// Item 5: a symlinked `--baseline PATH/analysis.json` was followed (the folder search refuses
+/// symlinks), and serde's error quoted the target's contents (`"ghp_…"`) into the comment's
+/// notes. The file is read with the folder search's rule (never through a symlink), and a
+/// parse error says where and what kind, never quoting the file.
+#[test]
+fn a_baseline_symlink_is_not_followed_and_no_parse_error_quotes_the_file() {
+    const SECRET: &str = "ghp_SymlinkedSecret0123456789abcdef";
+    let head = head();
+    let tmp = assert_fs::TempDir::new().unwrap();
+    let secret = tmp.path().join("hosts.json");
+    std::fs::write(&secret, format!("\"{SECRET}\"\n")).unwrap();
+    let linked = tmp.path().join("linked");
+    std::fs::create_dir(&linked).unwrap();
+    std::os::unix::fs::symlink(&secret, linked.join("analysis.json")).unwrap();
+    // The same text as a regular file, and in fields serde would quote.
+    let quoted = |name: &str, text: String| {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("analysis.json"), text).unwrap();
+        dir
+    };
+    let cases = [
+        (linked.clone(), "(it is a symlink)"),
+        (linked.join("analysis.json"), "(it is a symlink)"),
+        (
+            quoted("string", format!("\"{SECRET}\"")),
+            "is not an analysis.json that nsys-gate wrote: a value of the wrong type",
+        ),
+        (
+            quoted("version", format!("{{\"schema_version\": \"{SECRET}\"}}")),
+            "has schema_version that is not a whole number",
+        ),
+        (
+            quoted(
+                "variant",
+                analysis_json("smoke", "work").replacen(
+                    "\"result\": \"pass\"",
+                    &format!("\"result\": \"{SECRET}\""),
+                    1,
+                ),
+            ),
+            "an unknown name, expected `pass` or `fail`",
+        ),
+    ];
+    for (path, says) in cases {
+        let out = crate::common::bin()
+            .args(["report", "--run-dir"])
+            .arg(&head.dir)
+            .arg("--baseline")
+            .arg(&path)
+            .env_remove("GITHUB_ACTIONS")
+            .output()
+            .unwrap();
+        assert_status(&out, 0);
+        let comparison = std::fs::read_to_string(head.path("comparison.json")).unwrap();
+        let report = std::fs::read_to_string(head.path("report.md")).unwrap();
+        for (what, text) in [
+            ("comparison.json", comparison.as_str()),
+            ("report.md", report.as_str()),
+            ("stderr", stderr(&out).as_str()),
+        ] {
+            assert!(!text.contains("ghp_Symlinked"), "{}: {what}: {text}", path.display());
+        }
+        assert!(notes(&head).contains(says), "{}: {}", path.display(), notes(&head));
+    }
+}

@@ -113,7 +113,14 @@ pub fn changes(heads: &[&RunLevel], used: &[&RunLevel], clock: Clock, floor: f64
     };
     new.sort_by(largest);
     gone.sort_by(largest);
-    RangeChanges { changed, new, gone }
+    RangeChanges {
+        changed,
+        new,
+        gone,
+        changed_omitted: 0,
+        new_omitted: 0,
+        gone_omitted: 0,
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use serde_json::json;
 use zip::write::SimpleFileOptions;
 
 use crate::baseline_auto::{notes, report_auto_cmd, zip_into, BASE_SHA};
-use crate::common::{assert_status, fixture, send, stderr, wait_for, Run};
+use crate::common::{assert_status, fixture, read_json, send, stderr, wait_for, Run};
 use crate::file_server::FileServer;
 use crate::github_server::{Download, Fault, Server};
 use crate::post::analyses::analysis_json;
@@ -360,7 +360,11 @@ fn crc32(crc: u32, bytes: &[u8]) -> u32 {
     for &b in bytes {
         c ^= u32::from(b);
         for _ in 0..8 {
-            c = if c & 1 == 1 { (c >> 1) ^ 0xEDB8_8320 } else { c >> 1 };
+            c = if c & 1 == 1 {
+                (c >> 1) ^ 0xEDB8_8320
+            } else {
+                c >> 1
+            };
         }
     }
     !c
@@ -506,7 +510,9 @@ fn a_gigabyte_artifact_is_stopped_within_the_deadline() {
         1 << 20,
     );
     let took = started.elapsed();
-    eprintln!("a 1000 MiB analysis.json in the artifact, --baseline-timeout 2: {took:?}, {peak_kib} KiB");
+    eprintln!(
+        "a 1000 MiB analysis.json in the artifact, --baseline-timeout 2: {took:?}, {peak_kib} KiB"
+    );
     assert_status(&out, 0);
     assert!(took < Duration::from_secs(5), "took {took:?}");
     assert!(peak_kib < 400 << 10, "{peak_kib} KiB");
@@ -618,8 +624,90 @@ fn a_baseline_symlink_is_not_followed_and_no_parse_error_quotes_the_file() {
             ("report.md", report.as_str()),
             ("stderr", stderr(&out).as_str()),
         ] {
-            assert!(!text.contains("ghp_Symlinked"), "{}: {what}: {text}", path.display());
+            assert!(
+                !text.contains("ghp_Symlinked"),
+                "{}: {what}: {text}",
+                path.display()
+            );
         }
-        assert!(notes(&head).contains(says), "{}: {}", path.display(), notes(&head));
+        assert!(
+            notes(&head).contains(says),
+            "{}: {}",
+            path.display(),
+            notes(&head)
+        );
     }
+}
+
+/// Item 3: 256 made-up profiles in one base artifact printed 256 "no current run of this
+/// profile" lines of the attacker's names in every comment (59 k characters), and a base file
+/// of a million ranges gave a comparison.json of 132 MB. The comment lists ten lines at most,
+/// the tenth saying how many more; comparison.json bounds each list a base file can grow (256
+/// runs of one side, 1,000 ranges) with a count of what it leaves out.
+#[test]
+fn one_base_artifact_cannot_flood_the_comment_or_comparison_json() {
+    let head = head();
+    let base: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(head.path("analysis.json")).unwrap())
+            .unwrap();
+    let mut entries: Vec<(String, Vec<u8>)> = (0..255)
+        .map(|i| {
+            let mut made_up = base.clone();
+            made_up["run"]["profile_name"] = json!(format!("@attacker made-up profile {i}"));
+            (
+                format!("made-up-{i}/analysis.json"),
+                serde_json::to_vec(&made_up).unwrap(),
+            )
+        })
+        .collect();
+    // The head's own profile, with 5,000 ranges the head does not have.
+    let mut many = base.clone();
+    let range = many["host_ranges"][0].clone();
+    let ranges = many["host_ranges"].as_array_mut().unwrap();
+    for i in 0..5000 {
+        let mut r = range.clone();
+        r["name"] = json!(format!("made-up range {i}"));
+        r["path"] = json!([format!("made-up range {i}")]);
+        ranges.push(r);
+    }
+    entries.push((
+        "smoke/analysis.json".into(),
+        serde_json::to_vec(&many).unwrap(),
+    ));
+    let storage_root = head.dir.parent().unwrap().join("blobs");
+    let refs: Vec<(&str, &[u8])> = entries
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.as_slice()))
+        .collect();
+    zip_into(&storage_root, "flood.zip", &refs);
+    let storage = FileServer::serve(&storage_root);
+    let location = format!("{}/flood.zip", storage.url());
+    let server = server_with(&[501], |_| Download::Redirect(location.clone()));
+    let tmp = assert_fs::TempDir::new().unwrap();
+    let out = report_in(&head, &server, tmp.path(), &[]).output().unwrap();
+    assert_status(&out, 0);
+    let report = std::fs::read_to_string(head.path("report.md")).unwrap();
+    let lines = report
+        .lines()
+        .filter(|l| l.contains("no current run of this profile"))
+        .count();
+    assert_eq!(lines, 9, "{report}");
+    assert!(
+        report.contains("- And 246 more runs of one side only, not listed here (comparison.json lists them, up to 256 of each side)."),
+        "{report}"
+    );
+    assert!(
+        report.contains("Gone ranges (only in base):") && report.contains("and 4990 more"),
+        "{report}"
+    );
+    let c = read_json(&head.path("comparison.json"));
+    assert_eq!(c["unmatched_base"].as_array().unwrap().len(), 255);
+    assert!(c.get("unmatched_base_omitted").is_none(), "absent when 0");
+    let gone = &c["runs"][0]["host_ranges"];
+    assert_eq!(gone["gone"].as_array().unwrap().len(), 1000, "{gone}");
+    assert_eq!(gone["gone_omitted"], 4000);
+    assert!(
+        std::fs::metadata(head.path("comparison.json")).unwrap().len() < 1 << 20,
+        "comparison.json is over 1 MiB"
+    );
 }

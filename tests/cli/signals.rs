@@ -265,7 +265,10 @@ fn sigterm_while_reading_a_gigabyte_baseline_stops_at_once() {
     assert!(!head.path("report.md").exists());
 
     let mut compare = Command::new(assert_cmd::cargo::cargo_bin("nsys-gate"));
-    compare.arg("compare").arg(&big).arg(head.path("analysis.json"));
+    compare
+        .arg("compare")
+        .arg(&big)
+        .arg(head.path("analysis.json"));
     let (out, took) = terminated(compare, reading);
     assert_stopped_saying(
         &out,

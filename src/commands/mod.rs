@@ -171,6 +171,7 @@ fn render_options(args: &RenderArgs, outcomes: &[RunOutcome], env: &Environment)
         marker: CommentKey::of_report(outcomes).marker(),
         exact_names: args.exact_names,
         links: links(env),
+        from_artifact: false,
     }
 }
 

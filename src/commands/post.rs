@@ -12,7 +12,9 @@
 //!   in a namespace of its own, `artifact:` ([`CommentKey::of_artifact`]: no profile name can
 //!   make it a key the trusted side posts under), or given by `--comment-key` (this job's
 //!   command line). Nothing else of the artifact is used: not a report.md, not a marker, not
-//!   a file name.
+//!   a file name, not the gate it says it had (recomputed here from its warnings with this
+//!   command's `--gate-on`/`--no-gate-on`); and the comment says that its numbers come from
+//!   the pull request's own job.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -22,7 +24,7 @@ use anyhow::Context as _;
 use super::{baseline_comparison, links, post_settings, Context, POSTING};
 use crate::cli::PostArgs;
 use crate::forge::{self, CommentBody, Posted};
-use crate::gate;
+use crate::gate::{self, GateConfig};
 use crate::github::marker::{self, key_of_marker, with_marker, CommentKey};
 use crate::interrupt;
 use crate::load;
@@ -47,6 +49,10 @@ fn post_report(report: &Path, args: &PostArgs, context: &Context) -> anyhow::Res
     anyhow::ensure!(
         args.baseline.baseline.is_empty(),
         "--baseline goes with --analyses: a --report is posted as it was rendered (give --baseline to the `run` or `report` that renders it)"
+    );
+    anyhow::ensure!(
+        args.gate.is_empty(),
+        "--gate-on and --no-gate-on go with --analyses: a --report is posted as it was rendered (give them to the `run` that renders it)"
     );
     interrupt::doing("reading the report; nothing was posted");
     let text = read_report(report)?;
@@ -82,7 +88,15 @@ fn post_report(report: &Path, args: &PostArgs, context: &Context) -> anyhow::Res
 /// `post --analyses DIR`: the comment rendered here from the analyses under DIR.
 fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
     interrupt::doing("reading the artifact's analysis.json files; nothing was posted");
-    let outcomes = load::under(dir, "nothing to post")?;
+    let mut outcomes = load::under(dir, "nothing to post")?;
+    // The artifact's own gate is its job's word (a fork's job can write `pass` beside a
+    // gating warning): the gate shown is this command's, from the warnings.
+    let config = GateConfig::new(&args.gate.gate_on, &args.gate.no_gate_on);
+    for outcome in &mut outcomes {
+        if let RunOutcome::Analysed { analysis, .. } = outcome {
+            analysis.gate = gate::apply(&config, &mut analysis.warnings);
+        }
+    }
     // The workflow's --comment-key, or a key in the artifact's own namespace: no profile
     // name in the artifact can make it the key of a comment the trusted side posts.
     let key = match &args.comment.comment_key {
@@ -97,6 +111,7 @@ fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::Resu
         marker: key.marker(),
         exact_names: args.exact_names,
         links: links(&context.env),
+        from_artifact: true,
     };
     let c = &args.comment;
     let forge = forge::detect(&context.env, &c.api_url);

@@ -22,7 +22,7 @@ use crate::say::say;
 use crate::text::shown_path;
 
 pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let gate = GateConfig::new(&args.analysis.gate_on, &args.analysis.no_gate_on);
+    let gate = GateConfig::new(&args.analysis.gate.gate_on, &args.analysis.gate.no_gate_on);
     // A broken template fails before nsys runs.
     let template = load_template(args.render.template.as_deref())?;
     let renderer = Renderer::new(&template)?;

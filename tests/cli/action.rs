@@ -929,6 +929,18 @@ fn run_sh_escapes_inputs_in_workflow_commands() {
         log.contains("called: post --analyses=-results --comment-key=-key --comment-author=-bot --baseline=-base"),
         "{log}"
     );
+    // Issue "trust boundary, round 4", item 8: the gate settings reach `post --analyses`,
+    // which recomputes the artifact's gate with them.
+    let (code, log) = run(&[
+        ("INPUT_POST_ANALYSES", "results"),
+        ("INPUT_GATE_ON", "high_variance"),
+        ("INPUT_NO_GATE_ON", "missing_iterations, capture_range_missing"),
+    ]);
+    assert_eq!(code, Some(0), "{log}");
+    assert!(
+        log.contains("called: post --analyses=results --gate-on=high_variance --no-gate-on=missing_iterations --no-gate-on=capture_range_missing"),
+        "{log}"
+    );
     let (code, log) = run(&[
         ("INPUT_POST_ANALYSES", "results"),
         ("INPUT_RUN_DIR", "runs/*"),

@@ -1,6 +1,7 @@
 //! The files nsys-gate reads and writes. Reads: regular files only, and never more than a
 //! bound. Writes: atomically ([`write_atomically`]), so that a reader sees the old file or
-//! the new one, never a partial one.
+//! the new one, never a partial one; the files a CI runner names for a step to append to,
+//! only when they are regular files ([`open_append_regular`]).
 //!
 //! Inputs are data from outside the tool's control: the profiled program (a pull request's
 //! code) writes the run directory, and a fork's artifact carries the analysis.json files that

@@ -943,7 +943,10 @@ fn run_sh_escapes_inputs_in_workflow_commands() {
     let (code, log) = run(&[
         ("INPUT_POST_ANALYSES", "results"),
         ("INPUT_GATE_ON", "high_variance"),
-        ("INPUT_NO_GATE_ON", "missing_iterations, capture_range_missing"),
+        (
+            "INPUT_NO_GATE_ON",
+            "missing_iterations, capture_range_missing",
+        ),
     ]);
     assert_eq!(code, Some(0), "{log}");
     assert!(
@@ -1169,7 +1172,10 @@ fn a_binary_planted_in_the_tool_cache_is_never_run() {
     for (mode, says) in [
         ("release", "is not the published one"),
         ("auto", "from the tool cache, its SHA-256 checked against"),
-        ("release", "from the tool cache, its SHA-256 checked against"),
+        (
+            "release",
+            "from the tool cache, its SHA-256 checked against",
+        ),
     ] {
         let (code, path, log) = install(mode);
         assert_eq!(code, Some(0), "{mode}: {log}");

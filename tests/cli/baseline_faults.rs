@@ -707,7 +707,10 @@ fn one_base_artifact_cannot_flood_the_comment_or_comparison_json() {
     assert_eq!(gone["gone"].as_array().unwrap().len(), 1000, "{gone}");
     assert_eq!(gone["gone_omitted"], 4000);
     assert!(
-        std::fs::metadata(head.path("comparison.json")).unwrap().len() < 1 << 20,
+        std::fs::metadata(head.path("comparison.json"))
+            .unwrap()
+            .len()
+            < 1 << 20,
         "comparison.json is over 1 MiB"
     );
 }

@@ -8,10 +8,15 @@
 //!   that branch of this repository (never a pull request's run, never a fork's branch of the
 //!   same name); when the pull request's base commit has a run, the newest up to and including
 //!   it (the code the pull request is compared with), else the newest (said in a note).
-//! - Calls: one page of runs, one page of the repository's artifacts of the name, one
-//!   download per run: N + 2 requests for N runs ([`crate::github::artifacts`]).
+//!   Each run's commit must be among the newest commits of the branch itself: a tag named like
+//!   the branch gives push runs of that `head_branch` too (left out, and named in a note).
+//! - Calls: one page of runs, one page of the branch's commits, one page of the repository's
+//!   artifacts of the name (a run whose artifact is not in it asks for its own: newer
+//!   artifacts of the name, a fork's included, can fill any number of pages), one download
+//!   per run: N + 3 requests for N runs ([`crate::github::artifacts`]).
 //! - Each artifact is downloaded with a bound, unpacked safely ([`crate::unpack`]) into a
-//!   temporary folder, its analysis.json files read and reduced at once, the folder removed.
+//!   temporary folder, its analysis.json files read and reduced at once, the folder removed;
+//!   the unpacking and the reading ask the deadline and the signal flag between pieces.
 //!
 //! Everything happens before the stage's deadline (`--baseline-timeout`): the runs fetched by
 //! then are used, the others named in a note. Every step that finds nothing (no pull request,
@@ -260,20 +265,8 @@ async fn fetch(
                 &e,
             )
         })?;
-    doing.set(
-        format!("checking the base runs' commits against branch `{branch}`"),
-        false,
-    );
-    let runs = chosen_on_branch(
-        &client,
-        plan,
-        &branch,
-        listed,
-        base_sha.as_deref(),
-        wanted,
-        found,
-    )
-    .await;
+    let choice = (base_sha.as_deref(), wanted);
+    let runs = chosen_on_branch(&client, plan, &branch, listed, choice, found, doing).await;
     if runs.is_empty() {
         return Err(format!(
             "no baseline: no successful push run of workflow `{}` on branch `{branch}` (the base branch's workflow must run on push and upload its analysis.json files as `{}`)",
@@ -288,27 +281,14 @@ async fn fetch(
         .map_err(|e| note_of("listing the artifacts", &e))?;
     let mut late = Vec::new();
     for run in &runs {
-        // Not among the repository's newest artifacts (a flood of newer ones of the name, a
-        // fork's among them, can push it out of any number of pages): the run's own list.
         if !artifacts.contains_key(&run.id) && !deadline.left().is_zero() {
-            doing.set(
-                format!("listing the artifacts of workflow run {}", run.id),
-                false,
-            );
-            match client
-                .artifact_of_run(&plan.repo, &request.artifact, run.id)
-                .await
-            {
+            match own_artifact(&client, plan, &request.artifact, run, doing).await {
                 Ok(Some(a)) => {
                     artifacts.insert(run.id, a);
                 }
-                Ok(None) | Err(PostError::OutOfTime(_)) => {}
-                Err(e) => {
-                    found.notes.push(format!(
-                        "workflow run {} ({}): listing its artifacts: {e}: left out of the history",
-                        run.id,
-                        short(&run.head_sha)
-                    ));
+                Ok(None) => {}
+                Err(note) => {
+                    found.notes.push(note);
                     continue;
                 }
             }
@@ -346,6 +326,32 @@ async fn fetch(
     Ok(())
 }
 
+/// The artifact named `name` of a run that the repository's list did not show (a flood of
+/// newer artifacts of the name, a fork's among them, can push it out of any number of pages),
+/// from the run's own list; `Err`: a note saying why the run is left out.
+async fn own_artifact(
+    client: &github::Client,
+    plan: &Plan,
+    name: &str,
+    run: &WorkflowRun,
+    doing: &Doing,
+) -> Result<Option<Artifact>, String> {
+    doing.set(
+        format!("listing the artifacts of workflow run {}", run.id),
+        false,
+    );
+    match client.artifact_of_run(&plan.repo, name, run.id).await {
+        Ok(found) => Ok(found),
+        // The caller finds the deadline passed, and says so with the other late runs.
+        Err(PostError::OutOfTime(_)) => Ok(None),
+        Err(e) => Err(format!(
+            "workflow run {} ({}): listing its artifacts: {e}: left out of the history",
+            run.id,
+            short(&run.head_sha)
+        )),
+    }
+}
+
 /// The runs to read ([`choose`]), each at a commit of the branch itself. A push of a tag named
 /// like the branch gives runs with `event: push` and that `head_branch`, which anyone who may
 /// push a tag, but not to a protected branch, could fill with made-up numbers: a run whose
@@ -358,10 +364,14 @@ async fn chosen_on_branch(
     plan: &Plan,
     branch: &str,
     listed: Vec<WorkflowRun>,
-    base_sha: Option<&str>,
-    wanted: usize,
+    (base_sha, wanted): (Option<&str>, usize),
     found: &mut BaseRuns,
+    doing: &Doing,
 ) -> Vec<WorkflowRun> {
+    doing.set(
+        format!("checking the base runs' commits against branch `{branch}`"),
+        false,
+    );
     let candidates: Vec<WorkflowRun> = listed
         .into_iter()
         .filter(|r| Some(r.id) != plan.this_run)

@@ -592,8 +592,15 @@ fn a_forks_passing_claim_over_a_gating_warning_is_shown_as_failed() {
     let report = tmp.path().join("report.md");
     write(&report, "<!-- nsys-gate:perf -->\nreport\n");
     let mut cmd = bin();
-    cmd.args(["post", "--pr", "7", "--gate-on", "high_variance", "--report"])
-        .arg(&report);
+    cmd.args([
+        "post",
+        "--pr",
+        "7",
+        "--gate-on",
+        "high_variance",
+        "--report",
+    ])
+    .arg(&report);
     github_env(&mut cmd, &server, None);
     let out = cmd.output().unwrap();
     assert_status(&out, 2);

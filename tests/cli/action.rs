@@ -809,9 +809,12 @@ fn the_fork_safe_pair_posts_what_the_privileged_job_rendered_under_act() {
     let log = text(&out);
     assert!(out.status.success(), "the privileged half failed:\n{log}");
     eprintln!("the privileged half took {:?}", started.elapsed());
-    // Each job downloads the release binary into its runner's tool cache (here, one cache
-    // for both: the second job finds it there).
-    assert!(log.contains("using the cached release binary"), "{log}");
+    // Each job gets the release archive through its runner's tool cache (here, one cache for
+    // both: the second job finds it there, and checks it against the published .sha256 again).
+    assert!(
+        log.contains("from the tool cache, its SHA-256 checked against"),
+        "{log}"
+    );
     let lines: Vec<String> = s.server.requests().iter().map(|r| r.line()).collect();
     assert_eq!(
         lines,

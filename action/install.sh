@@ -19,7 +19,13 @@
 # the releases of the action's repository on GITHUB_SERVER_URL. A downloaded archive whose SHA-256 is not the published one is an error,
 # never a reason to build instead.
 #
-# Binaries are cached under RUNNER_TOOL_CACHE/nsys-gate by version and source-tree hash.
+# The tool cache (RUNNER_TOOL_CACHE/nsys-gate) is writable by every job on the runner, a fork's
+# pull request's included on a self-hosted one, and its paths can be computed: nothing found
+# there is run as it is found, nor trusted for a record kept beside it. It keeps release
+# archives only: on every use the archive's SHA-256 is compared with the published .sha256,
+# fetched again, and the binary is unpacked from a checked copy into a folder of this job's
+# own (under RUNNER_TEMP). A source build is never reused across jobs: it is built in this
+# job, in a target folder of its own (CARGO_TARGET_DIR when set, else under RUNNER_TEMP).
 set -euo pipefail
 
 action_dir=${GITHUB_ACTION_PATH:?GITHUB_ACTION_PATH is not set: run this as part of the nsys-gate action}
@@ -43,7 +49,10 @@ esac
 asset="nsys-gate-$version-$os-$arch.tar.gz"
 tree=$("$action_dir/action/tree-hash.sh" "$action_dir")
 cache_root=${RUNNER_TOOL_CACHE:-${RUNNER_TEMP:-/tmp}}/nsys-gate
-cache_dir="$cache_root/$version-${tree:0:16}"
+# The release archive kept for later jobs (checked again on every use).
+cached_archive="$cache_root/$version-release/$asset"
+# This job's own folder: what is run comes from here.
+job_dir=$(mktemp -d "${RUNNER_TEMP:-/tmp}/nsys-gate-install.XXXXXX")
 
 # The releases: the input, else the action's repository on this server (named by the workflow
 # expression github.action_repository when the runner fills it, else by the action's folder,
@@ -93,103 +102,97 @@ fetch() {
   fi
 }
 
-# Downloads the release archive for this runner, checks its SHA-256 against the published one
-# and unpacks the binary into $1 (atomically: a concurrent job sees all of it or nothing).
-# Returns 1 when the files cannot be fetched; exits when the checksum is wrong.
-download_release() {
-  local into=$1 tmp expected actual
-  tmp=$(mktemp -d)
-  if ! fetch "$base/$asset" "$tmp/$asset" || ! fetch "$base/$asset.sha256" "$tmp/$asset.sha256"; then
-    rm -rf "$tmp"
+# The binary of the release archive for this runner, in this job's folder: the archive is
+# the cached one when its SHA-256 is the published one (the .sha256 fetched again, now), else
+# downloaded, checked and kept in the cache for later jobs; the binary is unpacked from this
+# job's checked copy. Sets $installed. Returns 1 when the files cannot be fetched; exits when
+# a download's checksum is wrong.
+installed=""
+install_release() {
+  local expected actual copy="$job_dir/$asset"
+  if ! fetch "$base/$asset.sha256" "$job_dir/$asset.sha256"; then
     return 1
   fi
-  expected=$(awk '{print $1; exit}' "$tmp/$asset.sha256")
-  actual=$(sha256sum "$tmp/$asset" | cut -d' ' -f1)
-  if ! [[ "$expected" =~ ^[0-9a-f]{64}$ ]] || [ "$expected" != "$actual" ]; then
-    rm -rf "$tmp"
-    error "the SHA-256 of $base/$asset is $actual, but the published checksum ($base/$asset.sha256) says '${expected:0:64}'. The download is corrupt or the release files were altered, so it was not installed (and nothing was built instead). Re-run the job; if it fails again, check the files at release-url, or set install: source to build the action's source."
+  expected=$(awk '{print $1; exit}' "$job_dir/$asset.sha256")
+  if ! [[ "$expected" =~ ^[0-9a-f]{64}$ ]]; then
+    error "the published checksum $base/$asset.sha256 is not a SHA-256 ('${expected:0:64}'); nothing was installed (and nothing was built instead). Check the files at release-url, or set install: source to build the action's source."
     exit 1
   fi
-  mkdir -p "$tmp/unpacked"
-  if ! tar -xzf "$tmp/$asset" -C "$tmp/unpacked" nsys-gate; then
-    rm -rf "$tmp"
+  local origin="from $base/$asset"
+  # A copy first: the cache may change under a check of the file itself.
+  if [ -f "$cached_archive" ] && cp "$cached_archive" "$copy" 2>/dev/null \
+      && [ "$(sha256sum "$copy" | cut -d' ' -f1)" = "$expected" ]; then
+    origin="from the tool cache, its SHA-256 checked against $base/$asset.sha256 again"
+  else
+    if [ -f "$cached_archive" ]; then
+      say "the cached archive $cached_archive is not the published one (its SHA-256 differs from $base/$asset.sha256): downloading it again"
+    fi
+    rm -f "$copy"
+    if ! fetch "$base/$asset" "$copy"; then
+      return 1
+    fi
+    actual=$(sha256sum "$copy" | cut -d' ' -f1)
+    if [ "$expected" != "$actual" ]; then
+      error "the SHA-256 of $base/$asset is $actual, but the published checksum ($base/$asset.sha256) says '${expected:0:64}'. The download is corrupt or the release files were altered, so it was not installed (and nothing was built instead). Re-run the job; if it fails again, check the files at release-url, or set install: source to build the action's source."
+      exit 1
+    fi
+    # Kept for later jobs, whole or not at all (they check it again before any use).
+    local staged
+    if mkdir -p "$(dirname "$cached_archive")" 2>/dev/null \
+        && staged=$(mktemp "$(dirname "$cached_archive")/.archive.XXXXXX" 2>/dev/null); then
+      cp "$copy" "$staged" && mv -f "$staged" "$cached_archive" || rm -f "$staged"
+    fi
+  fi
+  mkdir -p "$job_dir/bin"
+  if ! tar -xzf "$copy" -C "$job_dir/bin" nsys-gate; then
     error "$base/$asset has the published SHA-256 but holds no nsys-gate binary; the release is broken. Set install: source to build the action's source."
     exit 1
   fi
-  mkdir -p "$(dirname "$into")"
-  # A concurrent job may have put the same binary there first: that one is used.
-  if ! mv -T "$tmp/unpacked" "$into" 2>/dev/null && [ ! -x "$into/nsys-gate" ]; then
-    rm -rf "$tmp"
-    error "cannot put the downloaded binary in the tool cache at $into; check that the runner may write there."
-    exit 1
-  fi
-  rm -rf "$tmp"
-  say "installed release $version ($os-$arch) from $base/$asset, SHA-256 $actual, in $((SECONDS - started)) s"
+  installed="$job_dir/bin/nsys-gate"
+  say "installed release $version ($os-$arch) $origin, SHA-256 $expected, in $((SECONDS - started)) s"
 }
 
 # 1. A release binary.
 case "$install" in
   release)
-    if [ -x "$cache_root/$version-release/nsys-gate" ]; then
-      say "using the cached release binary $version ($os-$arch)"
-      use "$cache_root/$version-release/nsys-gate"
-    fi
     if [ -z "$release_url" ]; then
       error "install: release needs release-url: this action was not used as OWNER/REPO@REF, so there is no repository to take releases from. Set release-url to the folder holding v$version/$asset (a mirror filled by scripts/package-release.sh), or set install: auto or source."
       exit 1
     fi
-    if fetch "$base/nsys-gate-$version-source-tree.txt" "${RUNNER_TEMP:-/tmp}/nsys-gate-tree.$$" \
-        && [ "$(head -c 64 "${RUNNER_TEMP:-/tmp}/nsys-gate-tree.$$")" != "$tree" ]; then
+    if [ ! -f "$cached_archive" ] && fetch "$base/nsys-gate-$version-source-tree.txt" "$job_dir/tree.txt" \
+        && [ "$(head -c 64 "$job_dir/tree.txt")" != "$tree" ]; then
       say "note: this action's source tree differs from release $version's; using the release binary because install is release"
     fi
-    rm -f "${RUNNER_TEMP:-/tmp}/nsys-gate-tree.$$"
-    if ! download_release "$cache_root/$version-release"; then
+    if ! install_release; then
       error "install: release could not download $base/$asset or its .sha256 ($fetch_error). Check that release v$version has an archive for $os-$arch and that release-url is right, or set install: source to build the action's source."
       exit 1
     fi
-    use "$cache_root/$version-release/nsys-gate"
+    use "$installed"
     ;;
   auto)
-    for origin in release source; do
-      if [ -x "$cache_dir/$origin/nsys-gate" ]; then
-        say "using the cached $origin binary of nsys-gate $version (source tree ${tree:0:16})"
-        use "$cache_dir/$origin/nsys-gate"
-      fi
-    done
     if [ -z "$release_url" ]; then
       say "no release to compare with (a local action, and no release-url): building the action's source"
+    elif ! fetch "$base/nsys-gate-$version-source-tree.txt" "$job_dir/tree.txt"; then
+      say "no published source-tree hash for release $version at $base ($fetch_error): building the action's source"
+    elif [ "$(head -c 64 "$job_dir/tree.txt")" != "$tree" ]; then
+      say "this action's source tree (${tree:0:16}) is not the one release $version was built from ($(head -c 16 "$job_dir/tree.txt")): building the action's source"
+    elif install_release; then
+      use "$installed"
     else
-      published="${RUNNER_TEMP:-/tmp}/nsys-gate-tree.$$"
-      if ! fetch "$base/nsys-gate-$version-source-tree.txt" "$published"; then
-        say "no published source-tree hash for release $version at $base ($fetch_error): building the action's source"
-      elif [ "$(head -c 64 "$published")" != "$tree" ]; then
-        say "this action's source tree (${tree:0:16}) is not the one release $version was built from ($(head -c 16 "$published")): building the action's source"
-      elif download_release "$cache_dir/release"; then
-        rm -f "$published"
-        use "$cache_dir/release/nsys-gate"
-      else
-        say "release $version has no archive for $os-$arch at $base ($fetch_error): building the action's source"
-      fi
-      rm -f "$published"
+      say "release $version has no archive for $os-$arch at $base ($fetch_error): building the action's source"
     fi
     ;;
 esac
 
-# 2. The action's own source, built once per source tree.
-if [ -x "$cache_dir/source/nsys-gate" ]; then
-  say "using the cached source build of nsys-gate $version (source tree ${tree:0:16})"
-  use "$cache_dir/source/nsys-gate"
-fi
+# 2. The action's own source, built in this job (a build found in the cache could be anyone's).
 if ! command -v cargo >/dev/null; then
   error "building nsys-gate $version from the action's source needs a Rust toolchain, and there is no cargo on PATH. Install Rust 1.89 or later on the runner (https://rustup.rs); or pin the action to a release (uses: OWNER/nsys-gate@v$version, OWNER being the account that hosts nsys-gate), whose binary is downloaded; or set install: release to download release $version's binary for this tree anyway."
   exit 1
 fi
-target_dir=${CARGO_TARGET_DIR:-$cache_root/target}
-say "building nsys-gate $version from the action's source (cargo build --profile dist --locked; a few minutes the first time, cached by source tree after that)"
+target_dir=${CARGO_TARGET_DIR:-$job_dir/target}
+say "building nsys-gate $version from the action's source (cargo build --profile dist --locked; a few minutes: a build is never reused from the tool cache, which any job on the runner can write)"
 cargo build --profile dist --locked --manifest-path "$action_dir/Cargo.toml" --target-dir "$target_dir" >&2
-mkdir -p "$cache_dir"
-staged=$(mktemp -d "$cache_dir/.build.XXXXXX")
-cp "$target_dir/dist/nsys-gate" "$staged/nsys-gate"
-mv -T "$staged" "$cache_dir/source" 2>/dev/null || rm -rf "$staged"
+mkdir -p "$job_dir/bin"
+cp "$target_dir/dist/nsys-gate" "$job_dir/bin/nsys-gate"
 say "built nsys-gate $version from source in $((SECONDS - started)) s"
-use "$cache_dir/source/nsys-gate"
+use "$job_dir/bin/nsys-gate"

@@ -38,6 +38,14 @@ if [ -n "${INPUT_BASELINE:-}" ]; then
   [ -n "${INPUT_NOISE_FLOOR:-}" ] && comment_args+=("--noise-floor=$INPUT_NOISE_FLOOR")
 fi
 
+# The gate's warning codes, separated by commas, spaces or line breaks (no glob expansion):
+# `run` gates on them, `post --analyses` recomputes the artifact's gate with them.
+gate_args=()
+read -r -a codes <<< "$(printf '%s' "${INPUT_GATE_ON:-}" | tr ',\r\n\t' '    ')"
+for code in "${codes[@]}"; do gate_args+=("--gate-on=$code"); done
+read -r -a codes <<< "$(printf '%s' "${INPUT_NO_GATE_ON:-}" | tr ',\r\n\t' '    ')"
+for code in "${codes[@]}"; do gate_args+=("--no-gate-on=$code"); done
+
 if [ -n "${INPUT_POST_REPORT:-}" ]; then
   error "the post-report input was removed: it posted the artifact's report.md word for word, and on a fork's pull request the fork writes that file. Upload the analysis.json files instead and give their folder as post-analyses (see the README's fork-safe pattern)."
   exit 2
@@ -54,7 +62,7 @@ if [ -n "${INPUT_POST_ANALYSES:-}" ]; then
     error "post-analyses '$INPUT_POST_ANALYSES' is not a folder (give the folder the artifact's analysis.json files were downloaded to)"
     exit 2
   fi
-  exec "$bin" post "--analyses=$INPUT_POST_ANALYSES" "${render_args[@]}" "${comment_args[@]}"
+  exec "$bin" post "--analyses=$INPUT_POST_ANALYSES" "${render_args[@]}" "${gate_args[@]}" "${comment_args[@]}"
 fi
 
 args=(run)
@@ -93,11 +101,7 @@ fi
 [ -n "${INPUT_LABEL:-}" ] && args+=("--label=$INPUT_LABEL")
 args+=("${render_args[@]}")
 args+=("${comment_args[@]}")
-# Warning codes, separated by commas, spaces or line breaks (no glob expansion).
-read -r -a codes <<< "$(printf '%s' "${INPUT_GATE_ON:-}" | tr ',\r\n\t' '    ')"
-for code in "${codes[@]}"; do args+=("--gate-on=$code"); done
-read -r -a codes <<< "$(printf '%s' "${INPUT_NO_GATE_ON:-}" | tr ',\r\n\t' '    ')"
-for code in "${codes[@]}"; do args+=("--no-gate-on=$code"); done
+args+=("${gate_args[@]}")
 is_true "${INPUT_KEEP_EXPORT:-false}" && args+=(--keep-export)
 is_true "${INPUT_POST:-true}" || args+=(--no-post)
 is_true "${INPUT_FAIL_ON_POST_ERROR:-false}" && args+=(--fail-on-post-error)

@@ -208,11 +208,7 @@ pub fn append_summary(path: &Path, text: &str) -> Result<(), ActionsError> {
         source,
     };
     let existing = summary_size(path);
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(err)?;
+    let mut file = crate::files::open_append_regular(path).map_err(err)?;
     let mut bytes = Vec::with_capacity(text.len() + 2);
     if existing > 0 {
         bytes.extend_from_slice(b"\n");
@@ -232,10 +228,7 @@ pub fn write_outputs(path: &Path, outputs: &[(&str, String)]) -> Result<(), Acti
     for (name, value) in outputs {
         text.push_str(&output_entry(name, value, &random_token())?);
     }
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
+    let mut file = crate::files::open_append_regular(path)
         .and_then(|mut f| f.write_all(text.as_bytes()).map(|()| f))
         .map_err(|source| ActionsError::Write {
             var: "GITHUB_OUTPUT",

@@ -8,10 +8,12 @@ use clap::{ArgGroup, Args, Parser, Subcommand};
 
 use crate::artifact::WarningCode;
 
-/// `--noise-floor PCT`: a percentage from 0 to 100.
+/// `--noise-floor PCT`: a percentage from 0 to 100; `-0` is 0 (comparison.json never holds
+/// `-0.0`).
 fn noise_floor(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
-        Ok(v) if (0.0..=100.0).contains(&v) => Ok(v),
+        // Adding +0.0 turns -0.0 into 0.0 and leaves every other number as it is.
+        Ok(v) if (0.0..=100.0).contains(&v) => Ok(v + 0.0),
         _ => Err(format!("`{text}` is not a percentage from 0 to 100")),
     }
 }
@@ -243,6 +245,13 @@ pub struct PostArgs {
     /// With --analyses: show exact range names instead of groups (see `run --exact-names`).
     #[arg(long, requires = "analyses")]
     pub exact_names: bool,
+
+    /// With --analyses: the gate the comment shows is recomputed from each analysis's
+    /// warnings with this command's gate settings (the default set, --gate-on, --no-gate-on),
+    /// never the gate the artifact says it had: another job's artifact, such as a fork's,
+    /// can say anything.
+    #[command(flatten)]
+    pub gate: GateArgs,
     /// With --analyses: compare them with a baseline (see `report --baseline`); in the
     /// fork-safe pair, `auto` takes the base branch's artifact of the workflow that triggered
     /// this `workflow_run`.
@@ -337,6 +346,26 @@ pub struct RenderArgs {
     pub exact_names: bool,
 }
 
+/// Which warning codes fail the gate: shared by `analyze`, `run` and `post --analyses` (which
+/// recomputes the gate of another job's analyses with them).
+#[derive(Debug, Args, Clone, Default)]
+pub struct GateArgs {
+    /// Also fail the job on this warning code (repeatable).
+    #[arg(long, value_name = "CODE", value_parser = warning_code())]
+    pub gate_on: Vec<WarningCode>,
+
+    /// Do not fail the job on this warning code (repeatable).
+    #[arg(long, value_name = "CODE", value_parser = warning_code())]
+    pub no_gate_on: Vec<WarningCode>,
+}
+
+impl GateArgs {
+    /// Whether any code was given.
+    pub fn is_empty(&self) -> bool {
+        self.gate_on.is_empty() && self.no_gate_on.is_empty()
+    }
+}
+
 /// How run directories are analysed: shared by `analyze` and `run`.
 #[derive(Debug, Args)]
 pub struct AnalysisArgs {
@@ -362,13 +391,8 @@ pub struct AnalysisArgs {
     #[arg(long)]
     pub keep_export: bool,
 
-    /// Also fail the job on this warning code (repeatable).
-    #[arg(long, value_name = "CODE", value_parser = warning_code())]
-    pub gate_on: Vec<WarningCode>,
-
-    /// Do not fail the job on this warning code (repeatable).
-    #[arg(long, value_name = "CODE", value_parser = warning_code())]
-    pub no_gate_on: Vec<WarningCode>,
+    #[command(flatten)]
+    pub gate: GateArgs,
 
     /// A label for the run directory, kept in analysis.json (`label`): the report titles run
     /// directories of one profile and run id with their GPU's name, else with this.
@@ -384,5 +408,17 @@ mod tests {
     #[test]
     fn cli_is_well_formed() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_noise_floor_of_minus_zero_is_zero() {
+        for text in ["-0", "-0.0", " -0 ", "0"] {
+            let v = noise_floor(text).unwrap();
+            assert!(v == 0.0 && v.is_sign_positive(), "{text}: {v:?}");
+        }
+        assert_eq!(noise_floor("2.5"), Ok(2.5));
+        for bad in ["-1", "100.1", "nan", "inf", "-inf", "x"] {
+            assert!(noise_floor(bad).is_err(), "{bad}");
+        }
     }
 }

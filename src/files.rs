@@ -1,11 +1,12 @@
 //! The files nsys-gate reads and writes. Reads: regular files only, and never more than a
 //! bound. Writes: atomically ([`write_atomically`]), so that a reader sees the old file or
-//! the new one, never a partial one.
+//! the new one, never a partial one; the files a CI runner names for a step to append to,
+//! only when they are regular files ([`open_append_regular`]).
 //!
 //! Inputs are data from outside the tool's control: the profiled program (a pull request's
 //! code) writes the run directory, and a fork's artifact carries the analysis.json files that
 //! `post --analyses` reads (found with [`find_named`], which follows no symlink, and read
-//! with [`read_regular_no_symlink`]). A FIFO blocks `open` until a writer comes, which may be
+//! with [`read_regular_no_symlink_until`]). A FIFO blocks `open` until a writer comes, which may be
 //! never, and `/dev/zero` never ends; so every input is opened without blocking
 //! (`O_NONBLOCK`, which changes nothing for a regular file's reads), checked on the opened
 //! file's own metadata (a separate `stat` before the `open` could be outrun by a swap), and
@@ -128,16 +129,31 @@ fn open_regular_with(path: &Path, follow: Follow) -> Result<(File, u64), InputEr
 /// Reads the regular file `path` whole, refusing one over `limit` bytes (checked on what is
 /// read, not only on the size the file had when it was opened).
 pub(crate) fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
-    read_regular_with(path, limit, Follow::Yes)
+    read_regular_with(path, limit, Follow::Yes, &|| false)
 }
 
-/// [`read_regular`], refusing a symlink too: for files found in a folder that someone else
-/// filled (an artifact), where a symlink could point anywhere on the machine.
-pub(crate) fn read_regular_no_symlink(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
-    read_regular_with(path, limit, Follow::No)
+/// [`read_regular`], refusing a symlink too (for files found in a folder that someone else
+/// filled, an artifact, where a symlink could point anywhere on the machine), a piece at a
+/// time, asking `stop` before each piece: an
+/// [`InputError::Io`] ("stopped") when it says so (a signal, a stage's deadline), which the
+/// caller tells apart by asking `stop` again.
+pub(crate) fn read_regular_no_symlink_until(
+    path: &Path,
+    limit: u64,
+    stop: &dyn Fn() -> bool,
+) -> Result<Vec<u8>, InputError> {
+    read_regular_with(path, limit, Follow::No, stop)
 }
 
-fn read_regular_with(path: &Path, limit: u64, follow: Follow) -> Result<Vec<u8>, InputError> {
+/// The most read between two questions to `stop`.
+const READ_PIECE: u64 = 4 << 20;
+
+fn read_regular_with(
+    path: &Path,
+    limit: u64,
+    follow: Follow,
+    stop: &dyn Fn() -> bool,
+) -> Result<Vec<u8>, InputError> {
     let (file, size) = open_regular_with(path, follow)?;
     let too_large = || InputError::TooLarge {
         path: path.to_owned(),
@@ -148,12 +164,25 @@ fn read_regular_with(path: &Path, limit: u64, follow: Follow) -> Result<Vec<u8>,
     }
     // The size is a hint only: the file may grow while it is read.
     let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    file.take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|source| InputError::Io {
-            path: path.to_owned(),
-            source,
-        })?;
+    let mut from = file.take(limit.saturating_add(1));
+    loop {
+        if stop() {
+            return Err(InputError::Io {
+                path: path.to_owned(),
+                source: io::Error::other("stopped"),
+            });
+        }
+        let n = (&mut from)
+            .take(READ_PIECE)
+            .read_to_end(&mut bytes)
+            .map_err(|source| InputError::Io {
+                path: path.to_owned(),
+                source,
+            })?;
+        if n == 0 {
+            break;
+        }
+    }
     if bytes.len() as u64 > limit {
         return Err(too_large());
     }
@@ -276,6 +305,35 @@ fn describe(kind: std::fs::FileType) -> &'static str {
     }
 }
 
+/// Opens `path` to append to it (created when missing) when it is a regular file: the files a
+/// CI runner names for a step to write (`GITHUB_STEP_SUMMARY`, `GITHUB_OUTPUT`). A FIFO would
+/// block `open` until a reader comes, which may be never: it is opened without blocking
+/// (`O_NONBLOCK`, which changes nothing for a regular file's writes; a FIFO without a reader
+/// fails at once) and anything but a regular file is refused, on the opened file's own
+/// metadata.
+pub(crate) fn open_append_regular(path: &Path) -> io::Result<File> {
+    let refused = |what: &str| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("not a regular file (it is {what}); refusing to write to it"),
+        )
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| match std::fs::metadata(path) {
+            Ok(meta) if !meta.is_file() => refused(describe(meta.file_type())),
+            _ => e,
+        })?;
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() {
+        return Err(refused(describe(kind)));
+    }
+    Ok(file)
+}
+
 /// Writes `bytes` to `path` atomically: see [`write_atomically_with`].
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     write_atomically_with(path, |out| out.write_all(bytes))
@@ -367,6 +425,33 @@ mod tests {
     }
 
     #[test]
+    fn a_step_file_that_is_not_a_regular_file_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let e = open_append_regular(&fifo).unwrap_err();
+        assert!(e.to_string().contains("(it is a FIFO)"), "{e}");
+        // With a reader at the other end, the open succeeds and the kind refuses it.
+        let _reader = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+        let e = open_append_regular(&fifo).unwrap_err();
+        assert!(e.to_string().contains("(it is a FIFO)"), "{e}");
+        let e = open_append_regular(Path::new("/dev/null")).unwrap_err();
+        assert!(e.to_string().contains("character device"), "{e}");
+        let file = dir.path().join("summary.md");
+        open_append_regular(&file).unwrap().write_all(b"x").unwrap();
+        open_append_regular(&file).unwrap().write_all(b"y").unwrap();
+        assert_eq!(std::fs::read(&file).unwrap(), b"xy");
+    }
+
+    #[test]
     fn a_symlink_is_refused_when_it_may_not_be_followed() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("target");
@@ -374,13 +459,16 @@ mod tests {
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&target, &link).unwrap();
         assert_eq!(read_regular(&link, 10).unwrap(), b"data");
-        let e = read_regular_no_symlink(&link, 10).unwrap_err();
+        let e = read_regular_no_symlink_until(&link, 10, &|| false).unwrap_err();
         assert!(
             e.to_string()
                 .ends_with("link is not a regular file (it is a symlink); refusing to read it"),
             "{e}"
         );
-        assert_eq!(read_regular_no_symlink(&target, 10).unwrap(), b"data");
+        assert_eq!(
+            read_regular_no_symlink_until(&target, 10, &|| false).unwrap(),
+            b"data"
+        );
     }
 
     fn bounds(max_depth: usize, max_entries: usize, max_found: usize) -> SearchBounds {

@@ -68,6 +68,107 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Analysis, String> {
 
 /// [`parse`], read as `T`.
 pub fn parse_as<T: Readable>(path: &Path, bytes: &[u8]) -> Result<T, String> {
+    parse_until(path, bytes, &|| false).map_err(|e| match e {
+        Unread::Refused(why) => why,
+        Unread::Stopped => unreachable!("never asked to stop"),
+    })
+}
+
+/// Why a file gave no analysis.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unread {
+    /// Not an analysis.json of this schema version, or not readable: why, in words.
+    Refused(String),
+    /// `stop` said so while it was read or parsed (a signal, the stage's deadline).
+    Stopped,
+}
+
+/// Files larger than this are parsed through a reader that asks `stop` after each piece of
+/// it: parsing a file of a gigabyte takes seconds.
+const PARSE_PIECE: usize = 1 << 20;
+
+/// A slice read a piece at a time, asking `stop` before each: an error of its own kind when
+/// told to stop (not `Interrupted`, which readers retry).
+struct Asking<'a> {
+    bytes: &'a [u8],
+    stop: &'a dyn Fn() -> bool,
+}
+
+impl std::io::Read for Asking<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if (self.stop)() {
+            return Err(std::io::Error::other("stopped"));
+        }
+        let n = buf.len().min(self.bytes.len()).min(PARSE_PIECE);
+        buf[..n].copy_from_slice(&self.bytes[..n]);
+        self.bytes = &self.bytes[n..];
+        Ok(n)
+    }
+}
+
+/// `bytes` as JSON of type `U`: at once when small, else a piece at a time, asking `stop`.
+fn from_bytes<U: DeserializeOwned>(
+    bytes: &[u8],
+    stop: &dyn Fn() -> bool,
+) -> Result<U, serde_json::Error> {
+    if bytes.len() > PARSE_PIECE {
+        let asking = Asking { bytes, stop };
+        return serde_json::from_reader(std::io::BufReader::with_capacity(PARSE_PIECE, asking));
+    }
+    // JSON is UTF-8: checked once for the whole file, so that serde_json does not check each
+    // string again (`from_str`). Bytes that are not UTF-8 take `from_slice`, for its error.
+    match std::str::from_utf8(bytes) {
+        Ok(text) => serde_json::from_str::<U>(text),
+        Err(_) => serde_json::from_slice::<U>(bytes),
+    }
+}
+
+/// A parse error in words that never quote the file: serde's own message quotes values of
+/// the file (`invalid type: string "…"`, `unknown variant `…``), and a file may hold anything,
+/// a credential a symlink led to included. What is kept is the kind of error, what the
+/// schema expected (nsys-gate's own words), a missing field's name (the schema's), and where.
+fn parse_error(e: &serde_json::Error) -> String {
+    use serde_json::error::Category;
+    let at = format!("at line {}, column {}", e.line(), e.column());
+    let what = match e.classify() {
+        Category::Syntax => "not valid JSON".to_owned(),
+        Category::Eof => "the JSON ends early".to_owned(),
+        Category::Io => "it could not be read".to_owned(),
+        Category::Data => {
+            let text = e.to_string();
+            let text = text.split(" at line ").next().unwrap_or_default();
+            // The expected part is the schema's; it comes after the file's value, so the
+            // last `, expected ` is serde's own.
+            let expected = text
+                .rsplit_once(", expected ")
+                .map(|(_, expected)| format!(", expected {expected}"))
+                .unwrap_or_default();
+            let field = text
+                .strip_prefix("missing field `")
+                .and_then(|rest| rest.strip_suffix('`'))
+                .filter(|f| f.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+            match field {
+                Some(field) => format!("the field `{field}` is missing"),
+                None if text.starts_with("invalid type") => {
+                    format!("a value of the wrong type{expected}")
+                }
+                None if text.starts_with("invalid value") || text.starts_with("invalid length") => {
+                    format!("a value out of its range{expected}")
+                }
+                None if text.starts_with("unknown variant") => format!("an unknown name{expected}"),
+                None => "a value that does not fit the schema".to_owned(),
+            }
+        }
+    };
+    format!("{what} ({at}; the file's text is not quoted)")
+}
+
+/// [`parse_as`], asking `stop` while a large file is parsed.
+pub fn parse_until<T: Readable>(
+    path: &Path,
+    bytes: &[u8],
+    stop: &dyn Fn() -> bool,
+) -> Result<T, Unread> {
     let wrong_version = |v: &dyn std::fmt::Display| {
         format!(
             "{} has schema_version {v}; this nsys-gate reads {}",
@@ -75,27 +176,35 @@ pub fn parse_as<T: Readable>(path: &Path, bytes: &[u8]) -> Result<T, String> {
             artifact::SCHEMA_VERSION
         )
     };
-    // JSON is UTF-8: checked once for the whole file, so that serde_json does not check each
-    // string again (`from_str`). Bytes that are not UTF-8 take `from_slice`, for its error.
-    let parsed = match std::str::from_utf8(bytes) {
-        Ok(text) => serde_json::from_str::<T>(text),
-        Err(_) => serde_json::from_slice::<T>(bytes),
-    };
-    match parsed {
+    match from_bytes::<T>(bytes, stop) {
         Ok(analysis) if analysis.schema_version() == artifact::SCHEMA_VERSION => Ok(analysis),
-        Ok(analysis) => Err(wrong_version(&analysis.schema_version())),
+        Ok(analysis) => Err(Unread::Refused(wrong_version(&analysis.schema_version()))),
+        Err(_) if stop() => Err(Unread::Stopped),
         Err(e) => {
-            let version = serde_json::from_slice::<serde_json::Value>(bytes)
+            // Only the version is looked for, never kept: a map of it alone.
+            #[derive(serde::Deserialize)]
+            struct Version {
+                schema_version: Option<serde_json::Value>,
+            }
+            let version = from_bytes::<Version>(bytes, stop)
                 .ok()
-                .and_then(|v| v.get("schema_version").cloned());
+                .and_then(|v| v.schema_version);
+            if stop() {
+                return Err(Unread::Stopped);
+            }
             match version {
+                // A number is shown; anything else the file put there is not.
                 Some(v) if v != serde_json::json!(artifact::SCHEMA_VERSION) => {
-                    Err(wrong_version(&v))
+                    Err(Unread::Refused(match v.as_u64() {
+                        Some(n) => wrong_version(&n),
+                        None => wrong_version(&"that is not a whole number"),
+                    }))
                 }
-                _ => Err(format!(
-                    "{} is not an analysis.json that nsys-gate wrote: {e}",
-                    shown_path(path)
-                )),
+                _ => Err(Unread::Refused(format!(
+                    "{} is not an analysis.json that nsys-gate wrote: {}",
+                    shown_path(path),
+                    parse_error(&e)
+                ))),
             }
         }
     }
@@ -150,7 +259,7 @@ fn facts_of(dir: &Path) -> RunFacts {
 /// an error, whose message ends with `nothing` (what that means for the caller).
 pub fn under(dir: &Path, nothing: &str) -> anyhow::Result<Vec<RunOutcome>> {
     let mut outcomes = Vec::new();
-    found_each::<Analysis>(dir, nothing, |path, read| {
+    found_each::<Analysis>(dir, nothing, &|| false, |path, read| {
         outcomes.push(match read {
             Ok(analysis) => RunOutcome::Analysed {
                 analysis: Box::new(analysis),
@@ -167,6 +276,7 @@ pub fn under(dir: &Path, nothing: &str) -> anyhow::Result<Vec<RunOutcome>> {
 fn found_each<T: Readable>(
     dir: &Path,
     nothing: &str,
+    stop: &dyn Fn() -> bool,
     mut visit: impl FnMut(PathBuf, Result<T, Failure>),
 ) -> anyhow::Result<()> {
     let found = files::find_named(dir, ANALYSIS_FILE, SEARCH)
@@ -194,7 +304,12 @@ fn found_each<T: Readable>(
     let mut left = MAX_TOTAL_BYTES;
     for path in &found.files {
         let name = path.strip_prefix(dir).unwrap_or(path).to_owned();
-        let read = read_found(path, &name, &mut left).map_err(|error| failed(&name, error));
+        let read = match read_found(path, &name, &mut left, stop) {
+            Ok(analysis) => Ok(analysis),
+            // The caller, which asked to stop, says so.
+            Err(Unread::Stopped) => break,
+            Err(Unread::Refused(error)) => Err(failed(&name, error)),
+        };
         visit(name, read);
     }
     Ok(())
@@ -202,13 +317,38 @@ fn found_each<T: Readable>(
 
 /// One analysis.json [`under`] found (`path`), named in the report by its path inside the
 /// folder searched (`name`, as the artifact has it).
-fn read_found<T: Readable>(path: &Path, name: &Path, left: &mut u64) -> Result<T, String> {
-    files::read_regular_no_symlink(path, MAX_ANALYSIS_BYTES.min(*left))
-        .map_err(|e| format!("{}: {}", name.display(), e.into_io_error()))
-        .and_then(|bytes| {
-            *left = left.saturating_sub(bytes.len() as u64);
-            parse_as(name, &bytes)
-        })
+fn read_found<T: Readable>(
+    path: &Path,
+    name: &Path,
+    left: &mut u64,
+    stop: &dyn Fn() -> bool,
+) -> Result<T, Unread> {
+    let bytes = read_no_symlink(path, MAX_ANALYSIS_BYTES.min(*left), stop)
+        .map_err(|e| e.naming(&name.display().to_string()))?;
+    *left = left.saturating_sub(bytes.len() as u64);
+    parse_until(name, &bytes, stop)
+}
+
+/// The bytes of the regular file `path` (never a symlink), read with `stop` asked between
+/// pieces; a refusal says why without the path, for the caller to name it.
+fn read_no_symlink(path: &Path, limit: u64, stop: &dyn Fn() -> bool) -> Result<Vec<u8>, Unread> {
+    files::read_regular_no_symlink_until(path, limit, stop).map_err(|e| {
+        if stop() {
+            Unread::Stopped
+        } else {
+            Unread::Refused(e.into_io_error().to_string())
+        }
+    })
+}
+
+impl Unread {
+    /// A refusal as `NAME: why`.
+    fn naming(self, name: &str) -> Unread {
+        match self {
+            Unread::Refused(why) => Unread::Refused(format!("{name}: {why}")),
+            Unread::Stopped => Unread::Stopped,
+        }
+    }
 }
 
 /// A file [`under`] found (`name`) that could not be read (`error` says why): said on
@@ -240,36 +380,53 @@ fn inside(dir: &Path, path: &Path) -> String {
 /// people (inside the folder searched, or as given), so that a caller that reduces them never
 /// holds more than one. Returns the notes on the files that could not be read; `Err` says why
 /// nothing could be.
+///
+/// A file is never read through a symlink (the file given, or `analysis.json` in the folder
+/// given; a folder given may be one), as the folder search does: a symlink could lead to any
+/// file of the machine, and the notes are shown in the report. `stop` is asked between pieces
+/// of the reading and parsing (a signal, the stage's deadline): when it says so, `each`
+/// returns what it has, and the caller says why it stopped.
 pub fn each<T: Readable>(
     path: &Path,
+    stop: &dyn Fn() -> bool,
     mut visit: impl FnMut(T, String),
 ) -> Result<Vec<String>, String> {
     let meta =
         std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", shown_path(path)))?;
-    let one = |file: &Path| -> Result<T, String> {
-        let bytes = files::read_regular(file, MAX_ANALYSIS_BYTES).map_err(|e| e.to_string())?;
-        parse_as(file, &bytes)
-    };
-    let file = if meta.is_file() {
-        Some(path.to_owned())
+    let file = if meta.is_dir() {
+        // Its analysis.json, whatever it is (a symlink, a FIFO: refused by the reading).
+        Some(path.join(ANALYSIS_FILE)).filter(|f| std::fs::symlink_metadata(f).is_ok())
     } else {
-        Some(path.join(ANALYSIS_FILE)).filter(|f| f.is_file())
+        Some(path.to_owned())
     };
     if let Some(file) = file {
-        visit(one(&file)?, file.display().to_string());
+        let shown = shown_path(&file);
+        let read = read_no_symlink(&file, MAX_ANALYSIS_BYTES, stop)
+            .map_err(|e| e.naming(&format!("cannot read {shown}")))
+            .and_then(|bytes| parse_until(&file, &bytes, stop));
+        match read {
+            Ok(analysis) => visit(analysis, file.display().to_string()),
+            Err(Unread::Stopped) => {}
+            Err(Unread::Refused(why)) => return Err(why),
+        }
         return Ok(Vec::new());
     }
     let mut read = 0;
     let mut notes = Vec::new();
-    found_each::<T>(path, "nothing to compare", |found, read_as| match read_as {
-        Ok(analysis) => {
-            read += 1;
-            visit(analysis, found.display().to_string());
-        }
-        Err(f) => notes.push(f.error),
-    })
+    found_each::<T>(
+        path,
+        "nothing to compare",
+        stop,
+        |found, read_as| match read_as {
+            Ok(analysis) => {
+                read += 1;
+                visit(analysis, found.display().to_string());
+            }
+            Err(f) => notes.push(f.error),
+        },
+    )
     .map_err(|e| format!("{e:#}"))?;
-    if read == 0 {
+    if read == 0 && !stop() {
         return Err(format!(
             "no readable {ANALYSIS_FILE} in {}: {}",
             shown_path(path),

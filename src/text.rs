@@ -56,6 +56,20 @@ pub fn shorten(text: &str, max_chars: usize) -> String {
     s
 }
 
+/// A URL as it may be shown or stored: its userinfo (`user:password@` before the host, as in
+/// `GITHUB_API_URL=http://user:password@host/api`) replaced by `***@`, whatever it holds. A text
+/// that is not a URL is returned as it is.
+pub fn without_userinfo(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://***{}", &rest[at..]),
+        None => url.to_owned(),
+    }
+}
+
 /// `a`, `a and b`, `a, b and c`.
 pub fn and_list(items: &[&str]) -> String {
     match items {
@@ -132,6 +146,23 @@ fn is_invisible(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_urls_userinfo_is_never_shown() {
+        for (url, shown) in [
+            ("http://user:password@host/api/v1", "http://***@host/api/v1"),
+            (
+                "https://tok@ghe.example:8443",
+                "https://***@ghe.example:8443",
+            ),
+            ("http://a:b@c@host/x?y=@z", "http://***@host/x?y=@z"),
+            ("https://api.github.com", "https://api.github.com"),
+            ("http://host/path@x", "http://host/path@x"),
+            ("not a url", "not a url"),
+        ] {
+            assert_eq!(without_userinfo(url), shown, "{url}");
+        }
+    }
 
     /// The runner's reading of one line: a command when it starts with `::` after trimming, or
     /// holds `##[`.

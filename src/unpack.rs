@@ -30,12 +30,14 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// An artifact of analyses: a few files of at most a few tens of MB.
+    /// An artifact of analyses for the history: a few files of at most a few tens of MB (a
+    /// trace of a million ranges makes about 42 MB). The history needs each run's run-level
+    /// numbers, not a gigabyte: one analysis.json over 64 MiB refuses the artifact.
     pub const ARTIFACT: Limits = Limits {
         max_entries: 10_000,
         max_files: 256,
-        max_file_bytes: 1 << 30,
-        max_total_bytes: 1 << 30,
+        max_file_bytes: 64 << 20,
+        max_total_bytes: 256 << 20,
     };
 }
 

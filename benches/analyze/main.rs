@@ -110,6 +110,7 @@ fn measure(dir: &Path, written: usize) {
                 marker: "<!-- nsys-gate:bench -->".to_owned(),
                 exact_names: false,
                 links: nsys_gate::render::Links::default(),
+                from_artifact: false,
             },
         )
         .unwrap();

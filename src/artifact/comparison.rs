@@ -21,6 +21,13 @@ pub const COMPARISON_SCHEMA_VERSION: u32 = 2;
 /// The comparison file's name, beside report.md.
 pub const COMPARISON_FILE: &str = "comparison.json";
 
+/// Runs of one side only listed in `unmatched_head` and in `unmatched_base`, at most.
+pub const MAX_UNMATCHED: usize = 256;
+
+/// Items listed in each list of a run's ranges (`changed`, `new`, `gone`) and GPU work
+/// (`kernels`, `memory_copies`), at most.
+pub const MAX_LISTED: usize = 1000;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     pub schema_version: u32,
@@ -39,6 +46,19 @@ pub struct Comparison {
     pub unmatched_head: Vec<RunRef>,
     /// Keys of the base runs with no current run: the newest base run of each.
     pub unmatched_base: Vec<RunRef>,
+    /// Current runs with no base run of their key that `unmatched_head` leaves out (it lists
+    /// 256 at most); absent when none is.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unmatched_head_omitted: u64,
+    /// Keys of base runs with no current run that `unmatched_base` leaves out (it lists 256
+    /// at most: a base artifact can hold any keys); absent when none is.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unmatched_base_omitted: u64,
+}
+
+/// For `skip_serializing_if`: a count of items left out of a bounded list, absent when 0.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// `path`: `--baseline PATH` (or `compare`'s BASE); `auto`: the artifacts of the base branch's
@@ -495,6 +515,17 @@ pub struct RangeChanges {
     pub new: Vec<RangeOnly>,
     /// Ranges of the newest used base run that no head run has, the largest first.
     pub gone: Vec<RangeOnly>,
+    /// Ranges in both that `changed` leaves out (it lists 1,000 at most: every range beyond
+    /// the noise, then the largest changes); absent when none is.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub changed_omitted: u64,
+    /// Ranges only the head runs have that `new` leaves out (1,000 at most listed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub new_omitted: u64,
+    /// Ranges only the base run has that `gone` leaves out (1,000 at most listed: a base file
+    /// can hold any number of ranges).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub gone_omitted: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -525,6 +556,12 @@ pub struct RangeOnly {
 pub struct GpuWorkChanges {
     pub kernels: Vec<WorkChange>,
     pub memory_copies: Vec<WorkChange>,
+    /// Kernels that `kernels` leaves out (1,000 at most listed, the largest changes).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub kernels_omitted: u64,
+    /// Memory copies that `memory_copies` leaves out (1,000 at most listed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub memory_copies_omitted: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

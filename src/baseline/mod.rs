@@ -133,7 +133,9 @@ pub fn read_paths(paths: &[PathBuf]) -> PathRuns {
     let mut out = PathRuns::default();
     for path in paths {
         let before = out.runs.len();
-        match load::each(path, |recorded, shown| {
+        // A signal stops the reading of a large file at its next piece.
+        let stop = || crate::interrupt::received().is_some();
+        match load::each(path, &stop, |recorded, shown| {
             out.runs.push(RunLevel::read(recorded, &shown))
         }) {
             Ok(unread) => out.unread.extend(unread),

@@ -9,7 +9,7 @@ use crate::interrupt;
 use crate::progress::Progress;
 
 pub fn analyze(args: &AnalyzeArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let gate = GateConfig::new(&args.analysis.gate_on, &args.analysis.no_gate_on);
+    let gate = GateConfig::new(&args.analysis.gate.gate_on, &args.analysis.gate.no_gate_on);
     let options = analyze_options(
         &args.run_dir,
         args.output.clone(),

@@ -11,6 +11,7 @@ use crate::baseline::{read_paths, PathRuns};
 use crate::cli::CompareArgs;
 use crate::compare::{self, Criteria};
 use crate::files;
+use crate::interrupt;
 use crate::render::comparison::render_alone;
 use crate::say::{self, say};
 use crate::text::{shown, shown_path};
@@ -20,14 +21,18 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         .paths
         .split_last()
         .expect("clap requires two paths at least");
+    interrupt::doing("reading the base runs' analysis.json files; nothing was written");
     let bases = read_side("BASE", "no base run", base_paths)?;
+    interrupt::doing("reading the current runs' analysis.json files; nothing was written");
     let heads = read_side("HEAD", "no current run", std::slice::from_ref(head_path))?;
+    interrupt::doing("comparing the runs; nothing was written");
     let source = bases.source();
     let notes = bases.notes();
     let settings = Criteria {
         noise_floor_pct: args.noise_floor,
     };
     let comparison = compare::compare(&heads.runs, &bases.runs, source, notes, settings);
+    interrupt::doing("writing the comparison; a file written is whole (written to a temporary file and renamed into place)");
     let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
     if let Some(path) = args.json.as_deref().filter(|_| !json_to_stdout) {
         files::write_atomically(path, &comparison.to_json())

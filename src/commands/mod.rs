@@ -39,6 +39,13 @@ use crate::pipeline::AnalyzeOptions;
 use crate::render::{Budget, RenderError, RenderOptions, Template, MAX_TEMPLATE_BYTES};
 use crate::say::{self, say};
 
+/// What a command is doing while it renders and writes the report, for the words of a
+/// SIGINT/SIGTERM ([`interrupt::doing`]).
+const WRITING: &str = "rendering and writing the report; each file written is whole (written to a temporary file and renamed into place), nothing was posted";
+
+/// What a command is doing while it posts.
+const POSTING: &str = "posting the pull-request comment; it may or may not have been created or updated (the next run finds it by its marker)";
+
 /// What every command gets besides its arguments: read once, at the start.
 #[derive(Debug, Clone, Default)]
 pub struct Context {
@@ -166,6 +173,7 @@ fn render_options(args: &RenderArgs, outcomes: &[RunOutcome], env: &Environment)
         marker: CommentKey::of_report(outcomes).marker(),
         exact_names: args.exact_names,
         links: links(env),
+        from_artifact: false,
     }
 }
 
@@ -229,16 +237,19 @@ fn baseline_comparison(
             noise_floor_pct: args.noise_floor,
         },
     };
-    // A SIGINT/SIGTERM while the baseline was read: the history's downloads and unpacking
-    // were removed and said so (by the forge); nothing is rendered or posted after it.
-    let comparison = interrupt::deferred(|| baseline::comparison(&request, outcomes, forge));
-    if let Some(signal) = interrupt::received() {
-        if matches!(request.base, baseline::Base::Paths(_)) {
-            say!(
-                "nsys-gate: stopped by {} while reading the baseline's analysis.json files; nothing was written",
-                signal.name()
-            );
+    // `auto`: a SIGINT/SIGTERM while the history was fetched removes its downloads and
+    // unpacking and says so (the forge); nothing is rendered or posted after it. Paths are
+    // only read: a signal ends the command at once, saying so.
+    let comparison = match request.base {
+        baseline::Base::Auto(_) => {
+            interrupt::deferred(|| baseline::comparison(&request, outcomes, forge))
         }
+        baseline::Base::Paths(_) => {
+            interrupt::doing("reading the baseline's analysis.json files; nothing was written");
+            baseline::comparison(&request, outcomes, forge)
+        }
+    };
+    if let Some(signal) = interrupt::received() {
         return Err(interrupt::Stopped(signal).into());
     }
     Ok(Some(comparison))

@@ -12,18 +12,21 @@
 //!   in a namespace of its own, `artifact:` ([`CommentKey::of_artifact`]: no profile name can
 //!   make it a key the trusted side posts under), or given by `--comment-key` (this job's
 //!   command line). Nothing else of the artifact is used: not a report.md, not a marker, not
-//!   a file name.
+//!   a file name, not the gate it says it had (recomputed here from its warnings with this
+//!   command's `--gate-on`/`--no-gate-on`); and the comment says that its numbers come from
+//!   the pull request's own job.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use super::{baseline_comparison, links, post_settings, Context};
+use super::{baseline_comparison, links, post_settings, Context, POSTING};
 use crate::cli::PostArgs;
 use crate::forge::{self, CommentBody, Posted};
-use crate::gate;
+use crate::gate::{self, GateConfig};
 use crate::github::marker::{self, key_of_marker, with_marker, CommentKey};
+use crate::interrupt;
 use crate::load;
 use crate::outcome::RunOutcome;
 use crate::publish::comment::{cut, print_post_failure};
@@ -47,6 +50,11 @@ fn post_report(report: &Path, args: &PostArgs, context: &Context) -> anyhow::Res
         args.baseline.baseline.is_empty(),
         "--baseline goes with --analyses: a --report is posted as it was rendered (give --baseline to the `run` or `report` that renders it)"
     );
+    anyhow::ensure!(
+        args.gate.is_empty(),
+        "--gate-on and --no-gate-on go with --analyses: a --report is posted as it was rendered (give them to the `run` that renders it)"
+    );
+    interrupt::doing("reading the report; nothing was posted");
     let text = read_report(report)?;
     let key = match &args.comment.comment_key {
         Some(k) => CommentKey::given(k),
@@ -66,6 +74,7 @@ fn post_report(report: &Path, args: &PostArgs, context: &Context) -> anyhow::Res
     let body = cut(&text, limit::COMMENT_CHARS);
     let shrink = |chars: usize| cut(&text, chars);
     let forge = forge::detect(&context.env, &args.comment.api_url);
+    interrupt::doing(POSTING);
     Ok(exit_status(forge.post_comment(
         &post_settings(&args.comment),
         &key,
@@ -78,7 +87,16 @@ fn post_report(report: &Path, args: &PostArgs, context: &Context) -> anyhow::Res
 
 /// `post --analyses DIR`: the comment rendered here from the analyses under DIR.
 fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let outcomes = load::under(dir, "nothing to post")?;
+    interrupt::doing("reading the artifact's analysis.json files; nothing was posted");
+    let mut outcomes = load::under(dir, "nothing to post")?;
+    // The artifact's own gate is its job's word (a fork's job can write `pass` beside a
+    // gating warning): the gate shown is this command's, from the warnings.
+    let config = GateConfig::new(&args.gate.gate_on, &args.gate.no_gate_on);
+    for outcome in &mut outcomes {
+        if let RunOutcome::Analysed { analysis, .. } = outcome {
+            analysis.gate = gate::apply(&config, &mut analysis.warnings);
+        }
+    }
     // The workflow's --comment-key, or a key in the artifact's own namespace: no profile
     // name in the artifact can make it the key of a comment the trusted side posts.
     let key = match &args.comment.comment_key {
@@ -93,6 +111,7 @@ fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::Resu
         marker: key.marker(),
         exact_names: args.exact_names,
         links: links(&context.env),
+        from_artifact: true,
     };
     let c = &args.comment;
     let forge = forge::detect(&context.env, &c.api_url);
@@ -102,6 +121,7 @@ fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::Resu
         &outcomes,
         forge.as_ref(),
     )?;
+    interrupt::doing("rendering the comment; nothing was posted");
     let report = renderer.render_with(&outcomes, comparison.as_ref(), &options)?;
     // The comment is found and updated by the key derived above: its marker must be the
     // body's first line, whatever the analyses hold.
@@ -125,6 +145,7 @@ fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::Resu
         options: &options,
         report: &report,
     };
+    interrupt::doing(POSTING);
     Ok(exit_status(rendered.post(
         &key,
         &post_settings(c),

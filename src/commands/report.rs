@@ -3,9 +3,11 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use super::WRITING;
 use super::{baseline_comparison, load_template, render_options, Context};
 use crate::cli::ReportArgs;
 use crate::forge;
+use crate::interrupt;
 use crate::load;
 use crate::outcome::RunOutcome;
 use crate::publish::{self, Destination, Output};
@@ -14,6 +16,7 @@ use crate::render::Renderer;
 pub fn report(args: &ReportArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let template = load_template(args.render.template.as_deref())?;
     let renderer = Renderer::new(&template)?;
+    interrupt::doing("reading the analyses; nothing was written");
     let outcomes: Vec<RunOutcome> = args.run_dirs.iter().map(|d| load::run_dir(d)).collect();
     let api = &args.api;
     let forge = forge::detect(&context.env, &api.api_url);
@@ -33,5 +36,6 @@ pub fn report(args: &ReportArgs, context: &Context) -> anyhow::Result<ExitCode> 
         run_dirs: &args.run_dirs,
         comparison: comparison.as_ref(),
     };
+    interrupt::doing(WRITING);
     publish::deliver(&renderer, &outcomes, &output, forge.as_ref()).map(|(code, _)| code)
 }

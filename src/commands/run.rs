@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use super::{
     analyze_options, baseline_comparison, interrupted, load_template, post_settings,
-    render_options, Context,
+    render_options, Context, POSTING, WRITING,
 };
 use crate::cli::RunArgs;
 use crate::files::absolute;
@@ -22,7 +22,7 @@ use crate::say::say;
 use crate::text::shown_path;
 
 pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
-    let gate = GateConfig::new(&args.analysis.gate_on, &args.analysis.no_gate_on);
+    let gate = GateConfig::new(&args.analysis.gate.gate_on, &args.analysis.gate.no_gate_on);
     // A broken template fails before nsys runs.
     let template = load_template(args.render.template.as_deref())?;
     let renderer = Renderer::new(&template)?;
@@ -55,6 +55,7 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
         run_dirs: &args.run_dirs,
         comparison: comparison.as_ref(),
     };
+    interrupt::doing(WRITING);
     let (code, report) = publish::deliver(&renderer, &outcomes, &output, forge.as_ref())?;
     if args.no_post {
         return Ok(code);
@@ -70,6 +71,7 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
         options: &options,
         report: &report,
     };
+    interrupt::doing(POSTING);
     match rendered.post(&key, &post_settings(c), forge.as_ref()) {
         Posted::Done | Posted::Skipped => Ok(code),
         Posted::Failed(err) if args.fail_on_post_error => {

@@ -19,6 +19,8 @@ pub fn changes(base: Option<&WorkTotals>, head: Option<&WorkTotals>) -> Option<G
     Some(GpuWorkChanges {
         kernels,
         memory_copies,
+        kernels_omitted: 0,
+        memory_copies_omitted: 0,
     })
 }
 

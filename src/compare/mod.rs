@@ -16,8 +16,10 @@
 //!   within the pair of runs ([`interval`]: Hodges-Lehmann, Mann-Whitney);
 //! - [`ranges`]: range by range, each run's own offset taken out, with the false-discovery
 //!   rate controlled;
-//! - [`gpu_work`]: the capture's kernels and memory copies, when both runs record them.
+//! - [`gpu_work`]: the capture's kernels and memory copies, when both runs record them;
+//! - [`bounds`]: the lists a base file can grow, bounded, with counts of what is left out.
 
+pub mod bounds;
 pub mod change_point;
 pub mod conditions;
 pub mod fit;
@@ -94,7 +96,7 @@ pub fn compare(
     criteria: Criteria,
 ) -> Comparison {
     let matched = matching::pair(heads, bases);
-    Comparison {
+    let comparison = Comparison {
         schema_version: COMPARISON_SCHEMA_VERSION,
         tool_version: TOOL_VERSION.to_owned(),
         baseline: source,
@@ -119,7 +121,10 @@ pub fn compare(
             .iter()
             .map(|&i| bases[i].run.clone())
             .collect(),
-    }
+        unmatched_head_omitted: 0,
+        unmatched_base_omitted: 0,
+    };
+    bounds::bounded(comparison)
 }
 
 /// The head runs of one key against its base runs (oldest first, at least one).

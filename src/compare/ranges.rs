@@ -168,7 +168,14 @@ pub fn table(head: &Point<'_>, used: &[&Point<'_>], clock: Clock, floor: f64) ->
     new.sort_by(largest);
     gone.sort_by(largest);
     Table {
-        changes: RangeChanges { changed, new, gone },
+        changes: RangeChanges {
+            changed,
+            new,
+            gone,
+            changed_omitted: 0,
+            new_omitted: 0,
+            gone_omitted: 0,
+        },
         beyond,
         run_wide: run_wide(&raw_changes, effects.active, floor),
     }

@@ -32,7 +32,7 @@ impl Forge for Gitea {
         let mut found = BaseRuns::none(request);
         found.notes.push(format!(
             "no baseline: the API at {} is Gitea's or Forgejo's, which has no GitHub Actions artifacts endpoint; pass --baseline PATH with the base branch's analysis.json files instead",
-            request.api_url
+            crate::text::without_userinfo(request.api_url.trim())
         ));
         found
     }

@@ -1,9 +1,13 @@
 //! The base branch's history (`--baseline auto`): the newest successful push runs of a
 //! workflow on a branch, the artifacts of those runs, and an artifact's zip.
 //!
-//! Few calls: one page of runs (100, newest first) and one page of the repository's
-//! artifacts of the name (100, newest first) find the runs and their artifacts, then one
-//! call per download: about N + 2 API requests for N runs.
+//! Few calls: one page of runs (100, newest first), one page of the branch's commits (that each
+//! run's commit is on the branch: a tag of the branch's name gives runs of the same
+//! `head_branch`), and one page of the repository's artifacts of the name (100, newest first)
+//! find the runs and their artifacts, then one call per download: about N + 3 API requests
+//! for N runs. The repository's list holds every run's artifacts, a fork's pull requests'
+//! too, which can upload any number of that name: a run whose artifact is not in its first
+//! pages is asked for its own ([`Client::artifact_of_run`]), one request more.
 //!
 //! `GET /repos/O/R/actions/artifacts/ID/zip` answers with a redirect to a storage host (the
 //! URL is good for a minute). It is followed here, once, with a client that has no token
@@ -22,8 +26,16 @@ use super::error::PostError;
 use super::repo::Repo;
 use super::transport::{error_text, scheme_not_followed, Reply};
 
-/// Pages of runs, or of artifacts, read at most.
+/// Pages of runs read at most.
 const MAX_LIST_PAGES: usize = 10;
+
+/// Pages of the repository's artifacts read at most before each run still without one is
+/// asked for its own: the list is newest first, and a flood of newer artifacts of the name
+/// (a fork's pull requests upload them too) would hide the base runs' in any number of pages.
+const MAX_ARTIFACT_PAGES: usize = 3;
+
+/// Pages of a branch's commits read at most (100 each).
+const MAX_COMMIT_PAGES: usize = 10;
 
 /// A workflow run as far as the baseline needs it.
 #[derive(Debug, Clone, Deserialize)]
@@ -79,6 +91,22 @@ struct Artifacts {
     artifacts: Vec<Artifact>,
 }
 
+#[derive(Deserialize)]
+struct Commit {
+    sha: String,
+}
+
+/// Which of the runs' commits are on the branch, as [`Client::on_branch`] found them.
+#[derive(Debug, Default)]
+pub struct OnBranch {
+    /// The branch's commits read, lower-case: every one asked about that is on the branch.
+    pub found: std::collections::BTreeSet<String>,
+    /// Whether the list was read to its end, or as far as it is read (it stops early once
+    /// every commit asked about is found): any commit not found is then not on the branch, as
+    /// far as nsys-gate looks.
+    pub complete: bool,
+}
+
 /// Characters allowed in a query value as given (a branch name, a SHA, an artifact name)
 /// without encoding; anything else is percent-encoded.
 fn encode(value: &str) -> String {
@@ -115,7 +143,8 @@ impl Client {
         let full_name = repo.to_string();
         let mut found = Vec::new();
         self.pages(url, MAX_LIST_PAGES, |page: Runs| {
-            found.extend(page.workflow_runs.into_iter().filter(|r| {
+            let runs = page.workflow_runs.into_iter().map(|r| self.redacted_run(r));
+            found.extend(runs.filter(|r| {
                 r.event.as_deref() == Some("push")
                     && r.conclusion.as_deref().is_none_or(|c| c == "success")
                     && r.head_branch.as_deref() == Some(branch)
@@ -128,6 +157,17 @@ impl Client {
         })
         .await?;
         Ok(found)
+    }
+
+    /// A run whose text, stored in comparison.json and shown in the report (its URL, its
+    /// time, its commit and branch), holds no token: a server or proxy may echo it anywhere.
+    fn redacted_run(&self, mut run: WorkflowRun) -> WorkflowRun {
+        let redact = |text: Option<String>| text.map(|t| self.redact(&t));
+        run.head_sha = self.redact(&run.head_sha);
+        run.head_branch = redact(run.head_branch);
+        run.html_url = redact(run.html_url);
+        run.created_at = redact(run.created_at);
+        run
     }
 
     /// The repository's artifacts named `name` uploaded by the runs `run_ids`, by run: the
@@ -146,7 +186,7 @@ impl Client {
             encode(name)
         ));
         let mut by_run: BTreeMap<u64, Artifact> = BTreeMap::new();
-        self.pages(url, MAX_LIST_PAGES, |page: Artifacts| {
+        self.pages(url, MAX_ARTIFACT_PAGES, |page: Artifacts| {
             for a in page.artifacts.into_iter().filter(|a| a.name == name) {
                 let Some(run) = a.workflow_run.as_ref().map(|r| r.id) else {
                     continue;
@@ -165,6 +205,68 @@ impl Client {
         })
         .await?;
         Ok(by_run)
+    }
+
+    /// The artifact named `name` of the run `run_id`, from the run's own list (the unexpired one
+    /// when it has several): for a run whose artifact the repository's list did not show.
+    pub async fn artifact_of_run(
+        &self,
+        repo: &Repo,
+        name: &str,
+        run_id: u64,
+    ) -> Result<Option<Artifact>, PostError> {
+        let url = self.url(&format!(
+            "/repos/{}/{}/actions/runs/{run_id}/artifacts?name={}&per_page=100",
+            repo.owner,
+            repo.name,
+            encode(name)
+        ));
+        let mut kept: Option<Artifact> = None;
+        self.pages(url, MAX_ARTIFACT_PAGES, |page: Artifacts| {
+            for a in page.artifacts.into_iter().filter(|a| a.name == name) {
+                // Listed for this run; one that says it is another run's is not this run's.
+                if a.workflow_run.as_ref().is_some_and(|r| r.id != run_id) {
+                    continue;
+                }
+                if kept.as_ref().is_none_or(|k| k.expired && !a.expired) {
+                    kept = Some(a);
+                }
+            }
+            kept.as_ref().is_none_or(|k| k.expired)
+        })
+        .await?;
+        Ok(kept)
+    }
+
+    /// Which of `shas` are commits of the branch `branch` itself (`refs/heads/BRANCH`: never a
+    /// tag of the same name), from its newest commits: pages are read until every one is
+    /// found, the list ends, or [`MAX_COMMIT_PAGES`] were read.
+    pub async fn on_branch(
+        &self,
+        repo: &Repo,
+        branch: &str,
+        shas: &[&str],
+    ) -> Result<OnBranch, PostError> {
+        let url = self.url(&format!(
+            "/repos/{}/{}/commits?sha=refs/heads/{}&per_page=100",
+            repo.owner,
+            repo.name,
+            encode(branch)
+        ));
+        let wanted: std::collections::BTreeSet<String> =
+            shas.iter().map(|s| s.to_ascii_lowercase()).collect();
+        let mut on = OnBranch::default();
+        let all_found = |found: &std::collections::BTreeSet<String>| wanted.is_subset(found);
+        self.pages(url, MAX_COMMIT_PAGES, |page: Vec<Commit>| {
+            on.found
+                .extend(page.into_iter().map(|c| c.sha.to_ascii_lowercase()));
+            !all_found(&on.found)
+        })
+        .await?;
+        // The pages stop early only when every one was found; otherwise the list was read as
+        // far as it is read.
+        on.complete = !all_found(&on.found);
+        Ok(on)
     }
 
     /// Downloads the artifact's zip into `out`, at most `cap` bytes: asks the API (with the

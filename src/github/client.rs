@@ -89,9 +89,10 @@ impl Client {
         self.transport.anon()
     }
 
-    /// Server text as it may be shown or stored: without the token.
+    /// Server text as it may be shown or stored: without the token (nor the API URL's
+    /// userinfo).
     pub(super) fn redact(&self, text: &str) -> String {
-        self.config.token.redact(text)
+        self.transport.redact(text)
     }
 
     /// A comment whose URL (shown, and stored as the step output `comment-url`) holds no token.
@@ -344,10 +345,11 @@ impl Client {
                         sha: None,
                         branch: None,
                     });
+                    // Stored in comparison.json: server text, redacted.
                     found = Some(OpenPull {
                         number: p.number,
-                        base_ref: base.branch,
-                        base_sha: base.sha,
+                        base_ref: base.branch.map(|b| self.redact(&b)),
+                        base_sha: base.sha.map(|s| self.redact(&s)),
                     });
                 }
             }

@@ -41,6 +41,9 @@ impl ClientConfig {
     }
 }
 
+/// A century, in seconds: the deadline of a limit the clock cannot hold.
+const FAR_SECS: u64 = 100 * 365 * 24 * 3600;
+
 /// When a stage must be over: a wall-clock time, and how it was given.
 #[derive(Debug, Clone, Copy)]
 pub struct Deadline {
@@ -52,10 +55,14 @@ pub struct Deadline {
 }
 
 impl Deadline {
-    /// `limit` from now.
+    /// `limit` from now; a limit past what the clock can hold (`--post-timeout
+    /// 9223372036854775807`) is a century, which no stage reaches.
     pub fn after(limit: Duration, option: &'static str) -> Self {
+        let now = Instant::now();
         Deadline {
-            at: Instant::now() + limit,
+            at: now
+                .checked_add(limit)
+                .unwrap_or_else(|| now + Duration::from_secs(FAR_SECS)),
             limit,
             option,
         }
@@ -73,5 +80,21 @@ impl Deadline {
             self.limit.as_secs_f64().ceil(),
             self.option
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--baseline-timeout 9223372036854775807` panicked: "overflow when adding duration to
+    /// instant".
+    #[test]
+    fn a_limit_past_the_clock_is_a_far_deadline_not_a_panic() {
+        for secs in [u64::MAX, i64::MAX as u64, FAR_SECS * 2] {
+            let d = Deadline::after(Duration::from_secs(secs), "--post-timeout");
+            assert!(d.left() > Duration::from_secs(FAR_SECS / 2), "{secs}");
+            assert!(d.describe().contains("--post-timeout"));
+        }
     }
 }

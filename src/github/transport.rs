@@ -49,6 +49,22 @@ use super::token::Token;
 /// pages: 100 comments of 65,536 characters in a 3-byte script (CJK) make about 20 MB.
 pub const MAX_RESPONSE_BYTES: usize = 64 << 20;
 
+/// What of an API URL's userinfo (`user:password@`) is redacted: the whole of it, and the
+/// password alone when it is 6 characters or more (shorter ones are common words).
+fn secrets_of_userinfo(uri: &Uri) -> Vec<String> {
+    let Some((userinfo, _)) = uri.authority().and_then(|a| a.as_str().rsplit_once('@')) else {
+        return Vec::new();
+    };
+    let mut secrets = vec![userinfo.to_owned()];
+    if let Some((_, password)) = userinfo.split_once(':') {
+        if password.len() >= 6 {
+            secrets.push(password.to_owned());
+        }
+    }
+    secrets.retain(|s| !s.is_empty());
+    secrets
+}
+
 /// A response, read whole.
 pub(super) struct Reply {
     pub(super) status: u16,
@@ -82,8 +98,10 @@ pub(super) struct Transport {
     anon: Octocrab,
     /// The API base without a trailing slash.
     base: String,
-    /// What server text is redacted of.
+    /// What server text is redacted of: the token, and the userinfo of the API's URL.
     token: Token,
+    /// `user:password` and `password` (when 6 characters or more).
+    userinfo: Vec<String>,
     /// One request, from sending it to the last byte of the response.
     request_timeout: Duration,
     /// No request goes past it.
@@ -94,12 +112,14 @@ impl Transport {
     /// Builds both clients over one connector; must run inside a tokio runtime.
     pub(super) fn new(config: &ClientConfig) -> Result<Self, PostError> {
         let base = config.api_url.trim().trim_end_matches('/').to_owned();
+        // For messages: never the URL's userinfo (`user:password@`).
+        let shown = crate::text::without_userinfo(&base);
         let uri: Uri = base
             .parse()
-            .map_err(|_| PostError::Config(format!("GITHUB_API_URL `{base}` is not a URL")))?;
+            .map_err(|_| PostError::Config(format!("GITHUB_API_URL `{shown}` is not a URL")))?;
         let (Some(scheme), Some(_)) = (uri.scheme_str(), uri.authority()) else {
             return Err(PostError::Config(format!(
-                "GITHUB_API_URL `{base}` is not an absolute http(s) URL"
+                "GITHUB_API_URL `{shown}` is not an absolute http(s) URL"
             )));
         };
         let headers = default_headers(&config.token, &uri)?;
@@ -128,7 +148,7 @@ impl Transport {
             ),
             other => {
                 return Err(PostError::Config(format!(
-                    "GITHUB_API_URL `{base}`: unsupported scheme {other}"
+                    "GITHUB_API_URL `{shown}`: unsupported scheme {other}"
                 )))
             }
         };
@@ -137,6 +157,7 @@ impl Transport {
             anon,
             base,
             token: config.token.clone(),
+            userinfo: secrets_of_userinfo(&uri),
             request_timeout: config.request_timeout,
             deadline: config.deadline,
         })
@@ -157,9 +178,16 @@ impl Transport {
         format!("{}{path}", self.base)
     }
 
-    /// Server text as it may be shown or stored: without the token.
-    fn redact(&self, text: &str) -> String {
-        self.token.redact(text)
+    /// Server text as it may be shown or stored: without the token, and without the userinfo
+    /// of the API's URL (`user:password@`), should anything quote it.
+    pub(super) fn redact(&self, text: &str) -> String {
+        let mut text = self.token.redact(text);
+        for secret in &self.userinfo {
+            if text.contains(secret.as_str()) {
+                text = text.replace(secret.as_str(), "***");
+            }
+        }
+        text
     }
 
     /// The message of an error body, redacted.
@@ -185,9 +213,12 @@ impl Transport {
         body: Option<&Value>,
     ) -> Result<Reply, SendError> {
         let again = SendError::Again;
-        let uri: Uri = url
-            .parse()
-            .map_err(|_| again(format!("bad URL {}", self.redact(url))))?;
+        let uri: Uri = url.parse().map_err(|_| {
+            again(format!(
+                "bad URL {}",
+                self.redact(&crate::text::without_userinfo(url))
+            ))
+        })?;
         let too_large = |message: String| {
             SendError::Final(PostError::Response {
                 method: method.to_string(),

@@ -86,6 +86,9 @@ pub struct RenderOptions {
     pub exact_names: bool,
     /// Where the reader finds the analysis.json files.
     pub links: Links,
+    /// The analyses come from another job's artifact (`post --analyses`, a pull request's own
+    /// job): the report says whose numbers they are.
+    pub from_artifact: bool,
 }
 
 /// Where the report points for the full data: a path on the runner is no use to a reader.

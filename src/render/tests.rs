@@ -151,6 +151,7 @@ fn options(outcomes: &[RunOutcome], budget: Budget) -> RenderOptions {
         marker: crate::github::marker::CommentKey::of_report(outcomes).marker(),
         exact_names: false,
         links: super::Links::default(),
+        from_artifact: false,
     }
 }
 

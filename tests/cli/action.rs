@@ -364,8 +364,8 @@ fn the_action_installs_the_release_posts_updates_and_gates_under_act() {
         s.mirror.requests(),
         [
             format!("/v{version}/nsys-gate-{version}-source-tree.txt"),
-            asset.clone(),
             format!("{asset}.sha256"),
+            asset.clone(),
         ]
     );
     assert!(log.contains("Summary - "), "no step summary:\n{log}");
@@ -398,7 +398,8 @@ fn the_action_installs_the_release_posts_updates_and_gates_under_act() {
         "{posts:?}"
     );
 
-    // Second run: missing iterations. The cached binary is used, the same comment is
+    // Second run: missing iterations. The cached archive is used once its SHA-256 is checked
+    // against the published one again (only the .sha256 is fetched), the same comment is
     // updated in place, and the job fails on the gate.
     let before = s.server.requests().len();
     let started = std::time::Instant::now();
@@ -413,10 +414,18 @@ fn the_action_installs_the_release_posts_updates_and_gates_under_act() {
         "the job passed on missing iterations:\n{log}"
     );
     assert!(
-        log.contains(&format!("using the cached release binary {version}")),
+        log.contains(&format!(
+            "installed release {version} (linux-x86_64) from the tool cache, its SHA-256 checked against {}{asset}.sha256 again",
+            s.mirror.url()
+        )),
         "{log}"
     );
-    assert_eq!(s.mirror.requests().len(), 3, "{:?}", s.mirror.requests());
+    assert_eq!(
+        s.mirror.requests()[3..],
+        [format!("{asset}.sha256")],
+        "{:?}",
+        s.mirror.requests()
+    );
     assert!(recorded.contains("gate=fail"), "{recorded}\n{log}");
     assert!(warnings_of(&recorded) > clean_warnings, "{recorded}");
     let comments = s.server.comments(7);
@@ -800,9 +809,12 @@ fn the_fork_safe_pair_posts_what_the_privileged_job_rendered_under_act() {
     let log = text(&out);
     assert!(out.status.success(), "the privileged half failed:\n{log}");
     eprintln!("the privileged half took {:?}", started.elapsed());
-    // Each job downloads the release binary into its runner's tool cache (here, one cache
-    // for both: the second job finds it there).
-    assert!(log.contains("using the cached release binary"), "{log}");
+    // Each job gets the release archive through its runner's tool cache (here, one cache for
+    // both: the second job finds it there, and checks it against the published .sha256 again).
+    assert!(
+        log.contains("from the tool cache, its SHA-256 checked against"),
+        "{log}"
+    );
     let lines: Vec<String> = s.server.requests().iter().map(|r| r.line()).collect();
     assert_eq!(
         lines,
@@ -929,6 +941,21 @@ fn run_sh_escapes_inputs_in_workflow_commands() {
         log.contains("called: post --analyses=-results --comment-key=-key --comment-author=-bot --baseline=-base"),
         "{log}"
     );
+    // Issue "trust boundary, round 4", item 8: the gate settings reach `post --analyses`,
+    // which recomputes the artifact's gate with them.
+    let (code, log) = run(&[
+        ("INPUT_POST_ANALYSES", "results"),
+        ("INPUT_GATE_ON", "high_variance"),
+        (
+            "INPUT_NO_GATE_ON",
+            "missing_iterations, capture_range_missing",
+        ),
+    ]);
+    assert_eq!(code, Some(0), "{log}");
+    assert!(
+        log.contains("called: post --analyses=results --gate-on=high_variance --no-gate-on=missing_iterations --no-gate-on=capture_range_missing"),
+        "{log}"
+    );
     let (code, log) = run(&[
         ("INPUT_POST_ANALYSES", "results"),
         ("INPUT_RUN_DIR", "runs/*"),
@@ -1038,6 +1065,141 @@ fn install_sh_takes_only_http_https_and_file_release_urls() {
     let (code, log) = install(&format!("file://{}/empty", tmp.path().display()));
     assert_eq!(code, Some(1), "{log}");
     assert!(log.contains("could not download"), "{log}");
+}
+
+/// An executable script at `path` (its folders made).
+fn script(path: &Path, body: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+}
+
+/// A release archive at `archive` holding `binary` as `nsys-gate`; returns its SHA-256.
+fn archive_of(binary: &Path, archive: &Path) -> String {
+    std::fs::create_dir_all(archive.parent().unwrap()).unwrap();
+    let status = Command::new("tar")
+        .arg("-czf")
+        .arg(archive)
+        .arg("-C")
+        .arg(binary.parent().unwrap())
+        .arg("nsys-gate")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = Command::new("sha256sum").arg(archive).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)[..64].to_owned()
+}
+
+/// Issue "trust boundary, round 4", item 7: a binary planted at the computable tool-cache path
+/// (`RUNNER_TOOL_CACHE/nsys-gate/VERSION-…`) was run with the token and no check, and a record
+/// kept in the same writable cache proves nothing. Planted here: the binaries where the cache
+/// kept them (release and source builds), and a release archive with a matching `.sha256`
+/// beside it. None of them is run: the cached archive is checked against the published
+/// `.sha256`, fetched again, so the genuine one is downloaded, checked, unpacked into the
+/// job's own folder and kept (the next job checks it again); a cached source build is never
+/// used (without cargo, the install fails saying so). (install.sh alone, a `file://` mirror
+/// of a stand-in release.)
+#[test]
+fn a_binary_planted_in_the_tool_cache_is_never_run() {
+    let tmp = assert_fs::TempDir::new().unwrap();
+    let version = version();
+    let tree = String::from_utf8(
+        Command::new(repo().join("action/tree-hash.sh"))
+            .arg(repo())
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .to_owned();
+    let asset = format!(
+        "nsys-gate-{version}-linux-{}.tar.gz",
+        std::env::consts::ARCH
+    );
+    let mirror = tmp.path().join("mirror");
+    let release = mirror.join(format!("v{version}"));
+    script(&tmp.path().join("genuine/nsys-gate"), "echo genuine");
+    let genuine = archive_of(&tmp.path().join("genuine/nsys-gate"), &release.join(&asset));
+    std::fs::write(
+        release.join(format!("{asset}.sha256")),
+        format!("{genuine}  {asset}\n"),
+    )
+    .unwrap();
+    let published_tree = release.join(format!("nsys-gate-{version}-source-tree.txt"));
+    std::fs::write(&published_tree, format!("{tree}\n")).unwrap();
+
+    let ran = tmp.path().join("planted-ran");
+    let planted = format!("touch '{}'; echo planted", ran.display());
+    let cache = tmp.path().join("cache/nsys-gate");
+    let tree_dir = cache.join(format!("{version}-{}", &tree[..16]));
+    for at in [
+        cache.join(format!("{version}-release/nsys-gate")),
+        tree_dir.join("release/nsys-gate"),
+        tree_dir.join("source/nsys-gate"),
+    ] {
+        script(&at, &planted);
+    }
+    script(&tmp.path().join("planted/nsys-gate"), &planted);
+    let cached = cache.join(format!("{version}-release/{asset}"));
+    let planted_sum = archive_of(&tmp.path().join("planted/nsys-gate"), &cached);
+    std::fs::write(
+        cache.join(format!("{version}-release/{asset}.sha256")),
+        format!("{planted_sum}  {asset}\n"),
+    )
+    .unwrap();
+
+    let runner_temp = tmp.path().join("runner-temp");
+    std::fs::create_dir_all(&runner_temp).unwrap();
+    let install = |mode: &str| {
+        let out = Command::new("bash")
+            .arg(repo().join("action/install.sh"))
+            .current_dir(tmp.path())
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("GITHUB_ACTION_PATH", repo())
+            .env("RUNNER_TOOL_CACHE", tmp.path().join("cache"))
+            .env("RUNNER_TEMP", &runner_temp)
+            .env("INPUT_INSTALL", mode)
+            .env("INPUT_RELEASE_URL", format!("file://{}", mirror.display()))
+            .output()
+            .unwrap();
+        let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        (out.status.code(), path, text(&out))
+    };
+    let ran_genuine = |path: &str| {
+        assert!(path.starts_with(runner_temp.to_str().unwrap()), "{path}");
+        let out = Command::new(path).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).trim() == "genuine"
+    };
+    for (mode, says) in [
+        ("release", "is not the published one"),
+        ("auto", "from the tool cache, its SHA-256 checked against"),
+        (
+            "release",
+            "from the tool cache, its SHA-256 checked against",
+        ),
+    ] {
+        let (code, path, log) = install(mode);
+        assert_eq!(code, Some(0), "{mode}: {log}");
+        assert!(log.contains(says), "{mode}: {log}");
+        assert!(ran_genuine(&path), "{mode}: {path}\n{log}");
+        assert!(!ran.exists(), "{mode}: a planted binary ran\n{log}");
+    }
+    // The cache now keeps the genuine archive.
+    assert_eq!(archive_of_sum(&cached), genuine);
+    // A tree that is not the release's, and no cargo: the planted source build is not used.
+    std::fs::write(&published_tree, format!("{}\n", "0".repeat(64))).unwrap();
+    let (code, _, log) = install("auto");
+    assert_eq!(code, Some(1), "{log}");
+    assert!(log.contains("needs a Rust toolchain"), "{log}");
+    assert!(!ran.exists(), "a planted binary ran\n{log}");
+}
+
+/// The SHA-256 of a file.
+fn archive_of_sum(path: &Path) -> String {
+    let out = Command::new("sha256sum").arg(path).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)[..64].to_owned()
 }
 
 /// Every input of action.yml is passed to a step and documented in the README's table, and so

@@ -17,7 +17,7 @@ use crate::file_server::FileServer;
 use crate::github_server::{Download, Server};
 use crate::require_nsys;
 
-const TOKEN: &str = "ghs_baseline_token_never_sent_to_storage";
+pub const TOKEN: &str = "ghs_baseline_token_never_sent_to_storage";
 pub const BASE_SHA: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa0005";
 
 /// The offsets of the base runs' durations, oldest first: about 0.4 % run to run.

@@ -330,3 +330,64 @@ fn a_backslash_in_the_run_id_is_part_of_the_folder_name() {
         analysis["warnings"]
     );
 }
+
+/// Issue "trust boundary, round 4", item 6: a FIFO as `GITHUB_STEP_SUMMARY` or
+/// `GITHUB_OUTPUT` hung the tool forever (opening it for writing waits for a reader that never
+/// comes). The step's files are opened without blocking and anything but a regular file is
+/// refused: exit 2 within seconds, naming the variable and the path; the other file is still
+/// written. `post`'s `comment-url` output to a FIFO is a warning, the comment posted.
+#[test]
+fn step_files_that_are_fifos_are_refused_at_once() {
+    let head = crate::baseline_faults::head();
+    let tmp = TempDir::new().unwrap();
+    let (fifo, file) = (tmp.path().join("fifo"), tmp.path().join("file"));
+    for (fifo_var, file_var) in [
+        ("GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT"),
+        ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"),
+    ] {
+        mkfifo(&fifo);
+        let _ = std::fs::remove_file(&file);
+        let mut cmd = bin();
+        cmd.args(["report", "--run-dir"])
+            .arg(&head.dir)
+            .env("GITHUB_ACTIONS", "true")
+            .env(fifo_var, &fifo)
+            .env(file_var, &file);
+        let (out, took) = guarded(cmd);
+        assert!(took < Duration::from_secs(10), "{fifo_var}: took {took:?}");
+        assert_refused_at_once(
+            &out,
+            took,
+            &[
+                fifo_var,
+                &fifo.display().to_string(),
+                "not a regular file (it is a FIFO); refusing to write to it",
+            ],
+        );
+        assert!(
+            std::fs::metadata(&file).is_ok_and(|m| m.len() > 0),
+            "{file_var} was not written"
+        );
+    }
+
+    let server = crate::github_server::Server::github();
+    let report = tmp.path().join("report.md");
+    std::fs::write(&report, "<!-- nsys-gate:perf -->\nreport\n").unwrap();
+    mkfifo(&fifo);
+    let mut cmd = bin();
+    cmd.args(["post", "--pr", "7", "--repo", "octo/gpu", "--report"])
+        .arg(&report)
+        .args(["--api-url", &server.api_url()])
+        .env("GITHUB_TOKEN", "ghs_unused_here")
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_OUTPUT", &fifo);
+    let (out, took) = guarded(cmd);
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    assert_status(&out, 0);
+    assert_eq!(server.comments(7).len(), 1);
+    assert!(
+        stderr(&out).contains("not a regular file (it is a FIFO)"),
+        "{}",
+        stderr(&out)
+    );
+}

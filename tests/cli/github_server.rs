@@ -151,6 +151,12 @@ pub struct State {
     pub delay_each: Duration,
     /// The comments' pages never end: each (empty) page links to a new one as `next`.
     pub endless_pages: bool,
+    /// The commits of each branch, newest first, as `GET …/commits?sha=refs/heads/BRANCH`
+    /// lists them; a branch not here has the commits of its push runs (`head_sha` of the
+    /// runs whose `event` is `push` and `head_branch` is the branch, in the order listed).
+    pub branch_commits: HashMap<String, Vec<String>>,
+    /// `GET …/commits` answers 404, as an API without the endpoint would.
+    pub no_commits_api: bool,
 }
 
 /// The answer to an artifact's zip download.
@@ -531,8 +537,9 @@ fn too_long(s: &State, body: &str) -> Option<Response> {
     })
 }
 
-/// One page of `items` as `{"total_count": N, FIELD: [...]}`, `per_page` and `page` from the
-/// query (at most `list_page_cap` a page), with GitHub's `Link` header to the other pages.
+/// One page of `items` as `{"total_count": N, FIELD: [...]}` (a bare array when FIELD is
+/// empty), `per_page` and `page` from the query (at most `list_page_cap` a page), with
+/// GitHub's `Link` header to the other pages.
 fn paged(
     s: &State,
     rest: &str,
@@ -590,7 +597,11 @@ fn paged(
     Response {
         status: 200,
         headers,
-        body: json!({"total_count": total, field: shown}).to_string(),
+        body: if field.is_empty() {
+            Value::Array(shown).to_string()
+        } else {
+            json!({"total_count": total, field: shown}).to_string()
+        },
     }
 }
 
@@ -780,6 +791,59 @@ fn route(
                 })
                 .collect();
             paged(s, rest, port, prefix, "artifacts", list)
+        }
+        ("GET", ["repos", "octo", "gpu", "actions", "runs", run, "artifacts"]) => {
+            let run: u64 = run.parse().unwrap_or(0);
+            let q = query(rest);
+            let list: Vec<Value> = s
+                .artifacts
+                .iter()
+                .filter(|(r, a)| *r == run && q.get("name").is_none_or(|n| a["name"] == n.as_str()))
+                .map(|(run, a)| {
+                    let mut a = a.clone();
+                    a["workflow_run"] = json!({"id": run, "head_branch": "main"});
+                    a
+                })
+                .collect();
+            paged(s, rest, port, prefix, "artifacts", list)
+        }
+        ("GET", ["repos", "octo", "gpu", "commits"]) => {
+            if s.no_commits_api {
+                return error(404, "Not Found");
+            }
+            let q = query(rest);
+            let sha = q
+                .get("sha")
+                .map(|v| v.replace("%2F", "/"))
+                .unwrap_or_default();
+            // Only a branch's full ref is answered: a bare name could be a tag's.
+            let Some(branch) = sha.strip_prefix("refs/heads/") else {
+                return error(
+                    422,
+                    "the test server lists commits of refs/heads/BRANCH only",
+                );
+            };
+            let commits: Vec<String> = match s.branch_commits.get(branch) {
+                Some(list) => list.clone(),
+                None => {
+                    let mut list: Vec<String> = Vec::new();
+                    for (_, r) in &s.workflow_runs {
+                        let sha = r["head_sha"].as_str().unwrap_or_default().to_owned();
+                        if r["event"] == "push"
+                            && r["head_branch"] == branch
+                            && !list.contains(&sha)
+                        {
+                            list.push(sha);
+                        }
+                    }
+                    list
+                }
+            };
+            let items = commits
+                .into_iter()
+                .map(|sha| json!({"sha": sha, "commit": {"message": "a commit"}}))
+                .collect();
+            paged(s, rest, port, prefix, "", items)
         }
         ("GET", ["repos", "octo", "gpu", "actions", "artifacts", id, "zip"]) => {
             let id: u64 = id.parse().unwrap_or(0);

@@ -1356,3 +1356,26 @@ fn echoed_fragments_of_the_token_are_never_shown() {
     assert!(err.contains("signature *** does not match"), "{err}");
     assert!(err.contains("credential …***… refused"), "{err}");
 }
+
+/// Issue "trust boundary, round 4", item 4: `--post-timeout 9223372036854775807` panicked
+/// (exit 101, "overflow when adding duration to instant"). A limit past what the clock holds is
+/// a deadline a century away; a number past 64 bits is a command-line error.
+#[test]
+fn no_post_timeout_panics() {
+    for timeout in ["9223372036854775807", "18446744073709551615"] {
+        let server = Server::github();
+        let case = Case::new(&report_text("perf", ""));
+        let out = case.post(&server, None, &["--pr", "7", "--post-timeout", timeout]);
+        assert_status(&out, 0);
+        assert_eq!(server.comments(7).len(), 1, "{timeout}: {}", stderr(&out));
+    }
+    let server = Server::github();
+    let case = Case::new(&report_text("perf", ""));
+    let out = case.post(
+        &server,
+        None,
+        &["--pr", "7", "--post-timeout", "18446744073709551616"],
+    );
+    assert_status(&out, 2);
+    assert!(server.requests().is_empty());
+}

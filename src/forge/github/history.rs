@@ -8,10 +8,15 @@
 //!   that branch of this repository (never a pull request's run, never a fork's branch of the
 //!   same name); when the pull request's base commit has a run, the newest up to and including
 //!   it (the code the pull request is compared with), else the newest (said in a note).
-//! - Calls: one page of runs, one page of the repository's artifacts of the name, one
-//!   download per run: N + 2 requests for N runs ([`crate::github::artifacts`]).
+//!   Each run's commit must be among the newest commits of the branch itself: a tag named like
+//!   the branch gives push runs of that `head_branch` too (left out, and named in a note).
+//! - Calls: one page of runs, one page of the branch's commits, one page of the repository's
+//!   artifacts of the name (a run whose artifact is not in it asks for its own: newer
+//!   artifacts of the name, a fork's included, can fill any number of pages), one download
+//!   per run: N + 3 requests for N runs ([`crate::github::artifacts`]).
 //! - Each artifact is downloaded with a bound, unpacked safely ([`crate::unpack`]) into a
-//!   temporary folder, its analysis.json files read and reduced at once, the folder removed.
+//!   temporary folder, its analysis.json files read and reduced at once, the folder removed;
+//!   the unpacking and the reading ask the deadline and the signal flag between pieces.
 //!
 //! Everything happens before the stage's deadline (`--baseline-timeout`): the runs fetched by
 //! then are used, the others named in a note. Every step that finds nothing (no pull request,
@@ -260,7 +265,8 @@ async fn fetch(
                 &e,
             )
         })?;
-    let runs = choose(listed, plan.this_run, base_sha.as_deref(), wanted, found);
+    let choice = (base_sha.as_deref(), wanted);
+    let runs = chosen_on_branch(&client, plan, &branch, listed, choice, found, doing).await;
     if runs.is_empty() {
         return Err(format!(
             "no baseline: no successful push run of workflow `{}` on branch `{branch}` (the base branch's workflow must run on push and upload its analysis.json files as `{}`)",
@@ -268,12 +274,25 @@ async fn fetch(
         ));
     }
     let ids: Vec<u64> = runs.iter().map(|r| r.id).collect();
-    let artifacts = client
+    doing.set("listing the base runs' artifacts".to_owned(), false);
+    let mut artifacts = client
         .artifacts_of_runs(&plan.repo, &request.artifact, &ids)
         .await
         .map_err(|e| note_of("listing the artifacts", &e))?;
     let mut late = Vec::new();
     for run in &runs {
+        if !artifacts.contains_key(&run.id) && !deadline.left().is_zero() {
+            match own_artifact(&client, plan, &request.artifact, run, doing).await {
+                Ok(Some(a)) => {
+                    artifacts.insert(run.id, a);
+                }
+                Ok(None) => {}
+                Err(note) => {
+                    found.notes.push(note);
+                    continue;
+                }
+            }
+        }
         found.source.workflow_runs.push(WorkflowRunRef {
             id: run.id,
             head_sha: run.head_sha.clone(),
@@ -307,36 +326,131 @@ async fn fetch(
     Ok(())
 }
 
-/// The runs to read, newest first: this run left out; from the run at the base commit on
-/// when there is one (else the newest, which a note says); at most `wanted`.
-fn choose(
+/// The artifact named `name` of a run that the repository's list did not show (a flood of
+/// newer artifacts of the name, a fork's among them, can push it out of any number of pages),
+/// from the run's own list; `Err`: a note saying why the run is left out.
+async fn own_artifact(
+    client: &github::Client,
+    plan: &Plan,
+    name: &str,
+    run: &WorkflowRun,
+    doing: &Doing,
+) -> Result<Option<Artifact>, String> {
+    doing.set(
+        format!("listing the artifacts of workflow run {}", run.id),
+        false,
+    );
+    match client.artifact_of_run(&plan.repo, name, run.id).await {
+        Ok(found) => Ok(found),
+        // The caller finds the deadline passed, and says so with the other late runs.
+        Err(PostError::OutOfTime(_)) => Ok(None),
+        Err(e) => Err(format!(
+            "workflow run {} ({}): listing its artifacts: {e}: left out of the history",
+            run.id,
+            short(&run.head_sha)
+        )),
+    }
+}
+
+/// The runs to read ([`choose`]), each at a commit of the branch itself. A push of a tag named
+/// like the branch gives runs with `event: push` and that `head_branch`, which anyone who may
+/// push a tag, but not to a protected branch, could fill with made-up numbers: a run whose
+/// commit is not among the branch's newest commits ([`github::Client::on_branch`], one
+/// listing within the deadline) is left out and named in a note, and the choice made again
+/// without it. When the API cannot answer (an older GitHub Enterprise Server, a token without
+/// `contents: read`), the runs are kept and a note says they could not be checked.
+async fn chosen_on_branch(
+    client: &github::Client,
+    plan: &Plan,
+    branch: &str,
     listed: Vec<WorkflowRun>,
-    this_run: Option<u64>,
+    (base_sha, wanted): (Option<&str>, usize),
+    found: &mut BaseRuns,
+    doing: &Doing,
+) -> Vec<WorkflowRun> {
+    doing.set(
+        format!("checking the base runs' commits against branch `{branch}`"),
+        false,
+    );
+    let candidates: Vec<WorkflowRun> = listed
+        .into_iter()
+        .filter(|r| Some(r.id) != plan.this_run)
+        .collect();
+    let (runs, note) = choose(&candidates, base_sha, wanted);
+    if runs.is_empty() {
+        return runs;
+    }
+    let shas: Vec<&str> = runs.iter().map(|r| r.head_sha.as_str()).collect();
+    let on = match client.on_branch(&plan.repo, branch, &shas).await {
+        Ok(on) => on,
+        Err(e) => {
+            found.notes.extend(note);
+            found.notes.push(format!(
+                "the base runs' commits could not be checked against branch `{branch}` ({e}): they are kept, though a run of a tag named `{branch}` would pass as the branch's (the check lists the branch's commits, which needs `permissions: contents: read`)"
+            ));
+            return runs;
+        }
+    };
+    let on_branch = |r: &WorkflowRun| on.found.contains(&r.head_sha.to_ascii_lowercase());
+    // Some commit not found: the list was read as far as it is read, so every run whose
+    // commit is not in it is left out, and the choice is made again without them.
+    let mut refused: Vec<WorkflowRun> = Vec::new();
+    let (runs, note) = loop {
+        let kept: Vec<WorkflowRun> = candidates
+            .iter()
+            .filter(|r| !refused.iter().any(|x| x.id == r.id))
+            .cloned()
+            .collect();
+        let (runs, note) = choose(&kept, base_sha, wanted);
+        let off: Vec<WorkflowRun> = runs.iter().filter(|r| !on_branch(r)).cloned().collect();
+        if off.is_empty() {
+            break (runs, note);
+        }
+        refused.extend(off);
+    };
+    if !refused.is_empty() {
+        let named: Vec<String> = refused
+            .iter()
+            .map(|r| format!("{} ({})", r.id, short(&r.head_sha)))
+            .collect();
+        found.notes.push(format!(
+            "left out of the history: workflow {} {} ran on `push` with `head_branch: {branch}`, but {} not among the newest commits of branch `{branch}` (a tag or another ref named like the branch?)",
+            if refused.len() == 1 { "run" } else { "runs" },
+            crate::text::shorten(&named.join(", "), 400),
+            if refused.len() == 1 { "its commit is" } else { "their commits are" },
+        ));
+    }
+    found.notes.extend(note);
+    runs
+}
+
+/// The runs to read, newest first, from `candidates` (newest first, this run left out): from
+/// the run at the base commit on when there is one (else the newest, which the note says); at
+/// most `wanted`.
+fn choose(
+    candidates: &[WorkflowRun],
     base_sha: Option<&str>,
     wanted: usize,
-    found: &mut BaseRuns,
-) -> Vec<WorkflowRun> {
-    let mut runs: Vec<WorkflowRun> = listed
-        .into_iter()
-        .filter(|r| Some(r.id) != this_run)
-        .collect();
+) -> (Vec<WorkflowRun>, Option<String>) {
+    let mut from = 0;
+    let mut note = None;
     if let Some(sha) = base_sha {
-        match runs
+        match candidates
             .iter()
             .position(|r| r.head_sha.eq_ignore_ascii_case(sha))
         {
-            Some(at) => {
-                runs.drain(..at);
-            }
-            None if !runs.is_empty() => found.notes.push(format!(
+            Some(at) => from = at,
+            None if !candidates.is_empty() => {
+                note = Some(format!(
                 "no push run at the pull request's base commit {}: the newest runs of the base branch are the history",
                 short(sha)
-            )),
+            ));
+            }
             None => {}
         }
     }
-    runs.truncate(wanted);
-    runs
+    let runs = candidates.iter().skip(from).take(wanted).cloned().collect();
+    (runs, note)
 }
 
 /// Why a run gave no base run.
@@ -412,24 +526,34 @@ async fn fetch_run(
     let unpacked = dir.path().join("analyses");
     std::fs::create_dir(&unpacked).map_err(|e| note("unpacking its artifact", e.to_string()))?;
     doing.set(format!("unpacking the baseline artifact of {which}"), true);
-    // Synchronous: it looks at the signal flag itself, between entries and pieces.
-    let stop = || interrupt::received().is_some();
+    // Synchronous, and outside the requests' timeouts: the unpacking and the reading ask
+    // between entries and pieces whether a signal came or the stage's deadline passed.
+    let deadline = client.config().deadline;
+    let stop = || interrupt::received().is_some() || deadline.left().is_zero();
+    let stopped = || {
+        if interrupt::received().is_some() {
+            Fetch::Interrupted
+        } else {
+            Fetch::Late
+        }
+    };
     match unpack::analyses_until(&zip_path, &unpacked, Limits::ARTIFACT, &stop) {
         Ok(_) => {}
-        Err(unpack::UnpackError::Interrupted) => return Err(Fetch::Interrupted),
+        Err(unpack::UnpackError::Interrupted) => return Err(stopped()),
         Err(e) => return Err(note("unpacking its artifact", e.to_string())),
     }
     doing.set(format!("reading the baseline artifact of {which}"), true);
     let mut levels = Vec::new();
-    let unread = load::each(&unpacked, |recorded, path| {
+    let unread = load::each(&unpacked, &stop, |recorded, path| {
         let mut level = RunLevel::read(recorded, &format!("run {}/{path}", run.id));
         level.workflow_run_id = Some(run.id);
         level.created_at = run.created_at.clone();
         levels.push(level);
     })
     .map_err(|e| note("reading its artifact", e))?;
-    if interrupt::received().is_some() {
-        return Err(Fetch::Interrupted);
+    if stop() {
+        // What was read of it is dropped: a run is in the history whole or not at all.
+        return Err(stopped());
     }
     for n in unread {
         say!("nsys-gate: warning: baseline: {which}: {n}");

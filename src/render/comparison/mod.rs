@@ -116,6 +116,10 @@ pub fn overall(c: &Comparison, caps: &Caps) -> ComparisonView {
             esc(&r.analysis_path, caps.name_chars)
         )
     }));
+    let unmatched = at_most_lines(
+        unmatched,
+        c.unmatched_head_omitted + c.unmatched_base_omitted,
+    );
     let lacks_history = c.runs.is_empty()
         || c.runs.iter().any(|r| {
             r.measures
@@ -145,6 +149,26 @@ pub fn overall(c: &Comparison, caps: &Caps) -> ComparisonView {
             "To know the run-to-run noise: run the profiling workflow on every push to the base branch and upload its analysis.json files as `nsys-gate-analysis`; `baseline: auto` then reads the newest runs (`baseline-runs`). See the README's \"Comparing with the base branch\".".to_owned()
         }),
     }
+}
+
+/// Lines of runs of one side only shown at most: a base artifact can hold any number of
+/// made-up profiles, each a line of its names in every comment.
+const MAX_UNMATCHED_LINES: usize = 10;
+
+/// The first [`MAX_UNMATCHED_LINES`] lines, the last of them saying how many more there are
+/// (`omitted`: those comparison.json itself leaves out).
+fn at_most_lines(mut lines: Vec<String>, omitted: u64) -> Vec<String> {
+    let all = lines.len() + omitted as usize;
+    if all <= MAX_UNMATCHED_LINES {
+        return lines;
+    }
+    lines.truncate(MAX_UNMATCHED_LINES - 1);
+    lines.push(format!(
+        "And {} more runs of one side only, not listed here (comparison.json lists them, up to {} of each side).",
+        all - lines.len(),
+        crate::artifact::comparison::MAX_UNMATCHED
+    ));
+    lines
 }
 
 /// The comparison in a few words for the title: how many keys are slower or faster than the

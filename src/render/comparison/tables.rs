@@ -283,13 +283,20 @@ pub fn range_table(c: &RangeChanges, caps: &Caps) -> RangeTable {
             verdict: verdict_cell(r.verdict),
         })
         .collect();
-    let note = (rows.len() < c.changed.len()).then(|| {
-        format!(
+    // comparison.json lists at most so many (`*_omitted` counts the rest).
+    let in_both = c.changed.len() + c.changed_omitted as usize;
+    let note = (rows.len() < in_both).then(|| match c.changed_omitted {
+        0 => format!(
             "The {} other ranges in both changed less; all are in comparison.json.",
+            in_both - rows.len()
+        ),
+        _ => format!(
+            "The {} other ranges in both changed less; comparison.json lists the largest {} of them.",
+            in_both - rows.len(),
             c.changed.len() - rows.len()
-        )
+        ),
     });
-    let list = |items: &[RangeOnly]| {
+    let list = |items: &[RangeOnly], omitted: u64| {
         (!items.is_empty()).then(|| {
             let mut shown: Vec<String> = items
                 .iter()
@@ -302,17 +309,19 @@ pub fn range_table(c: &RangeChanges, caps: &Caps) -> RangeTable {
                     )
                 })
                 .collect();
-            if items.len() > shown.len() {
-                shown.push(format!("and {} more", items.len() - shown.len()));
+            let more = items.len() - shown.len() + omitted as usize;
+            if more > 0 {
+                shown.push(format!("and {more} more"));
             }
             shown.join(", ")
         })
     };
     let count = |v: ChangeVerdict| c.changed.iter().filter(|r| r.verdict == v).count();
     let (slower, faster) = (count(ChangeVerdict::Slower), count(ChangeVerdict::Faster));
-    let flagged = match (slower, faster, c.changed.len()) {
+    let flagged = match (slower, faster, in_both) {
         (_, _, 0) => String::new(),
-        (0, 0, n) if count(ChangeVerdict::NoiseUnknown) == n => {
+        // Those comparison.json leaves out have the verdicts of those it lists.
+        (0, 0, _) if count(ChangeVerdict::NoiseUnknown) == c.changed.len() => {
             "No range has a verdict: the run-to-run noise is unknown.".to_owned()
         }
         (0, 0, n) => format!("None of the {n} ranges changed beyond its run-to-run noise."),
@@ -323,8 +332,8 @@ pub fn range_table(c: &RangeChanges, caps: &Caps) -> RangeTable {
     RangeTable {
         rows,
         note,
-        new: list(&c.new),
-        gone: list(&c.gone),
+        new: list(&c.new, c.new_omitted),
+        gone: list(&c.gone, c.gone_omitted),
         flagged,
     }
 }
@@ -398,6 +407,8 @@ mod tests {
                 change("void conv2d_fprop_kernel<half, 32>(Params)", 1e6, 1e6),
             ],
             memory_copies: vec![change("Host-to-Device (pageable)", 1e5, 1e5)],
+            kernels_omitted: 0,
+            memory_copies_omitted: 0,
         };
         let rows = work_rows(&w, &Caps::full(3));
         let names: Vec<(&str, &str)> = rows.iter().map(|r| (r.kind, r.name.as_str())).collect();

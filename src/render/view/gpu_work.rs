@@ -561,6 +561,7 @@ mod tests {
                 run_url: None,
                 base_dir: base_dir.map(Path::to_path_buf),
             },
+            from_artifact: false,
         }
     }
 

@@ -59,7 +59,13 @@ pub struct ReportView {
     pub shortened: Option<String>,
     /// The comparison with a baseline (`--baseline`), when there is one.
     pub comparison: Option<ComparisonView>,
+    /// Whose numbers these are, when they come from another job's artifact
+    /// ([`RenderOptions::from_artifact`]).
+    pub provenance: Option<&'static str>,
 }
+
+/// [`ReportView::provenance`] of a report rendered from a pull request's own job's artifact.
+pub const FROM_ARTIFACT: &str = "The numbers in this comment come from the pull request's own job: this workflow read that job's artifact (which the pull request's code wrote) as data and rendered it here, its gate recomputed from the artifact's warnings with this workflow's gate settings.";
 
 #[derive(Debug, Serialize)]
 pub struct RunView {
@@ -124,6 +130,7 @@ pub fn build(
         .collect();
     distinguish_titles(outcomes, &mut runs, &mut overview, caps);
     ReportView {
+        provenance: options.from_artifact.then_some(FROM_ARTIFACT),
         marker: options.marker.clone(),
         tool_version: crate::artifact::TOOL_VERSION,
         gate: overall_gate(outcomes, caps, base),

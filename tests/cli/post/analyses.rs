@@ -538,3 +538,71 @@ fn a_key_survives_its_own_cleaning() {
         "<!-- nsys-gate:perf -->\n# a report this job rendered\n"
     );
 }
+
+/// Issue "trust boundary, round 4", item 8: `post --analyses` showed the fork's self-reported
+/// `gate.result: pass` as "gate passed" beside the file's own gating `missing_iterations`
+/// warning. The gate is recomputed from the warnings with this command's gate settings
+/// (`--gate-on`/`--no-gate-on`, as `run` takes them), and the comment says that its numbers
+/// come from the pull request's own job.
+#[test]
+fn a_forks_passing_claim_over_a_gating_warning_is_shown_as_failed() {
+    let tmp = TempDir::new().unwrap();
+    let art = tmp.path().join("artifact");
+    let mut claim: Value = serde_json::from_str(&analysis_json("smoke", "work")).unwrap();
+    claim["warnings"] = serde_json::json!([{
+        "code": "missing_iterations", "gating": false,
+        "message": "expected 8 iterations, found 5"
+    }]);
+    claim["gate"] = serde_json::json!({
+        "gating_codes": [], "result": "pass", "failing_codes": []
+    });
+    write(
+        &art.join("smoke/analysis.json"),
+        &serde_json::to_string_pretty(&claim).unwrap(),
+    );
+    let server = Server::github();
+    let out = post_analyses(&server, &art, &[]);
+    assert_status(&out, 0);
+    let body = server.comments(7)[0].body.clone();
+    assert!(body.contains("nsys-gate: gate failed"), "{body}");
+    assert!(!body.contains("gate passed"), "{body}");
+    assert!(
+        body.contains("The numbers in this comment come from the pull request's own job"),
+        "{body}"
+    );
+
+    // This workflow's own settings decide: with `--no-gate-on missing_iterations` it passes,
+    // with `--gate-on high_variance` a warning of that code fails it.
+    let server = Server::github();
+    let out = post_analyses(&server, &art, &["--no-gate-on", "missing_iterations"]);
+    assert_status(&out, 0);
+    let body = server.comments(7)[0].body.clone();
+    assert!(body.contains("nsys-gate: gate passed"), "{body}");
+    claim["warnings"][0]["code"] = serde_json::json!("high_variance");
+    write(
+        &art.join("smoke/analysis.json"),
+        &serde_json::to_string_pretty(&claim).unwrap(),
+    );
+    let server = Server::github();
+    let out = post_analyses(&server, &art, &["--gate-on", "high_variance"]);
+    assert_status(&out, 0);
+    let body = server.comments(7)[0].body.clone();
+    assert!(body.contains("nsys-gate: gate failed"), "{body}");
+    // A --report is posted as rendered: gate settings do not go with it.
+    let report = tmp.path().join("report.md");
+    write(&report, "<!-- nsys-gate:perf -->\nreport\n");
+    let mut cmd = bin();
+    cmd.args([
+        "post",
+        "--pr",
+        "7",
+        "--gate-on",
+        "high_variance",
+        "--report",
+    ])
+    .arg(&report);
+    github_env(&mut cmd, &server, None);
+    let out = cmd.output().unwrap();
+    assert_status(&out, 2);
+    assert!(stderr(&out).contains("--gate-on and --no-gate-on go with --analyses"));
+}

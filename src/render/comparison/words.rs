@@ -2,11 +2,9 @@
 //! sentence, commits as short SHAs (linked when the forge is known).
 
 use crate::artifact::comparison::{ChangeVerdict, Measure};
+pub use crate::render::escape::commit;
 use crate::render::escape::{self, inline_shortened as esc};
 use crate::render::format::{duration, NBSP};
-
-/// Characters of a commit shown: git's own short form.
-pub const SHORT_SHA: usize = 7;
 
 /// `12.3 %`, `0.4 %`: one decimal below 100 %, whole percent from 100 on.
 pub fn pct(x: f64) -> String {
@@ -59,23 +57,6 @@ pub fn differ(labels: &[&str]) -> String {
 /// `-1.9 % to +1.9 %`.
 pub fn range_pct([lo, hi]: [f64; 2]) -> String {
     format!("{} to {}", signed_pct(lo), signed_pct(hi))
-}
-
-/// A commit as people read it: its first [`SHORT_SHA`] characters in a code span, linked to
-/// the commit's page under `repo_url` when it is a hexadecimal SHA; `not recorded` when none.
-pub fn commit(sha: Option<&str>, repo_url: Option<&str>) -> String {
-    let Some(sha) = sha else {
-        return "not recorded".to_owned();
-    };
-    let hex = !sha.is_empty() && sha.chars().all(|c| c.is_ascii_hexdigit());
-    if !hex {
-        return esc(sha, 40);
-    }
-    let short: String = sha.chars().take(SHORT_SHA).collect();
-    match repo_url {
-        Some(url) => format!("[`{short}`]({url}/commit/{sha})"),
-        None => format!("`{short}`"),
-    }
 }
 
 /// A creation time as `2026-11-29 12:00` (UTC, as the forge gives it), or empty.

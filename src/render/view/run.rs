@@ -120,8 +120,12 @@ pub(super) fn analysed(
     let mut ordered: Vec<&Warning> = a.warnings.iter().filter(|w| w.gating).collect();
     ordered.extend(a.warnings.iter().filter(|w| !w.gating));
     let mut warnings: Vec<WarningView> = Vec::new();
+    // Warnings said in the list: one of its bullets, or the bullet of the slow iterations
+    // that explains it with the others.
+    let mut said = 0;
     for w in ordered.iter().take(caps.warnings) {
         let together = merged.as_ref().filter(|m| m.codes.contains(&w.code));
+        said += 1;
         match together {
             Some(m) if m.codes[0] == w.code => {
                 explained.retain(|(code, _)| !code.is_some_and(|c| m.codes.contains(&c)));
@@ -146,10 +150,22 @@ pub(super) fn analysed(
             }),
         }
     }
-    let warnings_note = (ordered.len() > warnings.len()).then(|| {
+    // A warning merged into a bullet that was cut is not said either.
+    if let Some(m) = &merged {
+        let cut = !ordered.iter().take(caps.warnings).any(|w| w.code == m.codes[0]);
+        if cut {
+            said -= ordered
+                .iter()
+                .take(caps.warnings)
+                .filter(|w| m.codes.contains(&w.code))
+                .count();
+        }
+    }
+    let warnings_note = (ordered.len() > said).then(|| {
+        let left_out = ordered.len() - said;
         format!(
-            "{} more warnings left out to fit the size limit; all {} are in {path_text}.",
-            ordered.len() - warnings.len(),
+            "{} left out to fit the size limit; all {} are in {path_text}.",
+            plural(left_out, "more warning", "more warnings"),
             ordered.len()
         )
     });
@@ -167,7 +183,7 @@ pub(super) fn analysed(
         warnings,
         warnings_note,
         callouts: explained.into_iter().map(|(_, text)| text).collect(),
-        facts: facts(a, counted, caps),
+        facts: facts(a, counted, caps, options.links.repo_url()),
         stats: stats(a, counted, gpu_ok),
         host_exclusive: host_table(a, &hosts, caps, true, &path_text),
         host_inclusive: host_table(a, &hosts, caps, false, &path_text),
@@ -213,7 +229,7 @@ pub(super) fn warmup(a: &Analysis) -> Option<u64> {
         .and_then(serde_json::Value::as_u64)
 }
 
-pub(super) fn facts(a: &Analysis, counted: u64, caps: &Caps) -> Facts {
+pub(super) fn facts(a: &Analysis, counted: u64, caps: &Caps, repo_url: Option<&str>) -> Facts {
     let s = &a.iteration_summary;
     let p = &a.provenance;
     let mut nsys_version = esc(&p.nsys_version, caps.name_chars);
@@ -233,7 +249,7 @@ pub(super) fn facts(a: &Analysis, counted: u64, caps: &Caps) -> Facts {
     Facts {
         profile: esc(&a.run.profile_name, caps.name_chars),
         run_id: esc(&a.run.run_id, caps.name_chars),
-        git_commit: not_recorded(a.run.git_commit.as_deref(), caps),
+        git_commit: escape::commit(a.run.git_commit.as_deref(), repo_url),
         device: not_recorded(a.run.device.as_deref(), caps),
         nsys_version,
         warmup: match warmup(a) {

@@ -100,7 +100,7 @@ pub enum Command {
     /// why`) and a note in the comparison.
     ///
     /// Exit status: 0 compared (whatever the timings say: a difference is never a gate); 2
-    /// no base path or HEAD has a readable analysis.json.
+    /// not compared: HEAD has no readable analysis.json, or none of the base paths has one.
     Compare(CompareArgs),
 }
 

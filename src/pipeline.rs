@@ -145,6 +145,7 @@ pub fn analyze(
     AnalyzeError::check_interrupt()?;
     let facts = RunFacts {
         profile_name: Some(read.manifest.profile_name.clone()),
+        run_id: Some(read.manifest.run_id.clone()),
     };
     let add_facts = |e: AnalyzeError| e.with_facts(&facts);
     let run = rundir::locate_trace(read).map_err(|e| add_facts(e.into()))?;

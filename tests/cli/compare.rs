@@ -568,3 +568,16 @@ fn the_verdict_simulation_runs_and_its_certain_cases_hold() {
         "the simulation left files behind: {left:?}"
     );
 }
+
+/// Issue 30, item 8: `compare --help`'s exit-status line read backwards ("2 no base path or
+/// HEAD has a readable analysis.json").
+#[test]
+fn compare_help_says_when_it_exits_with_2() {
+    let out = crate::common::bin().args(["compare", "--help"]).output().unwrap();
+    let help = String::from_utf8(out.stdout).unwrap().replace('\n', " ");
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help.contains("2 not compared: HEAD has no readable analysis.json, or none of the base paths has one."),
+        "{help}"
+    );
+}

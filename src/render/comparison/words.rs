@@ -114,9 +114,23 @@ pub fn sentence(m: &Measure, runs: &str, floor_pct: f64) -> String {
         _ => format!(
             "head is {}, but **the run-to-run noise is unknown**: {}",
             compared(change, runs),
-            escape::inline(m.note.as_deref().unwrap_or("too few base runs"))
+            escape::inline(&why_unknown(m.note.as_deref()))
         ),
     }
+}
+
+/// Why the noise is unknown, without what the sentence around it says already: the note's
+/// own `the run-to-run noise is unknown`, and which run the head was compared with (`runs`
+/// names it).
+fn why_unknown(note: Option<&str>) -> String {
+    let note = note.unwrap_or("too few base runs");
+    let mut why = note
+        .replace(": the run-to-run noise is unknown", "")
+        .replace(" (compared with the newest base run, whose conditions differ)", "");
+    if why.trim().is_empty() {
+        why = note.to_owned();
+    }
+    why
 }
 
 /// [`sentence`] as a paragraph: the measure's name first.
@@ -167,6 +181,39 @@ mod tests {
         assert_eq!(compared(-0.04, "base"), "the same as base (0.0\u{a0}%)");
         assert_eq!(compared(1.25, "base"), "1.2\u{a0}% slower than base");
         assert_eq!(compared(-3.0, "base"), "3.0\u{a0}% faster than base");
+    }
+
+    /// Issue 30, item 8: the sentence of an unknown noise said it twice (`the run-to-run noise
+    /// is unknown: 1 usable base run with a value: the run-to-run noise is unknown`).
+    #[test]
+    fn an_unknown_noise_is_said_once() {
+        let m = Measure {
+            name: crate::artifact::comparison::MeasureName::HostInclusive,
+            base: None,
+            head: None,
+            change_pct: Some(16.7),
+            interval_pct: None,
+            p_value: None,
+            verdict: Some(ChangeVerdict::NoiseUnknown),
+            within_pair: None,
+            note: Some(
+                "1 usable base run with a value: the run-to-run noise is unknown (3 needed)"
+                    .to_owned(),
+            ),
+        };
+        let text = sentence(&m, "the last base run", 1.0);
+        assert_eq!(text.matches("noise is unknown").count(), 1, "{text}");
+        assert!(
+            text.ends_with("**the run-to-run noise is unknown**: 1 usable base run with a value (3 needed)"),
+            "{text}"
+        );
+        let other = Measure {
+            note: Some("no base run has the head's conditions (compared with the newest base run, whose conditions differ)".to_owned()),
+            ..m
+        };
+        let text = sentence(&other, "the newest base run (other conditions)", 1.0);
+        assert_eq!(text.matches("newest base run").count(), 1, "{text}");
+        assert!(text.ends_with(": no base run has the head's conditions"), "{text}");
     }
 
     #[test]

@@ -116,6 +116,12 @@ pub struct CompareArgs {
     #[arg(long, value_name = "PCT", default_value_t = crate::compare::DEFAULT_NOISE_FLOOR_PCT, value_parser = noise_floor)]
     pub noise_floor: f64,
 
+    /// A top-level manifest key nsys-gate does not know (kept in `run.extra`), judged as a
+    /// condition: runs that differ in it are not like for like (repeatable). Without it such
+    /// a key is only shown when it differs; every key under `workload` is always judged.
+    #[arg(long = "condition", value_name = "KEY")]
+    pub conditions: Vec<String>,
+
     /// Also write comparison.json to FILE (`-`: standard output, instead of the markdown).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -147,6 +153,12 @@ pub struct BaselineArgs {
     /// outside the noise.
     #[arg(long, value_name = "PCT", default_value_t = crate::compare::DEFAULT_NOISE_FLOOR_PCT, value_parser = noise_floor)]
     pub noise_floor: f64,
+
+    /// A top-level manifest key nsys-gate does not know (kept in `run.extra`), judged as a
+    /// condition: runs that differ in it are not like for like (repeatable). Without it such
+    /// a key is only shown when it differs; every key under `workload` is always judged.
+    #[arg(long = "condition", value_name = "KEY")]
+    pub conditions: Vec<String>,
 
     /// `auto`: the workflow whose runs hold the baseline: its file name (`profile.yml`) or
     /// numeric ID [default: this run's workflow file, from $GITHUB_WORKFLOW_REF].

@@ -26,6 +26,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let notes = bases.notes();
     let settings = Criteria {
         noise_floor_pct: args.noise_floor,
+        judged_keys: args.conditions.clone(),
     };
     let comparison = compare::compare(&heads.runs, &bases.runs, source, notes, settings);
     let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));

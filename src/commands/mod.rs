@@ -225,6 +225,7 @@ fn baseline_comparison(
         base,
         criteria: crate::compare::Criteria {
             noise_floor_pct: args.noise_floor,
+            judged_keys: args.conditions.clone(),
         },
     };
     // A SIGINT/SIGTERM while the baseline was read: the history's downloads and unpacking

@@ -16,11 +16,16 @@ pub struct Chosen<'a> {
 
 /// Sorts `candidates` (the base runs of the head's key, oldest first) against the head's
 /// conditions (`head`), with changes under `floor` (relative) never a level shift.
-pub fn choose<'a>(candidates: &[&'a RunLevel], head: &RunLevel, floor: f64) -> Chosen<'a> {
+pub fn choose<'a>(
+    candidates: &[&'a RunLevel],
+    head: &RunLevel,
+    floor: f64,
+    judge: conditions::Judge<'_>,
+) -> Chosen<'a> {
     let mut left_out = Vec::new();
     let mut alike = Vec::new();
     for (position, &run) in candidates.iter().enumerate() {
-        let differs = conditions::judged_differences(&run.conditions, &head.conditions);
+        let differs = conditions::judged_differences(&run.conditions, &head.conditions, judge);
         if differs.is_empty() {
             alike.push((position, run));
         } else {

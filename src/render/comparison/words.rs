@@ -1,7 +1,7 @@
 //! The comparison's numbers and verdicts in words: percentages, the verdict of a measure as a
 //! sentence, commits as short SHAs (linked when the forge is known).
 
-use crate::artifact::comparison::{ChangeVerdict, Measure};
+use crate::artifact::comparison::{ChangeVerdict, ConditionName, Measure};
 pub use crate::render::escape::commit;
 use crate::render::escape::{self, inline_shortened as esc};
 use crate::render::format::{duration, NBSP};
@@ -42,7 +42,8 @@ fn shows_as_zero(x: f64) -> bool {
 }
 
 /// Conditions that differ, as a clause: `device differs`, `device, data source differ`.
-pub fn differ(labels: &[&str]) -> String {
+pub fn differ<S: AsRef<str>>(labels: &[S]) -> String {
+    let labels: Vec<&str> = labels.iter().map(AsRef::as_ref).collect();
     format!(
         "{} {}",
         labels.join(", "),
@@ -57,6 +58,12 @@ pub fn differ(labels: &[&str]) -> String {
 /// `-1.9 % to +1.9 %`.
 pub fn range_pct([lo, hi]: [f64; 2]) -> String {
     format!("{} to {}", signed_pct(lo), signed_pct(hi))
+}
+
+/// A condition as the report names it: its label, escaped (a `workload.KEY` or
+/// `manifest.KEY` is the manifest's own key).
+pub fn condition(name: &ConditionName) -> String {
+    esc(&name.label(), 80)
 }
 
 /// A creation time as `2026-11-29 12:00` (UTC, as the forge gives it), or empty.

@@ -221,6 +221,7 @@ pub fn analyze(
         host_ranges: findings.host_ranges,
         host_range_groups: findings.host_range_groups,
         gpu_projected_range_groups: findings.gpu_projected_range_groups,
+        steady_state: findings.steady_state,
         gpu_projected_ranges: findings.gpu_projected_ranges,
         gpu_work,
         advice: findings.advice,

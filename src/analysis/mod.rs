@@ -53,8 +53,9 @@ use regex::Regex;
 
 use crate::artifact::{
     Advice, GpuProjectedRange, GpuProjectedRangeGroup, HostRange, HostRangeGroup, Iteration,
-    IterationSummary, Warning,
+    IterationSummary, SteadyState, Warning,
 };
+use crate::stats::Sample;
 use crate::reports::{GpuProjRow, Interner, PushPopRow};
 
 pub use gpu_work::{KernelMix, Launches};
@@ -100,8 +101,11 @@ pub struct Findings {
     /// The kernels of the counted iterations and of the largest GPU-projected ranges, when
     /// [`Reports::launches`] was given.
     pub kernel_mix: Option<KernelMix>,
-    /// What to look at (`advice`), with the kernels of the GPU-bound groups when
-    /// [`Reports::launches`] was given.
+    /// The range groups without the slow iterations (`None` when none is slow): what
+    /// `advice` rests on.
+    pub steady_state: Option<SteadyState>,
+    /// What to look at (`advice`), over the steady state, with the kernels of the GPU-bound
+    /// groups when [`Reports::launches`] was given.
     pub advice: Vec<Advice>,
 }
 
@@ -178,11 +182,21 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
             counted.len(),
         ));
         warnings.extend(advisories::high_variance_warning(&samples.host_inclusive));
-        warnings.extend(advisories::slow_iterations_warning(
-            rows,
-            &counted,
-            &samples.host_inclusive,
-        ));
+        let slow = advisories::slow_iterations_warning(rows, &counted, &samples.host_inclusive);
+        // The steady state: the counted iterations but the slow ones, whose range tables
+        // take a walk of their own, here, beside the other thread's (only when one is slow).
+        let left_out: Vec<u64> = slow
+            .as_ref()
+            .and_then(|w| w.iterations.clone())
+            .unwrap_or_default();
+        warnings.extend(slow);
+        let steady: Vec<&iterations::Measured> = counted
+            .iter()
+            .copied()
+            .filter(|m| !left_out.contains(&m.index))
+            .collect();
+        let steady_tables = (!left_out.is_empty() && !steady.is_empty())
+            .then(|| ranges::range_tables(&tree, rows, names, &steady, gpu.as_ref(), false));
         if let Some(g) = &gpu {
             warnings.extend(g.outside_ranges_warning());
             warnings.extend(g.idle_capture_warning(&captures));
@@ -202,15 +216,39 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
         warnings.extend(tables.nesting);
         let host_range_groups = groups::host_groups(&tables.host);
         let gpu_projected_range_groups = groups::gpu_groups(&tables.gpu);
-        let mut advice = advice::decide(&advice::AdviceInput {
-            host: &tables.host,
-            host_groups: &host_range_groups,
-            gpu_groups: &gpu_projected_range_groups,
-            iterations_host_inclusive_ns: iteration_summary
-                .host_inclusive
-                .as_ref()
-                .map_or(0, |h| h.total_ns),
-            projection: gpu.is_some(),
+        let steady_state = steady_tables.as_ref().and_then(|t| {
+            let host = Sample::new(
+                steady
+                    .iter()
+                    .map(|m| rows[m.row as usize].duration_ns())
+                    .collect(),
+            );
+            Some(SteadyState {
+                left_out: left_out.clone(),
+                host_inclusive: host.iteration_stats()?,
+                host_range_groups: groups::host_groups(&t.host),
+                gpu_projected_range_groups: groups::gpu_groups(&t.gpu),
+            })
+        });
+        // Advice rests on the steady state: never on one slow pass.
+        let mut advice = advice::decide(&match (&steady_state, &steady_tables) {
+            (Some(s), Some(t)) => advice::AdviceInput {
+                host: &t.host,
+                host_groups: &s.host_range_groups,
+                gpu_groups: &s.gpu_projected_range_groups,
+                iterations_host_inclusive_ns: s.host_inclusive.total_ns,
+                projection: gpu.is_some(),
+            },
+            _ => advice::AdviceInput {
+                host: &tables.host,
+                host_groups: &host_range_groups,
+                gpu_groups: &gpu_projected_range_groups,
+                iterations_host_inclusive_ns: iteration_summary
+                    .host_inclusive
+                    .as_ref()
+                    .map_or(0, |h| h.total_ns),
+                projection: gpu.is_some(),
+            },
         });
         let mut kernel_mix = match (&reports.launches, &tables.scopes) {
             (Some(launches), Some(scopes)) => Some(gpu_work::kernel_mix(
@@ -241,6 +279,7 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
             host_ranges: tables.host,
             gpu_projected_ranges: tables.gpu,
             kernel_mix,
+            steady_state,
             advice,
         })
     })

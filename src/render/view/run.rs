@@ -5,10 +5,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::advice::advice;
+use super::advice::{advice, advice_note};
 use super::gpu_work::{gpu_work_view, GpuWorkView};
 use super::iterations::{chart, iteration_table, ChartView, IterationRow};
-use super::ranges::{gpu_table, host_table, shown_ranges, GpuRow, HostRow};
+use super::ranges::{gpu_table, host_table, shown_ranges, steady_note, GpuRow, HostRow};
 use super::{code_list, not_recorded, path_text, run_title, Table};
 use crate::artifact::{Analysis, GateResult, IterationStats, Warning, WarningCode};
 use crate::render::comparison::RunComparisonView;
@@ -36,9 +36,14 @@ pub struct AnalysedView {
     pub host_exclusive: Table<HostRow>,
     /// Largest host inclusive totals (they do not add up).
     pub host_inclusive: Table<HostRow>,
+    /// What the range tables and the advice leave out (the slow iterations: the steady
+    /// state), in words; `None` when no counted iteration is slow.
+    pub steady_note: Option<String>,
     /// Largest GPU-projected totals; no rows when the projection is unavailable.
     pub gpu_ranges: Table<GpuRow>,
     pub advice: Vec<String>,
+    /// Which iterations the advice leaves out (the slow ones), when it leaves some out.
+    pub advice_note: Option<String>,
     /// The GPU work: none when the trace holds no CUDA data.
     pub gpu_work: Option<GpuWorkView>,
     pub iterations: Table<IterationRow>,
@@ -185,10 +190,12 @@ pub(super) fn analysed(
         callouts: explained.into_iter().map(|(_, text)| text).collect(),
         facts: facts(a, counted, caps, options.links.repo_url()),
         stats: stats(a, counted, gpu_ok),
-        host_exclusive: host_table(a, &hosts, caps, true, &path_text),
-        host_inclusive: host_table(a, &hosts, caps, false, &path_text),
+        host_exclusive: host_table(a, &hosts, caps, true, &path_text, options.exact_names),
+        host_inclusive: host_table(a, &hosts, caps, false, &path_text, options.exact_names),
+        steady_note: steady_note(a, options.exact_names),
         gpu_ranges: gpu_table(&gpus, caps, &path_text),
         advice: advice(a, caps),
+        advice_note: advice_note(a),
         gpu_work: gpu_work_view(a, caps, path, options),
         iterations: iteration_table(a, caps, gpu_ok, &path_text),
         warmup_row: warmup(a).filter(|n| *n > 0).map(|n| IterationRow {

@@ -790,6 +790,10 @@ fn assert_one_unit_per_column(md: &str) {
             tables += 1;
             continue;
         }
+        // The statistics' standard deviation, a spread, is shown in its own unit.
+        if line.starts_with("| stddev |") {
+            continue;
+        }
         for (k, cell) in cells(line).iter().enumerate() {
             if units.len() <= k {
                 units.push(Default::default());
@@ -901,4 +905,72 @@ fn a_commit_in_the_report_can_be_pasted() {
             crate::render::escape::inline_shortened(text, 40)
         );
     }
+}
+
+/// Issue 30, item 8: the statistics table said `stddev 0.00773 ms` where the next table says
+/// `154 µs`: a spread a thousandth of the times is shown in its own unit.
+#[test]
+fn a_small_spread_is_shown_in_its_own_unit() {
+    let a = crate::artifact::fake::analysis(
+        &[2_570_000, 2_575_000, 2_565_000, 2_580_000, 2_560_000],
+        &[("inference", 7_500_000)],
+        false,
+    );
+    let md = render_default(&[outcome(a)], Budget::comment()).replace('\u{a0}', " ");
+    let stddev = md
+        .lines()
+        .find(|l| l.starts_with("| stddev |"))
+        .expect("a stddev row");
+    assert_eq!(stddev, "| stddev | 7.91 µs |", "{md}");
+    assert!(md.contains("| mean | 2.57 ms |"), "{md}");
+}
+
+/// Issue 30, item 4: the chart drew iteration 0 (152 ms) "at the top" of an axis running to
+/// 11 ms, level with the rest, and the sparkline's 9.66-10.0 ms scale made 2 % of jitter look
+/// like full swings. The outlier is a bar of its own colour, cut at the top of an axis with
+/// room above the steady bars; the sparkline's scale starts at zero and says so.
+#[test]
+fn the_chart_shows_the_outlier_as_one_and_the_sparkline_has_a_zero() {
+    let md = render_default(&[outcome(cold_first_pass())], Budget::comment()).replace('\u{a0}', " ");
+    // The sparkline: from zero, the slow iteration the one tall bar, the steady ones level.
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("Host inclusive time per iteration: `"))
+        .expect("a sparkline");
+    let bars: Vec<char> = line.split('`').nth(1).unwrap().chars().collect();
+    assert_eq!(bars[0], '█', "{line}");
+    assert!(bars[1..].iter().all(|b| *b == bars[1]), "{line}");
+    assert!(line.contains("(bars from 0 to 152 ms; iteration 0 (152 ms) is slow)"), "{line}");
+    // The chart: the outlier's own bar series, drawn first, cut at the axis's top; the
+    // steady bars at most 1/1.3 of the axis, the outlier's bar 0 among them.
+    let chart: Vec<&str> = md
+        .lines()
+        .skip_while(|l| *l != "```mermaid")
+        .take_while(|l| *l != "```")
+        .collect();
+    assert!(chart[1].contains("#f28e2b, #4e79a7, #e15759"), "{chart:?}");
+    let values = |prefix: &str, n: usize| -> Vec<f64> {
+        let line = chart.iter().filter(|l| l.trim_start().starts_with(prefix)).nth(n).unwrap();
+        line.split(['[', ']']).nth(1).unwrap().split(", ").map(|v| v.parse().unwrap()).collect()
+    };
+    let axis: f64 = chart
+        .iter()
+        .find(|l| l.trim_start().starts_with("y-axis"))
+        .unwrap()
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let outliers = values("bar", 0);
+    let host = values("bar", 1);
+    assert_eq!(outliers[0], axis);
+    assert!(outliers[1..].iter().all(|v| *v == 0.0), "{outliers:?}");
+    assert_eq!(host[0], 0.0);
+    let steady_top = host.iter().copied().fold(0.0, f64::max);
+    assert!(steady_top * 1.25 < axis, "{steady_top} {axis}");
+    assert!(
+        md.contains("off the scale, as orange bars cut at the top (slow: over median + 5 × MAD): iteration 0 (host 152 ms"),
+        "{md}"
+    );
 }

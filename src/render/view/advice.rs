@@ -75,7 +75,7 @@ fn sentence(item: &Advice, names: &KernelNames<'_>, caps: &Caps, iterations: &st
                     let top = &k.kernels[..k.kernels.len().min(ADVICE_KERNELS)];
                     format!(
                         ": {} of its kernel time",
-                        kernel_mix_text(top, None, names, caps)
+                        kernel_mix_text(top, None, names, caps.name_chars)
                     )
                 })
                 .unwrap_or_default();

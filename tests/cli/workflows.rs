@@ -306,3 +306,75 @@ fn the_posting_half_tolerates_a_run_that_uploaded_nothing() {
     assert!(after.iter().any(|s| s.contains("uses: OWNER/nsys-gate@")
         && s.contains("if: steps.download.outcome == 'success'")));
 }
+
+/// Issue 30, item 7: the README never said what the profiled program must do. Its "Your
+/// harness" section has a Python harness that pushes the capture range and `iteration N`
+/// ranges and writes the manifest (valid Python), the `nsys profile` command with that capture
+/// range, and the run directory's shape; `profile.yml` points to it.
+#[test]
+fn the_readme_says_what_the_harness_must_do() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let section = readme
+        .split("\n## Your harness\n")
+        .nth(1)
+        .expect("a \"Your harness\" section")
+        .split("\n## ")
+        .next()
+        .unwrap();
+    let python = section
+        .split("```python\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("a Python example");
+    for needle in [
+        "nvtx.push_range(\"profile-target\")",
+        "nvtx.push_range(f\"iteration {i}\")",
+        "nvtx.pop_range()",
+        "\"capture_range\": \"profile-target\"",
+        "\"workload\": {\"iterations\": iterations",
+        "\"profile_name\"",
+        "\"run_id\"",
+        "manifest.yaml",
+    ] {
+        assert!(python.contains(needle), "{needle} not in:\n{python}");
+    }
+    assert_eq!(
+        python.matches("push_range(").count(),
+        python.matches("pop_range()").count(),
+        "every push popped:\n{python}"
+    );
+    // Valid Python (compiled, not run: it needs a GPU).
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("harness.py");
+    std::fs::write(&file, python).unwrap();
+    let compiled = std::process::Command::new("python3")
+        .args(["-m", "py_compile"])
+        .arg(&file)
+        .output()
+        .expect("python3");
+    assert!(
+        compiled.status.success(),
+        "{}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+    let shell = section
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("the nsys profile command");
+    for needle in [
+        "nsys profile --trace=cuda,nvtx",
+        "--capture-range=nvtx --nvtx-capture='profile-target@*' --capture-range-end=stop",
+        "--output \"$RUN_DIR/trace\"",
+        "NSYS_NVTX_PROFILER_REGISTER_ONLY=0",
+        "nsys-gate run --no-post --run-dir \"$RUN_DIR\"",
+    ] {
+        assert!(shell.contains(needle), "{needle} not in:\n{shell}");
+    }
+    for needle in ["manifest.yaml", "trace.nsys-rep", "analysis.json"] {
+        assert!(section.contains(&format!("  {needle} ")), "the run directory's {needle}");
+    }
+    let profile = std::fs::read_to_string(repo().join("examples/workflows/profile.yml")).unwrap();
+    assert!(profile.contains("the README's \"Your harness\""), "{profile}");
+    assert!(readme.contains("see \"Your harness\")"));
+}

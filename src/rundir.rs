@@ -165,7 +165,11 @@ fn trace_candidates(dir: &Path) -> Vec<String> {
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| [".nsys-rep", ".qdrep", ".sqlite"].iter().any(|x| n.ends_with(x)))
+        .filter(|n| {
+            [".nsys-rep", ".qdrep", ".sqlite"]
+                .iter()
+                .any(|x| n.ends_with(x))
+        })
         .collect();
     names.sort();
     names.truncate(SHOWN);

@@ -55,8 +55,8 @@ use crate::artifact::{
     Advice, GpuProjectedRange, GpuProjectedRangeGroup, HostRange, HostRangeGroup, Iteration,
     IterationSummary, SteadyState, Warning,
 };
-use crate::stats::Sample;
 use crate::reports::{GpuProjRow, Interner, PushPopRow};
+use crate::stats::Sample;
 
 pub use gpu_work::{KernelMix, Launches};
 pub use iterations::full_match_regex;

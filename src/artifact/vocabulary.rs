@@ -435,7 +435,10 @@ mod tests {
                 checked += usize::from(WarningCode::from_name(&word).is_some());
             }
         }
-        assert!(checked > 20, "only {checked} codes found: the search is broken");
+        assert!(
+            checked > 20,
+            "only {checked} codes found: the search is broken"
+        );
         assert_eq!(
             named_codes("e.g. `unclosed_ranges, cross_thread_ranges`\n  gate-on: high_variance"),
             ["unclosed_ranges", "cross_thread_ranges", "high_variance"]

@@ -332,7 +332,10 @@ mod tests {
         // Names survive comparison.json.
         for c in &conditions {
             let text = serde_json::to_string(&c.name).unwrap();
-            assert_eq!(serde_json::from_str::<ConditionName>(&text).unwrap(), c.name);
+            assert_eq!(
+                serde_json::from_str::<ConditionName>(&text).unwrap(),
+                c.name
+            );
         }
         assert_eq!(
             serde_json::to_string(&ConditionName::DataSource).unwrap(),
@@ -353,6 +356,8 @@ mod tests {
             .filter(|c| matches!(c.name, ConditionName::Manifest(_)))
             .collect();
         assert_eq!(manifest.len(), MAX_SHOWN_KEYS + 1);
-        assert!(manifest.iter().any(|c| c.judged && c.name == ConditionName::Manifest("key_29".into())));
+        assert!(manifest
+            .iter()
+            .any(|c| c.judged && c.name == ConditionName::Manifest("key_29".into())));
     }
 }

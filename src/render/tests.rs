@@ -822,7 +822,8 @@ fn assert_one_unit_per_column(md: &str) {
 fn cold_first_pass() -> Analysis {
     let mut host_ns = vec![152_000_000];
     host_ns.extend((0..15).map(|i| 9_800_000 + (i % 3) * 100_000));
-    let mut a = crate::artifact::fake::analysis(&host_ns, &[("layer_computation", 40_000_000)], true);
+    let mut a =
+        crate::artifact::fake::analysis(&host_ns, &[("layer_computation", 40_000_000)], true);
     let h = a.iteration_summary.host_inclusive.clone().unwrap();
     a.iteration_summary.first_iteration = Some(crate::artifact::FirstIteration {
         index: 0,
@@ -857,7 +858,12 @@ fn a_report_that_lists_every_warning_says_none_was_left_out() {
 /// Whether a zero-width space (or another invisible character) sits inside a run of
 /// hexadecimal digits of at least 7: a SHA that a copy would not paste whole.
 fn broken_shas(md: &str) -> Vec<String> {
-    let invisible = |c: char| matches!(c, '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}');
+    let invisible = |c: char| {
+        matches!(
+            c,
+            '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}'
+        )
+    };
     let mut out = Vec::new();
     let mut run = String::new();
     for c in md.chars().chain(std::iter::once(' ')) {
@@ -887,7 +893,9 @@ fn a_commit_in_the_report_can_be_pasted() {
     o.links.run_url = Some("https://github.com/o/r/actions/runs/7".to_owned());
     let md = render(&outcomes, &o, &Template::builtin()).unwrap();
     assert!(
-        md.contains(&format!("| Git commit | [`ef6b71f`](https://github.com/o/r/commit/{sha}) |")),
+        md.contains(&format!(
+            "| Git commit | [`ef6b71f`](https://github.com/o/r/commit/{sha}) |"
+        )),
         "{md}"
     );
     assert_eq!(broken_shas(&md), Vec::<String>::new());
@@ -931,7 +939,8 @@ fn a_small_spread_is_shown_in_its_own_unit() {
 /// room above the steady bars; the sparkline's scale starts at zero and says so.
 #[test]
 fn the_chart_shows_the_outlier_as_one_and_the_sparkline_has_a_zero() {
-    let md = render_default(&[outcome(cold_first_pass())], Budget::comment()).replace('\u{a0}', " ");
+    let md =
+        render_default(&[outcome(cold_first_pass())], Budget::comment()).replace('\u{a0}', " ");
     // The sparkline: from zero, the slow iteration the one tall bar, the steady ones level.
     let line = md
         .lines()
@@ -940,7 +949,10 @@ fn the_chart_shows_the_outlier_as_one_and_the_sparkline_has_a_zero() {
     let bars: Vec<char> = line.split('`').nth(1).unwrap().chars().collect();
     assert_eq!(bars[0], '█', "{line}");
     assert!(bars[1..].iter().all(|b| *b == bars[1]), "{line}");
-    assert!(line.contains("(bars from 0 to 152 ms; iteration 0 (152 ms) is slow)"), "{line}");
+    assert!(
+        line.contains("(bars from 0 to 152 ms; iteration 0 (152 ms) is slow)"),
+        "{line}"
+    );
     // The chart: the outlier's own bar series, drawn first, cut at the axis's top; the
     // steady bars at most 1/1.3 of the axis, the outlier's bar 0 among them.
     let chart: Vec<&str> = md
@@ -950,8 +962,17 @@ fn the_chart_shows_the_outlier_as_one_and_the_sparkline_has_a_zero() {
         .collect();
     assert!(chart[1].contains("#f28e2b, #4e79a7, #e15759"), "{chart:?}");
     let values = |prefix: &str, n: usize| -> Vec<f64> {
-        let line = chart.iter().filter(|l| l.trim_start().starts_with(prefix)).nth(n).unwrap();
-        line.split(['[', ']']).nth(1).unwrap().split(", ").map(|v| v.parse().unwrap()).collect()
+        let line = chart
+            .iter()
+            .filter(|l| l.trim_start().starts_with(prefix))
+            .nth(n)
+            .unwrap();
+        line.split(['[', ']'])
+            .nth(1)
+            .unwrap()
+            .split(", ")
+            .map(|v| v.parse().unwrap())
+            .collect()
     };
     let axis: f64 = chart
         .iter()

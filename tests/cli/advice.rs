@@ -268,9 +268,9 @@ fn one_cold_iteration_does_not_make_the_advice_or_the_shares() {
     };
     let forward = in_steady("host_range_groups", FORWARD);
     assert_eq!(forward["instances"], 120);
-    let steady_ratio = int(&in_steady("gpu_projected_range_groups", FORWARD)["projected"]["total_ns"])
-        as f64
-        / int(&forward["inclusive"]["total_ns"]) as f64;
+    let steady_ratio =
+        int(&in_steady("gpu_projected_range_groups", FORWARD)["projected"]["total_ns"]) as f64
+            / int(&forward["inclusive"]["total_ns"]) as f64;
     assert!((0.85..1.0).contains(&steady_ratio), "{steady_ratio}");
 
     // The advice rests on the steady state: forward_layer_# is GPU-bound, never host-bound.
@@ -282,16 +282,17 @@ fn one_cold_iteration_does_not_make_the_advice_or_the_shares() {
         ]
     );
     for item in a["advice"].as_array().unwrap() {
-        assert_eq!(int(&item["iterations_host_inclusive_ns"]), steady_total, "{item}");
+        assert_eq!(
+            int(&item["iterations_host_inclusive_ns"]),
+            steady_total,
+            "{item}"
+        );
         assert_eq!(item["instances"], 120, "{item}");
     }
 
     // The report: the shares are the steady state's, and it says which iteration it leaves out.
     let md = report(&run);
-    assert!(
-        md.contains("The steady state: iteration 0 ("),
-        "{md}"
-    );
+    assert!(md.contains("The steady state: iteration 0 ("), "{md}");
     assert!(
         md.contains("slow (over median + 5 × MAD), is left out of these tables and of the advice; the shares are of the other 15 counted iterations' host inclusive time"),
         "{md}"

@@ -573,7 +573,10 @@ fn the_verdict_simulation_runs_and_its_certain_cases_hold() {
 /// HEAD has a readable analysis.json").
 #[test]
 fn compare_help_says_when_it_exits_with_2() {
-    let out = crate::common::bin().args(["compare", "--help"]).output().unwrap();
+    let out = crate::common::bin()
+        .args(["compare", "--help"])
+        .output()
+        .unwrap();
     let help = String::from_utf8(out.stdout).unwrap().replace('\n', " ");
     let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
@@ -641,7 +644,10 @@ fn a_differing_workload_key_is_a_condition_and_unknown_keys_are_shown() {
         markdown.contains("| manifest.quantization | not recorded |"),
         "{markdown}"
     );
-    assert!(!markdown.contains("The same in all 9 conditions"), "{markdown}");
+    assert!(
+        !markdown.contains("The same in all 9 conditions"),
+        "{markdown}"
+    );
 
     // Named with --condition, the unknown key is judged too.
     let json = head.dir.join("judged.json");
@@ -661,7 +667,10 @@ fn a_differing_workload_key_is_a_condition_and_unknown_keys_are_shown() {
         .find(|c| c["name"] == "manifest.quantization")
         .unwrap()
         .clone();
-    assert_eq!((q["judged"].clone(), q["differs"].clone()), (json!(true), json!(true)));
+    assert_eq!(
+        (q["judged"].clone(), q["differs"].clone()),
+        (json!(true), json!(true))
+    );
     assert_eq!(
         c["runs"][0]["history"]["left_out"][0]["differs"],
         json!(["workload.batch_size", "manifest.quantization"])

@@ -117,7 +117,11 @@ fn explicit_nsys_that_is_a_folder_names_the_nsys_inside_it() {
     );
     let out = analyze(&run.dir, &bin.join("nsys"), &[]);
     assert_status(&out, 2);
-    assert!(stderr(&out).contains("is not executable (no execute permission"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is not executable (no execute permission"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

@@ -313,7 +313,8 @@ fn a_folder_of_runs_or_a_typo_names_the_run_directories_found() {
     assert_status(&out, 2);
     assert!(!runs.join("report.md").exists(), "a stray runs/report.md");
     assert!(
-        stderr(&out).contains("no run directory (a folder with manifest.yaml) to write report.md into"),
+        stderr(&out)
+            .contains("no run directory (a folder with manifest.yaml) to write report.md into"),
         "{}",
         stderr(&out)
     );

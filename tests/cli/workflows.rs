@@ -267,7 +267,11 @@ fn no_copied_workflow_leaves_the_token_in_the_checkout() {
     for (name, text) in &workflows {
         let lines: Vec<&str> = text.lines().collect();
         for (at, line) in lines.iter().enumerate() {
-            if !line.trim_start().trim_start_matches("- ").starts_with("uses: actions/checkout@") {
+            if !line
+                .trim_start()
+                .trim_start_matches("- ")
+                .starts_with("uses: actions/checkout@")
+            {
                 continue;
             }
             checkouts += 1;
@@ -292,8 +296,16 @@ fn the_posting_half_tolerates_a_run_that_uploaded_nothing() {
         .iter()
         .position(|s| s.contains("actions/download-artifact@"))
         .expect("a download step");
-    assert!(steps[download].contains("id: download"), "{}", steps[download]);
-    assert!(steps[download].contains("continue-on-error: true"), "{}", steps[download]);
+    assert!(
+        steps[download].contains("id: download"),
+        "{}",
+        steps[download]
+    );
+    assert!(
+        steps[download].contains("continue-on-error: true"),
+        "{}",
+        steps[download]
+    );
     let after = &steps[download + 1..];
     assert!(after.len() >= 2);
     for step in after {
@@ -372,9 +384,15 @@ fn the_readme_says_what_the_harness_must_do() {
         assert!(shell.contains(needle), "{needle} not in:\n{shell}");
     }
     for needle in ["manifest.yaml", "trace.nsys-rep", "analysis.json"] {
-        assert!(section.contains(&format!("  {needle} ")), "the run directory's {needle}");
+        assert!(
+            section.contains(&format!("  {needle} ")),
+            "the run directory's {needle}"
+        );
     }
     let profile = std::fs::read_to_string(repo().join("examples/workflows/profile.yml")).unwrap();
-    assert!(profile.contains("the README's \"Your harness\""), "{profile}");
+    assert!(
+        profile.contains("the README's \"Your harness\""),
+        "{profile}"
+    );
     assert!(readme.contains("see \"Your harness\")"));
 }

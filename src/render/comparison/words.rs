@@ -133,7 +133,10 @@ fn why_unknown(note: Option<&str>) -> String {
     let note = note.unwrap_or("too few base runs");
     let mut why = note
         .replace(": the run-to-run noise is unknown", "")
-        .replace(" (compared with the newest base run, whose conditions differ)", "");
+        .replace(
+            " (compared with the newest base run, whose conditions differ)",
+            "",
+        );
     if why.trim().is_empty() {
         why = note.to_owned();
     }
@@ -211,7 +214,9 @@ mod tests {
         let text = sentence(&m, "the last base run", 1.0);
         assert_eq!(text.matches("noise is unknown").count(), 1, "{text}");
         assert!(
-            text.ends_with("**the run-to-run noise is unknown**: 1 usable base run with a value (3 needed)"),
+            text.ends_with(
+                "**the run-to-run noise is unknown**: 1 usable base run with a value (3 needed)"
+            ),
             "{text}"
         );
         let other = Measure {
@@ -220,7 +225,10 @@ mod tests {
         };
         let text = sentence(&other, "the newest base run (other conditions)", 1.0);
         assert_eq!(text.matches("newest base run").count(), 1, "{text}");
-        assert!(text.ends_with(": no base run has the head's conditions"), "{text}");
+        assert!(
+            text.ends_with(": no base run has the head's conditions"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -715,7 +715,13 @@ mod tests {
         // (it widened the table past a 760-pixel comment), and given whole in the list.
         let long = "void ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_stages_64x3_tn_sm80_cublas_kernel(float*)";
         let mut wide = a.clone();
-        let groups = wide.gpu_work.as_mut().unwrap().per_range_kernel_groups.as_mut().unwrap();
+        let groups = wide
+            .gpu_work
+            .as_mut()
+            .unwrap()
+            .per_range_kernel_groups
+            .as_mut()
+            .unwrap();
         groups[0].kernels[0].name = long.to_owned();
         let v = gpu_work_view(&wide, &caps, &path, &options(false, None)).unwrap();
         let mix = &v.ranges.rows[0].mix;
@@ -726,7 +732,10 @@ mod tests {
             .max()
             .unwrap();
         assert!(longest <= MIX_CELL_NAME_CHARS, "{mix}");
-        assert!(mix.starts_with("ampere\\_bf16\\_s16816gemm\\_… 66.7"), "{mix}");
+        assert!(
+            mix.starts_with("ampere\\_bf16\\_s16816gemm\\_… 66.7"),
+            "{mix}"
+        );
         assert!(
             v.kernel_names
                 .iter()

@@ -191,8 +191,8 @@ pub(super) fn chart(a: &Analysis, caps: &Caps, gpu_ok: bool) -> Option<ChartView
         format!("[{}]", cells.join(", "))
     };
     let host = list(&mut host_ns.iter().map(|v| if *v > top { 0.0 } else { *v }));
-    let outliers = off_scale
-        .then(|| list(&mut host_ns.iter().map(|v| if *v > top { axis } else { 0.0 })));
+    let outliers =
+        off_scale.then(|| list(&mut host_ns.iter().map(|v| if *v > top { axis } else { 0.0 })));
     let clipped: Vec<String> = shown
         .iter()
         .enumerate()

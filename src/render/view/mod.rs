@@ -129,15 +129,13 @@ pub fn build(
         gate: overall_gate(outcomes, caps, base),
         headline: headline(outcomes),
         sparkline: match outcomes {
-            [RunOutcome::Analysed { analysis, .. }] => {
-                sparkline(analysis).map(|(line, top)| {
-                    format!(
-                        "Host inclusive time per iteration: {line} (bars from 0 to {}{})",
-                        duration(top),
-                        slow_named(analysis)
-                    )
-                })
-            }
+            [RunOutcome::Analysed { analysis, .. }] => sparkline(analysis).map(|(line, top)| {
+                format!(
+                    "Host inclusive time per iteration: {line} (bars from 0 to {}{})",
+                    duration(top),
+                    slow_named(analysis)
+                )
+            }),
             _ => None,
         },
         overview,

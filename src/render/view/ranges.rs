@@ -115,7 +115,11 @@ pub(super) fn steady_note(a: &Analysis, exact: bool) -> Option<String> {
         .collect();
     let named = format!(
         "{}\u{a0}{}",
-        if slow.len() == 1 { "iteration" } else { "iterations" },
+        if slow.len() == 1 {
+            "iteration"
+        } else {
+            "iterations"
+        },
         format::index_list_words(&slow, 10)
     );
     Some(if steady(a, exact).is_some() {

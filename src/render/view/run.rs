@@ -157,7 +157,10 @@ pub(super) fn analysed(
     }
     // A warning merged into a bullet that was cut is not said either.
     if let Some(m) = &merged {
-        let cut = !ordered.iter().take(caps.warnings).any(|w| w.code == m.codes[0]);
+        let cut = !ordered
+            .iter()
+            .take(caps.warnings)
+            .any(|w| w.code == m.codes[0]);
         if cut {
             said -= ordered
                 .iter()

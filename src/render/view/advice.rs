@@ -26,8 +26,13 @@ pub(super) fn advice(a: &Analysis, caps: &Caps) -> Vec<String> {
 pub(super) fn advice_note(a: &Analysis) -> Option<String> {
     let s = a.steady_state.as_ref().filter(|_| !a.advice.is_empty())?;
     Some(format!(
-        "The advice leaves out the slow {} (see the warnings): it rests on the other {} counted iterations, the steady state, never on one slow pass.",
-        super::run::iterations_named(&s.left_out),
+        "The advice leaves out the slow {}\u{a0}{} (see the warnings): it rests on the other {} counted iterations, the steady state, never on one slow pass.",
+        if s.left_out.len() == 1 {
+            "iteration"
+        } else {
+            "iterations"
+        },
+        crate::render::format::index_list(&s.left_out, 20),
         s.host_inclusive.count
     ))
 }

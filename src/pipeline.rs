@@ -61,7 +61,8 @@ pub struct AnalyzeError {
     pub nsys_version: Option<String>,
     pub nsys_words: Option<String>,
     pub command: Option<String>,
-    pub facts: RunFacts,
+    /// Boxed: an error travels through every stage's `Result`, and is rare.
+    pub facts: Box<RunFacts>,
 }
 
 impl AnalyzeError {
@@ -72,7 +73,7 @@ impl AnalyzeError {
             nsys_version: None,
             nsys_words: None,
             command: None,
-            facts: RunFacts::default(),
+            facts: Box::default(),
         }
     }
 
@@ -97,7 +98,7 @@ impl AnalyzeError {
     }
 
     fn with_facts(mut self, facts: &RunFacts) -> Self {
-        self.facts = facts.clone();
+        self.facts = Box::new(facts.clone());
         self
     }
 
@@ -110,7 +111,7 @@ impl AnalyzeError {
             nsys_version: self.nsys_version.clone(),
             nsys_words: self.nsys_words.clone(),
             command: self.command.clone(),
-            facts: self.facts.clone(),
+            facts: (*self.facts).clone(),
         }
     }
 }
@@ -128,7 +129,7 @@ impl From<NsysError> for AnalyzeError {
             nsys_version: e.version().map(str::to_owned),
             nsys_words: e.words().map(str::to_owned),
             command: e.command().map(str::to_owned),
-            facts: RunFacts::default(),
+            facts: Box::default(),
             error: e.into(),
         }
     }

@@ -38,10 +38,10 @@ pub enum RunDirError {
     Manifest(#[from] ManifestError),
     #[error("{MANIFEST_FILE}: `expected_trace_path` ({value:?}) does not end in a file name")]
     NoTraceName { value: String },
-    #[error("trace {} not found in the run directory ({}){}", shown_path(.path), trace_source(.name, *.named), trace_hint(.others))]
+    #[error("trace {} not found in the run directory ({}){}", shown_path(.path), trace_source(.path, *.named), trace_hint(.others))]
     TraceMissing {
+        /// The trace looked for: the run directory and the trace's name.
         path: PathBuf,
-        name: String,
         /// Whether the manifest named the trace (`expected_trace_path`), or the default was
         /// looked for.
         named: bool,
@@ -123,12 +123,16 @@ fn no_manifest_hint(dir: &Path, found: &RunDirsFound) -> String {
     }
 }
 
-/// Where the name of a trace that is not there came from.
-fn trace_source(name: &str, named: bool) -> String {
+/// Where the name of a trace that is not there (`path`) came from.
+fn trace_source(path: &Path, named: bool) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     if named {
         format!(
             "`expected_trace_path` in {MANIFEST_FILE} names `{}`, looked for beside the manifest",
-            shown(name)
+            shown(&name)
         )
     } else {
         format!("{MANIFEST_FILE} has no `expected_trace_path`, so the trace is `{DEFAULT_TRACE_FILE}` beside it")
@@ -284,7 +288,6 @@ pub fn locate_trace(read: ManifestRead) -> Result<RunDir, RunDirError> {
     let trace = dir.join(&trace_name);
     let missing = || RunDirError::TraceMissing {
         path: trace.clone(),
-        name: trace_name.clone(),
         named: manifest.expected_trace_path.is_some(),
         others: trace_candidates(&dir),
     };

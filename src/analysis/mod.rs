@@ -19,6 +19,7 @@
 //! - `advisories`: `first_iteration_slow`, `high_variance`, `slow_iterations`;
 //! - `gpu_work`: the GPU-work reports (kernels, memory copies, memsets, devices), the kernels
 //!   attributed to ranges, `pageable_memory_copies`;
+//! - `steady`: `steady_state`, the counted iterations but the slow ones, which advice rests on;
 //! - `advice`: `advice[]`, the host-bound and GPU-bound ranges, from the range groups and the
 //!   kernels of the GPU-bound ones;
 //! - `wording`: how messages list indexes.
@@ -39,6 +40,7 @@ mod groups;
 mod index_checks;
 mod iterations;
 mod ranges;
+mod steady;
 mod summary;
 mod tree;
 mod wording;
@@ -56,7 +58,6 @@ use crate::artifact::{
     IterationSummary, SteadyState, Warning,
 };
 use crate::reports::{GpuProjRow, Interner, PushPopRow};
-use crate::stats::Sample;
 
 pub use gpu_work::{KernelMix, Launches};
 pub use iterations::full_match_regex;
@@ -183,20 +184,10 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
         ));
         warnings.extend(advisories::high_variance_warning(&samples.host_inclusive));
         let slow = advisories::slow_iterations_warning(rows, &counted, &samples.host_inclusive);
-        // The steady state: the counted iterations but the slow ones, whose range tables
-        // take a walk of their own, here, beside the other thread's (only when one is slow).
-        let left_out: Vec<u64> = slow
-            .as_ref()
-            .and_then(|w| w.iterations.clone())
-            .unwrap_or_default();
+        // The steady state's range tables take a walk of their own, here, beside the other
+        // thread's (only when an iteration is slow).
+        let steady = steady::split(&tree, rows, names, &counted, gpu.as_ref(), slow.as_ref());
         warnings.extend(slow);
-        let steady: Vec<&iterations::Measured> = counted
-            .iter()
-            .copied()
-            .filter(|m| !left_out.contains(&m.index))
-            .collect();
-        let steady_tables = (!left_out.is_empty() && !steady.is_empty())
-            .then(|| ranges::range_tables(&tree, rows, names, &steady, gpu.as_ref(), false));
         if let Some(g) = &gpu {
             warnings.extend(g.outside_ranges_warning());
             warnings.extend(g.idle_capture_warning(&captures));
@@ -216,40 +207,23 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
         warnings.extend(tables.nesting);
         let host_range_groups = groups::host_groups(&tables.host);
         let gpu_projected_range_groups = groups::gpu_groups(&tables.gpu);
-        let steady_state = steady_tables.as_ref().and_then(|t| {
-            let host = Sample::new(
-                steady
-                    .iter()
-                    .map(|m| rows[m.row as usize].duration_ns())
-                    .collect(),
-            );
-            Some(SteadyState {
-                left_out: left_out.clone(),
-                host_inclusive: host.iteration_stats()?,
-                host_range_groups: groups::host_groups(&t.host),
-                gpu_projected_range_groups: groups::gpu_groups(&t.gpu),
-            })
-        });
+        let steady_state = steady.state(rows);
         // Advice rests on the steady state: never on one slow pass.
-        let mut advice = advice::decide(&match (&steady_state, &steady_tables) {
-            (Some(s), Some(t)) => advice::AdviceInput {
-                host: &t.host,
-                host_groups: &s.host_range_groups,
-                gpu_groups: &s.gpu_projected_range_groups,
-                iterations_host_inclusive_ns: s.host_inclusive.total_ns,
-                projection: gpu.is_some(),
-            },
-            _ => advice::AdviceInput {
-                host: &tables.host,
-                host_groups: &host_range_groups,
-                gpu_groups: &gpu_projected_range_groups,
-                iterations_host_inclusive_ns: iteration_summary
-                    .host_inclusive
-                    .as_ref()
-                    .map_or(0, |h| h.total_ns),
-                projection: gpu.is_some(),
-            },
-        });
+        let mut advice = advice::decide(
+            &steady.advice_input(
+                steady_state.as_ref(),
+                advice::AdviceInput {
+                    host: &tables.host,
+                    host_groups: &host_range_groups,
+                    gpu_groups: &gpu_projected_range_groups,
+                    iterations_host_inclusive_ns: iteration_summary
+                        .host_inclusive
+                        .as_ref()
+                        .map_or(0, |h| h.total_ns),
+                    projection: gpu.is_some(),
+                },
+            ),
+        );
         let mut kernel_mix = match (&reports.launches, &tables.scopes) {
             (Some(launches), Some(scopes)) => Some(gpu_work::kernel_mix(
                 &tree,

@@ -36,6 +36,8 @@ if [ -n "${INPUT_BASELINE:-}" ]; then
   [ -n "${INPUT_BASELINE_RUNS:-}" ] && comment_args+=("--baseline-runs=$INPUT_BASELINE_RUNS")
   [ -n "${INPUT_BASELINE_TIMEOUT:-}" ] && comment_args+=("--baseline-timeout=$INPUT_BASELINE_TIMEOUT")
   [ -n "${INPUT_NOISE_FLOOR:-}" ] && comment_args+=("--noise-floor=$INPUT_NOISE_FLOOR")
+  read -r -a keys <<< "$(printf '%s' "${INPUT_CONDITIONS:-}" | tr ',\r\n\t' '    ')"
+  for key in "${keys[@]}"; do comment_args+=("--condition=$key"); done
 fi
 
 # The gate's warning codes, separated by commas, spaces or line breaks (no glob expansion):

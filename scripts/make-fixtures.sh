@@ -46,7 +46,7 @@ SCENARIOS=(
   named-domain hostile-names no-nvtx capture-null custom-pattern slow-iterations llama-like
   gpu-projection gpu-projection-2023.4 gpu-projection-2022.4 gpu-iteration-without-work
   gpu-outside-capture gpu-outside-capture-2023.4
-  gpu-work gpu-work-2023.4 gpu-work-2022.4 gpu-processes llama-gpu
+  gpu-work gpu-work-2023.4 gpu-work-2022.4 gpu-processes llama-gpu llama-cold
   compare-base compare-head
   example-smoke-tensor
 )
@@ -220,6 +220,25 @@ scenario() {
                   --expect-name embed=16 --expect-name sample=16 --expect-name token_3_processing=1
                   --expect-name layer_0_token_0=1 --expect-name forward_layer_7=16
                   --expect-name ensure_layer_0_weights=0) ;;
+    llama-cold)
+      # llama-gpu with a cold first pass and no warm-up, as the public llama3 trace's first
+      # token (152 ms against a steady 10 ms): each forward_layer_L of token 0 does 3 ms of host
+      # work before it launches its kernels, so that token 0 takes ~13x a steady pass and,
+      # over all 16 passes, forward_layer_# spans under half of its host time (host-bound by
+      # the totals) while the 15 steady ones keep it GPU-bound. Token 0 is the one slow
+      # iteration.
+      tries=$((attempts > 30 ? attempts : 30))
+      m_iterations=16 m_warmup=0 m_profile=llama-tiny m_pattern='^token_(\d+)_processing$'
+      harness=(--warmup 0 --iterations 16 --llama 8 --gpu-markers --realtime --cold-forward-us 3000
+               --iteration-format 'token_%d_processing')
+      expect=(--expect-found 16 --expect-complete 16 --expect-measured "$(seq -s, 0 15)"
+              --work llama --layers 8 --expect-unattributed 0 --expect-slow 0
+              --expect-first-ratio 11,16
+              --expect-warnings first_iteration_slow,high_variance,slow_iterations)
+      gpu=all gpu_work=llama
+      gpu_expect=(--expect-rows 305 --expect-root 0 --expect-name profile-target=1
+                  --expect-name embed=16 --expect-name sample=16 --expect-name token_0_processing=1
+                  --expect-name forward_layer_7=16 --expect-name ensure_layer_0_weights=0) ;;
     gpu-iteration-without-work)
       harness=(--warmup 1 --iterations 5 --gpu-markers)
       expect=(--expect-found 5 --expect-complete 5 --expect-measured 0,1,2,3,4 "${plain[@]}")

@@ -8,16 +8,31 @@
 # WIDTH: the page width in pixels (default 900; a comment column on a laptop is about 760).
 # MERMAID_JS: a mermaid.min.js (`npm install mermaid@10.9` or `mermaid@11` into a scratch
 # folder gives node_modules/mermaid/dist/mermaid.min.js); without it mermaid blocks stay code.
-# Needs Debian's cmark-gfm and chromium.
+# Needs cmark-gfm (the one scripts/install-cmark-gfm.sh puts in .tools/, installed there when
+# missing, else one on PATH) and Debian's chromium.
 set -euo pipefail
 report=${1:?usage: render-report.sh REPORT.md OUT.png [WIDTH] [MERMAID_JS]}
 out=${2:?usage: render-report.sh REPORT.md OUT.png [WIDTH] [MERMAID_JS]}
 width=${3:-900}
 mermaid=${4:-}
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cmark="$repo_root/.tools/cmark-gfm/cmark-gfm"
+if [ ! -x "$cmark" ]; then
+  if command -v cmark-gfm >/dev/null; then
+    cmark=$(command -v cmark-gfm)
+  else
+    echo "render-report: no cmark-gfm in .tools/ or on PATH: installing it (scripts/install-cmark-gfm.sh)" >&2
+    cmark=$("$repo_root/scripts/install-cmark-gfm.sh")
+  fi
+fi
+command -v chromium >/dev/null || {
+  echo "render-report: chromium not found: install Debian's (apt-get install chromium)" >&2
+  exit 1
+}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-body=$(cmark-gfm --unsafe -e table -e autolink -e tagfilter -e strikethrough "$report")
+body=$("$cmark" --unsafe -e table -e autolink -e tagfilter -e strikethrough "$report")
 {
   cat <<'HTML'
 <!doctype html><html><head><meta charset="utf-8"><style>

@@ -102,7 +102,7 @@ pub enum Command {
     /// why`) and a note in the comparison.
     ///
     /// Exit status: 0 compared (whatever the timings say: a difference is never a gate); 2
-    /// no base path or HEAD has a readable analysis.json.
+    /// not compared: HEAD has no readable analysis.json, or none of the base paths has one.
     Compare(CompareArgs),
 }
 
@@ -117,6 +117,12 @@ pub struct CompareArgs {
     /// outside the noise.
     #[arg(long, value_name = "PCT", default_value_t = crate::compare::DEFAULT_NOISE_FLOOR_PCT, value_parser = noise_floor)]
     pub noise_floor: f64,
+
+    /// A top-level manifest key nsys-gate does not know (kept in `run.extra`), judged as a
+    /// condition: runs that differ in it are not like for like (repeatable). Without it such
+    /// a key is only shown when it differs; every key under `workload` is always judged.
+    #[arg(long = "condition", value_name = "KEY")]
+    pub conditions: Vec<String>,
 
     /// Also write comparison.json to FILE (`-`: standard output, instead of the markdown).
     #[arg(long, value_name = "FILE")]
@@ -149,6 +155,12 @@ pub struct BaselineArgs {
     /// outside the noise.
     #[arg(long, value_name = "PCT", default_value_t = crate::compare::DEFAULT_NOISE_FLOOR_PCT, value_parser = noise_floor)]
     pub noise_floor: f64,
+
+    /// A top-level manifest key nsys-gate does not know (kept in `run.extra`), judged as a
+    /// condition: runs that differ in it are not like for like (repeatable). Without it such
+    /// a key is only shown when it differs; every key under `workload` is always judged.
+    #[arg(long = "condition", value_name = "KEY")]
+    pub conditions: Vec<String>,
 
     /// `auto`: the workflow whose runs hold the baseline: its file name (`profile.yml`) or
     /// numeric ID [default: this run's workflow file, from $GITHUB_WORKFLOW_REF].

@@ -246,11 +246,12 @@ fn read_in_run_dir(dir: &Path, path: &Path) -> Result<Analysis, String> {
 /// What the run directory's manifest says, when it reads.
 fn facts_of(dir: &Path) -> RunFacts {
     let path = dir.join(rundir::MANIFEST_FILE);
+    let manifest = manifest::read_bytes(&path)
+        .ok()
+        .and_then(|bytes| manifest::parse(&bytes, &path).ok());
     RunFacts {
-        profile_name: manifest::read_bytes(&path)
-            .ok()
-            .and_then(|bytes| manifest::parse(&bytes, &path).ok())
-            .map(|m| m.profile_name),
+        run_id: manifest.as_ref().map(|m| m.run_id.clone()),
+        profile_name: manifest.map(|m| m.profile_name),
     }
 }
 

@@ -63,6 +63,8 @@ pub struct Failure {
 pub struct RunFacts {
     /// The manifest's `profile_name`.
     pub profile_name: Option<String>,
+    /// The manifest's `run_id`.
+    pub run_id: Option<String>,
 }
 
 impl Failure {

@@ -65,7 +65,8 @@ pub struct AnalyzeError {
     pub nsys_version: Option<String>,
     pub nsys_words: Option<String>,
     pub command: Option<String>,
-    pub facts: RunFacts,
+    /// Boxed: an error travels through every stage's `Result`, and is rare.
+    pub facts: Box<RunFacts>,
 }
 
 impl AnalyzeError {
@@ -76,7 +77,7 @@ impl AnalyzeError {
             nsys_version: None,
             nsys_words: None,
             command: None,
-            facts: RunFacts::default(),
+            facts: Box::default(),
         }
     }
 
@@ -101,7 +102,7 @@ impl AnalyzeError {
     }
 
     fn with_facts(mut self, facts: &RunFacts) -> Self {
-        self.facts = facts.clone();
+        self.facts = Box::new(facts.clone());
         self
     }
 
@@ -114,7 +115,7 @@ impl AnalyzeError {
             nsys_version: self.nsys_version.clone(),
             nsys_words: self.nsys_words.clone(),
             command: self.command.clone(),
-            facts: self.facts.clone(),
+            facts: (*self.facts).clone(),
         }
     }
 }
@@ -132,7 +133,7 @@ impl From<NsysError> for AnalyzeError {
             nsys_version: e.version().map(str::to_owned),
             nsys_words: e.words().map(str::to_owned),
             command: e.command().map(str::to_owned),
-            facts: RunFacts::default(),
+            facts: Box::default(),
             error: e.into(),
         }
     }
@@ -149,6 +150,7 @@ pub fn analyze(
     AnalyzeError::check_interrupt()?;
     let facts = RunFacts {
         profile_name: Some(read.manifest.profile_name.clone()),
+        run_id: Some(read.manifest.run_id.clone()),
     };
     let add_facts = |e: AnalyzeError| e.with_facts(&facts);
     let run = rundir::locate_trace(read).map_err(|e| add_facts(e.into()))?;
@@ -224,6 +226,7 @@ pub fn analyze(
         host_ranges: findings.host_ranges,
         host_range_groups: findings.host_range_groups,
         gpu_projected_range_groups: findings.gpu_projected_range_groups,
+        steady_state: findings.steady_state,
         gpu_projected_ranges: findings.gpu_projected_ranges,
         gpu_work,
         advice: findings.advice,

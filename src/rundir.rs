@@ -38,8 +38,16 @@ pub enum RunDirError {
     Manifest(#[from] ManifestError),
     #[error("{MANIFEST_FILE}: `expected_trace_path` ({value:?}) does not end in a file name")]
     NoTraceName { value: String },
-    #[error("trace {} not found in the run directory (from `expected_trace_path` in {MANIFEST_FILE}; expected `{}` beside the manifest)", shown_path(.path), shown(.name))]
-    TraceMissing { path: PathBuf, name: String },
+    #[error("trace {} not found in the run directory ({}){}", shown_path(.path), trace_source(.path, *.named), trace_hint(.others))]
+    TraceMissing {
+        /// The trace looked for: the run directory and the trace's name.
+        path: PathBuf,
+        /// Whether the manifest named the trace (`expected_trace_path`), or the default was
+        /// looked for.
+        named: bool,
+        /// Other traces lying in the run directory (`*.nsys-rep`, `*.sqlite`), by name.
+        others: Vec<String>,
+    },
     #[error("trace {} is a symlink to {}, which is outside the run directory {}", shown_path(.path), shown_path(.target), shown_path(.dir))]
     TraceOutside {
         path: PathBuf,
@@ -113,6 +121,63 @@ fn no_manifest_hint(dir: &Path, found: &RunDirsFound) -> String {
         ),
         None => " (hint: point --run-dir at a folder the profiling harness wrote)".to_owned(),
     }
+}
+
+/// Where the name of a trace that is not there (`path`) came from.
+fn trace_source(path: &Path, named: bool) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if named {
+        format!(
+            "`expected_trace_path` in {MANIFEST_FILE} names `{}`, looked for beside the manifest",
+            shown(&name)
+        )
+    } else {
+        format!("{MANIFEST_FILE} has no `expected_trace_path`, so the trace is `{DEFAULT_TRACE_FILE}` beside it")
+    }
+}
+
+/// What to do about a missing trace when others lie in the run directory.
+fn trace_hint(others: &[String]) -> String {
+    match others {
+        [] => String::new(),
+        [one] => format!(
+            "; it holds `{}`: if that is this run's trace, set `expected_trace_path: {}` in {MANIFEST_FILE}",
+            shown(one),
+            shown(one)
+        ),
+        many => format!(
+            "; it holds {}: name this run's trace in `expected_trace_path` in {MANIFEST_FILE}",
+            many.iter()
+                .map(|n| format!("`{}`", shown(n)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// The files of `dir` (not its folders: `stats/trace.sqlite` is nsys-gate's own export) that
+/// may be a trace: `*.nsys-rep`, `*.qdrep`, `*.sqlite`, sorted; at most a few.
+fn trace_candidates(dir: &Path) -> Vec<String> {
+    const SHOWN: usize = 5;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| {
+            [".nsys-rep", ".qdrep", ".sqlite"]
+                .iter()
+                .any(|x| n.ends_with(x))
+        })
+        .collect();
+    names.sort();
+    names.truncate(SHOWN);
+    names
 }
 
 impl RunDirError {
@@ -221,21 +286,20 @@ pub fn locate_trace(read: ManifestRead) -> Result<RunDir, RunDirError> {
     }
 
     let trace = dir.join(&trace_name);
+    let missing = || RunDirError::TraceMissing {
+        path: trace.clone(),
+        named: manifest.expected_trace_path.is_some(),
+        others: trace_candidates(&dir),
+    };
     let link = std::fs::symlink_metadata(&trace).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => RunDirError::TraceMissing {
-            path: trace.clone(),
-            name: trace_name.clone(),
-        },
+        std::io::ErrorKind::NotFound => missing(),
         _ => RunDirError::Io {
             path: trace.clone(),
             source: e,
         },
     })?;
     if link.file_type().is_symlink() {
-        let target = std::fs::canonicalize(&trace).map_err(|_| RunDirError::TraceMissing {
-            path: trace.clone(),
-            name: trace_name.clone(),
-        })?;
+        let target = std::fs::canonicalize(&trace).map_err(|_| missing())?;
         if !target.starts_with(&dir) {
             return Err(RunDirError::TraceOutside {
                 path: trace,

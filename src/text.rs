@@ -46,6 +46,19 @@ pub fn shown_shortened(value: &str, max_chars: usize) -> String {
     shorten(&shown(value), max_chars)
 }
 
+/// Characters of a commit SHA shown to people, everywhere (git's own short form).
+pub const SHORT_SHA: usize = 7;
+
+/// A commit as people read it: its first [`SHORT_SHA`] characters.
+pub fn short_sha(sha: &str) -> String {
+    sha.chars().take(SHORT_SHA).collect()
+}
+
+/// Whether `value` is a commit SHA: 7 to 40 ASCII hexadecimal digits.
+pub fn is_commit_sha(value: &str) -> bool {
+    (7..=40).contains(&value.len()) && value.chars().all(|c| c.is_ascii_hexdigit())
+}
+
 /// At most `max_chars` characters of `text`, ending with `…` when shortened.
 pub fn shorten(text: &str, max_chars: usize) -> String {
     if text.chars().count() <= max_chars {

@@ -19,6 +19,7 @@
 //! - `advisories`: `first_iteration_slow`, `high_variance`, `slow_iterations`;
 //! - `gpu_work`: the GPU-work reports (kernels, memory copies, memsets, devices), the kernels
 //!   attributed to ranges, `pageable_memory_copies`;
+//! - `steady`: `steady_state`, the counted iterations but the slow ones, which advice rests on;
 //! - `advice`: `advice[]`, the host-bound and GPU-bound ranges, from the range groups and the
 //!   kernels of the GPU-bound ones;
 //! - `wording`: how messages list indexes.
@@ -39,6 +40,7 @@ mod groups;
 mod index_checks;
 mod iterations;
 mod ranges;
+mod steady;
 mod summary;
 mod tree;
 mod wording;
@@ -53,7 +55,7 @@ use regex::Regex;
 
 use crate::artifact::{
     Advice, GpuProjectedRange, GpuProjectedRangeGroup, HostRange, HostRangeGroup, Iteration,
-    IterationSummary, Warning,
+    IterationSummary, SteadyState, Warning,
 };
 use crate::reports::{GpuProjRow, Interner, PushPopRow};
 
@@ -100,8 +102,11 @@ pub struct Findings {
     /// The kernels of the counted iterations and of the largest GPU-projected ranges, when
     /// [`Reports::launches`] was given.
     pub kernel_mix: Option<KernelMix>,
-    /// What to look at (`advice`), with the kernels of the GPU-bound groups when
-    /// [`Reports::launches`] was given.
+    /// The range groups without the slow iterations (`None` when none is slow): what
+    /// `advice` rests on.
+    pub steady_state: Option<SteadyState>,
+    /// What to look at (`advice`), over the steady state, with the kernels of the GPU-bound
+    /// groups when [`Reports::launches`] was given.
     pub advice: Vec<Advice>,
 }
 
@@ -178,11 +183,11 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
             counted.len(),
         ));
         warnings.extend(advisories::high_variance_warning(&samples.host_inclusive));
-        warnings.extend(advisories::slow_iterations_warning(
-            rows,
-            &counted,
-            &samples.host_inclusive,
-        ));
+        let slow = advisories::slow_iterations_warning(rows, &counted, &samples.host_inclusive);
+        // The steady state's range tables take a walk of their own, here, beside the other
+        // thread's (only when an iteration is slow).
+        let steady = steady::split(&tree, rows, names, &counted, gpu.as_ref(), slow.as_ref());
+        warnings.extend(slow);
         if let Some(g) = &gpu {
             warnings.extend(g.outside_ranges_warning());
             warnings.extend(g.idle_capture_warning(&captures));
@@ -202,16 +207,23 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
         warnings.extend(tables.nesting);
         let host_range_groups = groups::host_groups(&tables.host);
         let gpu_projected_range_groups = groups::gpu_groups(&tables.gpu);
-        let mut advice = advice::decide(&advice::AdviceInput {
-            host: &tables.host,
-            host_groups: &host_range_groups,
-            gpu_groups: &gpu_projected_range_groups,
-            iterations_host_inclusive_ns: iteration_summary
-                .host_inclusive
-                .as_ref()
-                .map_or(0, |h| h.total_ns),
-            projection: gpu.is_some(),
-        });
+        let steady_state = steady.state(rows);
+        // Advice rests on the steady state: never on one slow pass.
+        let mut advice = advice::decide(
+            &steady.advice_input(
+                steady_state.as_ref(),
+                advice::AdviceInput {
+                    host: &tables.host,
+                    host_groups: &host_range_groups,
+                    gpu_groups: &gpu_projected_range_groups,
+                    iterations_host_inclusive_ns: iteration_summary
+                        .host_inclusive
+                        .as_ref()
+                        .map_or(0, |h| h.total_ns),
+                    projection: gpu.is_some(),
+                },
+            ),
+        );
         let mut kernel_mix = match (&reports.launches, &tables.scopes) {
             (Some(launches), Some(scopes)) => Some(gpu_work::kernel_mix(
                 &tree,
@@ -241,6 +253,7 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
             host_ranges: tables.host,
             gpu_projected_ranges: tables.gpu,
             kernel_mix,
+            steady_state,
             advice,
         })
     })

@@ -341,9 +341,16 @@ pub struct ChangePoint {
 
 /// The conditions, in the order they are listed. The first nine are judged: any difference
 /// makes the comparison "not like for like" and leaves a base run out of the history. The
-/// rest are shown, never judged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// nsys-gate version and the Git commit are shown, never judged. Then the run's own settings:
+/// every key under the manifest's `workload` (but `warmup` and `iterations`, conditions of
+/// their own) is judged, named `workload.KEY`; a top-level manifest key nsys-gate does not
+/// know (kept in `run.extra`) is named `manifest.KEY`, shown when it differs and judged only
+/// when the comparison is asked to (`--condition KEY`): real manifests carry keys that differ
+/// on every run (`ci: {job, attempt}`).
+///
+/// Written as a string in comparison.json: `target`, …, `git_commit`, `workload.KEY`,
+/// `manifest.KEY`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ConditionName {
     Target,
     DataSource,
@@ -356,10 +363,14 @@ pub enum ConditionName {
     NsysVersion,
     ToolVersion,
     GitCommit,
+    /// A key under the manifest's `workload`.
+    Workload(String),
+    /// A top-level key of the manifest that nsys-gate does not know.
+    Manifest(String),
 }
 
 impl ConditionName {
-    /// Every condition, in the order listed.
+    /// Every condition every run has, in the order listed (the run's own keys follow them).
     pub const ALL: [ConditionName; 11] = [
         ConditionName::Target,
         ConditionName::DataSource,
@@ -374,14 +385,39 @@ impl ConditionName {
         ConditionName::GitCommit,
     ];
 
-    /// Whether a difference makes the comparison "not like for like".
-    pub fn judged(self) -> bool {
-        !matches!(self, ConditionName::ToolVersion | ConditionName::GitCommit)
+    /// Whether a difference makes the comparison "not like for like" (a `manifest.KEY` only
+    /// when the comparison is asked to judge it: see [`Condition::judged`]).
+    pub fn judged(&self) -> bool {
+        !matches!(
+            self,
+            ConditionName::ToolVersion | ConditionName::GitCommit | ConditionName::Manifest(_)
+        )
     }
 
-    /// For people.
-    pub fn label(self) -> &'static str {
-        match self {
+    /// The name as comparison.json writes it.
+    pub fn as_str(&self) -> std::borrow::Cow<'static, str> {
+        use std::borrow::Cow;
+        Cow::Borrowed(match self {
+            ConditionName::Target => "target",
+            ConditionName::DataSource => "data_source",
+            ConditionName::Device => "device",
+            ConditionName::Synchronization => "synchronization",
+            ConditionName::CaptureRange => "capture_range",
+            ConditionName::IterationPattern => "iteration_pattern",
+            ConditionName::Warmup => "warmup",
+            ConditionName::Iterations => "iterations",
+            ConditionName::NsysVersion => "nsys_version",
+            ConditionName::ToolVersion => "tool_version",
+            ConditionName::GitCommit => "git_commit",
+            ConditionName::Workload(key) => return Cow::Owned(format!("workload.{key}")),
+            ConditionName::Manifest(key) => return Cow::Owned(format!("manifest.{key}")),
+        })
+    }
+
+    /// For people (untrusted for the run's own keys: escape it where it is shown).
+    pub fn label(&self) -> std::borrow::Cow<'static, str> {
+        use std::borrow::Cow;
+        Cow::Borrowed(match self {
             ConditionName::Target => "target",
             ConditionName::DataSource => "data source and record ids",
             ConditionName::Device => "device",
@@ -393,14 +429,41 @@ impl ConditionName {
             ConditionName::NsysVersion => "Nsight Systems version",
             ConditionName::ToolVersion => "nsys-gate version",
             ConditionName::GitCommit => "Git commit",
+            ConditionName::Workload(_) | ConditionName::Manifest(_) => return self.as_str(),
+        })
+    }
+
+    /// The name written `name` (as [`ConditionName::as_str`] writes it), if it is one.
+    pub fn from_name(name: &str) -> Option<ConditionName> {
+        if let Some(key) = name.strip_prefix("workload.") {
+            return Some(ConditionName::Workload(key.to_owned()));
         }
+        if let Some(key) = name.strip_prefix("manifest.") {
+            return Some(ConditionName::Manifest(key.to_owned()));
+        }
+        ConditionName::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+}
+
+impl Serialize for ConditionName {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ConditionName {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        ConditionName::from_name(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown condition `{name}`")))
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Condition {
     pub name: ConditionName,
-    /// False for the conditions shown but never judged (nsys-gate version, Git commit).
+    /// False for the conditions shown but never judged (nsys-gate version, Git commit, a
+    /// `manifest.KEY` the comparison was not asked to judge).
     pub judged: bool,
     pub differs: bool,
     /// What the base run recorded (`null`: not recorded).

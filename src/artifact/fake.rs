@@ -113,6 +113,7 @@ pub fn analysis(host_ns: &[i64], ranges: &[(&str, i64)], gpu: bool) -> Analysis 
         gpu_projected_ranges,
         host_range_groups: Vec::new(),
         gpu_projected_range_groups: Vec::new(),
+        steady_state: None,
         gpu_work: None,
         advice: Vec::new(),
         label: None,

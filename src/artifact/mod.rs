@@ -57,6 +57,12 @@ pub struct Analysis {
     /// `gpu_projected_ranges` grouped the same way.
     #[serde(default)]
     pub gpu_projected_range_groups: Vec<GpuProjectedRangeGroup>,
+    /// The same figures without the iterations `slow_iterations` names (a cold first pass):
+    /// what the report's shares and `advice` rest on. `null` when no counted iteration is
+    /// slow (the figures above are then the steady state), and in files written before it
+    /// existed.
+    #[serde(default)]
+    pub steady_state: Option<SteadyState>,
     /// The GPU work of the capture: kernels, memory copies, memsets, the kernels of the
     /// iterations and of the largest GPU-projected ranges. `null` when the trace holds no
     /// CUDA data (`gpu_projection_unavailable` says why). Absent in files written before it
@@ -410,6 +416,22 @@ pub struct HostRangeGroup {
     pub instances: u64,
     pub inclusive: GroupStats,
     pub exclusive: GroupStats,
+}
+
+/// The counted iterations without the slow ones (`slow_iterations`): one slow pass (a cold
+/// start 15 times the others) makes a range's totals its own, and a range that is a tenth of
+/// the steady iterations can look like a quarter of the run. The contract's fields keep every
+/// counted iteration; these figures leave the slow ones out, and say which.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SteadyState {
+    /// The counted iterations left out: those `slow_iterations` names, in index order.
+    pub left_out: Vec<u64>,
+    /// Host inclusive statistics of the other counted iterations.
+    pub host_inclusive: IterationStats,
+    /// `host_range_groups` over the other counted iterations.
+    pub host_range_groups: Vec<HostRangeGroup>,
+    /// `gpu_projected_range_groups` over the other counted iterations.
+    pub gpu_projected_range_groups: Vec<GpuProjectedRangeGroup>,
 }
 
 /// GPU-projected ranges grouped as [`HostRangeGroup`].

@@ -341,6 +341,111 @@ mod tests {
             .collect()
     }
 
+    /// The words a reader copies into `gate-on` / `--gate-on`: every snake_case word in a
+    /// code span of `text` (split at commas and spaces), and the values given to
+    /// `gate-on:` / `no-gate-on:` / `--gate-on` / `--no-gate-on`.
+    fn named_codes(text: &str) -> Vec<String> {
+        let snake = |w: &&str| {
+            let parts: Vec<&str> = w.split('_').collect();
+            parts.len() >= 2
+                && parts.iter().all(|p| {
+                    !p.is_empty()
+                        && p.chars()
+                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+                })
+                && w.starts_with(|c: char| c.is_ascii_lowercase())
+        };
+        let words = |s: &str| -> Vec<String> {
+            s.split(|c: char| c == ',' || c.is_whitespace())
+                .filter(snake)
+                .map(str::to_owned)
+                .collect()
+        };
+        let mut out: Vec<String> = text
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|span| !span.contains('\n'))
+            .flat_map(words)
+            .collect();
+        for line in text.lines() {
+            for key in ["gate-on:", "--gate-on", "--no-gate-on"] {
+                if let Some((_, value)) = line.split_once(key) {
+                    out.extend(words(value.trim_start_matches('=')));
+                }
+            }
+        }
+        out
+    }
+
+    /// Issue 30, item 6: action.yml suggested `gate-on: unclosed_ranges, cross_thread_ranges`,
+    /// neither of which exists, and the step failed. Every warning code a reader can copy from
+    /// action.yml, the README or examples/ is a code of [`WarningCode`]; a snake_case word there
+    /// that is not a code is one of the other names listed here (keys, fields, reports,
+    /// GitHub's events).
+    #[test]
+    fn every_code_named_in_the_action_the_readme_and_the_examples_exists() {
+        const OTHER_NAMES: &[&str] = &[
+            // manifest.yaml's keys, analysis.json's fields, a range name
+            "capture_range",
+            "expected_trace_path",
+            "iteration_pattern",
+            "profile_name",
+            "run_id",
+            "trace_sha256",
+            "gpu_work",
+            "layer_3_token_6",
+            // GitHub's events and fields
+            "pull_request",
+            "pull_request_target",
+            "pull_requests",
+            "workflow_run",
+            "head_sha",
+            "head_branch",
+        ];
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = vec![root.join("action.yml"), root.join("README.md")];
+        let mut folders = vec![root.join("examples")];
+        while let Some(dir) = folders.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    folders.push(path);
+                } else if path
+                    .extension()
+                    .is_some_and(|e| e == "yml" || e == "yaml" || e == "md")
+                {
+                    files.push(path);
+                }
+            }
+        }
+        let mut checked = 0;
+        for file in &files {
+            let text = std::fs::read_to_string(file).unwrap();
+            for word in named_codes(&text) {
+                let report = ReportName::ALL
+                    .iter()
+                    .any(|r| r.as_str() == word || r.legacy_name() == word);
+                assert!(
+                    WarningCode::from_name(&word).is_some()
+                        || report
+                        || OTHER_NAMES.contains(&word.as_str()),
+                    "{}: `{word}` is no warning code (nor a name listed as something else)",
+                    file.display()
+                );
+                checked += usize::from(WarningCode::from_name(&word).is_some());
+            }
+        }
+        assert!(
+            checked > 20,
+            "only {checked} codes found: the search is broken"
+        );
+        assert_eq!(
+            named_codes("e.g. `unclosed_ranges, cross_thread_ranges`\n  gate-on: high_variance"),
+            ["unclosed_ranges", "cross_thread_ranges", "high_variance"]
+        );
+    }
+
     #[test]
     fn the_docs_list_every_code_and_its_default_gating() {
         let doc = include_str!("../../docs/analysis-json.md");

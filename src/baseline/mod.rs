@@ -50,7 +50,7 @@ pub fn comparison(request: &Request, outcomes: &[RunOutcome], forge: &dyn Forge)
     if bases.is_empty() && !notes.iter().any(|n| n.starts_with("no baseline")) {
         notes.push("no baseline: no base run could be read".to_owned());
     }
-    let comparison = compare::compare(&heads, &bases, source, notes, request.criteria);
+    let comparison = compare::compare(&heads, &bases, source, notes, request.criteria.clone());
     if crate::interrupt::received().is_some() {
         // Stopped (and said so) while the history was fetched: the command ends here.
         return comparison;

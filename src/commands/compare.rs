@@ -30,6 +30,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let notes = bases.notes();
     let settings = Criteria {
         noise_floor_pct: args.noise_floor,
+        judged_keys: args.conditions.clone(),
     };
     let comparison = compare::compare(&heads.runs, &bases.runs, source, notes, settings);
     interrupt::doing("writing the comparison; a file written is whole (written to a temporary file and renamed into place)");

@@ -235,6 +235,7 @@ fn baseline_comparison(
         base,
         criteria: crate::compare::Criteria {
             noise_floor_pct: args.noise_floor,
+            judged_keys: args.conditions.clone(),
         },
     };
     // `auto`: a SIGINT/SIGTERM while the history was fetched removes its downloads and

@@ -1,34 +1,133 @@
 //! What differs between two runs besides the code under test. The harness's rule: never
 //! compare runs with different targets, inputs, devices, synchronization policies, capture
-//! ranges or Nsight versions without stating the difference. The first nine conditions are
-//! judged (any difference: "not like for like", and a base run that differs is left out of
-//! the history); the nsys-gate version and the Git commits are shown, never judged (the
-//! commits are what is being compared).
+//! ranges or Nsight versions without stating the difference; and the contract's: settings of
+//! the run that can change its speed (the manifest's `workload`, and any key the tool does not
+//! know) are conditions.
+//!
+//! The first nine conditions are judged (any difference: "not like for like", and a base run
+//! that differs is left out of the history); the nsys-gate version and the Git commits are
+//! shown, never judged (the commits are what is being compared). Then every key under
+//! `workload` (but `warmup` and `iterations`, which are conditions of their own) is judged,
+//! as `workload.KEY`. A top-level key the manifest has and nsys-gate does not know
+//! (`run.extra`) is `manifest.KEY`: shown when it differs (at most [`MAX_SHOWN_KEYS`] of
+//! them), judged only when the comparison names it ([`Judge`]), since real manifests carry
+//! keys that differ on every run (`ci: {job, attempt}`).
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Value};
 
 use crate::artifact::comparison::{Condition, ConditionName};
 use crate::artifact::{GpuWork, Provenance, Run};
 
-/// Every condition of two runs, in [`ConditionName::ALL`] order, from what each recorded
-/// (`base` and `head` in that order too, as [`value`] gives them).
-pub fn list(base: &[Value], head: &[Value]) -> Vec<Condition> {
-    ConditionName::ALL
+/// Top-level manifest keys that differ but are not judged, shown at most: the rest are left
+/// out of `conditions` (they change no verdict).
+pub const MAX_SHOWN_KEYS: usize = 10;
+
+/// The `workload` keys that are conditions of their own.
+const OWN_WORKLOAD_CONDITIONS: [&str; 2] = ["warmup", "iterations"];
+
+/// What a run recorded for every condition: the fixed ones in [`ConditionName::ALL`] order,
+/// then its own keys.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recorded {
+    /// One value per [`ConditionName::ALL`] (`null`: not recorded).
+    pub fixed: Vec<Value>,
+    /// The manifest's `workload` keys, but `warmup` and `iterations`.
+    pub workload: BTreeMap<String, Value>,
+    /// The top-level manifest keys nsys-gate does not know (`run.extra`).
+    pub manifest: BTreeMap<String, Value>,
+}
+
+/// Which top-level manifest keys the comparison judges (`--condition KEY`).
+pub type Judge<'a> = &'a [String];
+
+/// What a run recorded, from the parts of its analysis that say it.
+pub fn recorded(run: &Run, provenance: &Provenance, gpu_work: Option<&GpuWork>) -> Recorded {
+    Recorded {
+        fixed: ConditionName::ALL
+            .iter()
+            .map(|name| value(name, run, provenance, gpu_work))
+            .collect(),
+        workload: run
+            .workload
+            .as_object()
+            .map(|w| {
+                w.iter()
+                    .filter(|(k, _)| !OWN_WORKLOAD_CONDITIONS.contains(&k.as_str()))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        manifest: run
+            .extra
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    }
+}
+
+/// Every condition of two runs: the fixed ones in [`ConditionName::ALL`] order, then the
+/// `workload` keys either run has, then the top-level keys that `judge` names or that differ
+/// (at most [`MAX_SHOWN_KEYS`] of those not judged), each group by key.
+pub fn list(base: &Recorded, head: &Recorded, judge: Judge<'_>) -> Vec<Condition> {
+    let mut out: Vec<Condition> = ConditionName::ALL
         .iter()
-        .zip(base.iter().zip(head))
-        .map(|(&name, (b, h))| Condition {
-            name,
+        .zip(base.fixed.iter().zip(&head.fixed))
+        .map(|(name, (b, h))| Condition {
+            name: name.clone(),
             judged: name.judged(),
             differs: differs(name, b, h),
             base: b.clone(),
             head: h.clone(),
         })
-        .collect()
+        .collect();
+    let own = |b: &BTreeMap<String, Value>, h: &BTreeMap<String, Value>| {
+        let keys: BTreeSet<&String> = b.keys().chain(h.keys()).collect();
+        keys.into_iter()
+            .map(|k| {
+                let (b, h) = (
+                    b.get(k).cloned().unwrap_or(Value::Null),
+                    h.get(k).cloned().unwrap_or(Value::Null),
+                );
+                (k.clone(), b != h, b, h)
+            })
+            .collect::<Vec<_>>()
+    };
+    for (key, differs, base, head) in own(&base.workload, &head.workload) {
+        out.push(Condition {
+            name: ConditionName::Workload(key),
+            judged: true,
+            differs,
+            base,
+            head,
+        });
+    }
+    let mut shown = 0;
+    for (key, differs, base, head) in own(&base.manifest, &head.manifest) {
+        let judged = judge.contains(&key);
+        if !judged && (!differs || shown == MAX_SHOWN_KEYS) {
+            continue;
+        }
+        shown += usize::from(!judged);
+        out.push(Condition {
+            name: ConditionName::Manifest(key),
+            judged,
+            differs,
+            base,
+            head,
+        });
+    }
+    out
 }
 
 /// The judged conditions that differ between two runs.
-pub fn judged_differences(base: &[Value], head: &[Value]) -> Vec<ConditionName> {
-    list(base, head)
+pub fn judged_differences(
+    base: &Recorded,
+    head: &Recorded,
+    judge: Judge<'_>,
+) -> Vec<ConditionName> {
+    list(base, head, judge)
         .into_iter()
         .filter(|c| c.judged && c.differs)
         .map(|c| c.name)
@@ -39,10 +138,10 @@ fn text(v: Option<&String>) -> Value {
     v.map_or(Value::Null, |s| Value::String(s.clone()))
 }
 
-/// What a run recorded for a condition (`null`: not recorded), from the parts of its
-/// analysis that say it.
+/// What a run recorded for one of the fixed conditions (`null`: not recorded), from the parts
+/// of its analysis that say it.
 pub fn value(
-    name: ConditionName,
+    name: &ConditionName,
     run: &Run,
     provenance: &Provenance,
     gpu_work: Option<&GpuWork>,
@@ -70,13 +169,15 @@ pub fn value(
         ConditionName::NsysVersion => Value::String(provenance.nsys_version.clone()),
         ConditionName::ToolVersion => Value::String(provenance.tool_version.clone()),
         ConditionName::GitCommit => text(run.git_commit.as_ref()),
+        ConditionName::Workload(key) => run.workload.get(key).cloned().unwrap_or(Value::Null),
+        ConditionName::Manifest(key) => run.extra.get(key).cloned().unwrap_or(Value::Null),
     }
 }
 
 /// Whether two recorded values differ. Parts that only one side can record (the record ids'
 /// digest, missing from older analyses; the GPU names, missing without GPU work) count only
 /// when both sides have them.
-fn differs(name: ConditionName, b: &Value, h: &Value) -> bool {
+fn differs(name: &ConditionName, b: &Value, h: &Value) -> bool {
     let part_differs = |key: &str| {
         let (x, y) = (&b[key], &h[key]);
         !x.is_null() && !y.is_null() && x != y
@@ -101,15 +202,12 @@ mod tests {
         crate::artifact::fake::analysis(&[2_500_000; 5], &[("inference", 7_500_000)], false)
     }
 
-    fn values(a: &Analysis) -> Vec<Value> {
-        ConditionName::ALL
-            .iter()
-            .map(|&n| value(n, &a.run, &a.provenance, a.gpu_work.as_ref()))
-            .collect()
+    fn values(a: &Analysis) -> Recorded {
+        recorded(&a.run, &a.provenance, a.gpu_work.as_ref())
     }
 
     fn differing(base: &Analysis, head: &Analysis) -> Vec<ConditionName> {
-        list(&values(base), &values(head))
+        list(&values(base), &values(head), &[])
             .into_iter()
             .filter(|c| c.differs)
             .map(|c| c.name)
@@ -121,7 +219,7 @@ mod tests {
         let a = analysis();
         assert_eq!(differing(&a, &a), vec![]);
         assert_eq!(
-            list(&values(&a), &values(&a))
+            list(&values(&a), &values(&a), &[])
                 .iter()
                 .filter(|c| c.judged)
                 .count(),
@@ -174,5 +272,92 @@ mod tests {
             differing(&base, &head),
             vec![ConditionName::DataSource, ConditionName::Device]
         );
+    }
+
+    /// Issue 30, item 5: a head with `workload.batch_size: 8` and `quantization: {dtype:
+    /// bf16}` against bases without them was "the same in all 9 conditions".
+    #[test]
+    fn every_workload_key_is_judged_and_unknown_keys_are_shown_when_they_differ() {
+        let base = analysis();
+        let mut head = base.clone();
+        head.run.workload["batch_size"] = json!(8);
+        head.run
+            .extra
+            .insert("quantization".into(), json!({"dtype": "bf16"}));
+        head.run.extra.insert("ci".into(), json!({"job": 7}));
+        let conditions = list(&values(&base), &values(&head), &[]);
+        let batch = conditions
+            .iter()
+            .find(|c| c.name == ConditionName::Workload("batch_size".into()))
+            .expect("workload.batch_size is a condition");
+        assert!(batch.judged && batch.differs);
+        assert_eq!((&batch.base, &batch.head), (&Value::Null, &json!(8)));
+        assert_eq!(
+            judged_differences(&values(&base), &values(&head), &[]),
+            [ConditionName::Workload("batch_size".into())]
+        );
+        // Unknown top-level keys that differ: shown, not judged, unless named.
+        let shown: Vec<(String, bool)> = conditions
+            .iter()
+            .filter(|c| matches!(c.name, ConditionName::Manifest(_)))
+            .map(|c| (c.name.as_str().into_owned(), c.judged))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("manifest.ci".to_owned(), false),
+                ("manifest.quantization".to_owned(), false)
+            ]
+        );
+        let judge = ["quantization".to_owned()];
+        assert_eq!(
+            judged_differences(&values(&base), &values(&head), &judge),
+            [
+                ConditionName::Workload("batch_size".into()),
+                ConditionName::Manifest("quantization".into())
+            ]
+        );
+        // The same keys on both sides: workload keys listed as the same, unknown keys not
+        // listed unless judged.
+        let same = list(&values(&head), &values(&head), &judge);
+        assert!(same.iter().all(|c| !c.differs));
+        let names: Vec<String> = same[ConditionName::ALL.len()..]
+            .iter()
+            .map(|c| c.name.as_str().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            ["workload.batch_size", "manifest.quantization"].map(String::from)
+        );
+        // Names survive comparison.json.
+        for c in &conditions {
+            let text = serde_json::to_string(&c.name).unwrap();
+            assert_eq!(
+                serde_json::from_str::<ConditionName>(&text).unwrap(),
+                c.name
+            );
+        }
+        assert_eq!(
+            serde_json::to_string(&ConditionName::DataSource).unwrap(),
+            "\"data_source\""
+        );
+    }
+
+    #[test]
+    fn unknown_keys_shown_are_bounded() {
+        let base = analysis();
+        let mut head = base.clone();
+        for k in 0..30 {
+            head.run.extra.insert(format!("key_{k:02}"), json!(k));
+        }
+        let conditions = list(&values(&base), &values(&head), &["key_29".to_owned()]);
+        let manifest: Vec<&Condition> = conditions
+            .iter()
+            .filter(|c| matches!(c.name, ConditionName::Manifest(_)))
+            .collect();
+        assert_eq!(manifest.len(), MAX_SHOWN_KEYS + 1);
+        assert!(manifest
+            .iter()
+            .any(|c| c.judged && c.name == ConditionName::Manifest("key_29".into())));
     }
 }

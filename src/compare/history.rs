@@ -90,7 +90,12 @@ pub struct Learned {
 
 /// Sorts `candidates` (the base runs of the head's key, oldest first) against the head
 /// (`head`: its runs, one point), with changes under `floor` (relative) never a shape.
-pub fn choose<'a>(candidates: &[&'a RunLevel], head: &Point<'_>, floor: f64) -> Chosen<'a> {
+pub fn choose<'a>(
+    candidates: &[&'a RunLevel],
+    head: &Point<'_>,
+    floor: f64,
+    judge: conditions::Judge<'_>,
+) -> Chosen<'a> {
     let mut left_out = Vec::new();
     let mut alike = Vec::new();
     let mut positions = Vec::new();
@@ -98,7 +103,9 @@ pub fn choose<'a>(candidates: &[&'a RunLevel], head: &Point<'_>, floor: f64) -> 
         let mut differs: Vec<_> = point
             .runs
             .iter()
-            .flat_map(|r| conditions::judged_differences(&r.conditions, &head.first().conditions))
+            .flat_map(|r| {
+                conditions::judged_differences(&r.conditions, &head.first().conditions, judge)
+            })
             .collect();
         differs.sort();
         differs.dedup();

@@ -46,27 +46,31 @@ pub use run_level::RunLevel;
 pub const DEFAULT_NOISE_FLOOR_PCT: f64 = 1.0;
 
 /// What the comparison is asked to do.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Criteria {
     /// The smallest change called `slower` or `faster`, in %.
     pub noise_floor_pct: f64,
+    /// Top-level manifest keys nsys-gate does not know that are judged as conditions
+    /// (`--condition KEY`; see [`conditions`]).
+    pub judged_keys: Vec<String>,
 }
 
 impl Default for Criteria {
     fn default() -> Self {
         Criteria {
             noise_floor_pct: DEFAULT_NOISE_FLOOR_PCT,
+            judged_keys: Vec::new(),
         }
     }
 }
 
 impl Criteria {
-    fn floor(self) -> f64 {
+    fn floor(&self) -> f64 {
         self.noise_floor_pct / 100.0
     }
 
     /// The method as comparison.json records it.
-    pub fn method(self) -> Method {
+    pub fn method(&self) -> Method {
         Method {
             name: "prediction_interval".to_owned(),
             confidence: noise::CONFIDENCE,
@@ -108,7 +112,7 @@ pub fn compare(
             .map(|(h, b)| {
                 let heads: Vec<&RunLevel> = h.iter().map(|&i| &heads[i]).collect();
                 let candidates: Vec<&RunLevel> = b.iter().map(|&i| &bases[i]).collect();
-                compare_key(&heads, &candidates, criteria)
+                compare_key(&heads, &candidates, &criteria)
             })
             .collect(),
         unmatched_head: matched
@@ -131,13 +135,13 @@ pub fn compare(
 pub fn compare_key(
     heads: &[&RunLevel],
     candidates: &[&RunLevel],
-    criteria: Criteria,
+    criteria: &Criteria,
 ) -> RunComparison {
     let head = points::Point {
         runs: heads.to_vec(),
     };
     let floor = criteria.floor();
-    let chosen = history::choose(candidates, &head, floor);
+    let chosen = history::choose(candidates, &head, floor, &criteria.judged_keys);
     let used = chosen.used();
     // The base run the conditions and the within-pair intervals are about: the newest used
     // one, else the newest of all.
@@ -146,7 +150,11 @@ pub fn compare_key(
         .map(|p| p.first())
         .or(candidates.last().copied())
         .expect("a key has base runs");
-    let conditions = conditions::list(&reference.conditions, &head.first().conditions);
+    let conditions = conditions::list(
+        &reference.conditions,
+        &head.first().conditions,
+        &criteria.judged_keys,
+    );
     let like_for_like = !conditions.iter().any(|c| c.judged && c.differs);
     // With no usable base point, the numbers are still shown against the newest base run
     // (labelled "not like for like"), with no verdict.
@@ -394,7 +402,7 @@ mod tests {
                 &bases,
                 source(),
                 Vec::new(),
-                Criteria { noise_floor_pct: floor },
+                Criteria { noise_floor_pct: floor, ..Criteria::default() },
             );
             let m = &c.runs[0].measures[0];
             let change = m.change_pct.expect("both sides have values");

@@ -15,7 +15,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::conditions;
-use crate::artifact::comparison::{ConditionName, MeasureName, RunKey, RunRef};
+use crate::artifact::comparison::{MeasureName, RunKey, RunRef};
 use crate::artifact::{
     self, Advice, Analysis, CiRun, Gate, GpuProjectedRange, GpuProjectedRangeGroup, GpuWork,
     HostRange, HostRangeGroup, IterationSummary, MemoryCopies, Provenance, Run, Warning,
@@ -161,8 +161,8 @@ struct Parts<'a> {
 pub struct RunLevel {
     pub run: RunRef,
     pub key: RunKey,
-    /// What the run recorded for each condition, in [`ConditionName::ALL`] order.
-    pub conditions: Vec<Value>,
+    /// What the run recorded for each condition.
+    pub conditions: conditions::Recorded,
     /// Whether nsys made a GPU projection for the run.
     pub gpu_available: bool,
     /// Counted iterations.
@@ -311,10 +311,7 @@ impl Parts<'_> {
         RunLevel {
             run: self.run_ref(path),
             key: self.key(),
-            conditions: ConditionName::ALL
-                .iter()
-                .map(|&name| conditions::value(name, self.run, self.provenance, self.gpu_work))
-                .collect(),
+            conditions: conditions::recorded(self.run, self.provenance, self.gpu_work),
             gpu_available,
             iterations: counted,
             host_inclusive_ns: median(&host_samples),

@@ -16,6 +16,35 @@ const LEGACY_PUSHPOP: &str = ReportName::PushPop.legacy_name();
 /// nsys 2022.x's name of the projection.
 const LEGACY_GPU_PROJ: &str = ReportName::GpuProjection.legacy_name();
 
+/// Why a path given for nsys cannot be run: it does not exist, is a folder (then which nsys
+/// inside it to pass), or is a file without an execute bit.
+fn not_executable(path: &std::path::Path) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            "does not exist (hint: pass the path of the nsys executable, such as `/opt/nvidia/nsight-systems/2024.2.3/bin/nsys`)".to_owned()
+        }
+        Err(e) => format!("cannot be read: {e}"),
+        Ok(m) if m.is_dir() => {
+            let inside = ["nsys", "bin/nsys"]
+                .iter()
+                .map(|n| path.join(n))
+                .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()))
+                .unwrap_or_else(|| path.join("nsys"));
+            format!(
+                "is a folder, not the nsys executable (hint: pass the executable inside it, such as `{}`)",
+                crate::text::shown_path(inside)
+            )
+        }
+        Ok(m) if !m.is_file() => "is not a regular file".to_owned(),
+        Ok(m) if m.permissions().mode() & 0o111 == 0 => {
+            "is not executable (no execute permission: `chmod +x` it, or pass the real nsys)"
+                .to_owned()
+        }
+        Ok(_) => "is not an executable file".to_owned(),
+    }
+}
+
 /// Why nsys could not be found, identified or run, or did not write a required report: each
 /// message says what was tried and, where nsys said something, its words.
 #[derive(Debug, thiserror::Error)]
@@ -23,7 +52,7 @@ pub enum NsysError {
     #[error("no nsys executable found; searched:\n{}\n(hint: install NVIDIA Nsight Systems, run `scripts/install-nsys.sh`, or pass `--nsys PATH`)", searched.iter().map(|s| format!("  - {s}")).collect::<Vec<_>>().join("\n"))]
     NotFound { searched: Vec<String> },
 
-    #[error("{what} `{}` is not an executable file", path.display())]
+    #[error("{what} `{}` {}", crate::text::shown_path(path), not_executable(path))]
     NotExecutable { what: &'static str, path: PathBuf },
 
     #[error("could not run `{command}`: {source}")]

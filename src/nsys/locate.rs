@@ -49,7 +49,14 @@ pub fn locate(choice: &NsysChoice) -> Result<PathBuf, NsysError> {
             return Ok(candidate);
         }
     }
-    searched.push(format!("PATH ({})", path_var.to_string_lossy()));
+    // The folders are not named: the error goes into the report, and the runner's PATH has no
+    // business in a pull request.
+    let folders = std::env::split_paths(&path_var).count();
+    searched.push(format!(
+        "`PATH` ({folders} {}; `echo $PATH` lists {})",
+        if folders == 1 { "folder" } else { "folders" },
+        if folders == 1 { "it" } else { "them" }
+    ));
     for place in USUAL_PLACES {
         for candidate in expand_star(place) {
             if is_executable(&candidate) {

@@ -119,14 +119,15 @@ pub fn deliver(
     Ok((ExitCode::from(status), report))
 }
 
-/// Writes report.md (`--output`, else the first existing run directory's); returns where.
+/// Writes report.md (`--output`, else the first run directory's: a folder holding a
+/// manifest.yaml, never a folder of runs given by mistake); returns where.
 fn write_report(report: &str, f: &Output) -> anyhow::Result<Option<PathBuf>> {
     let report_path = match f.destination.given() {
         Some(given) => Some(given.to_owned()),
         None if f.destination.writes_file() => f
             .run_dirs
             .iter()
-            .find(|d| d.is_dir())
+            .find(|d| d.join(crate::rundir::MANIFEST_FILE).is_file())
             .map(|d| absolute(d).join(REPORT_FILE)),
         None => None,
     };
@@ -137,7 +138,8 @@ fn write_report(report: &str, f: &Output) -> anyhow::Result<Option<PathBuf>> {
             say!("nsys-gate: report written to {}", shown_path(path));
         }
         None if f.destination.writes_file() => say!(
-            "nsys-gate: no run directory exists to write {REPORT_FILE} into (pass --output FILE to keep the report)"
+            "nsys-gate: no run directory (a folder with {}) to write {REPORT_FILE} into (pass --output FILE to keep the report)",
+            crate::rundir::MANIFEST_FILE
         ),
         None => {}
     }

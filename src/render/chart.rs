@@ -1,11 +1,11 @@
-//! The per-iteration chart and the headline's sparkline: numbers only, scaled so that the
-//! steady iterations are readable.
+//! The per-iteration chart and the sparklines: numbers only.
 //!
 //! One slow iteration (a first pass 15 times the others, loading weights or compiling) would
-//! size the axis for itself and flatten every other bar onto the floor. So the axis stops
-//! just above the slowest iteration that is not slow by the `slow_iterations` rule (over the
-//! median + 5 x MAD of host inclusive time, MAD unscaled), and the iterations above it are
-//! drawn at the top and named in the caption with their real value.
+//! size the chart's axis for itself and flatten every other bar onto the floor. So the axis
+//! stops above the slowest iteration that is not slow by the `slow_iterations` rule (over the
+//! median + 5 x MAD of host inclusive time, MAD unscaled), with room above it; the iterations
+//! above it are bars of their own colour cut at the axis's top, named in the caption with
+//! their real value. The headline's sparkline starts at zero (a bar's height is the time).
 
 use crate::stats::{median_and_mad, outlier_limit};
 
@@ -40,8 +40,8 @@ pub fn axis_top(values: &[f64]) -> f64 {
 }
 
 /// A sparkline of `values` from `low` (the lowest bar) to `top` (the highest): values above
-/// `top` are drawn as the highest bar. Scaled between the two, not from zero, so that a
-/// steady series shows its small differences; the caption gives both ends.
+/// `top` are drawn as the highest bar. The caption gives both ends (the headline's starts at
+/// zero).
 pub fn sparkline(values: &[f64], low: f64, top: f64) -> String {
     if values.is_empty() {
         return String::new();

@@ -159,6 +159,25 @@ pub fn message(text: &str, max_chars: usize) -> String {
         .collect()
 }
 
+/// A commit as people read it, one that a copy pastes whole: a SHA (7 to 40 hexadecimal
+/// digits, [`crate::text::is_commit_sha`]) as its first [`crate::text::SHORT_SHA`] characters
+/// in a code span, linked to `REPO_URL/commit/FULL_SHA` (the link GitHub makes of a commit)
+/// when the repository's page is known; nothing invisible inside either. Anything else is
+/// untrusted text ([`inline`], at most 40 characters); `not recorded` when none.
+pub fn commit(sha: Option<&str>, repo_url: Option<&str>) -> String {
+    let Some(sha) = sha else {
+        return "not recorded".to_owned();
+    };
+    if !crate::text::is_commit_sha(sha) {
+        return inline_shortened(sha, 40);
+    }
+    let short = crate::text::short_sha(sha);
+    match repo_url {
+        Some(url) => format!("[`{short}`]({url}/commit/{sha})"),
+        None => format!("`{short}`"),
+    }
+}
+
 /// [`inline`] of at most `max_chars` characters of `text` (counted before escaping); a
 /// shortened text ends with `…`.
 pub fn inline_shortened(text: &str, max_chars: usize) -> String {

@@ -907,6 +907,10 @@ fn assert_one_unit_per_column(md: &str) {
             tables += 1;
             continue;
         }
+        // The statistics' standard deviation, a spread, is shown in its own unit.
+        if line.starts_with("| stddev |") {
+            continue;
+        }
         for (k, cell) in cells(line).iter().enumerate() {
             if units.len() <= k {
                 units.push(Default::default());
@@ -928,4 +932,183 @@ fn assert_one_unit_per_column(md: &str) {
         }
     }
     assert!(tables > 0, "no table in\n{md}");
+}
+
+/// A run whose first iteration is cold (152 ms against a steady ~10 ms, as the public llama3
+/// trace's): the three warnings such a pass raises, as the analysis writes them.
+fn cold_first_pass() -> Analysis {
+    let mut host_ns = vec![152_000_000];
+    host_ns.extend((0..15).map(|i| 9_800_000 + (i % 3) * 100_000));
+    let mut a =
+        crate::artifact::fake::analysis(&host_ns, &[("layer_computation", 40_000_000)], true);
+    let h = a.iteration_summary.host_inclusive.clone().unwrap();
+    a.iteration_summary.first_iteration = Some(crate::artifact::FirstIteration {
+        index: 0,
+        host_inclusive_ns: 152_000_000,
+        ratio_to_median: 152_000_000.0 / h.median_ns,
+    });
+    a.warnings = vec![
+        Warning::new(WarningCode::FirstIterationSlow, "first measured iteration 0 took 15.3× the median host inclusive time".to_owned())
+            .with_iterations(vec![0])
+            .with_threshold(1.5),
+        Warning::new(WarningCode::HighVariance, format!("host inclusive iteration times vary widely: cv {:.3} over 16 iterations (threshold 0.1)", h.cv))
+            .with_threshold(0.1),
+        Warning::new(WarningCode::SlowIterations, "iteration 0 took longer than the slow limit of 10.4 ms".to_owned())
+            .with_count(1)
+            .with_iterations(vec![0])
+            .with_threshold_ns(10_400_000.0),
+    ];
+    a
+}
+
+/// Issue 30, item 2: the bullet of a slow first iteration names all three codes it raised;
+/// nothing is said to be left out.
+#[test]
+fn a_report_that_lists_every_warning_says_none_was_left_out() {
+    let md = render_default(&[outcome(cold_first_pass())], Budget::comment());
+    for code in ["first_iteration_slow", "high_variance", "slow_iterations"] {
+        assert!(md.contains(&format!("`{code}`")), "{code} in {md}");
+    }
+    assert!(!md.contains("left out to fit the size limit"), "{md}");
+}
+
+/// Whether a zero-width space (or another invisible character) sits inside a run of
+/// hexadecimal digits of at least 7: a SHA that a copy would not paste whole.
+fn broken_shas(md: &str) -> Vec<String> {
+    let invisible = |c: char| {
+        matches!(
+            c,
+            '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}'
+        )
+    };
+    let mut out = Vec::new();
+    let mut run = String::new();
+    for c in md.chars().chain(std::iter::once(' ')) {
+        if c.is_ascii_hexdigit() || invisible(c) {
+            run.push(c);
+            continue;
+        }
+        let hex = run.chars().filter(char::is_ascii_hexdigit).count();
+        if hex >= 7 && run.trim_matches(invisible).chars().any(invisible) {
+            out.push(run.clone());
+        }
+        run.clear();
+    }
+    out
+}
+
+/// Issue 30, item 1: the run facts' commit is a short SHA linked to the commit's page when the
+/// repository is known (GitHub's own link of a commit), else in a code span; a copy of either
+/// pastes whole: no invisible character inside a SHA or a warning code.
+#[test]
+fn a_commit_in_the_report_can_be_pasted() {
+    let sha = "ef6b71f963c5a8e1d2c3b4a5968778695a4b3c2d";
+    let mut a = cold_first_pass();
+    a.run.git_commit = Some(sha.to_owned());
+    let outcomes = [outcome(a)];
+    let mut o = options(&outcomes, Budget::comment());
+    o.links.run_url = Some("https://github.com/o/r/actions/runs/7".to_owned());
+    let md = render(&outcomes, &o, &Template::builtin()).unwrap();
+    assert!(
+        md.contains(&format!(
+            "| Git commit | [`ef6b71f`](https://github.com/o/r/commit/{sha}) |"
+        )),
+        "{md}"
+    );
+    assert_eq!(broken_shas(&md), Vec::<String>::new());
+    // Without the repository's page: a code span.
+    let md = render_default(&outcomes, Budget::comment());
+    assert!(md.contains("| Git commit | `ef6b71f` |"), "{md}");
+    assert_eq!(broken_shas(&md), Vec::<String>::new());
+    for code in ["first_iteration_slow", "high_variance", "slow_iterations"] {
+        assert!(md.contains(&format!("`{code}`")), "{code} in {md}");
+    }
+    // Not a SHA (too short, not hexadecimal, too long): untrusted text, escaped as any.
+    for text in ["ef6b71", "@dev #12", &"a".repeat(41)] {
+        assert_eq!(
+            crate::render::escape::commit(Some(text), Some("https://github.com/o/r")),
+            crate::render::escape::inline_shortened(text, 40)
+        );
+    }
+}
+
+/// Issue 30, item 8: the statistics table said `stddev 0.00773 ms` where the next table says
+/// `154 µs`: a spread a thousandth of the times is shown in its own unit.
+#[test]
+fn a_small_spread_is_shown_in_its_own_unit() {
+    let a = crate::artifact::fake::analysis(
+        &[2_570_000, 2_575_000, 2_565_000, 2_580_000, 2_560_000],
+        &[("inference", 7_500_000)],
+        false,
+    );
+    let md = render_default(&[outcome(a)], Budget::comment()).replace('\u{a0}', " ");
+    let stddev = md
+        .lines()
+        .find(|l| l.starts_with("| stddev |"))
+        .expect("a stddev row");
+    assert_eq!(stddev, "| stddev | 7.91 µs |", "{md}");
+    assert!(md.contains("| mean | 2.57 ms |"), "{md}");
+}
+
+/// Issue 30, item 4: the chart drew iteration 0 (152 ms) "at the top" of an axis running to
+/// 11 ms, level with the rest, and the sparkline's 9.66-10.0 ms scale made 2 % of jitter look
+/// like full swings. The outlier is a bar of its own colour, cut at the top of an axis with
+/// room above the steady bars; the sparkline's scale starts at zero and says so.
+#[test]
+fn the_chart_shows_the_outlier_as_one_and_the_sparkline_has_a_zero() {
+    let md =
+        render_default(&[outcome(cold_first_pass())], Budget::comment()).replace('\u{a0}', " ");
+    // The sparkline: from zero, the slow iteration the one tall bar, the steady ones level.
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("Host inclusive time per iteration: `"))
+        .expect("a sparkline");
+    let bars: Vec<char> = line.split('`').nth(1).unwrap().chars().collect();
+    assert_eq!(bars[0], '█', "{line}");
+    assert!(bars[1..].iter().all(|b| *b == bars[1]), "{line}");
+    assert!(
+        line.contains("(bars from 0 to 152 ms; iteration 0 (152 ms) is slow)"),
+        "{line}"
+    );
+    // The chart: the outlier's own bar series, drawn first, cut at the axis's top; the
+    // steady bars at most 1/1.3 of the axis, the outlier's bar 0 among them.
+    let chart: Vec<&str> = md
+        .lines()
+        .skip_while(|l| *l != "```mermaid")
+        .take_while(|l| *l != "```")
+        .collect();
+    assert!(chart[1].contains("#f28e2b, #4e79a7, #e15759"), "{chart:?}");
+    let values = |prefix: &str, n: usize| -> Vec<f64> {
+        let line = chart
+            .iter()
+            .filter(|l| l.trim_start().starts_with(prefix))
+            .nth(n)
+            .unwrap();
+        line.split(['[', ']'])
+            .nth(1)
+            .unwrap()
+            .split(", ")
+            .map(|v| v.parse().unwrap())
+            .collect()
+    };
+    let axis: f64 = chart
+        .iter()
+        .find(|l| l.trim_start().starts_with("y-axis"))
+        .unwrap()
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let outliers = values("bar", 0);
+    let host = values("bar", 1);
+    assert_eq!(outliers[0], axis);
+    assert!(outliers[1..].iter().all(|v| *v == 0.0), "{outliers:?}");
+    assert_eq!(host[0], 0.0);
+    let steady_top = host.iter().copied().fold(0.0, f64::max);
+    assert!(steady_top * 1.25 < axis, "{steady_top} {axis}");
+    assert!(
+        md.contains("off the scale, as orange bars cut at the top (slow: over median + 5 × MAD): iteration 0 (host 152 ms"),
+        "{md}"
+    );
 }

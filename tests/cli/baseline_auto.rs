@@ -269,7 +269,7 @@ fn expired_missing_and_failed_artifacts_are_notes_and_the_rest_is_the_history() 
     );
     assert!(notes.contains("has expired"), "{notes}");
     assert!(
-        notes.contains("workflow run 503 (aaaaaaaaaaaa) has no artifact named"),
+        notes.contains("workflow run 503 (aaaaaaa) has no artifact named"),
         "{notes}"
     );
     assert!(notes.contains("workflow run 502"), "{notes}");

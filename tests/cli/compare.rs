@@ -568,3 +568,111 @@ fn the_verdict_simulation_runs_and_its_certain_cases_hold() {
         "the simulation left files behind: {left:?}"
     );
 }
+
+/// Issue 30, item 8: `compare --help`'s exit-status line read backwards ("2 no base path or
+/// HEAD has a readable analysis.json").
+#[test]
+fn compare_help_says_when_it_exits_with_2() {
+    let out = crate::common::bin()
+        .args(["compare", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap().replace('\n', " ");
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help.contains("2 not compared: HEAD has no readable analysis.json, or none of the base paths has one."),
+        "{help}"
+    );
+}
+
+/// Issue 30, item 5: a head with `workload.batch_size: 8` and `quantization: {dtype: bf16}`
+/// against bases without them was "the same in all 9 conditions" and got verdicts. Every
+/// `workload` key is a judged condition (`workload.KEY`); an unknown top-level key that
+/// differs is shown, and judged only when named with `--condition`.
+#[test]
+fn a_differing_workload_key_is_a_condition_and_unknown_keys_are_shown() {
+    let nsys = require_nsys!("2024.2");
+    let base = analysed("compare-base", &nsys);
+    let history = history(&base, "history", &OFFSETS);
+    let head = fixture("compare-base");
+    std::fs::create_dir_all(&head.dir).unwrap();
+    let mut a: Value = serde_json::from_slice(&rerun_of(
+        &std::fs::read(base.path("analysis.json")).unwrap(),
+        1.002,
+        "head",
+        "feedface",
+    ))
+    .unwrap();
+    a["run"]["workload"]["batch_size"] = json!(8);
+    a["run"]["extra"]["quantization"] = json!({"dtype": "bf16"});
+    std::fs::write(head.path("analysis.json"), serde_json::to_vec(&a).unwrap()).unwrap();
+
+    let (out, c) = compare_json(&[&history, &head.dir]);
+    let run = &c["runs"][0];
+    assert_eq!(run["like_for_like"], false);
+    assert_eq!(
+        differing(&c, 0),
+        ["git_commit", "workload.batch_size", "manifest.quantization"]
+    );
+    let condition = |name: &str| {
+        run["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no condition {name}: {run}"))
+            .clone()
+    };
+    let batch = condition("workload.batch_size");
+    assert_eq!(
+        (&batch["judged"], &batch["base"], &batch["head"]),
+        (&json!(true), &Value::Null, &json!(8))
+    );
+    assert_eq!(condition("manifest.quantization")["judged"], false);
+    // Every base run differs in a judged condition: none is used, and no verdict is given.
+    assert_eq!(run["history"]["used"], json!([]));
+    let left_out = &run["history"]["left_out"][0];
+    assert_eq!(left_out["differs"], json!(["workload.batch_size"]));
+    assert!(measure(&c, 0, "host_inclusive")["verdict"] != "within_noise");
+    let markdown = String::from_utf8(out.stdout).unwrap();
+    assert!(markdown.contains("**not like for like**"), "{markdown}");
+    assert!(
+        markdown.contains("| workload.batch\\_size | not recorded | 8 | differs |"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("| manifest.quantization | not recorded |"),
+        "{markdown}"
+    );
+    assert!(
+        !markdown.contains("The same in all 9 conditions"),
+        "{markdown}"
+    );
+
+    // Named with --condition, the unknown key is judged too.
+    let json = head.dir.join("judged.json");
+    let out = bin()
+        .args(["compare", "--condition", "quantization", "--json"])
+        .arg(&json)
+        .arg(&history)
+        .arg(&head.dir)
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let c = read_json(&json);
+    let q = c["runs"][0]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "manifest.quantization")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (q["judged"].clone(), q["differs"].clone()),
+        (json!(true), json!(true))
+    );
+    assert_eq!(
+        c["runs"][0]["history"]["left_out"][0]["differs"],
+        json!(["workload.batch_size", "manifest.quantization"])
+    );
+}

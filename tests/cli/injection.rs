@@ -328,7 +328,7 @@ fn a_hostile_expected_trace_path_issues_no_command() {
     assert_inert(&out);
     assert_shown(
         &out,
-        r"expected `t\n::error title=pwn::t\r::set-output name=gate::pass.nsys-rep` beside the manifest",
+        r"names `t\n::error title=pwn::t\r::set-output name=gate::pass.nsys-rep`, looked for beside the manifest",
     );
 }
 

@@ -46,16 +46,30 @@ fn no_nsys_anywhere_names_every_place_searched() {
         .arg(&run.dir)
         .current_dir(tmp.path())
         .env_clear()
-        .env("PATH", "/nonexistent-bin")
+        .env("PATH", "/runner-secret-bin:/nonexistent-bin")
         .output()
         .unwrap();
     assert_status(&out, 2);
     let err = stderr(&out);
+    // Issue 30, item 8: the runner's PATH went into the report (and so the pull request).
+    assert!(!err.contains("runner-secret-bin"), "{err}");
+    let report = std::process::Command::new(&exe)
+        .args(["run", "--no-post", "--run-dir"])
+        .arg(&run.dir)
+        .current_dir(tmp.path())
+        .env_clear()
+        .env("PATH", "/runner-secret-bin:/nonexistent-bin")
+        .output()
+        .unwrap();
+    assert_status(&report, 2);
+    let md = std::fs::read_to_string(run.path("report.md")).unwrap();
+    assert!(md.contains("no nsys executable found"), "{md}");
+    assert!(!md.contains("runner-secret-bin"), "{md}");
     assert!(err.contains("no nsys executable found"), "{err}");
     for place in [
         "`--nsys` (not given)",
         "`$NSYS` (not set)",
-        "PATH (/nonexistent-bin)",
+        "`PATH` (2 folders; `echo $PATH` lists them)",
         "/usr/local/cuda/bin/nsys",
         "/opt/nvidia/nsight-systems/*/bin/nsys",
         "/usr/lib/nsight-systems/bin/nsys",
@@ -75,7 +89,36 @@ fn explicit_nsys_that_does_not_exist_is_an_error() {
     let out = analyze(&run.dir, Path::new("/nonexistent/nsys"), &[]);
     assert_status(&out, 2);
     assert!(
-        stderr(&out).contains("`--nsys` `/nonexistent/nsys` is not an executable file"),
+        stderr(&out).contains("`--nsys` `/nonexistent/nsys` does not exist"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Issue 30, item 8: a folder given for `--nsys` (the install's `bin`) was "not an
+/// executable file"; the error now names the nsys inside it. A file without an execute bit
+/// says so.
+#[test]
+fn explicit_nsys_that_is_a_folder_names_the_nsys_inside_it() {
+    let run = fixture("clean");
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::write(bin.join("nsys"), "#!/bin/sh\n").unwrap();
+    let out = analyze(&run.dir, tmp.path(), &[]);
+    assert_status(&out, 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "is a folder, not the nsys executable (hint: pass the executable inside it, such as `{}`)",
+            bin.join("nsys").display()
+        )),
+        "{err}"
+    );
+    let out = analyze(&run.dir, &bin.join("nsys"), &[]);
+    assert_status(&out, 2);
+    assert!(
+        stderr(&out).contains("is not executable (no execute permission"),
         "{}",
         stderr(&out)
     );

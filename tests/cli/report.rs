@@ -102,6 +102,8 @@ fn snapshot_hostile_names() {
 fn snapshot_error_incompatible_trace() {
     let nsys = require_nsys!("2023.4");
     let run = fixture("clean");
+    // Issue 30, item 8: the section is titled with the manifest's run ID, not the folder's name.
+    run.edit_manifest("run_id: clean", "run_id: nightly-7");
     // The command quoted depends on how the reports are split: pinned, whatever the cores.
     let out = run_cmd(&[&run.dir], &nsys, &["--nsys-processes", "2"]);
     assert_status(&out, 2);
@@ -120,7 +122,7 @@ fn snapshot_error_incompatible_trace() {
     assert_eq!(report.matches("**Tried:**").count(), 1, "{report}");
     assert!(!report.contains("2022.4 or newer"), "{report}");
     assert!(
-        report.contains("## ⛔ smoke-tensor · clean: could not be analysed"),
+        report.contains("## ⛔ smoke-tensor · run nightly-7: could not be analysed"),
         "{report}"
     );
     assert!(

@@ -47,10 +47,15 @@ fn an_llm_report_leads_with_the_gate_the_medians_and_the_iterations() {
             "{needle:?} not in the first 25 lines:\n{head}"
         );
     }
-    // Indexed names are grouped in the tables: 512 instances of one group, not ten rows of
-    // one instance each; a `#` that links nothing carries no zero-width space.
+    // Indexed names are grouped in the tables: 504 instances of one group (the slow token 0
+    // left out: the steady state), not ten rows of one instance each; a `#` that links nothing
+    // carries no zero-width space.
     assert!(
-        report.contains("| layer\\_#\\_token\\_#.ensure\\_layer\\_#\\_weights (512 names) | 512 |"),
+        report.contains("| layer\\_#\\_token\\_#.ensure\\_layer\\_#\\_weights (504 names) | 504 |"),
+        "{report}"
+    );
+    assert!(
+        report.contains("The steady state: iteration\u{a0}0 (27."),
         "{report}"
     );
     assert!(!report.contains('\u{200b}'), "{report}");

@@ -99,6 +99,42 @@ fn a_trace_that_is_not_in_the_run_directory_is_named() {
     );
 }
 
+/// Issue 30, item 8: with no `expected_trace_path` the error named that key as if the manifest
+/// held it, and said nothing of the `trace.sqlite` lying in the run directory.
+#[test]
+fn a_missing_trace_says_where_its_name_came_from_and_names_the_traces_there() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("gpu-projection");
+    let text: String = run
+        .manifest()
+        .lines()
+        .filter(|l| !l.starts_with("expected_trace_path:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    run.set_manifest(&text);
+    refused(
+        &run,
+        &nsys,
+        &[
+            "trace.nsys-rep not found in the run directory",
+            "manifest.yaml has no `expected_trace_path`, so the trace is `trace.nsys-rep` beside it",
+            "it holds `trace.sqlite`: if that is this run's trace, set `expected_trace_path: trace.sqlite` in manifest.yaml",
+        ],
+    );
+    // A name the manifest gives is said to come from it.
+    let run = fixture("clean");
+    run.edit_manifest("runs/clean/trace.nsys-rep", "runs/clean/other.nsys-rep");
+    refused(
+        &run,
+        &nsys,
+        &[
+            "other.nsys-rep not found",
+            "`expected_trace_path` in manifest.yaml names `other.nsys-rep`",
+            "it holds `trace.nsys-rep`",
+        ],
+    );
+}
+
 #[test]
 fn a_trace_symlink_leaving_the_run_directory_is_refused() {
     let nsys = require_nsys!("2024.2");
@@ -270,6 +306,18 @@ fn a_folder_of_runs_or_a_typo_names_the_run_directories_found() {
         "{err}"
     );
     assert!(!err.contains("notes"), "{err}");
+
+    // Issue 30, item 8: `run` at the folder of runs wrote a stray runs/report.md; it is no run
+    // directory, so the report goes nowhere but standard output (with `--output`, there).
+    let out = common::run_cmd(&[&runs], nsys, &[]);
+    assert_status(&out, 2);
+    assert!(!runs.join("report.md").exists(), "a stray runs/report.md");
+    assert!(
+        stderr(&out)
+            .contains("no run directory (a folder with manifest.yaml) to write report.md into"),
+        "{}",
+        stderr(&out)
+    );
 
     let out = analyze(&runs.join("20261201T09000Z"), nsys, &[]);
     assert_status(&out, 2);

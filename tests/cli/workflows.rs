@@ -251,3 +251,148 @@ fn the_untrusted_half_is_the_documented_exception() {
         "the README's warning"
     );
 }
+
+/// Issue 30, item 8: the README's quick start checked out without `persist-credentials: false`,
+/// which `profile.yml` has: the token would stay in `.git/config` for the harness (and the
+/// profiled program) to read. Every checkout in a copied workflow leaves it out.
+#[test]
+fn no_copied_workflow_leaves_the_token_in_the_checkout() {
+    let mut workflows: Vec<(String, String)> = readme_workflows()
+        .into_iter()
+        .enumerate()
+        .map(|(i, w)| (format!("README.md workflow {}", i + 1), w))
+        .collect();
+    workflows.extend(example_workflows());
+    let mut checkouts = 0;
+    for (name, text) in &workflows {
+        let lines: Vec<&str> = text.lines().collect();
+        for (at, line) in lines.iter().enumerate() {
+            if !line
+                .trim_start()
+                .trim_start_matches("- ")
+                .starts_with("uses: actions/checkout@")
+            {
+                continue;
+            }
+            checkouts += 1;
+            let (step, _) = block(&lines, at + 1, indent_of(line));
+            assert!(
+                step.contains("persist-credentials: false"),
+                "{name}: a checkout without `persist-credentials: false`:\n{line}\n{step}"
+            );
+        }
+    }
+    assert!(checkouts >= 4, "only {checkouts} checkouts found");
+}
+
+/// Issue 30, item 8: when the fork's run uploaded nothing, `post-comment.yml` failed at
+/// `download-artifact`. The download may fail without failing the job, and every step after
+/// it runs only when it found the artifact.
+#[test]
+fn the_posting_half_tolerates_a_run_that_uploaded_nothing() {
+    let text = std::fs::read_to_string(repo().join("examples/workflows/post-comment.yml")).unwrap();
+    let steps: Vec<&str> = text.split("\n      - ").skip(1).collect();
+    let download = steps
+        .iter()
+        .position(|s| s.contains("actions/download-artifact@"))
+        .expect("a download step");
+    assert!(
+        steps[download].contains("id: download"),
+        "{}",
+        steps[download]
+    );
+    assert!(
+        steps[download].contains("continue-on-error: true"),
+        "{}",
+        steps[download]
+    );
+    let after = &steps[download + 1..];
+    assert!(after.len() >= 2);
+    for step in after {
+        assert!(
+            step.contains("if: steps.download.outcome == 'success'")
+                || step.contains("if: steps.download.outcome != 'success'"),
+            "a step that does not look at the download's outcome:\n{step}"
+        );
+    }
+    assert!(after.iter().any(|s| s.contains("uses: OWNER/nsys-gate@")
+        && s.contains("if: steps.download.outcome == 'success'")));
+}
+
+/// Issue 30, item 7: the README never said what the profiled program must do. Its "Your
+/// harness" section has a Python harness that pushes the capture range and `iteration N`
+/// ranges and writes the manifest (valid Python), the `nsys profile` command with that capture
+/// range, and the run directory's shape; `profile.yml` points to it.
+#[test]
+fn the_readme_says_what_the_harness_must_do() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let section = readme
+        .split("\n## Your harness\n")
+        .nth(1)
+        .expect("a \"Your harness\" section")
+        .split("\n## ")
+        .next()
+        .unwrap();
+    let python = section
+        .split("```python\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("a Python example");
+    for needle in [
+        "nvtx.push_range(\"profile-target\")",
+        "nvtx.push_range(f\"iteration {i}\")",
+        "nvtx.pop_range()",
+        "\"capture_range\": \"profile-target\"",
+        "\"workload\": {\"iterations\": iterations",
+        "\"profile_name\"",
+        "\"run_id\"",
+        "manifest.yaml",
+    ] {
+        assert!(python.contains(needle), "{needle} not in:\n{python}");
+    }
+    assert_eq!(
+        python.matches("push_range(").count(),
+        python.matches("pop_range()").count(),
+        "every push popped:\n{python}"
+    );
+    // Valid Python (compiled, not run: it needs a GPU).
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("harness.py");
+    std::fs::write(&file, python).unwrap();
+    let compiled = std::process::Command::new("python3")
+        .args(["-m", "py_compile"])
+        .arg(&file)
+        .output()
+        .expect("python3");
+    assert!(
+        compiled.status.success(),
+        "{}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+    let shell = section
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("the nsys profile command");
+    for needle in [
+        "nsys profile --trace=cuda,nvtx",
+        "--capture-range=nvtx --nvtx-capture='profile-target@*' --capture-range-end=stop",
+        "--output \"$RUN_DIR/trace\"",
+        "NSYS_NVTX_PROFILER_REGISTER_ONLY=0",
+        "nsys-gate run --no-post --run-dir \"$RUN_DIR\"",
+    ] {
+        assert!(shell.contains(needle), "{needle} not in:\n{shell}");
+    }
+    for needle in ["manifest.yaml", "trace.nsys-rep", "analysis.json"] {
+        assert!(
+            section.contains(&format!("  {needle} ")),
+            "the run directory's {needle}"
+        );
+    }
+    let profile = std::fs::read_to_string(repo().join("examples/workflows/profile.yml")).unwrap();
+    assert!(
+        profile.contains("the README's \"Your harness\""),
+        "{profile}"
+    );
+    assert!(readme.contains("see \"Your harness\")"));
+}

@@ -69,6 +69,7 @@ struct options {
     int no_wait;                  /* no timed waits: many ranges fast (large-trace benchmarks) */
     int llama_layers;             /* 0, or the layers of an LLM decoding step (--llama) */
     int first_pass_factor;        /* the first measured pass's waits take this many times as long */
+    int cold_forward_us;          /* --llama: host work of each forward_layer_L in the first pass */
     int realtime;                 /* the measured loop at real-time priority, where permitted */
     int extra_inference_us;       /* more work in every pass's inference (a slower version) */
 };
@@ -124,6 +125,9 @@ static void usage(FILE *out)
         "                           ensure_layer_L_weights, little time in layer_L_token_T\n"
         "  --first-pass-factor F    every wait of the first measured pass takes F times as long\n"
         "                           (an integer; default 1)\n"
+        "  --cold-forward-us N      with --llama: in the first measured pass each forward_layer_L\n"
+        "                           first does N us of host work, then launches its kernels (a\n"
+        "                           cold start: handles created, kernels loaded on first call)\n"
         "  --realtime               run the measured loop at real-time priority (SCHED_FIFO 1)\n"
         "                           where permitted, so that other processes on a busy machine\n"
         "                           do not make waits end milliseconds late\n"
@@ -262,6 +266,9 @@ static void parse_args(int argc, char **argv)
                 die("%s needs at least one layer", flag);
         } else if (strcmp(flag, "--realtime") == 0) {
             opt.realtime = 1;
+        } else if (strcmp(flag, "--cold-forward-us") == 0) {
+            NEEDS_VALUE();
+            opt.cold_forward_us = parse_count(flag, value);
         } else if (strcmp(flag, "--first-pass-factor") == 0) {
             NEEDS_VALUE();
             opt.first_pass_factor = parse_count(flag, value);
@@ -343,6 +350,7 @@ static long long now_ns(void)
  * measured pass (main thread only), else 1. */
 static _Thread_local int wait_factor = 1;
 static int first_pass_done; /* the first measured pass has started (--capture-twice: once) */
+static int in_first_pass;   /* the first measured pass is running (--cold-forward-us) */
 
 /* Waits until `deadline` (CLOCK_MONOTONIC ns): sleeps most of it (the machine is shared) and
  * spins the last 50 us, so that it ends close to the deadline. */
@@ -488,7 +496,10 @@ static void run_pass(int index, int die_midway)
  * only 9 us of its own (3 us before, between and after its children); `ensure_layer_L_weights`
  * does 80 us of host work and launches nothing; `forward_layer_L` (140 us) launches its kernels
  * at its start and 100 us in; `sample` launches a kernel. The marks cost nothing without
- * --gpu-markers, and the waits of forward_layer_L end where its one wait did.
+ * --gpu-markers, and the waits of forward_layer_L end where its one wait did. With
+ * --cold-forward-us N (the llama-cold fixture) each forward_layer_L of the first measured pass
+ * first does N us of host work and then launches the same kernels: a cold start, whose range is
+ * mostly host time in that pass only.
  *
  * The waits follow one schedule from the start of the pass (work_scheduled_us): a wait that a
  * busy machine made end late shortens the next ones, so the pass keeps its length. `sample`
@@ -520,6 +531,8 @@ static void run_llama_pass(int token)
         work_scheduled_us(&schedule, gap);
         snprintf(name, sizeof name, "forward_layer_%d", layer);
         range_push(name);
+        if (in_first_pass && opt.cold_forward_us > 0)
+            work_scheduled_us(&schedule, opt.cold_forward_us); /* cold: set-up before the launches */
         gpu_mark("gpu:kernel");
         work_scheduled_us(&schedule, 100);
         gpu_mark("gpu:kernel");
@@ -625,11 +638,14 @@ static void measured_loop(void)
             gpu_mark("gpu:kernel");
             work_us(200);
         }
-        if (!first_pass_done)
+        if (!first_pass_done) {
             wait_factor = opt.first_pass_factor;
+            in_first_pass = 1;
+        }
         first_pass_done = 1;
         run_iteration(index, opt.unclosed_last && i == opt.index_count - 1);
         wait_factor = 1;
+        in_first_pass = 0;
         work_us(100);
     }
     set_realtime(0);

@@ -561,7 +561,7 @@ async fn fetch_run(
     Ok(levels)
 }
 
-/// A commit as people read it: its first 12 characters.
+/// A commit as people read it (as the report shows it).
 fn short(sha: &str) -> String {
-    sha.chars().take(12).collect()
+    crate::text::short_sha(sha)
 }

@@ -59,7 +59,7 @@ pub struct ComparisonView {
 pub struct RunComparisonView {
     pub like_for_like: bool,
     /// The judged conditions that differ, as `label` (for the "not like for like" line).
-    pub differing: Vec<&'static str>,
+    pub differing: Vec<String>,
     /// The history in one line: its runs as a sparkline with the head against them, the
     /// level and the run-to-run spread.
     pub history: String,
@@ -365,11 +365,11 @@ fn verdict_words(verdict: ChangeVerdict, m: &Measure, r: &RunComparison, min_run
     }
 }
 
-fn differing(r: &RunComparison) -> Vec<&'static str> {
+fn differing(r: &RunComparison) -> Vec<String> {
     r.conditions
         .iter()
         .filter(|c| c.judged && c.differs)
-        .map(|c| c.name.label())
+        .map(|c| words::condition(&c.name))
         .collect()
 }
 
@@ -380,11 +380,11 @@ pub fn run(
     floor_pct: f64,
     repo_url: Option<&str>,
 ) -> RunComparisonView {
-    let same: Vec<&str> = r
+    let same: Vec<String> = r
         .conditions
         .iter()
         .filter(|c| c.judged && !c.differs)
-        .map(|c| c.name.label())
+        .map(|c| words::condition(&c.name))
         .collect();
     let judged = r.conditions.iter().filter(|c| c.judged).count();
     let same = match same.len() {
@@ -501,7 +501,7 @@ fn left_out(r: &RunComparison) -> Option<String> {
         .map(|l| {
             l.differs
                 .iter()
-                .map(|c| c.label())
+                .map(words::condition)
                 .collect::<Vec<_>>()
                 .join(", ")
         })

@@ -30,7 +30,7 @@ pub struct MeasureRow {
 
 #[derive(Debug, Serialize)]
 pub struct ConditionRow {
-    pub name: &'static str,
+    pub name: String,
     pub base: String,
     pub head: String,
     /// `differs`, `same`, or `shown, not judged`.
@@ -144,7 +144,7 @@ fn shown_value(v: &serde_json::Value, caps: &Caps) -> String {
 /// with its record count and the start of the record ids' digest, a commit short, anything
 /// else as it is.
 fn condition_text(
-    name: ConditionName,
+    name: &ConditionName,
     v: &serde_json::Value,
     caps: &Caps,
     repo_url: Option<&str>,
@@ -182,9 +182,9 @@ pub fn condition_rows(
     repo_url: Option<&str>,
 ) -> Vec<ConditionRow> {
     let row = |c: &Condition| ConditionRow {
-        name: c.name.label(),
-        base: condition_text(c.name, &c.base, caps, repo_url),
-        head: condition_text(c.name, &c.head, caps, repo_url),
+        name: super::words::condition(&c.name),
+        base: condition_text(&c.name, &c.base, caps, repo_url),
+        head: condition_text(&c.name, &c.head, caps, repo_url),
         status: if !c.judged {
             "shown, not judged"
         } else if c.differs {
@@ -357,7 +357,8 @@ pub fn base_run_rows(h: &History, repo_url: Option<&str>) -> Vec<BaseRunRow> {
                     escape::inline(l.why.as_deref().unwrap_or("impossible numbers"))
                 ),
                 LeftOutReason::Conditions => {
-                    let labels: Vec<&str> = l.differs.iter().map(|c| c.label()).collect();
+                    let labels: Vec<String> =
+                        l.differs.iter().map(super::words::condition).collect();
                     format!("left out: {}", differ(&labels))
                 }
             };

@@ -1,12 +1,10 @@
 //! The comparison's numbers and verdicts in words: percentages, the verdict of a measure as a
 //! sentence, commits as short SHAs (linked when the forge is known).
 
-use crate::artifact::comparison::{ChangeVerdict, Measure};
+use crate::artifact::comparison::{ChangeVerdict, ConditionName, Measure};
+pub use crate::render::escape::commit;
 use crate::render::escape::{self, inline_shortened as esc};
 use crate::render::format::{duration, fixed, with_unit, NBSP};
-
-/// Characters of a commit shown: git's own short form.
-pub const SHORT_SHA: usize = 7;
 
 /// `12.3 %`, `0.4 %`: one decimal below 100 %, whole percent from 100 on; `n/a` for no
 /// number.
@@ -48,7 +46,8 @@ fn shows_as_zero(x: f64) -> bool {
 }
 
 /// Conditions that differ, as a clause: `device differs`, `device, data source differ`.
-pub fn differ(labels: &[&str]) -> String {
+pub fn differ<S: AsRef<str>>(labels: &[S]) -> String {
+    let labels: Vec<&str> = labels.iter().map(AsRef::as_ref).collect();
     format!(
         "{} {}",
         labels.join(", "),
@@ -65,21 +64,10 @@ pub fn range_pct([lo, hi]: [f64; 2]) -> String {
     format!("{}{NBSP}to{NBSP}{}", signed_pct(lo), signed_pct(hi))
 }
 
-/// A commit as people read it: its first [`SHORT_SHA`] characters in a code span, linked to
-/// the commit's page under `repo_url` when it is a hexadecimal SHA; `not recorded` when none.
-pub fn commit(sha: Option<&str>, repo_url: Option<&str>) -> String {
-    let Some(sha) = sha else {
-        return "not recorded".to_owned();
-    };
-    let hex = !sha.is_empty() && sha.chars().all(|c| c.is_ascii_hexdigit());
-    if !hex {
-        return esc(sha, 40);
-    }
-    let short: String = sha.chars().take(SHORT_SHA).collect();
-    match repo_url {
-        Some(url) => format!("[`{short}`]({url}/commit/{sha})"),
-        None => format!("`{short}`"),
-    }
+/// A condition as the report names it: its label, escaped (a `workload.KEY` or
+/// `manifest.KEY` is the manifest's own key).
+pub fn condition(name: &ConditionName) -> String {
+    esc(&name.label(), 80)
 }
 
 /// A creation time as `2026-11-29 12:00` (UTC, as the forge gives it), or empty.
@@ -137,9 +125,26 @@ pub fn sentence(m: &Measure, runs: &str, floor_pct: f64) -> String {
         _ => format!(
             "head is {}, but **the run-to-run noise is unknown**: {}",
             compared(change, runs),
-            escape::inline(m.note.as_deref().unwrap_or("too few base runs"))
+            escape::inline(&why_unknown(m.note.as_deref()))
         ),
     }
+}
+
+/// Why the noise is unknown, without what the sentence around it says already: the note's
+/// own `the run-to-run noise is unknown`, and which run the head was compared with (`runs`
+/// names it).
+fn why_unknown(note: Option<&str>) -> String {
+    let note = note.unwrap_or("too few base runs");
+    let mut why = note
+        .replace(": the run-to-run noise is unknown", "")
+        .replace(
+            " (compared with the newest base run, whose conditions differ)",
+            "",
+        );
+    if why.trim().is_empty() {
+        why = note.to_owned();
+    }
+    why
 }
 
 /// [`sentence`] as a paragraph: the measure's name first.
@@ -269,6 +274,45 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Issue 30, item 8: the sentence of an unknown noise said it twice (`the run-to-run noise
+    /// is unknown: 1 usable base run with a value: the run-to-run noise is unknown`).
+    #[test]
+    fn an_unknown_noise_is_said_once() {
+        let m = Measure {
+            name: crate::artifact::comparison::MeasureName::HostInclusive,
+            base: None,
+            head: None,
+            change_pct: Some(16.7),
+            interval_pct: None,
+            p_value: None,
+            verdict: Some(ChangeVerdict::NoiseUnknown),
+            within_pair: None,
+            note: Some(
+                "1 usable base run with a value: the run-to-run noise is unknown (3 needed)"
+                    .to_owned(),
+            ),
+            detectable_pct: None,
+        };
+        let text = sentence(&m, "the last base run", 1.0);
+        assert_eq!(text.matches("noise is unknown").count(), 1, "{text}");
+        assert!(
+            text.ends_with(
+                "**the run-to-run noise is unknown**: 1 usable base run with a value (3 needed)"
+            ),
+            "{text}"
+        );
+        let other = Measure {
+            note: Some("no base run has the head's conditions (compared with the newest base run, whose conditions differ)".to_owned()),
+            ..m
+        };
+        let text = sentence(&other, "the newest base run (other conditions)", 1.0);
+        assert_eq!(text.matches("newest base run").count(), 1, "{text}");
+        assert!(
+            text.ends_with(": no base run has the head's conditions"),
+            "{text}"
+        );
     }
 
     #[test]

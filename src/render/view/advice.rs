@@ -11,10 +11,30 @@ use crate::render::limit::Caps;
 /// One sentence per item of `advice`, in its order.
 pub(super) fn advice(a: &Analysis, caps: &Caps) -> Vec<String> {
     let names = KernelNames::of(a);
+    let iterations = if a.steady_state.is_some() {
+        "steady iterations'"
+    } else {
+        "counted iterations'"
+    };
     a.advice
         .iter()
-        .map(|item| sentence(item, &names, caps))
+        .map(|item| sentence(item, &names, caps, iterations))
         .collect()
+}
+
+/// Which iterations the advice leaves out (`steady_state.left_out`), when it leaves some out.
+pub(super) fn advice_note(a: &Analysis) -> Option<String> {
+    let s = a.steady_state.as_ref().filter(|_| !a.advice.is_empty())?;
+    Some(format!(
+        "The advice leaves out the slow {}\u{a0}{} (see the warnings): it rests on the other {} counted iterations, the steady state, never on one slow pass.",
+        if s.left_out.len() == 1 {
+            "iteration"
+        } else {
+            "iterations"
+        },
+        crate::render::format::index_list(&s.left_out, 20),
+        s.host_inclusive.count
+    ))
 }
 
 /// The range as the tables show a group: its one exact name, or the group with how many names.
@@ -29,7 +49,7 @@ fn shown(item: &Advice, caps: &Caps) -> String {
     }
 }
 
-fn sentence(item: &Advice, names: &KernelNames<'_>, caps: &Caps) -> String {
+fn sentence(item: &Advice, names: &KernelNames<'_>, caps: &Caps, iterations: &str) -> String {
     let name = shown(item, caps);
     let host_share = percent(item.host_exclusive_share, 1.0);
     match item.kind {
@@ -38,7 +58,7 @@ fn sentence(item: &Advice, names: &KernelNames<'_>, caps: &Caps) -> String {
             duration(item.host_exclusive_mean_ns)
         ),
         AdviceKind::HostBound => format!(
-            "**{name}**: {} of host exclusive time per instance ({host_share} of the counted iterations' host time), {}. That time is spent on the host: look at preparation, orchestration, synchronization and I/O in this range.",
+            "**{name}**: {} of host exclusive time per instance ({host_share} of the {iterations} host time), {}. That time is spent on the host: look at preparation, orchestration, synchronization and I/O in this range.",
             duration(item.host_exclusive_mean_ns),
             match (item.projected_ns, item.projected_to_host_inclusive) {
                 (Some(projected), Some(ratio)) => format!(
@@ -60,7 +80,7 @@ fn sentence(item: &Advice, names: &KernelNames<'_>, caps: &Caps) -> String {
                     let top = &k.kernels[..k.kernels.len().min(ADVICE_KERNELS)];
                     format!(
                         ": {} of its kernel time",
-                        kernel_mix_text(top, None, names, caps)
+                        kernel_mix_text(top, None, names, caps.name_chars)
                     )
                 })
                 .unwrap_or_default();

@@ -11,8 +11,8 @@ use crate::render::limit::Caps;
 
 #[derive(Debug, Serialize)]
 pub struct FailedView {
-    /// The section's title: the profile and the run directory's name when the manifest was
-    /// read, else the run directory.
+    /// The section's title: `profile · run ID` when the manifest was read (as an analysed
+    /// run's), else the run directory.
     pub title: String,
     pub run_dir: String,
     /// What failed, in a few words.
@@ -45,13 +45,20 @@ pub(super) fn failed(f: &Failure, caps: &Caps, base: Option<&Path>) -> FailedVie
         .unwrap_or_default();
     let run_dir = path_text(&f.run_dir, base, caps);
     FailedView {
-        title: match &f.facts.profile_name {
-            Some(profile) => format!(
+        // As an analysed run's section is titled (`profile · run ID`), so that the reader
+        // finds the run the manifest names; the folder when the manifest gave no run ID.
+        title: match (&f.facts.profile_name, &f.facts.run_id) {
+            (Some(profile), Some(run_id)) => format!(
+                "{} · run {}",
+                esc(profile, caps.name_chars),
+                esc(run_id, caps.name_chars)
+            ),
+            (Some(profile), None) => format!(
                 "{} · {}",
                 esc(profile, caps.name_chars),
                 esc(&folder, caps.name_chars)
             ),
-            None => run_dir.clone(),
+            (None, _) => run_dir.clone(),
         },
         run_dir,
         what: f.kind.label(),

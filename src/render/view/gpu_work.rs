@@ -225,7 +225,12 @@ pub(super) fn gpu_work_view(
                     "counted iteration",
                     "counted iterations"
                 ),
-                kernel_mix_text(&i.kernels, i.other_kernels.as_ref(), &names, caps)
+                kernel_mix_text(
+                    &i.kernels,
+                    i.other_kernels.as_ref(),
+                    &names,
+                    caps.name_chars,
+                )
             )
         });
     let (ranges, grouped) = mix_table(a, g, options.exact_names, &names, &mut named, caps, path);
@@ -287,7 +292,12 @@ fn mix_table<'a>(
                     }),
                 launches: r.launches,
                 kernel_total: kernel_unit.show(r.total_ns as f64),
-                mix: kernel_mix_text(r.kernels, r.other_kernels, names, caps),
+                mix: kernel_mix_text(
+                    r.kernels,
+                    r.other_kernels,
+                    names,
+                    MIX_CELL_NAME_CHARS.min(caps.name_chars),
+                ),
             }
         })
         .collect();
@@ -468,19 +478,25 @@ fn advice_kernels(a: &Analysis) -> impl Iterator<Item = &RangeKernel> {
         .flat_map(|k| &k.kernels[..k.kernels.len().min(ADVICE_KERNELS)])
 }
 
-/// `gemm 61.0 %, relu 22.0 %, 3 others 17.0 %`.
+/// Characters of a kernel's name in the cells of the kernel-mix table: a name has no space to
+/// wrap at (`ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_stages_64x3_tn`), and two of them
+/// widened the table past a 760-pixel comment column. Shortened ones end with `…`; "Kernel
+/// names in full" gives each whole.
+pub(super) const MIX_CELL_NAME_CHARS: usize = 24;
+
+/// `gemm 61.0 %, relu 22.0 %, 3 others 17.0 %`, each name at most `name_chars` characters.
 pub(super) fn kernel_mix_text(
     kernels: &[RangeKernel],
     other: Option<&OtherKernels>,
     names: &KernelNames<'_>,
-    caps: &Caps,
+    name_chars: usize,
 ) -> String {
     let mut parts: Vec<String> = kernels
         .iter()
         .map(|k| {
             format!(
                 "{} {}",
-                esc(&names.shown(&k.name), caps.name_chars),
+                esc(&names.shown(&k.name), name_chars),
                 format::percent(k.share, 1.0)
             )
         })
@@ -694,6 +710,39 @@ mod tests {
         assert_eq!(
             v.ranges.note.as_deref(),
             Some("Top 1 of 2 ranges; the other 1 are in `/work/repo/inference_profiling/runs/r1/analysis.json`.")
+        );
+
+        // Issue 30, item 8: a name with no space to wrap at is shortened in the table's cells
+        // (it widened the table past a 760-pixel comment), and given whole in the list.
+        let long = "void ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_stages_64x3_tn_sm80_cublas_kernel(float*)";
+        let mut wide = a.clone();
+        let groups = wide
+            .gpu_work
+            .as_mut()
+            .unwrap()
+            .per_range_kernel_groups
+            .as_mut()
+            .unwrap();
+        groups[0].kernels[0].name = long.to_owned();
+        let v = gpu_work_view(&wide, &caps, &path, &options(false, None)).unwrap();
+        let mix = &v.ranges.rows[0].mix;
+        let longest = mix
+            .replace('\\', "")
+            .split([' ', ','])
+            .map(|w| w.chars().count())
+            .max()
+            .unwrap();
+        assert!(longest <= MIX_CELL_NAME_CHARS, "{mix}");
+        assert!(
+            mix.starts_with("ampere\\_bf16\\_s16816gemm\\_… 66.7"),
+            "{mix}"
+        );
+        assert!(
+            v.kernel_names
+                .iter()
+                .any(|k| k.full.contains("ampere\\_bf16\\_s16816gemm\\_bf16\\_128x64\\_ldg8\\_f2f\\_stages\\_64x3\\_tn\\_sm80\\_cublas\\_kernel")),
+            "{:?}",
+            v.kernel_names.iter().map(|k| &k.full).collect::<Vec<_>>()
         );
 
         // A file written before the groups: the exact names.

@@ -25,13 +25,29 @@ pub struct IterationRow {
 /// projected. Holds numbers and fixed words only.
 #[derive(Debug, Serialize)]
 pub struct ChartView {
+    /// The colours of the plots, in the order the template draws them: outlier bars (when
+    /// there are: first, so that the host bars cover their empty bars' base), host bars, the
+    /// GPU line.
+    pub palette: &'static str,
     pub title: String,
     pub x_axis: String,
     pub y_axis: String,
+    /// Host inclusive bars of the iterations on the scale (0 for those off it).
     pub host: String,
+    /// Bars of the iterations off the scale (the slow ones), cut at the axis's top and drawn
+    /// in a colour of their own; 0 for the others. `None` when every iteration is on it.
+    pub outliers: Option<String>,
     pub gpu: Option<String>,
     pub note: String,
 }
+
+/// The chart's colours: blue bars, a red GPU line.
+const PALETTE: &str = "#4e79a7, #e15759";
+/// With outliers: orange outlier bars, blue bars, a red GPU line.
+const PALETTE_WITH_OUTLIERS: &str = "#f28e2b, #4e79a7, #e15759";
+/// Room above the steady iterations when some are off the scale: their cut bars stand this
+/// much taller than the tallest steady one, so that an outlier never looks level with the rest.
+const OUTLIER_ROOM: f64 = 1.3;
 
 pub(super) fn iteration_table(
     a: &Analysis,
@@ -161,17 +177,22 @@ pub(super) fn chart(a: &Analysis, caps: &Caps, gpu_ok: bool) -> Option<ChartView
             .map(|i| i.gpu_projection.as_ref().map_or(0, |g| g.projected_ns) as f64)
             .collect()
     });
-    // The axis stops above the slowest iteration that is not an outlier; the outliers are
-    // drawn at the top and named with their real values.
+    // The axis stops above the slowest iteration that is not an outlier, with room above it
+    // when some are off the scale: those are drawn as bars of their own colour cut at the
+    // axis's top (an outlier, not one more bar), and named with their real values.
     let top = chart::axis_top(&host_ns).max(gpu_ns.as_deref().map_or(0.0, chart::axis_top));
-    let (scale, unit) = format::chart_unit(top);
-    let list = |values: &[f64]| {
+    let off_scale = host_ns.iter().any(|v| *v > top);
+    let axis = if off_scale { top * OUTLIER_ROOM } else { top };
+    let (scale, unit) = format::chart_unit(axis);
+    let list = |values: &mut dyn Iterator<Item = f64>| {
         let cells: Vec<String> = values
-            .iter()
-            .map(|v| format::chart_value(v.min(top), scale))
+            .map(|v| format::chart_value(v.min(axis), scale))
             .collect();
         format!("[{}]", cells.join(", "))
     };
+    let host = list(&mut host_ns.iter().map(|v| if *v > top { 0.0 } else { *v }));
+    let outliers =
+        off_scale.then(|| list(&mut host_ns.iter().map(|v| if *v > top { axis } else { 0.0 })));
     let clipped: Vec<String> = shown
         .iter()
         .enumerate()
@@ -182,7 +203,7 @@ pub(super) fn chart(a: &Analysis, caps: &Caps, gpu_ok: bool) -> Option<ChartView
             if host_ns[n] > top {
                 parts.push(format!("host {}", duration(host_ns[n])));
             }
-            if gpu > top {
+            if gpu > axis {
                 parts.push(format!("GPU projected {}", duration(gpu)));
             }
             (!parts.is_empty())
@@ -197,8 +218,13 @@ pub(super) fn chart(a: &Analysis, caps: &Caps, gpu_ok: bool) -> Option<ChartView
     });
     if !clipped.is_empty() {
         note.push_str(&format!(
-            " The axis stops at {} so that the steady iterations can be read; above it, drawn at the top: {}.",
-            duration(top),
+            " The axis stops at {} so that the steady iterations can be read; {}: {}.",
+            duration(axis),
+            if off_scale {
+                format!("off the scale, as orange bars cut at the top (slow: over median + {OUTLIER_MADS} × MAD)")
+            } else {
+                "above it, drawn at the top".to_owned()
+            },
             format::index_list_words(&clipped, 10)
         ));
     }
@@ -220,8 +246,17 @@ pub(super) fn chart(a: &Analysis, caps: &Caps, gpu_ok: bool) -> Option<ChartView
         let labels: Vec<String> = shown.iter().map(|i| format!("\"{}\"", i.index)).collect();
         format!("\"iteration\" [{}]", labels.join(", "))
     };
-    let y_top = format::significant(top / scale * 1.1, 2);
+    let y_top = if off_scale {
+        format::chart_value(axis, scale)
+    } else {
+        format::significant(top / scale * 1.1, 2)
+    };
     Some(ChartView {
+        palette: if off_scale {
+            PALETTE_WITH_OUTLIERS
+        } else {
+            PALETTE
+        },
         title: format!(
             "\"{} per iteration ({unit})\"",
             if gpu_ns.is_some() {
@@ -232,8 +267,9 @@ pub(super) fn chart(a: &Analysis, caps: &Caps, gpu_ok: bool) -> Option<ChartView
         ),
         x_axis,
         y_axis: format!("\"{unit}\" 0 --> {y_top}"),
-        host: list(&host_ns),
-        gpu: gpu_ns.as_deref().map(list),
+        host,
+        outliers,
+        gpu: gpu_ns.as_deref().map(|g| list(&mut g.iter().copied())),
         note,
     })
 }

@@ -6,7 +6,7 @@
 //! [`crate::render::escape::code_block`]; every duration is already formatted. A custom
 //! template receives exactly these fields.
 //!
-//! - [`page`]: the overall gate, the headline, the sparkline, the overview table;
+//! - [`page`]: the overall gate, the headline, the slow_named, sparkline, the overview table;
 //! - [`run`]: one analysed run's section (warnings, call-outs, facts, statistics), built from
 //!   [`ranges`] (the range tables), [`advice`], [`gpu_work`] and [`iterations`] (the
 //!   per-iteration table and chart);
@@ -26,7 +26,7 @@ use serde::Serialize;
 
 use self::failed::{failed, FailedView};
 use self::page::{
-    clipped, headline, median_units, overall_gate, overview_row, shortened_notice, sparkline,
+    headline, median_units, overall_gate, overview_row, shortened_notice, slow_named, sparkline,
     OverallGate, OverviewRow,
 };
 use self::run::{analysed, AnalysedView};
@@ -50,7 +50,7 @@ pub struct ReportView {
     /// warnings (for several, how many passed; the overview table has their numbers).
     pub headline: String,
     /// The host inclusive time of each counted iteration as a Unicode sparkline in a code span
-    /// (one run only), axis clipped as the chart's; with what it shows.
+    /// (one run only), on a scale from zero; with what it shows.
     pub sparkline: Option<String>,
     /// One row per run directory (also for one).
     pub overview: Vec<OverviewRow>,
@@ -136,16 +136,13 @@ pub fn build(
         gate: overall_gate(outcomes, caps, base),
         headline: headline(outcomes),
         sparkline: match outcomes {
-            [RunOutcome::Analysed { analysis, .. }] => {
-                sparkline(analysis).map(|(line, low, top)| {
-                    format!(
-                        "Host inclusive time per iteration: {line} (scale {} to {}{})",
-                        duration(low),
-                        duration(top),
-                        clipped(analysis, top)
-                    )
-                })
-            }
+            [RunOutcome::Analysed { analysis, .. }] => sparkline(analysis).map(|(line, top)| {
+                format!(
+                    "Host inclusive time per iteration: {line} (bars from 0 to {}{})",
+                    duration(top),
+                    slow_named(analysis)
+                )
+            }),
             _ => None,
         },
         overview,

@@ -91,8 +91,10 @@ pub(super) fn overall_gate(
 }
 
 /// The host inclusive times of the counted iterations as a sparkline in a code span, and the
-/// ends of its scale: the lowest time and the chart's clipped axis top.
-pub(super) fn sparkline(a: &Analysis) -> Option<(String, f64, f64)> {
+/// top of its scale, which starts at zero: a bar's height is the time, so 2 % of jitter is
+/// hardly a step and a slow iteration stands as tall as it is (15 times the others: the one
+/// full bar, the others on the floor). The caption gives the scale.
+pub(super) fn sparkline(a: &Analysis) -> Option<(String, f64)> {
     let values: Vec<f64> = a
         .counted_iterations()
         .map(|i| i.host.inclusive_ns as f64)
@@ -100,38 +102,30 @@ pub(super) fn sparkline(a: &Analysis) -> Option<(String, f64, f64)> {
     if values.len() < 2 {
         return None;
     }
-    let top = chart::axis_top(&values);
-    // From the fastest iteration to the clipped top: the spread of the steady iterations,
-    // which is what the bars can show (a slow first pass is drawn at the top, and the caption
-    // says so). The scale spans at least 2 % of the top, so that a few microseconds of
-    // jitter in a very steady run do not look like a trend.
-    let low = values
-        .iter()
-        .copied()
-        .fold(f64::INFINITY, f64::min)
-        .min(top * 0.98);
-    Some((
-        format!("`{}`", chart::sparkline(&values, low, top)),
-        low,
-        top,
-    ))
+    let top = values.iter().copied().fold(0.0, f64::max);
+    Some((format!("`{}`", chart::sparkline(&values, 0.0, top)), top))
 }
 
-/// What the sparkline draws at its top though it is above it: `; iteration 0 (152 ms) drawn at
-/// the top`, or nothing.
-pub(super) fn clipped(a: &Analysis, top: f64) -> String {
+/// The slow iterations (`slow_iterations`) the sparkline shows, named: `; iteration 0
+/// (152 ms) is slow`, or nothing.
+pub(super) fn slow_named(a: &Analysis) -> String {
     const SHOWN: usize = 3;
+    let slow: Vec<u64> = a
+        .warning(crate::artifact::WarningCode::SlowIterations)
+        .and_then(|w| w.iterations.clone())
+        .unwrap_or_default();
     let over: Vec<String> = a
         .counted_iterations()
-        .filter(|i| i.host.inclusive_ns as f64 > top)
+        .filter(|i| slow.contains(&i.index))
         .map(|i| format!("{} ({})", i.index, format::duration_i(i.host.inclusive_ns)))
         .collect();
     match over.len() {
         0 => String::new(),
         n => format!(
-            "; {} {} drawn at the top",
+            "; {} {} {} slow",
             if n == 1 { "iteration" } else { "iterations" },
-            format::first_and_more(over.into_iter(), SHOWN)
+            format::first_and_more(over.into_iter(), SHOWN),
+            if n == 1 { "is" } else { "are" }
         ),
     }
 }

@@ -7,11 +7,12 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::{left_out_note, Table};
-use crate::artifact::{Analysis, GpuProjectedRange, HostRange};
+use crate::artifact::{Analysis, GpuProjectedRange, HostRange, SteadyState};
 use crate::artifact::{GroupStats, RangeStats};
 use crate::render::escape::inline_shortened as esc;
 use crate::render::format::{self};
 use crate::render::limit::Caps;
+use crate::stats::OUTLIER_MADS;
 
 #[derive(Debug, Serialize)]
 pub struct HostRow {
@@ -38,8 +39,10 @@ pub struct GpuRow {
 }
 
 /// The ranges the tables show: groups of names that differ only in decimal numbers (a group
-/// of one shows its exact name), or the exact names with `--exact-names` or when the analysis
-/// has no groups (written before they existed).
+/// of one shows its exact name), over the steady state when the analysis has one (the slow
+/// iterations left out, as the advice leaves them out), or the exact names (every counted
+/// iteration) with `--exact-names` or when the analysis has no groups (written before they
+/// existed).
 pub(super) fn shown_ranges(
     a: &Analysis,
     exact: bool,
@@ -62,8 +65,11 @@ pub(super) fn shown_ranges(
     };
     let host_names = names_by_group(a.host_ranges.iter().map(|r| &r.name));
     let gpu_names = names_by_group(a.gpu_projected_ranges.iter().map(|r| &r.name));
-    let hosts = a
-        .host_range_groups
+    let (host_groups, gpu_groups) = match steady(a, exact) {
+        Some(s) => (&s.host_range_groups, &s.gpu_projected_range_groups),
+        None => (&a.host_range_groups, &a.gpu_projected_range_groups),
+    };
+    let hosts = host_groups
         .iter()
         .map(|g| HostRange {
             name: group_display(&g.group, g.names, &host_names),
@@ -76,8 +82,7 @@ pub(super) fn shown_ranges(
             child_total_ns: g.inclusive.total_ns - g.exclusive.total_ns,
         })
         .collect();
-    let gpus = a
-        .gpu_projected_range_groups
+    let gpus = gpu_groups
         .iter()
         .map(|g| GpuProjectedRange {
             name: group_display(&g.group, g.names, &gpu_names),
@@ -90,6 +95,46 @@ pub(super) fn shown_ranges(
         })
         .collect();
     (Cow::Owned(hosts), Cow::Owned(gpus))
+}
+
+/// The steady state the tables show, when they show groups and the analysis has one.
+pub(super) fn steady(a: &Analysis, exact: bool) -> Option<&SteadyState> {
+    a.steady_state
+        .as_ref()
+        .filter(|_| !exact && !a.host_range_groups.is_empty())
+}
+
+/// What the range tables and the advice leave out, in words; `None` when nothing is.
+pub(super) fn steady_note(a: &Analysis, exact: bool) -> Option<String> {
+    let s = a.steady_state.as_ref()?;
+    let slow: Vec<String> = a
+        .iterations
+        .iter()
+        .filter(|i| i.is_counted() && s.left_out.contains(&i.index))
+        .map(|i| format!("{} ({})", i.index, format::duration_i(i.host.inclusive_ns)))
+        .collect();
+    let named = format!(
+        "{}\u{a0}{}",
+        if slow.len() == 1 {
+            "iteration"
+        } else {
+            "iterations"
+        },
+        format::index_list_words(&slow, 10)
+    );
+    Some(if steady(a, exact).is_some() {
+        format!(
+            "The steady state: {named}, slow (over median + {OUTLIER_MADS} × MAD), {} left out of these tables and of the advice; the shares are of the other {} counted iterations' host inclusive time ({}). analysis.json's `host_ranges` and `host_range_groups` hold every counted iteration, its `steady_state` these figures.",
+            if slow.len() == 1 { "is" } else { "are" },
+            s.host_inclusive.count,
+            format::duration_i(s.host_inclusive.total_ns),
+        )
+    } else {
+        format!(
+            "These tables hold every counted iteration, the slow {named} included; the advice leaves {} out (the steady state).",
+            if slow.len() == 1 { "it" } else { "them" }
+        )
+    })
 }
 
 /// Each group's exact name, for the groups of one name.
@@ -112,12 +157,15 @@ pub(super) fn group_display(group: &str, names: u64, exact: &HashMap<String, &st
     }
 }
 
+/// The host table of `shown` ([`shown_ranges`] of `exact_names`), by exclusive or inclusive
+/// total.
 pub(super) fn host_table(
     a: &Analysis,
     shown: &[HostRange],
     caps: &Caps,
     exclusive: bool,
     path: &str,
+    exact_names: bool,
 ) -> Table<HostRow> {
     let mut ranges: Vec<&HostRange> = shown.iter().collect();
     let key = |r: &HostRange| {
@@ -128,11 +176,15 @@ pub(super) fn host_table(
         }
     };
     ranges.sort_by(|x, y| key(y).cmp(&key(x)).then_with(|| x.name.cmp(&y.name)));
-    let iteration_total = a
-        .iteration_summary
-        .host_inclusive
-        .as_ref()
-        .map_or(0, |h| h.total_ns);
+    // The share is of the iterations the rows cover: the steady state's when they are its.
+    let iteration_total = match steady(a, exact_names) {
+        Some(s) => s.host_inclusive.total_ns,
+        None => a
+            .iteration_summary
+            .host_inclusive
+            .as_ref()
+            .map_or(0, |h| h.total_ns),
+    };
     let top: Vec<&HostRange> = ranges.iter().take(caps.top).copied().collect();
     // One unit per column.
     let column = |value: fn(&HostRange) -> f64| {

@@ -5,10 +5,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::advice::advice;
+use super::advice::{advice, advice_note};
 use super::gpu_work::{gpu_work_view, GpuWorkView};
 use super::iterations::{chart, iteration_table, ChartView, IterationRow};
-use super::ranges::{gpu_table, host_table, shown_ranges, GpuRow, HostRow};
+use super::ranges::{gpu_table, host_table, shown_ranges, steady_note, GpuRow, HostRow};
 use super::{code_list, not_recorded, path_text, run_title, Table};
 use crate::artifact::{Analysis, GateResult, IterationStats, Warning, WarningCode};
 use crate::render::comparison::RunComparisonView;
@@ -36,9 +36,14 @@ pub struct AnalysedView {
     pub host_exclusive: Table<HostRow>,
     /// Largest host inclusive totals (they do not add up).
     pub host_inclusive: Table<HostRow>,
+    /// What the range tables and the advice leave out (the slow iterations: the steady
+    /// state), in words; `None` when no counted iteration is slow.
+    pub steady_note: Option<String>,
     /// Largest GPU-projected totals; no rows when the projection is unavailable.
     pub gpu_ranges: Table<GpuRow>,
     pub advice: Vec<String>,
+    /// Which iterations the advice leaves out (the slow ones), when it leaves some out.
+    pub advice_note: Option<String>,
     /// The GPU work: none when the trace holds no CUDA data.
     pub gpu_work: Option<GpuWorkView>,
     pub iterations: Table<IterationRow>,
@@ -120,8 +125,12 @@ pub(super) fn analysed(
     let mut ordered: Vec<&Warning> = a.warnings.iter().filter(|w| w.gating).collect();
     ordered.extend(a.warnings.iter().filter(|w| !w.gating));
     let mut warnings: Vec<WarningView> = Vec::new();
+    // Warnings said in the list: one of its bullets, or the bullet of the slow iterations
+    // that explains it with the others.
+    let mut said = 0;
     for w in ordered.iter().take(caps.warnings) {
         let together = merged.as_ref().filter(|m| m.codes.contains(&w.code));
+        said += 1;
         match together {
             Some(m) if m.codes[0] == w.code => {
                 explained.retain(|(code, _)| !code.is_some_and(|c| m.codes.contains(&c)));
@@ -146,10 +155,25 @@ pub(super) fn analysed(
             }),
         }
     }
-    let warnings_note = (ordered.len() > warnings.len()).then(|| {
+    // A warning merged into a bullet that was cut is not said either.
+    if let Some(m) = &merged {
+        let cut = !ordered
+            .iter()
+            .take(caps.warnings)
+            .any(|w| w.code == m.codes[0]);
+        if cut {
+            said -= ordered
+                .iter()
+                .take(caps.warnings)
+                .filter(|w| m.codes.contains(&w.code))
+                .count();
+        }
+    }
+    let warnings_note = (ordered.len() > said).then(|| {
+        let left_out = ordered.len() - said;
         format!(
-            "{} more warnings left out to fit the size limit; all {} are in {path_text}.",
-            ordered.len() - warnings.len(),
+            "{} left out to fit the size limit; all {} are in {path_text}.",
+            plural(left_out, "more warning", "more warnings"),
             ordered.len()
         )
     });
@@ -167,12 +191,14 @@ pub(super) fn analysed(
         warnings,
         warnings_note,
         callouts: explained.into_iter().map(|(_, text)| text).collect(),
-        facts: facts(a, counted, caps),
+        facts: facts(a, counted, caps, options.links.repo_url()),
         stats: stats(a, counted, gpu_ok),
-        host_exclusive: host_table(a, &hosts, caps, true, &path_text),
-        host_inclusive: host_table(a, &hosts, caps, false, &path_text),
+        host_exclusive: host_table(a, &hosts, caps, true, &path_text, options.exact_names),
+        host_inclusive: host_table(a, &hosts, caps, false, &path_text, options.exact_names),
+        steady_note: steady_note(a, options.exact_names),
         gpu_ranges: gpu_table(&gpus, caps, &path_text),
         advice: advice(a, caps),
+        advice_note: advice_note(a),
         gpu_work: gpu_work_view(a, caps, path, options),
         iterations: iteration_table(a, caps, gpu_ok, &path_text),
         warmup_row: warmup(a).filter(|n| *n > 0).map(|n| IterationRow {
@@ -213,7 +239,7 @@ pub(super) fn warmup(a: &Analysis) -> Option<u64> {
         .and_then(serde_json::Value::as_u64)
 }
 
-pub(super) fn facts(a: &Analysis, counted: u64, caps: &Caps) -> Facts {
+pub(super) fn facts(a: &Analysis, counted: u64, caps: &Caps, repo_url: Option<&str>) -> Facts {
     let s = &a.iteration_summary;
     let p = &a.provenance;
     let mut nsys_version = esc(&p.nsys_version, caps.name_chars);
@@ -233,7 +259,7 @@ pub(super) fn facts(a: &Analysis, counted: u64, caps: &Caps) -> Facts {
     Facts {
         profile: esc(&a.run.profile_name, caps.name_chars),
         run_id: esc(&a.run.run_id, caps.name_chars),
-        git_commit: not_recorded(a.run.git_commit.as_deref(), caps),
+        git_commit: escape::commit(a.run.git_commit.as_deref(), repo_url),
         device: not_recorded(a.run.device.as_deref(), caps),
         nsys_version,
         warmup: match warmup(a) {
@@ -520,17 +546,19 @@ pub(super) fn stat_cells(s: Option<&IterationStats>, missing: &str) -> Vec<Strin
     match s {
         None => vec![missing.to_owned(); 8],
         Some(s) => {
-            // The durations in one unit (the count and cv are not durations).
+            // The times in one unit (the count and cv are not durations); the standard
+            // deviation, a spread often a thousandth of them, in its own (`7.73 µs`, as the
+            // other tables show such a time, not `0.00773 ms`).
             let durations = format::column(&[
                 s.mean_ns,
                 s.median_ns,
                 s.minimum_ns as f64,
                 s.maximum_ns as f64,
                 s.p90_ns,
-                s.stddev_ns,
             ]);
             let mut cells = vec![s.count.to_string()];
             cells.extend(durations);
+            cells.push(duration(s.stddev_ns));
             cells.push(format::significant(s.cv, 3));
             cells
         }

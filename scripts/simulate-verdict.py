@@ -197,6 +197,10 @@ CASES = [
          drift_runs=12, drift_step=1.008, head_change=1.008),
     Case("r10", "reference: whole comment with 20 ranges and a GPU projection, no change",
          0.01, ranges=20, gpu=True, count="comment"),
+    Case("r11", "reference: 10 base runs, all 10 each 0.8 % slower, noise 1 %: drift named",
+         0.01, drift_runs=10, drift_step=1.008, count="drift"),
+    Case("r12", "reference: 10 base runs of one level, noise 1 %: drift named", 0.01,
+         count="drift"),
 ]
 
 # The base-run counts whose smallest detectable change the comment states (reference).

@@ -199,9 +199,29 @@ pub fn compare_key(
             measure
         })
         .collect();
-    let mut host = ranges::table(&head, &points, ranges::Clock::HostExclusive, floor);
-    let mut gpu =
-        gpu_both.then(|| ranges::table(&head, &points, ranges::Clock::GpuProjected, floor));
+    // A range table's base times follow where its measure's history puts an unchanged run
+    // (the GPU table the host's when the projection has no prediction of its own).
+    let shift_of = |m: usize| match learned[m].prediction {
+        Some(_) => expected(&learned[m], &points, m),
+        None if m == 1 => expected(&learned[0], &points, 0),
+        None => 0.0,
+    };
+    let mut host = ranges::table(
+        &head,
+        &points,
+        ranges::Clock::HostExclusive,
+        floor,
+        shift_of(0),
+    );
+    let mut gpu = gpu_both.then(|| {
+        ranges::table(
+            &head,
+            &points,
+            ranges::Clock::GpuProjected,
+            floor,
+            shift_of(1),
+        )
+    });
     match gpu.as_mut() {
         Some(g) => ranges::decide(&mut [&mut host, g], floor),
         None => ranges::decide(&mut [&mut host], floor),
@@ -218,6 +238,17 @@ pub fn compare_key(
         host_ranges: host.changes,
         gpu_ranges: gpu.map(|g| g.changes),
         gpu_work: gpu_work::changes(reference.gpu_work.as_ref(), head.first().gpu_work.as_ref()),
+    }
+}
+
+/// Where a measure's history puts a run of unchanged code against its used points' mean (a
+/// logarithm; 0 without a prediction).
+fn expected(learned: &history::Learned, points: &[&points::Point], measure: usize) -> f64 {
+    let name = [MeasureName::HostInclusive, MeasureName::GpuProjected][measure];
+    let logs: Vec<f64> = points.iter().filter_map(|p| p.log(name)).collect();
+    match learned.prediction {
+        Some(p) if !logs.is_empty() => p.level - logs.iter().sum::<f64>() / logs.len() as f64,
+        _ => 0.0,
     }
 }
 

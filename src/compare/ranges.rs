@@ -70,7 +70,17 @@ pub struct Table {
 }
 
 /// Every range of the head (its runs, one point) against the used points (oldest first).
-pub fn table(head: &Point<'_>, used: &[&Point<'_>], clock: Clock, floor: f64) -> Table {
+/// `expected` is where the history puts a run of unchanged code against its points' mean (a
+/// logarithm: the newest level's distance after a shift, the trend's end with a drift, the
+/// head's runner's offset; 0 for a history of one level): a range's base time is its mean
+/// moved by it, so that a branch's drift or a slower runner is not read as the head's change.
+pub fn table(
+    head: &Point<'_>,
+    used: &[&Point<'_>],
+    clock: Clock,
+    floor: f64,
+    expected: f64,
+) -> Table {
     let table = clock.table();
     let head_names: BTreeSet<&String> = head.runs.iter().flat_map(|r| table(r).keys()).collect();
     let names: Vec<&String> = head_names.iter().copied().collect();
@@ -107,7 +117,8 @@ pub fn table(head: &Point<'_>, used: &[&Point<'_>], clock: Clock, floor: f64) ->
             });
             continue;
         }
-        let base_value = (base.iter().sum::<f64>() / base.len() as f64).exp();
+        let base_log = base.iter().sum::<f64>() / base.len() as f64 + expected;
+        let base_value = base_log.exp();
         let head_value = h.exp();
         let mut change = RangeChange {
             name: (*name).clone(),
@@ -125,7 +136,7 @@ pub fn table(head: &Point<'_>, used: &[&Point<'_>], clock: Clock, floor: f64) ->
             let j = noise::judge(&prediction, h, 0.0, 1.0 - noise::CONFIDENCE, floor);
             change.p_value = Some(j.p_value);
             moved = h - prediction.level;
-            raw_changes.push(h - base.iter().sum::<f64>() / base.len() as f64);
+            raw_changes.push(h - base_log);
         }
         changed.push(change);
         beyond.push(moved);
@@ -327,7 +338,7 @@ mod tests {
         let refs: Vec<&RunLevel> = history.iter().collect();
         let pts = points::group(&refs);
         let used: Vec<&Point> = pts.iter().collect();
-        let mut t = table(&point(head), &used, Clock::HostExclusive, 0.01);
+        let mut t = table(&point(head), &used, Clock::HostExclusive, 0.01, 0.0);
         decide(&mut [&mut t], 0.01);
         t
     }

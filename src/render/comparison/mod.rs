@@ -244,17 +244,11 @@ fn history_name(r: &RunComparison) -> String {
     }
 }
 
-/// `; the last 10 base runs see changes of about 3.4 % or more`: what a history could have
-/// seen, beside `within noise`.
-fn could_see(m: &Measure, r: &RunComparison) -> String {
+/// `, which see changes of about 3.4 % or more`: what a history could have seen, beside
+/// `within noise`.
+fn could_see(m: &Measure) -> String {
     m.detectable_pct
-        .map(|d| {
-            format!(
-                "; {} see changes of about {} or more",
-                history_name(r),
-                pct(d)
-            )
-        })
+        .map(|d| format!(", which see changes of about {} or more", pct(d)))
         .unwrap_or_default()
 }
 
@@ -356,7 +350,7 @@ fn verdict_words(verdict: ChangeVerdict, m: &Measure, r: &RunComparison, min_run
             history_name(r)
         ),
         ChangeVerdict::WithinNoise => {
-            format!("within noise ({}{})", history_name(r), could_see(m, r))
+            format!("within noise ({}{})", history_name(r), could_see(m))
         }
         ChangeVerdict::NoiseUnknown => format!(
             "— **noise unknown** ({usable} usable base {}; {min_runs} needed)",

@@ -100,7 +100,7 @@ pub fn compare(
     criteria: Criteria,
 ) -> Comparison {
     let matched = matching::pair(heads, bases);
-    let comparison = Comparison {
+    let mut comparison = Comparison {
         schema_version: COMPARISON_SCHEMA_VERSION,
         tool_version: TOOL_VERSION.to_owned(),
         baseline: source,
@@ -128,6 +128,22 @@ pub fn compare(
         unmatched_head_omitted: 0,
         unmatched_base_omitted: 0,
     };
+    let combined = comparison
+        .runs
+        .iter()
+        .flat_map(|r| {
+            let left = r.history.left_out.iter().map(|l| &l.run);
+            r.history.used.iter().chain(left)
+        })
+        .filter(|u| u.repeats > 1)
+        .count();
+    if combined > 0 {
+        comparison.notes.push(format!(
+            "{combined} {} of the history combine{} several analyses of one key (repeats of one CI run): each counts once",
+            if combined == 1 { "point" } else { "points" },
+            if combined == 1 { "s" } else { "" }
+        ));
+    }
     bounds::bounded(comparison)
 }
 
@@ -414,6 +430,222 @@ mod tests {
         assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::WithinNoise));
         let level = r.measures[0].base.as_ref().unwrap().level_ns;
         assert!((level / 10.5e6 - 1.0).abs() < 0.005, "{level}");
+    }
+
+    fn compared(bases: &[RunLevel], head: &RunLevel) -> RunComparison {
+        let mut c = compare(
+            std::slice::from_ref(head),
+            bases,
+            source(),
+            Vec::new(),
+            Criteria::default(),
+        );
+        c.runs.remove(0)
+    }
+
+    /// The runs of one CI run.
+    fn in_ci_run(mut r: RunLevel, id: u64, runner: Option<&str>) -> RunLevel {
+        r.ci_run = Some(crate::artifact::CiRun {
+            id,
+            attempt: Some(1),
+        });
+        r.runner = runner.map(str::to_owned);
+        r
+    }
+
+    #[test]
+    fn one_artifact_of_copies_is_one_point_and_cannot_outvote_the_history() {
+        // Ten CI runs about 10 ms, then one "artifact" holding three analyses of the head's
+        // profile at 12 ms (one CI run): one point, far from the rest.
+        let mut bases: Vec<RunLevel> = history(10, 0.01)
+            .into_iter()
+            .enumerate()
+            .map(|(k, r)| in_ci_run(r, k as u64, None))
+            .collect();
+        for copy in 0..3 {
+            bases.push(in_ci_run(run(12e6, 0.0, 100 + copy), 99, None));
+        }
+        let head = run(12e6, 0.0, 200);
+        let r = compared(&bases, &head);
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::Slower));
+        assert_eq!(r.history.used.len(), 10);
+        let out = &r.history.left_out[0];
+        assert_eq!((out.reason, out.run.repeats), (LeftOutReason::Outlier, 3));
+        assert_eq!(out.run.analyses.len(), 3);
+        assert!(out.change_pct.unwrap() > 15.0, "{:?}", out.change_pct);
+        let c = compare(
+            std::slice::from_ref(&head),
+            &bases,
+            source(),
+            Vec::new(),
+            Criteria::default(),
+        );
+        assert!(c
+            .notes
+            .iter()
+            .any(|n| n.contains("1 point of the history combines")));
+    }
+
+    #[test]
+    fn a_hiccup_run_is_left_out_and_a_real_slowdown_still_found() {
+        let mut bases = history(10, 0.005);
+        bases[4] = run(12e6, 0.0, 4);
+        let r = compared(&bases, &run(10e6, 0.05, 99));
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::Slower));
+        let change = r.measures[0].change_pct.unwrap();
+        assert!((4.0..6.0).contains(&change), "{change}");
+        assert_eq!(r.history.left_out.len(), 1);
+        assert_eq!(r.history.left_out[0].run.position, 4);
+        assert_eq!(
+            r.history.left_out[0].measure,
+            Some(MeasureName::HostInclusive)
+        );
+        // Unchanged code is within noise, not "faster" against a level the hiccup raised.
+        let r = compared(&bases, &run(10e6, 0.0, 99));
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::WithinNoise));
+    }
+
+    #[test]
+    fn a_base_run_that_cannot_be_true_is_invalid_and_never_a_verdict() {
+        let mut zero = fake::analysis(&[0; 20], &[("inference", 0)], false);
+        zero.run.run_id = "zero".into();
+        let zero = RunLevel::of(&zero, "zero/analysis.json");
+        let mut bases = history(3, 0.01);
+        bases.insert(1, zero.clone());
+        let r = compared(&bases, &run(10e6, 0.1, 99));
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::Slower));
+        let out = &r.history.left_out[0];
+        assert_eq!((out.reason, out.run.position), (LeftOutReason::Invalid, 1));
+        assert!(out.why.as_deref().unwrap().contains("zero or less"));
+        // With it, two runs are left: the noise is unknown.
+        let r = compared(
+            &[bases[0].clone(), zero, bases[2].clone()],
+            &run(10e6, 0.1, 99),
+        );
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::NoiseUnknown));
+    }
+
+    #[test]
+    fn runners_of_different_speed_are_not_taken_for_noise() {
+        // Ten runs, alternately on runner a (10 ms) and runner b (4 % slower), 0.3 % noise.
+        let bases: Vec<RunLevel> = (0..10)
+            .map(|k| {
+                let (runner, level) = if k % 2 == 0 {
+                    ("a", 10e6)
+                } else {
+                    ("b", 10.4e6)
+                };
+                in_ci_run(
+                    run(level, 0.003 * [1.0, -1.0, 0.5][k % 3], k),
+                    k as u64,
+                    Some(runner),
+                )
+            })
+            .collect();
+        // Unchanged code on the slower runner is its runner's level, not 2 % slower.
+        let head = in_ci_run(run(10.4e6, 0.0, 99), 99, Some("b"));
+        let r = compared(&bases, &head);
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::WithinNoise));
+        assert!(r.measures[0].change_pct.unwrap().abs() < 0.5);
+        // 3 % slower on the fast runner: found (the two runners' 4 % is not noise).
+        let head = in_ci_run(run(10.3e6, 0.0, 99), 99, Some("a"));
+        let r = compared(&bases, &head);
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::Slower));
+        // A runner the history has never seen: judged against the whole history's spread.
+        let head = in_ci_run(run(10.3e6, 0.0, 99), 99, Some("c"));
+        let r = compared(&bases, &head);
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::WithinNoise));
+    }
+
+    #[test]
+    fn a_drifting_branch_is_named_and_the_head_judged_against_its_trend() {
+        // 8 runs at 10 ms, then 12 each 0.8 % slower than the one before, 0.3 % noise.
+        let bases: Vec<RunLevel> = (0..20)
+            .map(|k| {
+                let merges = (k as i32 - 7).max(0);
+                let pattern = 0.003 * [0.3, -1.1, 0.8, -0.2, 1.2, -0.7, -0.3][k % 7];
+                run(10e6 * 1.008f64.powi(merges), pattern, k)
+            })
+            .collect();
+        // The head at the newest run's level: no change of its own.
+        let newest = 10e6 * 1.008f64.powi(12);
+        let r = compared(&bases, &run(newest, 0.0, 99));
+        let drift = r.history.drift.as_ref().expect("a drift");
+        assert!(
+            (8.0..12.0).contains(&drift.change_pct),
+            "{}",
+            drift.change_pct
+        );
+        assert!((11..=14).contains(&drift.runs), "{}", drift.runs);
+        assert_eq!(drift.measure, MeasureName::HostInclusive);
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::WithinNoise));
+        assert!(r.measures[0].change_pct.unwrap().abs() < 1.0);
+        // Against the history's mean it would have been about 5 % slower: the level is the
+        // trend's, close to the newest run.
+        let level = r.measures[0].base.as_ref().unwrap().level_ns;
+        assert!((level / newest - 1.0).abs() < 0.01, "{level}");
+    }
+
+    #[test]
+    fn what_the_history_can_see_is_said_and_a_thin_head_widens_it() {
+        let bases = history(10, 0.01);
+        let r = compared(&bases, &run(10e6, 0.0, 99));
+        let seen = r.measures[0].detectable_pct.expect("noise known");
+        assert!((2.0..5.0).contains(&seen), "{seen}");
+        // A head of 5 counted iterations with 2 % per-iteration noise knows its value less
+        // well than the history's runs of 20 at 0.5 %.
+        let host: Vec<i64> = [0.02, -0.02, 0.01, -0.01, 0.0]
+            .iter()
+            .cycle()
+            .take(20)
+            .map(|e| (10e6 * (1.0 + e)) as i64)
+            .collect();
+        let mut a = fake::analysis(&host, &[("inference", 100_000_000)], false);
+        for i in &mut a.iterations[5..] {
+            i.complete = false;
+        }
+        a.iteration_summary.host_inclusive.as_mut().unwrap().count = 5;
+        let thin = RunLevel::of(&a, "thin/analysis.json");
+        assert_eq!(thin.host_samples.len(), 5);
+        let r_thin = compared(&bases, &thin);
+        let [lo, hi] = r_thin.measures[0].interval_pct.unwrap();
+        let [lo0, hi0] = r.measures[0].interval_pct.unwrap();
+        assert!(hi - lo > hi0 - lo0, "{lo} {hi} against {lo0} {hi0}");
+        assert!(r_thin.measures[0].detectable_pct.unwrap() > seen);
+        // With too few runs the noise is unknown and so is what it could see.
+        let r = compared(&history(2, 0.01), &run(10e6, 0.0, 99));
+        assert_eq!(r.measures[0].detectable_pct, None);
+    }
+
+    #[test]
+    fn a_run_that_moved_as_a_whole_is_said_once() {
+        let ranges = |offset: f64, k: usize| -> RunLevel {
+            let names: Vec<String> = (0..12).map(|g| format!("stage{g:02}")).collect();
+            let totals: Vec<(&str, i64)> = names
+                .iter()
+                .enumerate()
+                .map(|(g, n)| {
+                    let own = 1.0 + 0.002 * (((g + k) % 5) as f64 - 2.0);
+                    (n.as_str(), (20.0 * 100_000.0 * (1.0 + offset) * own) as i64)
+                })
+                .collect();
+            let host: Vec<i64> = (0..20).map(|_| (10e6 * (1.0 + offset)) as i64).collect();
+            let mut a = fake::analysis(&host, &totals, false);
+            a.run.run_id = format!("run-{k}");
+            RunLevel::of(&a, &format!("{k}/analysis.json"))
+        };
+        let bases: Vec<RunLevel> = (0..10)
+            .map(|k| ranges(0.01 * [0.3, -0.9, 0.6, -0.1, 1.0][k % 5], k))
+            .collect();
+        let r = compared(&bases, &ranges(0.06, 99));
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::Slower));
+        let wide = r.run_wide.as_ref().expect("a run-wide shift");
+        assert_eq!((wide.groups_moved, wide.groups), (12, 12));
+        assert!(r
+            .host_ranges
+            .changed
+            .iter()
+            .all(|c| c.verdict == ChangeVerdict::WithinNoise));
     }
 
     proptest! {

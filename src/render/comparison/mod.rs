@@ -563,13 +563,6 @@ fn left_out(r: &RunComparison) -> Option<String> {
             first_and_more(each.into_iter(), 5)
         ));
     }
-    let combined = r.history.used.iter().filter(|u| u.repeats > 1).count();
-    if combined > 0 {
-        parts.push(format!(
-            "{} of the base branch's CI runs hold several analyses of this profile (repeats): each run's are combined into one point of the history.",
-            combined
-        ));
-    }
     (!parts.is_empty()).then(|| parts.join(" "))
 }
 

@@ -700,7 +700,7 @@ fn no_single_base_run_can_steer_the_verdict() {
     let head_bytes = std::fs::read(head.path("analysis.json")).unwrap();
     let folder = base.dir.parent().unwrap().join("steered");
     let offsets = [1.003, 0.996, 1.005, 0.998, 1.001, 0.997, 1.004, 1.0];
-    let mut write = |name: &str, data: Vec<u8>| {
+    let write = |name: &str, data: Vec<u8>| {
         let dir = folder.join(name);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("analysis.json"), data).unwrap();

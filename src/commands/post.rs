@@ -22,6 +22,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 
 use super::{baseline_comparison, links, post_settings, Context, POSTING};
+use crate::artifact::ANALYSIS_FILE;
 use crate::cli::PostArgs;
 use crate::forge::{self, CommentBody, Posted};
 use crate::gate::{self, GateConfig};
@@ -34,7 +35,6 @@ use crate::publish::Rendered;
 use crate::render::{limit, Budget, RenderOptions, Renderer, Template, DEFAULT_TOP};
 use crate::say::say;
 use crate::text::shown_path;
-use crate::ANALYSIS_FILE;
 
 pub fn post(args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
     match (&args.report, &args.analyses) {

@@ -100,12 +100,7 @@ pub fn build(
                     let mut view = analysed(analysis, path, caps, options);
                     view.comparison = compared.and_then(|c| {
                         comparison::find(c, &path.display().to_string()).map(|r| {
-                            comparison::run(
-                                r,
-                                caps,
-                                c.method.noise_floor_pct,
-                                options.links.repo_url(),
-                            )
+                            comparison::run(r, &c.method, caps, options.links.repo_url())
                         })
                     });
                     view

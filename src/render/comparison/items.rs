@@ -60,7 +60,8 @@ impl Items {
 pub struct ItemTable {
     /// The name column's heading.
     pub heading: &'static str,
-    /// The table in one sentence: how many are `slower` or `faster` of how many.
+    /// The table in one sentence: how many are `slower` or `faster` of how many; empty when
+    /// neither side has an item (nothing to say).
     pub sentence: String,
     /// The items that changed; empty when the sentence says it all.
     pub rows: Vec<ItemRow>,
@@ -159,6 +160,7 @@ pub fn table(c: &RangeChanges, items: Items, basis: Option<&WorkChanges>, caps: 
     let count = |v: ChangeVerdict| c.changed.iter().filter(|r| r.verdict == v).count();
     let (slower, faster) = (count(ChangeVerdict::Slower), count(ChangeVerdict::Faster));
     let sentence = match (slower, faster, in_both) {
+        (_, _, 0) if c.new.is_empty() && c.gone.is_empty() => String::new(),
         (_, _, 0) => format!("no {one} in both the head and the history."),
         // Those comparison.json leaves out have the verdicts of those it lists.
         (0, 0, _) if count(ChangeVerdict::NoiseUnknown) == c.changed.len() => {
@@ -167,13 +169,14 @@ pub fn table(c: &RangeChanges, items: Items, basis: Option<&WorkChanges>, caps: 
         (0, 0, 1) => format!("the one {one} did not change beyond its run-to-run noise."),
         (0, 0, n) => format!("none of the {n} {many} changed beyond its run-to-run noise."),
         (s, f, n) => format!(
-            "{} of {n} {many} beyond their run-to-run noise.",
+            "{} of {n} {} beyond their run-to-run noise.",
             [(s, "slower"), (f, "faster")]
                 .iter()
                 .filter(|(k, _)| *k > 0)
                 .map(|(k, w)| format!("{k} {w}"))
                 .collect::<Vec<_>>()
-                .join(" and ")
+                .join(" and "),
+            if n == 1 { one } else { many }
         ),
     };
     let left = in_both.saturating_sub(item_rows.len());

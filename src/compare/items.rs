@@ -303,7 +303,12 @@ mod tests {
         );
         let base = group.largest_members[0].base_per_iteration_ns.unwrap();
         assert!((base - 200_000.0).abs() < 1e-6, "{base}");
-        let sample = t.changes.changed.iter().find(|c| c.name == "sample").unwrap();
+        let sample = t
+            .changes
+            .changed
+            .iter()
+            .find(|c| c.name == "sample")
+            .unwrap();
         assert_eq!((sample.members, sample.largest_members.len()), (Some(1), 0));
     }
 

@@ -213,8 +213,8 @@ pub fn compare_key(
     // control.
     let exact = criteria.exact_names;
     let mut host = items::ranges(&head, &points, Clock::HostExclusive, exact).table(floor);
-    let mut gpu = gpu_both
-        .then(|| items::ranges(&head, &points, Clock::GpuProjected, exact).table(floor));
+    let mut gpu =
+        gpu_both.then(|| items::ranges(&head, &points, Clock::GpuProjected, exact).table(floor));
     let kernels = items::work(&head, &points, Kind::Kernels);
     let copies = items::work(&head, &points, Kind::MemoryCopies);
     let mut kernel_table = kernels.as_ref().map(|w| w.input.table(floor));

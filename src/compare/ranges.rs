@@ -77,10 +77,7 @@ pub fn table(head: &[&Times], used: &[Vec<&Times>], floor: f64) -> Table {
         .iter()
         .map(|name| used.iter().map(|p| value(p, name).map(f64::ln)).collect())
         .collect();
-    let head_logs: Vec<Option<f64>> = names
-        .iter()
-        .map(|n| value(head, n).map(f64::ln))
-        .collect();
+    let head_logs: Vec<Option<f64>> = names.iter().map(|n| value(head, n).map(f64::ln)).collect();
     let judged: Vec<usize> = (0..names.len())
         .filter(|&g| head_logs[g].is_some() && logs[g].iter().flatten().count() >= MIN_BASE_RUNS)
         .collect();

@@ -430,8 +430,7 @@ fn work_totals(w: &GpuWork) -> WorkTotals {
         Some(bases) => {
             let mut per_iteration = Some(BTreeMap::new());
             for b in bases {
-                *totals.kernel_bases.entry(b.base_name.clone()).or_default() +=
-                    b.total_ns as f64;
+                *totals.kernel_bases.entry(b.base_name.clone()).or_default() += b.total_ns as f64;
                 match (per_iteration.as_mut(), b.per_iteration_ns) {
                     (Some(map), Some(v)) => *map.entry(b.base_name.clone()).or_default() += v,
                     _ => per_iteration = None,

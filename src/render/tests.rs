@@ -738,7 +738,7 @@ fn the_comparison_section_with_a_history_gpu_work_and_differences() {
     // Kernels by base name, judged; written without `kernels_by_base_name`, by the
     // capture's totals over the 5 counted iterations, said so.
     assert!(
-        md.contains("| gemm | 200\u{a0}µs | 280\u{a0}µs | +80.0\u{a0}µs | +40.0\u{a0}% | 100\u{a0}% | **slower** |"),
+        md.contains("| gemm | 200\u{a0}→\u{a0}280\u{a0}µs | +80.0\u{a0}µs | +40.0\u{a0}% | 100\u{a0}% | **slower** |"),
         "{md}"
     );
     assert!(
@@ -854,7 +854,10 @@ fn the_comparison_shows_every_number_positionally() {
     }];
     run.gpu_ranges = Some(ranges.clone());
     // The kernels' table and its shares likewise.
-    let kernels = run.kernels.as_mut().expect("the head and the history record kernels");
+    let kernels = run
+        .kernels
+        .as_mut()
+        .expect("the head and the history record kernels");
     for r in &mut ranges.changed {
         r.share = Some(next());
     }
@@ -902,15 +905,15 @@ fn the_comparison_shows_every_number_positionally() {
         assert!(!section.contains(word), "{word} in\n{section}");
     }
     assert!(
-        section.contains("| real | 1.50\u{a0}µs | 3.00\u{a0}µs | +1.50\u{a0}µs |"),
+        section.contains("| real | 1.50\u{a0}→\u{a0}3.00\u{a0}µs | +1.50\u{a0}µs |"),
         "{section}"
     );
     assert!(
-        section.contains("| leftover | 1.50\u{a0}µs | 1.50\u{a0}µs | 0\u{a0}µs | 0.0\u{a0}% |"),
+        section.contains("| leftover | 1.50\u{a0}→\u{a0}1.50\u{a0}µs | 0\u{a0}µs | 0.0\u{a0}% |"),
         "{section}"
     );
     assert!(
-        section.contains("| leftover.down | 1.50\u{a0}µs | 1.50\u{a0}µs | 0\u{a0}µs |"),
+        section.contains("| leftover.down | 1.50\u{a0}→\u{a0}1.50\u{a0}µs | 0\u{a0}µs |"),
         "{section}"
     );
     assert_one_unit_per_column(&md);

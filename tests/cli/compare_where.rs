@@ -182,10 +182,7 @@ fn on_the_llama_shape_the_slower_ensure_group_is_the_first_range_row() {
     assert_eq!(c["method"]["ranges_grouped"], false);
     let first = &c["runs"][0]["host_ranges"]["changed"][0];
     assert!(
-        first["name"]
-            .as_str()
-            .unwrap()
-            .contains(".ensure_layer_"),
+        first["name"].as_str().unwrap().contains(".ensure_layer_"),
         "{first}"
     );
     assert!(first.get("members").is_none(), "{first}");
@@ -226,12 +223,15 @@ fn a_kernel_fifteen_percent_slower_is_first_with_its_share_and_the_group_that_la
     assert_eq!(copies["changed"][0]["verdict"], "within_noise");
 
     let markdown = String::from_utf8(out.stdout).unwrap();
-    let gpu = &markdown[markdown.find("**GPU work per iteration").expect("a GPU work part")..];
+    let gpu = &markdown[markdown
+        .find("**GPU work per iteration")
+        .expect("a GPU work part")..];
     let table = rows(gpu, "kernel");
     assert_eq!(table.len(), 1, "{gpu}");
     assert!(
-        table[0].starts_with("| rmsnorm\\_kernel<br><sub>in layer\\_#\\_token\\_#.forward\\_layer\\_#</sub> |")
-            && table[0].contains("| 8.5\u{a0}% | **slower** |"),
+        table[0].starts_with(
+            "| rmsnorm\\_kernel<br><sub>in layer\\_#\\_token\\_#.forward\\_layer\\_#</sub> |"
+        ) && table[0].contains("| 8.5\u{a0}% | **slower** |"),
         "{}",
         table[0]
     );
@@ -246,10 +246,7 @@ fn a_kernel_fifteen_percent_slower_is_first_with_its_share_and_the_group_that_la
         "{markdown}"
     );
     assert_positional(&markdown);
-    insta::assert_snapshot!(
-        "compare_llama_kernel_slower",
-        redact(&markdown, &[&base])
-    );
+    insta::assert_snapshot!("compare_llama_kernel_slower", redact(&markdown, &[&base]));
 }
 
 /// Base runs written before kernels by base name and range groups were recorded (their
@@ -306,7 +303,8 @@ fn base_runs_written_before_kernels_by_base_name_still_compare_with_a_note() {
     assert_eq!(kernels["changed"][0]["verdict"], "slower");
     let markdown = String::from_utf8(out.stdout).unwrap();
     assert!(
-        markdown.contains("Kernels are compared by their capture totals over the counted iterations"),
+        markdown
+            .contains("Kernels are compared by their capture totals over the counted iterations"),
         "{markdown}"
     );
 }

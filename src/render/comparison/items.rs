@@ -12,14 +12,16 @@ use crate::artifact::comparison::{
     ChangeVerdict, RangeChange, RangeChanges, RangeOnly, RunComparison, WorkBasis, WorkChanges,
 };
 use crate::render::escape::{self, inline_shortened as esc};
-use crate::render::format::{column, duration, plural, ColumnUnit, NBSP};
+use crate::render::format::{duration, plural, ColumnUnit, NBSP};
 use crate::render::limit::Caps;
 
 /// What a table's items are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Items {
     /// Range groups (`true`) or ranges by exact name.
-    Ranges { grouped: bool },
+    Ranges {
+        grouped: bool,
+    },
     Kernels,
     Copies,
 }
@@ -35,11 +37,12 @@ impl Items {
         }
     }
 
-    /// The heading of the share column; empty for none.
+    /// The heading of the share column (of the head's kernel time, or copy time); empty for
+    /// none.
     fn share_heading(self) -> &'static str {
         match self {
             Items::Ranges { .. } => "",
-            Items::Kernels => "of kernel time",
+            Items::Kernels => "share",
             Items::Copies => "of copy time",
         }
     }
@@ -82,8 +85,8 @@ pub struct ItemTable {
 #[derive(Debug, Serialize)]
 pub struct ItemRow {
     pub name: String,
-    pub base: String,
-    pub head: String,
+    /// The history's time per iteration and the head's, in one unit: `0.641 → 0.692 ms`.
+    pub sides: String,
     pub change: String,
     pub change_pct: String,
     /// The item's share of the head's time of its kind (kernels: of all kernel time).
@@ -111,12 +114,7 @@ fn shown(c: &RangeChanges, top: usize, flagged_only: bool) -> Vec<&RangeChange> 
         .collect();
     if !rows.is_empty() && !flagged_only || unknown {
         let room = top.saturating_sub(rows.len());
-        rows.extend(
-            c.changed
-                .iter()
-                .filter(|r| !flagged(r.verdict))
-                .take(room),
-        );
+        rows.extend(c.changed.iter().filter(|r| !flagged(r.verdict)).take(room));
     }
     // `changed` is in order of absolute change (then name): keep that order.
     let position = |r: &RangeChange| {
@@ -130,29 +128,29 @@ fn shown(c: &RangeChanges, top: usize, flagged_only: bool) -> Vec<&RangeChange> 
 }
 
 /// An item table: its sentence, its rows, what they leave out.
-pub fn table(c: &RangeChanges, items: Items, basis: Option<&WorkChanges>, caps: &Caps) -> ItemTable {
+pub fn table(
+    c: &RangeChanges,
+    items: Items,
+    basis: Option<&WorkChanges>,
+    caps: &Caps,
+) -> ItemTable {
     let (one, many) = items.noun();
     let work = !matches!(items, Items::Ranges { .. });
     let rows = shown(c, caps.top, work);
     // Base and head in one unit, the change in its own: one unit per column.
-    let sides: Vec<f64> = rows
-        .iter()
-        .flat_map(|r| [r.base_per_iteration_ns, r.head_per_iteration_ns])
-        .collect();
-    let sides = column(&sides);
+    let sides_unit = ColumnUnit::of(
+        rows.iter()
+            .flat_map(|r| [r.base_per_iteration_ns, r.head_per_iteration_ns]),
+    );
     let change_unit = ColumnUnit::of(rows.iter().map(|r| r.change_ns));
     let item_rows: Vec<ItemRow> = rows
         .iter()
-        .zip(sides.chunks(2))
-        .map(|(r, pair)| ItemRow {
+        .map(|r| ItemRow {
             name: item_name(r, items, caps),
-            base: pair[0].clone(),
-            head: pair[1].clone(),
+            sides: sides_unit.show_pair(r.base_per_iteration_ns, r.head_per_iteration_ns),
             change: change_unit.show_change(r.change_ns),
             change_pct: r.change_pct.map_or("n/a".to_owned(), signed_pct),
-            share: r
-                .share
-                .map_or("n/a".to_owned(), |s| share_pct(s * 100.0)),
+            share: r.share.map_or("n/a".to_owned(), |s| share_pct(s * 100.0)),
             verdict: verdict_cell(r.verdict),
         })
         .collect();
@@ -183,7 +181,10 @@ pub fn table(c: &RangeChanges, items: Items, basis: Option<&WorkChanges>, caps: 
     let hidden_flagged = slower + faster - rows.iter().filter(|r| flagged(r.verdict)).count();
     let note = (!item_rows.is_empty() && left > 0).then(|| {
         let which = if work && hidden_flagged == 0 {
-            format!("{} within their noise", plural(left, &format!("other {one}"), &format!("other {many}")))
+            format!(
+                "{} within their noise",
+                plural(left, &format!("other {one}"), &format!("other {many}"))
+            )
         } else if hidden_flagged > 0 {
             format!(
                 "The {left} other {many} ({hidden_flagged} of them slower or faster) changed less"
@@ -237,7 +238,9 @@ pub fn table(c: &RangeChanges, items: Items, basis: Option<&WorkChanges>, caps: 
         shares: items.share_heading(),
         rows: item_rows,
         note,
-        basis: basis.and_then(|w| w.note.as_deref()).map(|n| escape::message(n, 400)),
+        basis: basis
+            .and_then(|w| w.note.as_deref())
+            .map(|n| escape::message(n, 400)),
         members,
         new: list(&c.new, c.new_omitted),
         gone: list(&c.gone, c.gone_omitted),
@@ -354,7 +357,11 @@ pub fn where_line(r: &RunComparison, caps: &Caps) -> Option<String> {
             parts.push(format!(
                 "{} more {what}{}",
                 hits.len() - WHERE_ITEMS,
-                if hits.len() - WHERE_ITEMS == 1 { "" } else { "s" }
+                if hits.len() - WHERE_ITEMS == 1 {
+                    ""
+                } else {
+                    "s"
+                }
             ));
         }
     }
@@ -380,13 +387,14 @@ pub fn where_short(r: &RunComparison, caps: &Caps) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(", "))
 }
 
-/// The basis of a kernels' or copies' table in words, for its heading.
+/// What a kernels' or copies' table is, for its heading (a table by the capture's totals
+/// says so in its note).
 pub fn work_what(w: &WorkChanges, kernels: bool) -> &'static str {
     match (w.basis, kernels) {
-        (WorkBasis::PerIteration, true) => "GPU work per iteration: kernels launched inside the counted iterations, each against its own history",
-        (WorkBasis::Capture, true) => "GPU work: kernels' capture totals over the counted iterations, each against its own history",
-        (WorkBasis::PerIteration, false) => "Memory copies per iteration, by kind, each against its own history",
-        (WorkBasis::Capture, false) => "Memory copies: capture totals over the counted iterations, by kind, each against its own history",
+        (WorkBasis::PerIteration, true) => "GPU work per iteration, kernel by kernel (launched inside the counted iterations; share: of the head's kernel time)",
+        (WorkBasis::Capture, true) => "GPU work, kernel by kernel (share: of the head's kernel time)",
+        (WorkBasis::PerIteration, false) => "Memory copies per iteration, by kind",
+        (WorkBasis::Capture, false) => "Memory copies, by kind",
     }
 }
 
@@ -467,7 +475,10 @@ mod tests {
         let names: Vec<&str> = t.rows.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names[..3], ["r00", "r01", "r02"]);
         assert!(names[9].contains("ensure"), "{names:?}");
-        assert_eq!(t.sentence, "1 slower of 13 range groups beyond their run-to-run noise.");
+        assert_eq!(
+            t.sentence,
+            "1 slower of 13 range groups beyond their run-to-run noise."
+        );
         assert_eq!(
             t.note.as_deref(),
             Some("The 3 other range groups changed less; all are in comparison.json.")

@@ -15,7 +15,9 @@ mod words;
 use serde::Serialize;
 
 use self::items::{table as item_table, where_line, where_short, work_what, ItemTable, Items};
-use self::tables::{base_run_rows, condition_rows, measure_rows, BaseRunRow, ConditionRow, MeasureRow};
+use self::tables::{
+    base_run_rows, condition_rows, measure_rows, BaseRunRow, ConditionRow, MeasureRow,
+};
 use self::words::{differ, paragraph, pct, range_pct, signed_pct, spread};
 use crate::artifact::comparison::{
     BaselineKind, ChangeVerdict, Comparison, Drift, LeftOut, LeftOutReason, Measure, Method,

@@ -198,9 +198,11 @@ fn post_settings(args: &CommentArgs) -> CommentSettings {
 }
 
 /// The comparison `--baseline` asks for, if any: `api` is the repository, API URL and token
-/// variable the command was given (`--repo`, `--api-url`, `--token-env`).
+/// variable the command was given (`--repo`, `--api-url`, `--token-env`); `exact_names` the
+/// report's `--exact-names` (the comparison names ranges as the report does).
 fn baseline_comparison(
     args: &BaselineArgs,
+    exact_names: bool,
     (repo, api_url, token_env): (&Option<String>, &String, &String),
     outcomes: &[RunOutcome],
     forge: &dyn Forge,
@@ -236,6 +238,7 @@ fn baseline_comparison(
         criteria: crate::compare::Criteria {
             noise_floor_pct: args.noise_floor,
             judged_keys: args.conditions.clone(),
+            exact_names,
         },
     };
     // `auto`: a SIGINT/SIGTERM while the history was fetched removes its downloads and

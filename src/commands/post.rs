@@ -117,6 +117,7 @@ fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::Resu
     let forge = forge::detect(&context.env, &c.api_url);
     let comparison = baseline_comparison(
         &args.baseline,
+        args.exact_names,
         (&c.repo, &c.api_url, &c.token_env),
         &outcomes,
         forge.as_ref(),

@@ -22,6 +22,7 @@ pub fn report(args: &ReportArgs, context: &Context) -> anyhow::Result<ExitCode> 
     let forge = forge::detect(&context.env, &api.api_url);
     let comparison = baseline_comparison(
         &args.baseline,
+        args.render.exact_names,
         (&api.repo, &api.api_url, &api.token_env),
         &outcomes,
         forge.as_ref(),

@@ -44,6 +44,7 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
     let forge = forge::detect(&context.env, &c.api_url);
     let comparison = baseline_comparison(
         &args.baseline,
+        args.render.exact_names,
         (&c.repo, &c.api_url, &c.token_env),
         &outcomes,
         forge.as_ref(),

@@ -14,8 +14,11 @@
 //!   run of unchanged code, and the smallest change the history could have seen;
 //! - [`measures`]: host inclusive and GPU-projected time per iteration, each with the change
 //!   within the pair of runs ([`interval`]: Hodges-Lehmann, Mann-Whitney);
-//! - [`ranges`]: range by range, each run's own offset taken out, with the false-discovery
-//!   rate controlled;
+//! - [`items`]: the tables judged item by item: range groups (as the report groups names),
+//!   kernels by base name, memory copies by kind, each run's number of an item per counted
+//!   iteration;
+//! - [`ranges`]: any such table item by item, each run's own offset taken out, with the
+//!   false-discovery rate controlled over every item of a run;
 //! - [`gpu_work`]: the capture's kernels and memory copies, when both runs record them;
 //! - [`bounds`]: the lists a base file can grow, bounded, with counts of what is left out.
 
@@ -26,6 +29,7 @@ pub mod fit;
 pub mod gpu_work;
 pub mod history;
 pub mod interval;
+pub mod items;
 pub mod matching;
 pub mod measures;
 pub mod noise;
@@ -36,10 +40,12 @@ pub mod run_level;
 pub mod trend;
 
 use crate::artifact::comparison::{
-    BaselineSource, Comparison, MeasureName, Method, RunComparison, COMPARISON_SCHEMA_VERSION,
+    BaselineSource, Comparison, MeasureName, Method, RunComparison, WorkChanges,
+    COMPARISON_SCHEMA_VERSION,
 };
 use crate::artifact::TOOL_VERSION;
 
+use items::{Clock, Kind};
 pub use run_level::RunLevel;
 
 /// The noise floor by default: 1 %. Smaller changes are never `slower` or `faster`.
@@ -53,6 +59,8 @@ pub struct Criteria {
     /// Top-level manifest keys nsys-gate does not know that are judged as conditions
     /// (`--condition KEY`; see [`conditions`]).
     pub judged_keys: Vec<String>,
+    /// Ranges by exact name (`--exact-names`), not by group as the report shows them.
+    pub exact_names: bool,
 }
 
 impl Default for Criteria {
@@ -60,6 +68,7 @@ impl Default for Criteria {
         Criteria {
             noise_floor_pct: DEFAULT_NOISE_FLOOR_PCT,
             judged_keys: Vec::new(),
+            exact_names: false,
         }
     }
 }
@@ -87,6 +96,7 @@ impl Criteria {
             gross_outlier_sds: Some(outliers::GROSS_SDS),
             drift_alpha: Some(trend::ALPHA),
             drift_min_runs: Some(trend::MIN_RUNS as u64),
+            ranges_grouped: Some(!self.exact_names),
         }
     }
 }
@@ -215,33 +225,46 @@ pub fn compare_key(
             measure
         })
         .collect();
-    // A range table's base times follow where its measure's history puts an unchanged run
-    // (the GPU table the host's when the projection has no prediction of its own).
+    // Where: range groups, kernels, copies; every item of the run under one false-discovery
+    // control. An item's base times follow where its measure's history puts an unchanged run
+    // (GPU work the projection's, the host's when the projection has no prediction of its own).
     let shift_of = |m: usize| match learned[m].prediction {
         Some(_) => expected(&learned[m], &points, m),
         None if m == 1 => expected(&learned[0], &points, 0),
         None => 0.0,
     };
-    let mut host = ranges::table(
-        &head,
-        &points,
-        ranges::Clock::HostExclusive,
-        floor,
-        shift_of(0),
-    );
-    let mut gpu = gpu_both.then(|| {
-        ranges::table(
-            &head,
-            &points,
-            ranges::Clock::GpuProjected,
-            floor,
-            shift_of(1),
-        )
-    });
-    match gpu.as_mut() {
-        Some(g) => ranges::decide(&mut [&mut host, g], floor),
-        None => ranges::decide(&mut [&mut host], floor),
+    let (host_shift, gpu_shift) = (shift_of(0), shift_of(1));
+    let exact = criteria.exact_names;
+    let mut host =
+        items::ranges(&head, &points, Clock::HostExclusive, exact).table(floor, host_shift);
+    let mut gpu = gpu_both
+        .then(|| items::ranges(&head, &points, Clock::GpuProjected, exact).table(floor, gpu_shift));
+    let kernels = items::work(&head, &points, Kind::Kernels);
+    let copies = items::work(&head, &points, Kind::MemoryCopies);
+    let mut kernel_table = kernels.as_ref().map(|w| w.input.table(floor, gpu_shift));
+    let mut copy_table = copies.as_ref().map(|w| w.input.table(floor, gpu_shift));
+    let mut tables: Vec<&mut ranges::Table> = vec![&mut host];
+    tables.extend(gpu.as_mut());
+    tables.extend(kernel_table.as_mut());
+    tables.extend(copy_table.as_mut());
+    ranges::decide(&mut tables, floor);
+    if !exact {
+        items::members(&mut host.changes, &head, &points, Clock::HostExclusive);
+        if let Some(g) = gpu.as_mut() {
+            items::members(&mut g.changes, &head, &points, Clock::GpuProjected);
+        }
     }
+    let judged_work = |work: Option<items::Work>, table: Option<ranges::Table>, kind| {
+        let (work, mut table) = (work?, table?);
+        items::describe(&mut table.changes, &work.input, &head, kind);
+        Some(WorkChanges {
+            basis: work.basis,
+            items: table.changes,
+            note: work.note,
+        })
+    };
+    let kernels = judged_work(kernels, kernel_table, Kind::Kernels);
+    let memory_copies = judged_work(copies, copy_table, Kind::MemoryCopies);
     RunComparison {
         key: head.first().key.clone(),
         heads: heads.iter().map(|r| r.run.clone()).collect(),
@@ -254,6 +277,8 @@ pub fn compare_key(
         host_ranges: host.changes,
         gpu_ranges: gpu.map(|g| g.changes),
         gpu_work: gpu_work::changes(reference.gpu_work.as_ref(), head.first().gpu_work.as_ref()),
+        kernels,
+        memory_copies,
     }
 }
 
@@ -620,7 +645,10 @@ mod tests {
     #[test]
     fn a_run_that_moved_as_a_whole_is_said_once() {
         let ranges = |offset: f64, k: usize| -> RunLevel {
-            let names: Vec<String> = (0..12).map(|g| format!("stage{g:02}")).collect();
+            // Names without digits: the comparison groups names that differ only in numbers.
+            let names: Vec<String> = (b'a'..b'm')
+                .map(|c| format!("stage_{}", c as char))
+                .collect();
             let totals: Vec<(&str, i64)> = names
                 .iter()
                 .enumerate()

@@ -8,19 +8,20 @@
 //! change within one pair of runs is named as such, never a verdict; "not like for like"
 //! comes first when a judged condition differs.
 
+mod items;
 mod tables;
 mod words;
 
 use serde::Serialize;
 
+use self::items::{table as item_table, where_line, where_short, work_what, ItemTable, Items};
 use self::tables::{
-    base_run_rows, condition_rows, measure_rows, range_table, work_rows, BaseRunRow, ConditionRow,
-    MeasureRow, RangeTable, WorkRow,
+    base_run_rows, condition_rows, measure_rows, BaseRunRow, ConditionRow, MeasureRow,
 };
 use self::words::{differ, paragraph, pct, range_pct, signed_pct, spread};
 use crate::artifact::comparison::{
-    BaselineKind, ChangeVerdict, Comparison, Drift, LeftOut, LeftOutReason, Measure, RunComparison,
-    RunRef,
+    BaselineKind, ChangeVerdict, Comparison, Drift, LeftOut, LeftOutReason, Measure, Method,
+    RunComparison, RunRef,
 };
 use crate::render::chart;
 use crate::render::escape::{self, inline_shortened as esc};
@@ -85,9 +86,15 @@ pub struct RunComparisonView {
     pub same: String,
     /// The base run the conditions are against.
     pub base: String,
-    pub host_ranges: RangeTable,
-    pub gpu_ranges: Option<RangeTable>,
-    pub gpu_work: Option<Vec<WorkRow>>,
+    /// Where the change is: every table's `slower` and `faster` items in one line.
+    pub where_line: Option<String>,
+    pub host_ranges: ItemTable,
+    pub gpu_ranges: Option<ItemTable>,
+    /// Kernels and memory copies, each with what its numbers are.
+    pub kernels: Option<ItemTable>,
+    pub kernels_what: &'static str,
+    pub copies: Option<ItemTable>,
+    pub copies_what: &'static str,
     /// The history's runs, oldest first (collapsed).
     pub base_runs: Vec<BaseRunRow>,
 }
@@ -129,8 +136,9 @@ pub fn overall(c: &Comparison, caps: &Caps) -> ComparisonView {
     ComparisonView {
         source: source(c, caps),
         method: format!(
-            "`slower` or `faster` only when the head lies outside where a run of unchanged code lands (a 95 % prediction interval from the base runs, one point per CI run: Student t over the logarithms of each run's median, outliers left out, level shifts, drift and runners accounted for), and by {} or more; the measures share that 5 %, the ranges have their own 3 %; with fewer than {} base runs of the head's conditions the run-to-run noise is unknown.",
+            "`slower` or `faster` only when the head lies outside where a run of unchanged code lands (a 95 % prediction interval from the base runs, one point per CI run: Student t over the logarithms of each run's median, outliers left out, level shifts, drift and runners accounted for), and by {} or more; the measures share that 5 %, the ranges, kernels and copies their own {} (a false-discovery rate); with fewer than {} base runs of the head's conditions the run-to-run noise is unknown.",
             pct(c.method.noise_floor_pct),
+            pct(c.method.ranges_false_discovery_rate * 100.0),
             c.method.min_base_runs
         ),
         headline: c
@@ -311,6 +319,9 @@ fn headline(r: &RunComparison, c: &Comparison, caps: &Caps) -> String {
             verdict_words(gpu.verdict.expect("filtered"), gpu, r, min_runs)
         ));
     }
+    if let Some(place) = where_short(r, caps) {
+        line.push_str(&format!("; where: {place}"));
+    }
     if let Some(point) = &r.history.change_point {
         line.push_str(&format!(
             "; {} is {} {} since {} ({})",
@@ -367,13 +378,18 @@ fn differing(r: &RunComparison) -> Vec<String> {
         .collect()
 }
 
-/// One key's comparison; `repo_url` links commits when the forge is known.
+/// One key's comparison (`method`: the comparison's); `repo_url` links commits when the forge
+/// is known.
 pub fn run(
     r: &RunComparison,
+    method: &Method,
     caps: &Caps,
-    floor_pct: f64,
     repo_url: Option<&str>,
 ) -> RunComparisonView {
+    let floor_pct = method.noise_floor_pct;
+    let ranges = Items::Ranges {
+        grouped: method.ranges_grouped == Some(true),
+    };
     let same: Vec<String> = r
         .conditions
         .iter()
@@ -410,7 +426,7 @@ pub fn run(
         }),
         run_wide: r.run_wide.as_ref().map(|w| {
             format!(
-                "The whole run moved: {} of {} range groups changed {} or more the same way (median {}), as on a slower or faster runner. Each range below is judged by how far it moved beyond that.",
+                "The whole run moved: {} of {} range groups changed {} or more the same way (median {}), as on a slower or faster runner; each range group below is judged by how far it moved beyond that.",
                 w.groups_moved,
                 w.groups,
                 pct(floor_pct),
@@ -447,9 +463,22 @@ pub fn run(
             esc(&r.base.run_id, caps.name_chars),
             esc(&r.base.analysis_path, caps.name_chars.max(300))
         ),
-        host_ranges: range_table(&r.host_ranges, caps),
-        gpu_ranges: r.gpu_ranges.as_ref().map(|g| range_table(g, caps)),
-        gpu_work: r.gpu_work.as_ref().map(|w| work_rows(w, caps)),
+        where_line: where_line(r, caps),
+        host_ranges: item_table(&r.host_ranges, ranges, None, caps),
+        gpu_ranges: r
+            .gpu_ranges
+            .as_ref()
+            .map(|g| item_table(g, ranges, None, caps)),
+        kernels: r
+            .kernels
+            .as_ref()
+            .map(|w| item_table(&w.items, Items::Kernels, Some(w), caps)),
+        kernels_what: r.kernels.as_ref().map_or("", |w| work_what(w, true)),
+        copies: r
+            .memory_copies
+            .as_ref()
+            .map(|w| item_table(&w.items, Items::Copies, Some(w), caps)),
+        copies_what: r.memory_copies.as_ref().map_or("", |w| work_what(w, false)),
         base_runs: base_run_rows(&r.history, repo_url),
     }
 }
@@ -649,7 +678,6 @@ pub fn render_alone(c: &Comparison, top: usize) -> Result<String, super::RenderE
     };
     let renderer = super::Renderer::new(&template)?;
     let caps = Caps::full(top);
-    let floor = c.method.noise_floor_pct;
     let view = AloneView {
         comparison: overall(c, &caps),
         runs: c
@@ -661,7 +689,7 @@ pub fn render_alone(c: &Comparison, top: usize) -> Result<String, super::RenderE
                     esc(&r.heads[0].profile_name, caps.name_chars),
                     esc(&r.heads[0].run_id, caps.name_chars)
                 ),
-                comparison: run(r, &caps, floor, None),
+                comparison: run(r, &c.method, &caps, None),
             })
             .collect(),
         tool_version: crate::artifact::TOOL_VERSION,

@@ -99,14 +99,8 @@ pub fn build(
                 analysed: Some(Box::new({
                     let mut view = analysed(analysis, path, caps, options);
                     view.comparison = compared.and_then(|c| {
-                        comparison::find(c, &path.display().to_string()).map(|r| {
-                            comparison::run(
-                                r,
-                                caps,
-                                c.method.noise_floor_pct,
-                                options.links.repo_url(),
-                            )
-                        })
+                        comparison::find(c, &path.display().to_string())
+                            .map(|r| comparison::run(r, &c.method, caps, options.links.repo_url()))
                     });
                     view
                 })),

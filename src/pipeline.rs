@@ -402,6 +402,10 @@ fn analyze_rows(
             .context("invalid `iteration_pattern`")
             .map_err(AnalyzeError::other)?,
         expected_iterations: manifest.iterations,
+        warmup: manifest
+            .workload
+            .get("warmup")
+            .and_then(serde_json::Value::as_u64),
     };
     // As `provenance.reports` names them: relative to the run directory.
     let relative = |report: ReportName| nsys::csv_path(Path::new(STATS_DIR), report.as_str());

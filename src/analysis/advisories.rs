@@ -5,7 +5,10 @@
 //! over [`HIGH_VARIANCE_CV`]; needs two) and `slow_iterations` (over the median +
 //! [`OUTLIER_MADS`] x MAD, unscaled: an outlier as [`crate::stats`] defines it; needs three),
 //! their thresholds and wording. The thresholds are recorded on the warnings (`threshold`,
-//! `threshold_ns`), so that the report can show them without a copy of its own.
+//! `threshold_ns`), so that the report can show them without a copy of its own, and so are
+//! the facts their advice rests on: the warm-up passes before a slow first iteration
+//! (`warmup_passes`; none: add one), and whether the iterations `slow_iterations` names alone
+//! make the variance (`cv_without_slow`, the others' cv, recorded only then).
 
 use super::iterations::Measured;
 use super::wording::list_named_indexes;
@@ -22,6 +25,7 @@ pub const HIGH_VARIANCE_CV: f64 = 0.10;
 pub(super) fn first_iteration_slow_warning(
     first_iteration: Option<&FirstIteration>,
     counted: usize,
+    warmup: Option<u64>,
 ) -> Option<Warning> {
     let first = first_iteration?;
     (counted >= 2 && first.ratio_to_median > FIRST_ITERATION_SLOW_RATIO).then(|| {
@@ -35,13 +39,33 @@ pub(super) fn first_iteration_slow_warning(
         )
         .with_iterations(vec![first.index])
         .with_threshold(FIRST_ITERATION_SLOW_RATIO)
+        .with_warmup_passes(warmup)
     })
 }
 
-/// `high_variance`, from the counted iterations' host inclusive times.
-pub(super) fn high_variance_warning(host_inclusive: &Sample) -> Option<Warning> {
+/// `high_variance`, from the counted iterations' host inclusive times; with the others' cv
+/// when the iterations `slow` names (at most 3) alone make the variance (the others, two or
+/// more, vary under the threshold).
+pub(super) fn high_variance_warning(
+    host_inclusive: &Sample,
+    rows: &[PushPopRow],
+    counted: &[&Measured],
+    slow: Option<&Warning>,
+) -> Option<Warning> {
+    let slow_indexes = slow.and_then(|w| w.iterations.as_deref()).unwrap_or(&[]);
+    let without_slow = (!slow_indexes.is_empty() && slow_indexes.len() <= 3)
+        .then(|| {
+            let others: Vec<i64> = counted
+                .iter()
+                .filter(|m| !slow_indexes.contains(&m.index))
+                .map(|m| rows[m.row as usize].duration_ns())
+                .collect();
+            let cv = Sample::new(others.clone()).cv();
+            (others.len() >= 2 && cv <= HIGH_VARIANCE_CV).then_some(cv)
+        })
+        .flatten();
     (host_inclusive.len() >= 2 && host_inclusive.cv() > HIGH_VARIANCE_CV).then(|| {
-        Warning::new(
+        let mut warning = Warning::new(
             WarningCode::HighVariance,
             format!(
                 "host inclusive iteration times vary widely: cv {:.3} over {} iterations (threshold {HIGH_VARIANCE_CV})",
@@ -49,7 +73,9 @@ pub(super) fn high_variance_warning(host_inclusive: &Sample) -> Option<Warning> 
                 host_inclusive.len()
             ),
         )
-        .with_threshold(HIGH_VARIANCE_CV)
+        .with_threshold(HIGH_VARIANCE_CV);
+        warning.cv_without_slow = without_slow;
+        warning
     })
 }
 

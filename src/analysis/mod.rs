@@ -73,6 +73,9 @@ pub struct Settings {
     /// Full-match regex with exactly one capture group for the index.
     pub iteration_pattern: Regex,
     pub expected_iterations: u64,
+    /// The warm-up passes the manifest records (`workload.warmup`), when it does: what a slow
+    /// first iteration advises.
+    pub warmup: Option<u64>,
 }
 
 /// The rows of both reports, and where they came from (for error messages).
@@ -181,9 +184,15 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
         warnings.extend(advisories::first_iteration_slow_warning(
             first_iteration.as_ref(),
             counted.len(),
+            settings.warmup,
         ));
-        warnings.extend(advisories::high_variance_warning(&samples.host_inclusive));
         let slow = advisories::slow_iterations_warning(rows, &counted, &samples.host_inclusive);
+        warnings.extend(advisories::high_variance_warning(
+            &samples.host_inclusive,
+            rows,
+            &counted,
+            slow.as_ref(),
+        ));
         // The steady state's range tables take a walk of their own, here, beside the other
         // thread's (only when an iteration is slow).
         let steady = steady::split(&tree, rows, names, &counted, gpu.as_ref(), slow.as_ref());

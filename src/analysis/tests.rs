@@ -40,6 +40,7 @@ fn run(capture: Option<&str>, expected: u64, rows: &[PushPopRow], names: &Intern
         capture_range: capture.map(str::to_owned),
         iteration_pattern: full_match_regex(r"^iteration (\d+)$").unwrap(),
         expected_iterations: expected,
+        warmup: None,
     };
     apply_rules(
         &settings,

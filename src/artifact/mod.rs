@@ -230,6 +230,14 @@ pub struct Warning {
     /// the host inclusive times), in nanoseconds. Absent in files written before it was added.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threshold_ns: Option<f64>,
+    /// `first_iteration_slow`: the warm-up passes the manifest records before the counted
+    /// iterations (0: none, add one); absent when it records none or in files written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_passes: Option<u64>,
+    /// `high_variance`: when the iterations `slow_iterations` names (at most 3) alone make the
+    /// variance, the cv of the other counted iterations (under `threshold`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cv_without_slow: Option<f64>,
 }
 
 impl Warning {
@@ -249,7 +257,15 @@ impl Warning {
             report: None,
             threshold: None,
             threshold_ns: None,
+            warmup_passes: None,
+            cv_without_slow: None,
         }
+    }
+
+    /// The warm-up passes before the counted iterations (`warmup_passes`).
+    pub fn with_warmup_passes(mut self, passes: Option<u64>) -> Self {
+        self.warmup_passes = passes;
+        self
     }
 
     /// The rule's limit (`threshold`).

@@ -259,7 +259,7 @@ fn base_runs_written_before_kernels_by_base_name_still_compare_with_a_note() {
     let base = analysed("llama-gpu", &nsys);
     let history = history(&base, "old", &OFFSETS);
     for k in 0..OFFSETS.len() {
-        let path = history.join(format!("{k}/analysis.json"));
+        let path = history.join(format!("{k:03}/analysis.json"));
         let mut a = read_json(&path);
         let work = a["gpu_work"].as_object_mut().unwrap();
         work.remove("kernels_by_base_name");
@@ -333,7 +333,7 @@ fn with_no_change_every_table_is_one_sentence() {
         ("Host exclusive time per iteration", "5 range groups"),
         ("GPU-projected time per iteration", "4 range groups"),
         (
-            "GPU work per iteration: kernels launched inside the counted iterations, each against its own history",
+            "GPU work per iteration, kernel by kernel (launched inside the counted iterations)",
             "4 kernels",
         ),
     ] {

@@ -42,7 +42,7 @@ impl Items {
     fn share_heading(self) -> &'static str {
         match self {
             Items::Ranges { .. } => "",
-            Items::Kernels => "share",
+            Items::Kernels => "of kernel time",
             Items::Copies => "of copy time",
         }
     }
@@ -391,8 +391,10 @@ pub fn where_short(r: &RunComparison, caps: &Caps) -> Option<String> {
 /// says so in its note).
 pub fn work_what(w: &WorkChanges, kernels: bool) -> &'static str {
     match (w.basis, kernels) {
-        (WorkBasis::PerIteration, true) => "GPU work per iteration, kernel by kernel (launched inside the counted iterations; share: of the head's kernel time)",
-        (WorkBasis::Capture, true) => "GPU work, kernel by kernel (share: of the head's kernel time)",
+        (WorkBasis::PerIteration, true) => {
+            "GPU work per iteration, kernel by kernel (launched inside the counted iterations)"
+        }
+        (WorkBasis::Capture, true) => "GPU work, kernel by kernel",
         (WorkBasis::PerIteration, false) => "Memory copies per iteration, by kind",
         (WorkBasis::Capture, false) => "Memory copies, by kind",
     }

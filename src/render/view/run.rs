@@ -16,7 +16,7 @@ use crate::render::escape::{self, inline_shortened as esc};
 use crate::render::format::{self, duration, duration_i, plural};
 use crate::render::limit::Caps;
 use crate::render::RenderOptions;
-use crate::stats::{Sample, OUTLIER_MADS};
+use crate::stats::OUTLIER_MADS;
 
 #[derive(Debug, Serialize)]
 pub struct AnalysedView {
@@ -438,23 +438,17 @@ fn one_slow_iteration(a: &Analysis) -> Option<SlowTogether> {
         .filter(|i| indexes.contains(&i.index))
         .map(|i| (i.index, i.host.inclusive_ns))
         .collect();
-    let others: Vec<i64> = a
-        .counted_iterations()
-        .filter(|i| !indexes.contains(&i.index))
-        .map(|i| i.host.inclusive_ns)
-        .collect();
     let mut codes = Vec::new();
     if first.is_some() {
         codes.push(WarningCode::FirstIterationSlow);
     }
+    // The analysis says whether the slow ones alone make the variance (`cv_without_slow`).
     let variance = a.warning(WarningCode::HighVariance);
-    let others_cv = Sample::new(others.clone()).cv();
-    let explained =
-        variance.is_some_and(|v| v.threshold.is_none_or(|t| others_cv <= t) && others.len() >= 2);
-    if explained {
-        codes.push(WarningCode::HighVariance);
-    } else if variance.is_some() {
-        return None;
+    let others_cv = variance.and_then(|v| v.cv_without_slow);
+    match (variance, others_cv) {
+        (Some(_), Some(_)) => codes.push(WarningCode::HighVariance),
+        (Some(_), None) => return None,
+        (None, _) => {}
     }
     codes.push(WarningCode::SlowIterations);
     let named: Vec<String> = times
@@ -489,7 +483,7 @@ fn one_slow_iteration(a: &Analysis) -> Option<SlowTogether> {
         ));
     }
     text.push('.');
-    if let (true, Some(h)) = (explained, &a.iteration_summary.host_inclusive) {
+    if let (Some(others_cv), Some(h)) = (others_cv, &a.iteration_summary.host_inclusive) {
         text.push_str(&format!(
             " {} the host time vary (cv {}); the other {} iterations: cv {}.",
             if times.len() == 1 {
@@ -498,7 +492,7 @@ fn one_slow_iteration(a: &Analysis) -> Option<SlowTogether> {
                 "They alone make"
             },
             format::significant(h.cv, 3),
-            others.len(),
+            a.counted_iterations().count() - times.len(),
             format::significant(others_cv, 3)
         ));
     }
@@ -517,15 +511,20 @@ fn one_slow_iteration(a: &Analysis) -> Option<SlowTogether> {
     Some(SlowTogether { codes, text })
 }
 
-/// What a slow first iteration says of the warm-up: that the run had none (consider one), or
-/// that its passes did not absorb the start-up cost.
+/// What a slow first iteration says of the warm-up (`first_iteration_slow`'s
+/// `warmup_passes`): that the run had none (consider one), or that its passes did not absorb
+/// the start-up cost; the per-iteration timings when the analysis does not know.
 fn warmup_advice(a: &Analysis) -> String {
-    match warmup(a) {
-        Some(0) | None => "the run had no warm-up pass: consider one".to_owned(),
+    let passes = a
+        .warning(WarningCode::FirstIterationSlow)
+        .and_then(|w| w.warmup_passes);
+    match passes {
+        Some(0) => "the run had no warm-up pass: consider one".to_owned(),
         Some(n) => format!(
             "{} before it did not absorb the start-up cost",
             plural(n as usize, "warm-up pass", "warm-up passes")
         ),
+        None => "see the per-iteration timings".to_owned(),
     }
 }
 

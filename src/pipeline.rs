@@ -12,10 +12,8 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Context};
 
-use crate::analysis;
-use crate::artifact::{
-    self, Analysis, CiRun, Provenance, ReportName, ReportStatus, Run, Warning, WarningCode,
-};
+use crate::analysis::{self, stage_warnings};
+use crate::artifact::{self, Analysis, CiRun, Provenance, ReportName, ReportStatus, Run, Warning};
 use crate::artifact::{ANALYSIS_FILE, TOOL_VERSION};
 use crate::files;
 use crate::gate::{self, GateConfig};
@@ -197,21 +195,22 @@ pub fn analyze(
 
     // 5. Warnings from every stage, and the gate.
     let mut warnings: Vec<Warning> = run.warnings.clone();
-    if stamp.legacy_reports {
-        warnings.push(Warning::new(
-            WarningCode::LegacyNsysReports,
-            format!(
-                "nsys {} has only the legacy `nvtxpptrace`/`nvtxgpuproj` reports; they were used under the new names",
-                stamp.nsys_version
-            ),
-        ));
-    }
+    warnings.extend(stage_warnings::legacy_reports(
+        stamp.legacy_reports,
+        &stamp.nsys_version,
+    ));
     if let Some(reason) = nvtx_rows.gpu_unavailable {
-        warnings.push(Warning::new(WarningCode::GpuProjectionUnavailable, reason));
+        warnings.push(stage_warnings::gpu_projection_unavailable(reason));
     }
     warnings.extend(gpu_warnings);
-    warnings.extend(untested_version_warning(&stamp.nsys_version));
-    warnings.extend(credentials_warning(&stamp.credential_variables));
+    warnings.extend(stage_warnings::untested_version(
+        nsys::is_tested_version(&stamp.nsys_version),
+        &stamp.nsys_version,
+    ));
+    warnings.extend(stage_warnings::credentials(
+        &stamp.credential_variables,
+        trace_env::MAX_NAMES,
+    ));
     warnings.extend(findings.warnings);
     let gate = gate::apply(&options.gate, &mut warnings);
 
@@ -430,46 +429,6 @@ fn analyze_rows(
         )
         .with_version(&stamp.nsys_version)
     })
-}
-
-/// `nsys_version_untested` when the nsys that wrote the reports is not one the tests run.
-fn untested_version_warning(version: &str) -> Option<Warning> {
-    if nsys::is_tested_version(version) {
-        return None;
-    }
-    Some(Warning::new(
-        WarningCode::NsysVersionUntested,
-        format!(
-            "nsys {version} is not a version the tests run ({}): its reports are read by column name, but check the numbers against nsys's own output",
-            nsys::TESTED_VERSIONS.join(", ")
-        ),
-    ))
-}
-
-/// `trace_environment_secrets` for the credential-like names nsys recorded, if any.
-fn credentials_warning(names: &[String]) -> Option<Warning> {
-    if names.is_empty() {
-        return None;
-    }
-    let shown: Vec<String> = names.iter().take(trace_env::MAX_NAMES).cloned().collect();
-    let more = match names.len().saturating_sub(trace_env::MAX_NAMES) {
-        0 => String::new(),
-        n => format!(" and {n} more"),
-    };
-    let (count, look) = match names.len() {
-        1 => ("1 variable".to_owned(), "looks"),
-        n => (format!("{n} variables"), "look"),
-    };
-    Some(
-        Warning::new(
-            WarningCode::TraceEnvironmentSecrets,
-            format!(
-                "the trace records the profiled process's environment, where {count} {look} like credentials: {}{more} (values not shown); anyone with the trace or its SQLite export can read them: do not upload the trace as an artifact, and rotate them if it was shared",
-                shown.join(", ")
-            ),
-        )
-        .with_variables(names.iter().take(trace_env::MAX_NAMES).cloned().collect()),
-    )
 }
 
 fn provenance(run: &RunDir, stamp: &StatsStamp, options: &AnalyzeOptions) -> Provenance {

@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::artifact::{Warning, WarningCode};
+use crate::analysis::stage_warnings;
+use crate::artifact::Warning;
 use crate::manifest::{self, Manifest, ManifestError};
 use crate::outcome::FailureKind;
 use crate::text::{shown, shown_path};
@@ -260,12 +261,11 @@ pub fn locate_trace(read: ManifestRead) -> Result<RunDir, RunDirError> {
     } = read;
     let mut warnings = Vec::new();
     for miss in &manifest.near_misses {
-        warnings.push(Warning::new(
-            WarningCode::ManifestUnknownKey,
-            format!(
-                "{MANIFEST_FILE}:{}: unknown key `{}` kept in run.extra; did you mean `{}`?",
-                miss.line, miss.key, miss.suggestion
-            ),
+        warnings.push(stage_warnings::unknown_key(
+            MANIFEST_FILE,
+            miss.line,
+            &miss.key,
+            &miss.suggestion,
         ));
     }
 
@@ -278,14 +278,11 @@ pub fn locate_trace(read: ManifestRead) -> Result<RunDir, RunDirError> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     if let Some(recorded) = recorded_dir {
-        if recorded != dir_name {
-            warnings.push(Warning::new(
-                WarningCode::TracePathMoved,
-                format!(
-                    "the manifest recorded the trace in a folder named `{recorded}`, this run directory is named `{dir_name}`; using {trace_name} beside the manifest"
-                ),
-            ));
-        }
+        warnings.extend(stage_warnings::trace_path_moved(
+            &recorded,
+            &dir_name,
+            &trace_name,
+        ));
     }
 
     let trace = dir.join(&trace_name);

@@ -40,6 +40,7 @@ mod groups;
 mod index_checks;
 mod iterations;
 mod ranges;
+pub mod stage_warnings;
 mod steady;
 mod summary;
 mod tree;

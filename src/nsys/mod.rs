@@ -38,7 +38,7 @@ mod words;
 
 pub use error::NsysError;
 
-pub use crate::artifact::{DOWNLOAD_URL, TESTED_VERSIONS};
+pub use crate::artifact::DOWNLOAD_URL;
 pub use locate::{locate, NsysChoice};
 pub use stamp::{csv_path, is_sqlite_trace, read_stamp, StatsStamp, EXPORT_FILE, STAMP_FILE};
 pub use stats::{run_stats, StatsPlan};

@@ -6,11 +6,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::analysis::gpu_work::{self as rules, GpuTraceParts, GpuTraceSummary, KernelLaunch};
-use crate::analysis::{KernelMix, Launches};
-use crate::artifact::{GpuWork, KernelStats, ReportName, ReportStatus, Warning, WarningCode};
+use crate::analysis::{stage_warnings, KernelMix, Launches};
+use crate::artifact::{GpuWork, KernelStats, ReportName, ReportStatus, Warning};
 use crate::nsys::{self, StatsStamp};
 use crate::reports::{self, ApiCall, Interner, KernelExecRow};
-use crate::text::and_list;
 
 /// Why a GPU-work report gave nothing: which report, and what nsys (or the reader) said.
 #[derive(Debug, Clone)]
@@ -378,15 +377,5 @@ impl GpuWorkRows {
 
 /// `gpu_work_unavailable` for one report: which parts it leaves `null`, and why.
 fn unavailable_warning(u: &Unavailable, parts: &[&str]) -> Warning {
-    let message = if parts.is_empty() {
-        format!(
-            "the kernels' base names of gpu_work are derived from their demangled names instead: {}",
-            u.reason
-        )
-    } else {
-        let quoted: Vec<String> = parts.iter().map(|p| format!("`{p}`")).collect();
-        let quoted: Vec<&str> = quoted.iter().map(String::as_str).collect();
-        format!("{} of gpu_work: {}", and_list(&quoted), u.reason)
-    };
-    Warning::new(WarningCode::GpuWorkUnavailable, message).with_report(u.report.as_str())
+    stage_warnings::gpu_work_unavailable(u.report.as_str(), parts, &u.reason)
 }

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use super::iterations::Measured;
 use super::tree::{Tree, NONE};
-use super::wording::{list_named_indexes, plural};
+use super::wording::{list_named_indexes, noun_for};
 use super::DataError;
 use crate::artifact::{IterationGpu, Warning, WarningCode};
 use crate::reports::{GpuProjRow, PushPopRow, RangeStyle};
@@ -91,7 +91,7 @@ impl<'a> GpuIndex<'a> {
                 format!(
                     "{} GPU {} launched outside every NVTX range",
                     self.outside_ops,
-                    plural(self.outside_ops, "operation was", "operations were")
+                    noun_for(self.outside_ops, "operation was", "operations were")
                 ),
             )
             .with_count(self.outside_ops)

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use regex::Regex;
 
 use super::tree::Tree;
-use super::wording::plural;
+use super::wording::noun_for;
 use crate::artifact::{Warning, WarningCode};
 use crate::reports::{Interner, NameId, PushPopRow};
 
@@ -164,7 +164,7 @@ pub(super) fn exceeded_warning(
             WarningCode::CaptureRangeExceeded,
             format!(
                 "{elsewhere} {} matching the iteration pattern {} outside the measured iterations",
-                plural(elsewhere, "range", "ranges"),
+                noun_for(elsewhere, "range", "ranges"),
                 if elsewhere == 1 { "is" } else { "are" }
             ),
         )

@@ -16,7 +16,7 @@
 //!   `iterations[]`;
 //! - `ranges`: `host_ranges[]` and `gpu_projected_ranges[]` by scoped name, the nesting
 //!   limit and `nesting_truncated`;
-//! - `advisories`: `first_iteration_slow`, `high_variance`, `slow_iterations`;
+//! - `timing_warnings`: `first_iteration_slow`, `high_variance`, `slow_iterations`;
 //! - `gpu_work`: the GPU-work reports (kernels, memory copies, memsets, devices), the kernels
 //!   attributed to ranges, `pageable_memory_copies`;
 //! - `steady`: `steady_state`, the counted iterations but the slow ones, which advice rests on;
@@ -31,7 +31,6 @@
 //! (10,000 levels is a test case), so walks use explicit stacks.
 
 mod advice;
-mod advisories;
 mod capture;
 mod completeness;
 mod gpu;
@@ -43,6 +42,7 @@ mod ranges;
 pub mod stage_warnings;
 mod steady;
 mod summary;
+mod timing_warnings;
 mod tree;
 mod wording;
 
@@ -182,13 +182,14 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
 
         let samples = summary::Samples::new(rows, &counted, gpu.as_ref());
         let first_iteration = summary::first_iteration(rows, &counted, &samples.host_inclusive);
-        warnings.extend(advisories::first_iteration_slow_warning(
+        warnings.extend(timing_warnings::first_iteration_slow_warning(
             first_iteration.as_ref(),
             counted.len(),
             settings.warmup,
         ));
-        let slow = advisories::slow_iterations_warning(rows, &counted, &samples.host_inclusive);
-        warnings.extend(advisories::high_variance_warning(
+        let slow =
+            timing_warnings::slow_iterations_warning(rows, &counted, &samples.host_inclusive);
+        warnings.extend(timing_warnings::high_variance_warning(
             &samples.host_inclusive,
             rows,
             &counted,

@@ -23,7 +23,7 @@ use rustc_hash::FxHashMap;
 use super::gpu::GpuIndex;
 use super::iterations::Measured;
 use super::tree::{Tree, NONE};
-use super::wording::plural;
+use super::wording::noun_for;
 use crate::artifact::{GpuProjectedRange, HostRange, Warning, WarningCode};
 use crate::reports::{Interner, NameId, PushPopRow};
 use crate::stats::Sample;
@@ -124,8 +124,8 @@ fn truncated_warning(nesting: Nesting, limit: u32) -> Option<Warning> {
                 "ranges nest up to {} levels below an iteration; host_ranges and gpu_projected_ranges name the first {limit}: {} deeper {} counted in {} ancestor at level {limit}",
                 nesting.deepest,
                 nesting.folded,
-                plural(nesting.folded, "range is", "ranges are"),
-                plural(nesting.folded, "its", "their"),
+                noun_for(nesting.folded, "range is", "ranges are"),
+                noun_for(nesting.folded, "its", "their"),
             ),
         )
         .with_count(nesting.folded)

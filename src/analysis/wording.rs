@@ -11,7 +11,8 @@ pub(super) const MAX_LISTED: usize = 10_000;
 /// warning's `iterations` and `count` carry the rest.
 const MESSAGE_ENTRIES: usize = 20;
 
-pub(super) fn plural<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
+/// `one` for 1, else `many`: the noun of a count (the count itself is the caller's).
+pub(super) fn noun_for<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
     if n == 1 {
         one
     } else {
@@ -30,7 +31,7 @@ pub(super) fn describe_expected(expected: u64) -> String {
 pub(super) fn list_named_indexes(indexes: &[u64]) -> String {
     format!(
         "{} {}",
-        plural(indexes.len() as u64, "iteration", "iterations"),
+        noun_for(indexes.len() as u64, "iteration", "iterations"),
         list_indexes(indexes, indexes.len() as u64)
     )
 }

@@ -25,26 +25,10 @@ pub const MIN_SEGMENT: usize = super::noise::MIN_BASE_RUNS;
 /// The family-wise level of the test over all splits tried.
 pub const CHANGE_ALPHA: f64 = 0.01;
 
-/// A level shift in a history.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LevelShift {
-    /// The index of the first run of the new level.
-    pub at: usize,
-    /// The new level against the one before it (the runs since the previous shift, or since
-    /// the start), as a ratio of their geometric means.
-    pub ratio: f64,
-}
-
-/// Every level shift in `values` (positive, oldest first), each at least `floor` (a relative
-/// change, 0.01 for 1 %): the index of the first run of each new level, oldest first. Binary
-/// segmentation: the best split of the whole history, if it is a shift, then the best split
-/// of each side, and so on.
-pub fn boundaries(values: &[f64], floor: f64) -> Vec<usize> {
-    let logs: Vec<f64> = values.iter().map(|v| v.max(1.0).ln()).collect();
-    boundaries_of_logs(&logs, floor)
-}
-
-/// [`boundaries`] of values already taken as logarithms.
+/// Every level shift in `logs` (logarithms of positive values, oldest first), each at least
+/// `floor` (a relative change, 0.01 for 1 %): the index of the first run of each new level,
+/// oldest first. Binary segmentation: the best split of the whole history, if it is a shift,
+/// then the best split of each side, and so on.
 pub fn boundaries_of_logs(logs: &[f64], floor: f64) -> Vec<usize> {
     let mut found = Vec::new();
     split_all(logs, 0, (1.0 + floor).ln(), &mut found);
@@ -63,21 +47,6 @@ fn split_all(logs: &[f64], offset: usize, min_log: f64, found: &mut Vec<usize>) 
     let (older, newer) = logs.split_at(split.at);
     split_all(older, offset, min_log, found);
     split_all(newer, offset + split.at, min_log, found);
-}
-
-/// The newest level shift in `values` (positive, oldest first), at least `floor`; `None` when
-/// the history holds one level. Its ratio is the new level against the one before it.
-pub fn last_shift(values: &[f64], floor: f64) -> Option<LevelShift> {
-    let bounds = boundaries(values, floor);
-    let at = *bounds.last()?;
-    let before = bounds.iter().rev().nth(1).copied().unwrap_or(0);
-    let logs: Vec<f64> = values.iter().map(|v| v.max(1.0).ln()).collect();
-    let end = logs.len();
-    let mean = |a: usize, b: usize| logs[a..b].iter().sum::<f64>() / (b - a) as f64;
-    Some(LevelShift {
-        at,
-        ratio: (mean(at, end) - mean(before, at)).exp(),
-    })
 }
 
 /// The best split of `logs`.
@@ -125,6 +94,37 @@ fn best_split(logs: &[f64]) -> Option<BestSplit> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A level shift in a history.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    struct LevelShift {
+        /// The index of the first run of the new level.
+        at: usize,
+        /// The new level against the one before it (the runs since the previous shift, or since
+        /// the start), as a ratio of their geometric means.
+        ratio: f64,
+    }
+
+    /// [`boundaries_of_logs`] of positive values.
+    fn boundaries(values: &[f64], floor: f64) -> Vec<usize> {
+        let logs: Vec<f64> = values.iter().map(|v| v.max(1.0).ln()).collect();
+        boundaries_of_logs(&logs, floor)
+    }
+
+    /// The newest level shift in `values` (positive, oldest first), at least `floor`; `None` when
+    /// the history holds one level. Its ratio is the new level against the one before it.
+    fn last_shift(values: &[f64], floor: f64) -> Option<LevelShift> {
+        let bounds = boundaries(values, floor);
+        let at = *bounds.last()?;
+        let before = bounds.iter().rev().nth(1).copied().unwrap_or(0);
+        let logs: Vec<f64> = values.iter().map(|v| v.max(1.0).ln()).collect();
+        let end = logs.len();
+        let mean = |a: usize, b: usize| logs[a..b].iter().sum::<f64>() / (b - a) as f64;
+        Some(LevelShift {
+            at,
+            ratio: (mean(at, end) - mean(before, at)).exp(),
+        })
+    }
 
     /// `n` values around `level` with a fixed pattern of ±`noise` (relative) deviations.
     fn level(n: usize, level: f64, noise: f64) -> Vec<f64> {

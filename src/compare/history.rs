@@ -158,7 +158,7 @@ pub fn choose<'a>(
                 LeftOutReason::Outlier,
                 |o| {
                     o.measure = Some(measure);
-                    o.change_pct = Some(percent(ratio));
+                    o.change_pct = Some(change_pct_of(ratio));
                 },
             ));
         }
@@ -244,7 +244,7 @@ fn change_point_of(alike: &[Point<'_>], l: &Learned, measure: MeasureName) -> Op
         run_id: m.run_id,
         git_commit: m.git_commit,
         created_at: m.created_at,
-        change_pct: percent(ratio),
+        change_pct: change_pct_of(ratio),
         runs: (at..alike.len()).filter(|&i| l.kept[i]).count() as u64,
     })
 }
@@ -253,7 +253,7 @@ fn drift_of(alike: &[Point<'_>], l: &Learned, measure: MeasureName) -> Option<Dr
     let t = l.drift?;
     Some(Drift {
         measure,
-        change_pct: percent(t.change.exp()),
+        change_pct: change_pct_of(t.change.exp()),
         runs: (t.since..alike.len()).filter(|&i| l.kept[i]).count() as u64,
         p_value: t.p_adjusted,
         since: mark(&alike[t.since]),
@@ -523,6 +523,6 @@ impl Runners {
 
 /// A ratio as a change in %, rounded to 0.01 % so that comparison.json stays readable (and
 /// never `-0.0`).
-pub fn percent(ratio: f64) -> f64 {
+pub fn change_pct_of(ratio: f64) -> f64 {
     ((ratio - 1.0) * 10_000.0).round() / 100.0 + 0.0
 }

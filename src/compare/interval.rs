@@ -23,7 +23,7 @@
 pub const EXACT_MAX_PAIRS: usize = 4096;
 
 /// The confidence level of every interval.
-pub const CONFIDENCE: f64 = 0.95;
+pub const WITHIN_PAIR_CONFIDENCE: f64 = 0.95;
 
 /// `z` of the two-sided 95 % level.
 const Z_95: f64 = 1.959_963_984_540_054;
@@ -103,7 +103,7 @@ fn kth(x: &[f64], y: &[f64], k: usize) -> f64 {
 /// The largest `k` with `P(U <= k - 1) <= 2.5 %` for samples of `n` and `m` under the null
 /// hypothesis; 0 when there is none (too few values for a 95 % interval).
 pub fn lower_rank(n: usize, m: usize) -> usize {
-    let alpha_half = (1.0 - CONFIDENCE) / 2.0;
+    let alpha_half = (1.0 - WITHIN_PAIR_CONFIDENCE) / 2.0;
     if n * m <= EXACT_MAX_PAIRS {
         let dist = u_distribution(n, m);
         let mut cumulative = 0.0;

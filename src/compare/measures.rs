@@ -3,7 +3,7 @@
 //! history could have seen, and the change within the pair of the first head run and the
 //! reference base run.
 
-use super::history::{percent, Learned};
+use super::history::{change_pct_of, Learned};
 use super::interval;
 use super::noise::{self, Direction, MIN_BASE_RUNS};
 use super::points::Point;
@@ -78,7 +78,7 @@ pub fn measure(
     };
     let Some(prediction) = learned.prediction else {
         // No noise known: the change against the points' geometric mean, no verdict.
-        m.change_pct = Some(percent(h / noise::geometric_mean(&base)));
+        m.change_pct = Some(change_pct_of(h / noise::geometric_mean(&base)));
         m.verdict = Some(ChangeVerdict::NoiseUnknown);
         m.note = Some(format!(
             "{} usable base {} with a value: the run-to-run noise is unknown ({MIN_BASE_RUNS} needed)",
@@ -89,11 +89,16 @@ pub fn measure(
     };
     let thin = head.within(name).unwrap_or(0.0);
     let j = noise::judge(&prediction, h.ln(), thin, alpha, floor);
-    m.change_pct = Some(percent(j.ratio));
-    m.interval_pct = Some([percent(j.interval.0), percent(j.interval.1)]);
+    m.change_pct = Some(change_pct_of(j.ratio));
+    m.interval_pct = Some([change_pct_of(j.interval.0), change_pct_of(j.interval.1)]);
     m.p_value = Some(j.p_value);
     m.verdict = Some(verdict(j.ratio, j.p_value < alpha, floor));
-    m.detectable_pct = Some(percent(noise::detectable(&prediction, thin, alpha, floor)));
+    m.detectable_pct = Some(change_pct_of(noise::detectable(
+        &prediction,
+        thin,
+        alpha,
+        floor,
+    )));
     m
 }
 
@@ -137,8 +142,10 @@ fn history_summary(values: &[f64], learned: &Learned) -> Option<HistorySummary> 
 fn within_pair(name: MeasureName, head: &RunLevel, base: &RunLevel) -> Option<PairChange> {
     let shift = interval::shift(base.samples(name), head.samples(name))?;
     Some(PairChange {
-        change_pct: percent(shift.ratio),
-        interval_pct: shift.interval.map(|(lo, hi)| [percent(lo), percent(hi)]),
+        change_pct: change_pct_of(shift.ratio),
+        interval_pct: shift
+            .interval
+            .map(|(lo, hi)| [change_pct_of(lo), change_pct_of(hi)]),
     })
 }
 

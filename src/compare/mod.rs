@@ -82,14 +82,14 @@ impl Criteria {
     pub fn method(&self) -> Method {
         Method {
             name: "prediction_interval".to_owned(),
-            confidence: noise::CONFIDENCE,
+            confidence: noise::VERDICT_CONFIDENCE,
             noise_floor_pct: self.noise_floor_pct,
             min_base_runs: noise::MIN_BASE_RUNS as u64,
             ranges_false_discovery_rate: ranges::FALSE_DISCOVERY_RATE,
             change_point_alpha: change_point::CHANGE_ALPHA,
             change_point_min_runs: change_point::MIN_SEGMENT as u64,
-            measure_alpha: Some((1.0 - noise::CONFIDENCE) / 2.0),
-            spread_floor_pct: Some(history::percent(
+            measure_alpha: Some((1.0 - noise::VERDICT_CONFIDENCE) / 2.0),
+            spread_floor_pct: Some(history::change_pct_of(
                 (noise::SPREAD_FLOOR * (1.0 + self.floor()).ln()).exp(),
             )),
             outlier_alpha: Some(outliers::ESD_ALPHA),
@@ -211,7 +211,7 @@ pub fn compare_key(
         .filter(|(m, l)| l.prediction.is_some() && (*m == 0 || gpu_both))
         .count()
         .max(1);
-    let alpha = (1.0 - noise::CONFIDENCE) / judged as f64;
+    let alpha = (1.0 - noise::VERDICT_CONFIDENCE) / judged as f64;
     let measures = [MeasureName::HostInclusive, MeasureName::GpuProjected]
         .into_iter()
         .zip(&learned)

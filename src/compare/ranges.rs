@@ -26,7 +26,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::history::percent;
+use super::history::change_pct_of;
 use super::measures::verdict;
 use super::noise::{self, benjamini_hochberg, Prediction, MIN_BASE_RUNS};
 use super::outliers::median;
@@ -110,7 +110,7 @@ pub fn table(head: &[&Times], used: &[Vec<&Times>], floor: f64, expected: f64) -
             base_per_iteration_ns: base_value,
             head_per_iteration_ns: head_value,
             change_ns: head_value - base_value,
-            change_pct: Some(percent(head_value / base_value)),
+            change_pct: Some(change_pct_of(head_value / base_value)),
             base_runs: base.len() as u64,
             p_value: None,
             verdict: ChangeVerdict::NoiseUnknown,
@@ -122,7 +122,7 @@ pub fn table(head: &[&Times], used: &[Vec<&Times>], floor: f64, expected: f64) -
         let mut moved = 0.0;
         if base.len() >= MIN_BASE_RUNS {
             let prediction = effects.prediction(g, &logs[g]);
-            let j = noise::judge(&prediction, h, 0.0, 1.0 - noise::CONFIDENCE, floor);
+            let j = noise::judge(&prediction, h, 0.0, 1.0 - noise::VERDICT_CONFIDENCE, floor);
             change.p_value = Some(j.p_value);
             moved = h - prediction.level;
             raw_changes.push(h - base_log);
@@ -215,7 +215,7 @@ fn run_wide(raw: &[f64], active: bool, floor: f64) -> Option<RunWide> {
         .filter(|&&c| c.abs() >= min && c.signum() == middle.signum())
         .count();
     (middle.abs() >= min && 2 * moved > raw.len()).then(|| RunWide {
-        change_pct: percent(middle.exp()),
+        change_pct: change_pct_of(middle.exp()),
         groups_moved: moved as u64,
         groups: raw.len() as u64,
     })

@@ -75,7 +75,7 @@ pub fn chart_value(ns: f64, scale: f64) -> String {
 }
 
 /// A share such as `41.2 %` of `part / whole`; `n/a` when the whole is zero.
-pub fn percent(part: f64, whole: f64) -> String {
+pub fn share_pct(part: f64, whole: f64) -> String {
     if whole <= 0.0 || !part.is_finite() || !whole.is_finite() {
         return "n/a".to_owned();
     }
@@ -241,9 +241,9 @@ mod tests {
         assert_eq!(significant(9.996, 3), "10.0");
         assert_eq!(significant(12_345.0, 3), "12300");
         assert_eq!(ratio(2.3149), "2.31×");
-        assert_eq!(percent(1.0, 3.0), "33.3\u{a0}%");
-        assert_eq!(percent(1.0, 0.0), "n/a");
-        assert_eq!(percent(1.0, 100_000.0), "under\u{a0}0.1\u{a0}%");
+        assert_eq!(share_pct(1.0, 3.0), "33.3\u{a0}%");
+        assert_eq!(share_pct(1.0, 0.0), "n/a");
+        assert_eq!(share_pct(1.0, 100_000.0), "under\u{a0}0.1\u{a0}%");
     }
 
     #[test]

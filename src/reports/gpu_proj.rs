@@ -9,7 +9,6 @@
 //! `Name`, `Orig Start`, `Orig Duration`, `Style`, `Lvl`, `RangeId`, `ParentId` and
 //! `RangeStack` (SQL NULLs of a LEFT JOIN that found no range).
 
-use std::io::Read;
 use std::path::Path;
 
 use super::cells::{last_stack_id, optional_i64, required_id, required_u64, Check};
@@ -17,7 +16,7 @@ use super::columns::{def, ColumnDef, Layout};
 use super::error::ReportError;
 use super::interner::{Interner, NameId};
 use super::parts::{self, read_file};
-use super::reader::{parse_report, NameError, Names, ReadLimits, ReadOptions, Report};
+use super::reader::{NameError, Names, ReadOptions, Report};
 use super::scan::{Cell, ColType, Schema, Span};
 
 /// One row of `nvtx_gpu_proj_trace`: the GPU work launched inside one NVTX range, with
@@ -66,16 +65,6 @@ pub fn read_gpu_proj(
     options: ReadOptions,
 ) -> Result<Vec<GpuProjRow>, ReportError> {
     read_file::<GpuProjSchema>(path, interner, options)
-}
-
-/// Reads `nvtx_gpu_proj_trace` CSV from `reader`; `file_label` names it in errors.
-pub fn parse_gpu_proj<R: Read>(
-    reader: R,
-    file_label: &Path,
-    interner: &mut Interner,
-    options: ReadOptions,
-) -> Result<Vec<GpuProjRow>, ReportError> {
-    parse_report::<GpuProjSchema, R>(reader, file_label, interner, ReadLimits::DEFAULT, options)
 }
 
 pub(crate) const DEFS: &[ColumnDef] = &[

@@ -53,12 +53,12 @@ mod tests;
 
 pub use api_trace::{read_api_trace, ApiCall};
 pub use error::ReportError;
-pub use gpu_proj::{parse_gpu_proj, read_gpu_proj, GpuProjRow, RangeStyle};
+pub use gpu_proj::{read_gpu_proj, GpuProjRow, RangeStyle};
 pub use gpu_trace::{stream_gpu_trace, GpuOpRow};
 pub use interner::{Interner, NameId};
 pub use kern_exec::{read_kernel_exec_trace, KernelExecRow};
 pub use kern_sum::{read_kernel_summary, KernelSummaryRow};
-pub use pushpop::{parse_pushpop, read_pushpop, PushPopRow};
+pub use pushpop::{read_pushpop, PushPopRow};
 pub use reader::ReadOptions;
 pub use write::{
     write_field, write_gpu_proj_row, write_pushpop_row, GpuProjRecord, PushPopRecord,

@@ -5,7 +5,6 @@
 //! With `Duration` = `End` - `Start`, `DurChild` + `DurNonChild` = `Duration` and
 //! `RangeStack` ending with `:RangeId`, a wrong split of a name is all but impossible.
 
-use std::io::Read;
 use std::path::Path;
 
 use super::cells::{last_stack_id, required_i64, required_id, required_u64, Check};
@@ -13,7 +12,7 @@ use super::columns::{def, ColumnDef, Layout};
 use super::error::ReportError;
 use super::interner::{Interner, NameId};
 use super::parts::{self, read_file};
-use super::reader::{parse_report, NameError, Names, ReadLimits, ReadOptions, Report};
+use super::reader::{NameError, Names, ReadOptions, Report};
 use super::scan::{Cell, ColType, Schema, Span};
 
 /// One row of `nvtx_pushpop_trace`: one NVTX push/pop range, in 64 bytes (a trace has
@@ -56,16 +55,6 @@ pub fn read_pushpop(
     options: ReadOptions,
 ) -> Result<Vec<PushPopRow>, ReportError> {
     read_file::<PushPopSchema>(path, interner, options)
-}
-
-/// Reads `nvtx_pushpop_trace` CSV from `reader`; `file_label` names it in errors.
-pub fn parse_pushpop<R: Read>(
-    reader: R,
-    file_label: &Path,
-    interner: &mut Interner,
-    options: ReadOptions,
-) -> Result<Vec<PushPopRow>, ReportError> {
-    parse_report::<PushPopSchema, R>(reader, file_label, interner, ReadLimits::DEFAULT, options)
 }
 
 /// The columns, by name. Required: what a row stores. `Duration`, `RangeStack` and

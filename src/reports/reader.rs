@@ -155,6 +155,7 @@ fn shown_header(line: &[u8]) -> String {
     shown
 }
 
+#[cfg(test)]
 pub(crate) fn parse_report<T: Report, R: Read>(
     reader: R,
     label: &Path,

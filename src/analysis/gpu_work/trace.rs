@@ -4,7 +4,7 @@
 use rustc_hash::FxHashMap;
 
 use super::super::ranges::clamp;
-use super::super::wording::plural;
+use super::super::wording::noun_for;
 use crate::artifact::{GpuDevice, MemoryCopies, Memsets, Warning, WarningCode};
 use crate::reports::{GpuOpRow, Interner, NameId};
 
@@ -288,7 +288,7 @@ pub fn pageable_warning(copies: &[MemoryCopies]) -> Option<Warning> {
             WarningCode::PageableMemoryCopies,
             format!(
                 "{count} {} ({}, {} bytes) {} pageable host memory: each is staged through a pinned buffer and synchronous with the host; pinned host memory (`pin_memory=True`, `cudaHostAlloc`) lets copies overlap with other work",
-                plural(count, "memory copy", "memory copies"),
+                noun_for(count, "memory copy", "memory copies"),
                 kinds.join(", "),
                 bytes,
                 if count == 1 { "uses" } else { "use" },

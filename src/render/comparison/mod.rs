@@ -647,13 +647,6 @@ pub fn find<'c>(c: &'c Comparison, path: &str) -> Option<&'c RunComparison> {
         .find(|r| r.heads.first().is_some_and(|h| h.analysis_path == path))
 }
 
-/// Whether the analysis at `path` is a repeat (not the first head run) of a compared key.
-pub fn is_repeat(c: &Comparison, path: &str) -> bool {
-    c.runs
-        .iter()
-        .any(|r| r.heads.iter().skip(1).any(|h| h.analysis_path == path))
-}
-
 /// The built-in template of `nsys-gate compare`: the comparison alone.
 const ALONE: &str = include_str!("../../../templates/compare.md.j2");
 

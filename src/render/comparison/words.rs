@@ -206,7 +206,7 @@ mod tests {
     mod numbers {
         use super::super::*;
         use crate::render::format::{
-            bytes, column, duration, duration_i, fixed, percent, ratio, significant, ColumnUnit,
+            bytes, column, duration, duration_i, fixed, ratio, share_pct, significant, ColumnUnit,
         };
         use proptest::prelude::*;
 
@@ -259,7 +259,7 @@ mod tests {
                     significant(x, 3),
                     fixed(x, 1),
                     ratio(x),
-                    percent(x, y),
+                    share_pct(x, y),
                     bytes(x.abs() as u64),
                     unit.show(x),
                     unit.show_change(y),

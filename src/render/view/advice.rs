@@ -5,7 +5,7 @@
 use super::gpu_work::{kernel_mix_text, KernelNames, ADVICE_KERNELS};
 use crate::artifact::{Advice, AdviceKind, Analysis};
 use crate::render::escape::inline_shortened as esc;
-use crate::render::format::{duration, duration_i, percent};
+use crate::render::format::{duration, duration_i, share_pct};
 use crate::render::limit::Caps;
 
 /// One sentence per item of `advice`, in its order.
@@ -51,7 +51,7 @@ fn shown(item: &Advice, caps: &Caps) -> String {
 
 fn sentence(item: &Advice, names: &KernelNames<'_>, caps: &Caps, iterations: &str) -> String {
     let name = shown(item, caps);
-    let host_share = percent(item.host_exclusive_share, 1.0);
+    let host_share = share_pct(item.host_exclusive_share, 1.0);
     match item.kind {
         AdviceKind::NoGpuProjection => format!(
             "**{name}** has the largest host exclusive time ({} per instance on average). Without a GPU projection it cannot be told whether that is host work (preparation, orchestration, synchronization, I/O) or waiting for the GPU: record with CUDA tracing on (`nsys profile --trace cuda,nvtx`) to find out.",
@@ -64,9 +64,9 @@ fn sentence(item: &Advice, names: &KernelNames<'_>, caps: &Caps, iterations: &st
                 (Some(projected), Some(ratio)) => format!(
                     "while the GPU work it launched spans only {} in all, {} of its {} host inclusive time (under {})",
                     duration_i(projected),
-                    percent(ratio, 1.0),
+                    share_pct(ratio, 1.0),
                     duration_i(item.host_inclusive_ns),
-                    percent(item.threshold_ratio, 1.0)
+                    share_pct(item.threshold_ratio, 1.0)
                 ),
                 _ => "and it launched no GPU work".to_owned(),
             }

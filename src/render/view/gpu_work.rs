@@ -206,7 +206,7 @@ pub(super) fn gpu_work_view(
                 instances: k.instances,
                 total: total_unit.show(k.total_ns as f64),
                 mean: mean_unit.show(k.mean_ns),
-                share: format::percent(k.share, 1.0),
+                share: format::share_pct(k.share, 1.0),
             }
         })
         .collect();
@@ -497,7 +497,7 @@ pub(super) fn kernel_mix_text(
             format!(
                 "{} {}",
                 esc(&names.shown(&k.name), name_chars),
-                format::percent(k.share, 1.0)
+                format::share_pct(k.share, 1.0)
             )
         })
         .collect();
@@ -505,7 +505,7 @@ pub(super) fn kernel_mix_text(
         parts.push(format!(
             "{} {}",
             plural(o.kernels as usize, "other", "others"),
-            format::percent(o.share, 1.0)
+            format::share_pct(o.share, 1.0)
         ));
     }
     parts.join(", ")

@@ -203,7 +203,7 @@ pub(super) fn host_table(
             instances: r.instances,
             exclusive_total: next(&mut exclusive_total),
             exclusive_mean: next(&mut exclusive_mean),
-            exclusive_share: format::percent(r.exclusive.total_ns as f64, iteration_total as f64),
+            exclusive_share: format::share_pct(r.exclusive.total_ns as f64, iteration_total as f64),
             inclusive_total: next(&mut inclusive_total),
             inclusive_mean: next(&mut inclusive_mean),
             inclusive_max: next(&mut inclusive_max),

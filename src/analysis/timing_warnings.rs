@@ -1,4 +1,5 @@
-//! The non-gating advice on the host inclusive times of the counted iterations.
+//! The non-gating timing warnings on the host inclusive times of the counted iterations (the
+//! `advice` on ranges is `advice.rs`).
 //!
 //! Owns the warnings `first_iteration_slow` (the first counted iteration took over
 //! [`FIRST_ITERATION_SLOW_RATIO`] x the median; needs two iterations), `high_variance` (cv
@@ -16,7 +17,7 @@ use crate::artifact::{FirstIteration, Warning, WarningCode};
 use crate::reports::PushPopRow;
 use crate::stats::{outlier_limit, Sample, OUTLIER_MADS};
 
-/// Thresholds of the non-gating advisory warnings.
+/// Thresholds of the non-gating timing warnings.
 pub const FIRST_ITERATION_SLOW_RATIO: f64 = 1.5;
 pub const HIGH_VARIANCE_CV: f64 = 0.10;
 

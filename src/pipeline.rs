@@ -437,6 +437,7 @@ fn provenance(run: &RunDir, stamp: &StatsStamp, options: &AnalyzeOptions) -> Pro
         manifest_path: rundir::MANIFEST_FILE.to_owned(),
         manifest_sha256: run.manifest_sha256.clone(),
         trace_path: run.trace_name.clone(),
+        trace_sha256: run.trace_sha256.clone(),
         reports: ReportName::ALL
             .iter()
             .map(|r| {

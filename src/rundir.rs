@@ -203,6 +203,9 @@ pub struct RunDir {
     /// The trace's file name inside `dir`.
     pub trace_name: String,
     pub trace: PathBuf,
+    /// The trace's SHA-256 (lowercase hex), when the manifest's `trace_sha256` asked for the
+    /// check and it matched.
+    pub trace_sha256: Option<String>,
     /// Warnings found while opening (`trace_path_moved`, `manifest_unknown_key`).
     pub warnings: Vec<Warning>,
 }
@@ -311,6 +314,7 @@ pub fn locate_trace(read: ManifestRead) -> Result<RunDir, RunDirError> {
     if !std::fs::metadata(&trace).is_ok_and(|m| m.is_file()) {
         return Err(RunDirError::TraceNotAFile(trace));
     }
+    let mut trace_sha256 = None;
     if let Some(expected) = &manifest.trace_sha256 {
         let actual = sha256_file(&trace)?;
         if !actual.eq_ignore_ascii_case(expected) {
@@ -320,6 +324,7 @@ pub fn locate_trace(read: ManifestRead) -> Result<RunDir, RunDirError> {
                 actual,
             });
         }
+        trace_sha256 = Some(actual.to_ascii_lowercase());
     }
 
     Ok(RunDir {
@@ -328,6 +333,7 @@ pub fn locate_trace(read: ManifestRead) -> Result<RunDir, RunDirError> {
         manifest_sha256,
         trace_name,
         trace,
+        trace_sha256,
         warnings,
     })
 }

@@ -100,6 +100,10 @@ pub struct Provenance {
     pub manifest_sha256: String,
     /// Relative to `run_dir`.
     pub trace_path: String,
+    /// The trace's SHA-256, checked against the manifest's `trace_sha256`: present only when
+    /// the manifest gives one (it matched, or there is no analysis).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_sha256: Option<String>,
     /// Report name -> CSV path relative to `run_dir`.
     pub reports: BTreeMap<String, String>,
     /// What nsys did with each report: `written`, or `skipped` with nsys's words.

@@ -157,6 +157,17 @@ fn a_trace_symlink_inside_the_run_directory_is_fine() {
     std::fs::rename(run.path("trace.nsys-rep"), run.path("raw/trace.nsys-rep")).unwrap();
     std::os::unix::fs::symlink("raw/trace.nsys-rep", run.path("trace.nsys-rep")).unwrap();
     assert_status(&analyze(&run.dir, &nsys, &[]), 0);
+    // Read through the link, as the manifest names it, with nothing to warn about.
+    let a = run.analysis();
+    assert_eq!(a["provenance"]["trace_path"], "trace.nsys-rep");
+    assert_eq!(a["iteration_summary"]["complete"], 5, "{a:#}");
+    let codes: Vec<&str> = a["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert!(!codes.contains(&"trace_path_moved"), "{codes:?}");
 }
 
 #[test]
@@ -182,13 +193,24 @@ fn a_matching_trace_hash_is_accepted() {
         .output()
         .unwrap();
     let hash = String::from_utf8(out.stdout).unwrap();
+    let hash = hash.split_whitespace().next().unwrap().to_owned();
     let mut text = run.manifest();
-    text.push_str(&format!(
-        "trace_sha256: {}\n",
-        hash.split_whitespace().next().unwrap()
-    ));
+    // Written in capitals: the check ignores case, provenance records it lowercase.
+    text.push_str(&format!("trace_sha256: {}\n", hash.to_uppercase()));
     run.set_manifest(&text);
     assert_status(&analyze(&run.dir, &nsys, &[]), 0);
+    // The check ran (a hash that is ignored would leave no trace in provenance).
+    let a = run.analysis();
+    assert_eq!(a["provenance"]["trace_sha256"], hash.as_str(), "{a:#}");
+    assert!(a["run"]["extra"].get("trace_sha256").is_none(), "{a:#}");
+    // The clean fixture has no CUDA data: that is its one warning.
+    let codes: Vec<&str> = a["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["gpu_projection_unavailable"], "{a:#}");
 }
 
 #[test]

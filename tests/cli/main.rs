@@ -16,6 +16,7 @@ mod fixtures;
 mod github_server;
 mod gpu_work;
 mod gpu_work_per_iteration;
+mod help;
 mod history_sources;
 mod injection;
 mod nsys_failures;

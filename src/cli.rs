@@ -181,33 +181,34 @@ pub struct BaselineArgs {
 
 /// The REST API for `--baseline auto` in `report` (`run` uses its comment options).
 #[derive(Debug, Args)]
-#[command(next_help_heading = "GitHub options")]
+#[command(next_help_heading = "Forge options")]
 pub struct ApiArgs {
-    /// Repository OWNER/NAME.
+    /// Repository OWNER/NAME [default: the CI's own].
     #[arg(long, value_name = "OWNER/NAME", env = "GITHUB_REPOSITORY")]
     pub repo: Option<String>,
 
-    /// The REST API's base URL (GitHub Enterprise Server: `https://HOST/api/v3`).
-    #[arg(long, value_name = "URL", env = "GITHUB_API_URL", default_value = crate::github::DEFAULT_API_URL)]
-    pub api_url: String,
+    /// The REST API's base URL [default: the CI's own, else `https://api.github.com`] (GitHub
+    /// Enterprise Server: `https://HOST/api/v3`).
+    #[arg(long, value_name = "URL", env = "GITHUB_API_URL")]
+    pub api_url: Option<String>,
 
-    /// Environment variable holding the API token.
-    #[arg(long, value_name = "NAME", default_value = "GITHUB_TOKEN")]
-    pub token_env: String,
+    /// Environment variable holding the API token [default: GITHUB_TOKEN].
+    #[arg(long, value_name = "NAME")]
+    pub token_env: Option<String>,
 }
 
 /// Where and as whom the pull-request comment is posted.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Comment options")]
 pub struct CommentArgs {
-    /// Repository OWNER/NAME.
+    /// Repository OWNER/NAME [default: the CI's own].
     #[arg(long, value_name = "OWNER/NAME", env = "GITHUB_REPOSITORY")]
     pub repo: Option<String>,
 
-    /// The REST API's base URL (GitHub Enterprise Server: `https://HOST/api/v3`; Gitea and
-    /// Forgejo: `https://HOST/api/v1`).
-    #[arg(long, value_name = "URL", env = "GITHUB_API_URL", default_value = crate::github::DEFAULT_API_URL)]
-    pub api_url: String,
+    /// The REST API's base URL [default: the CI's own, else `https://api.github.com`] (GitHub
+    /// Enterprise Server: `https://HOST/api/v3`; Gitea and Forgejo: `https://HOST/api/v1`).
+    #[arg(long, value_name = "URL", env = "GITHUB_API_URL")]
+    pub api_url: Option<String>,
 
     /// Pull-request number [default: from the event at $GITHUB_EVENT_PATH].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -218,14 +219,14 @@ pub struct CommentArgs {
     #[arg(long, value_name = "KEY")]
     pub comment_key: Option<String>,
 
-    /// Environment variable holding the API token.
-    #[arg(long, value_name = "NAME", default_value = "GITHUB_TOKEN")]
-    pub token_env: String,
+    /// Environment variable holding the API token [default: GITHUB_TOKEN].
+    #[arg(long, value_name = "NAME")]
+    pub token_env: Option<String>,
 
-    /// Login of the comment's author to update (`*`: any author); the workflow token posts
-    /// as github-actions[bot].
-    #[arg(long, value_name = "LOGIN", default_value = crate::github::DEFAULT_AUTHOR)]
-    pub comment_author: String,
+    /// Login of the comment's author to update (`*`: any author) [default: github-actions[bot],
+    /// as which the workflow token posts].
+    #[arg(long, value_name = "LOGIN")]
+    pub comment_author: Option<String>,
 
     /// The deadline of posting. One deadline for the whole stage, covering every request,
     /// page, redirect and byte of the body (every retry and wait for a rate limit included),

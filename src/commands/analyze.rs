@@ -4,11 +4,16 @@ use std::process::ExitCode;
 
 use super::{analyze_options, interrupted, Context};
 use crate::cli::AnalyzeArgs;
+use crate::forge::Forge;
 use crate::gate::{self, GateConfig};
 use crate::interrupt;
 use crate::progress::Progress;
 
-pub fn analyze(args: &AnalyzeArgs, context: &Context) -> anyhow::Result<ExitCode> {
+pub fn analyze(
+    args: &AnalyzeArgs,
+    context: &Context,
+    forge: &dyn Forge,
+) -> anyhow::Result<ExitCode> {
     let gate = GateConfig::new(&args.analysis.gate.gate_on, &args.analysis.gate.no_gate_on);
     let options = analyze_options(
         &args.run_dir,
@@ -16,6 +21,7 @@ pub fn analyze(args: &AnalyzeArgs, context: &Context) -> anyhow::Result<ExitCode
         &args.analysis,
         gate,
         context,
+        forge,
     );
     let mut progress = Progress::stderr();
     let result = interrupt::deferred(|| crate::analyze(&options, &mut progress));

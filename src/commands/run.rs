@@ -9,9 +9,8 @@ use super::{
 };
 use crate::cli::RunArgs;
 use crate::files::absolute;
-use crate::forge::{self, Posted};
+use crate::forge::{CommentKey, Forge, Posted};
 use crate::gate::{self, GateConfig};
-use crate::github::marker::CommentKey;
 use crate::interrupt;
 use crate::outcome::{chain_text, FailureKind, RunOutcome};
 use crate::progress::Progress;
@@ -21,12 +20,12 @@ use crate::render::Renderer;
 use crate::say::say;
 use crate::text::shown_path;
 
-pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
+pub fn run(args: &RunArgs, context: &Context, forge: &dyn Forge) -> anyhow::Result<ExitCode> {
     let gate = GateConfig::new(&args.analysis.gate.gate_on, &args.analysis.gate.no_gate_on);
     // A broken template fails before nsys runs.
     let template = load_template(args.render.template.as_deref())?;
     let renderer = Renderer::new(&template)?;
-    let outcomes = interrupt::deferred(|| analyze_each(args, &gate, context));
+    let outcomes = interrupt::deferred(|| analyze_each(args, &gate, context, forge));
     if let Some(signal) = interrupt::received() {
         // Neither a report of half the run directories nor a comment.
         return Ok(interrupted(signal));
@@ -41,14 +40,13 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(gate::exit::ERROR));
     }
     let c = &args.comment;
-    let forge = forge::detect(&context.env, &c.api_url);
     let comparison = baseline_comparison(
         &args.baseline,
         (&c.repo, &c.api_url, &c.token_env),
         &outcomes,
-        forge.as_ref(),
+        forge,
     )?;
-    let options = render_options(&args.render, &outcomes, &context.env);
+    let options = render_options(&args.render, &outcomes, forge);
     let output = Output {
         options: options.clone(),
         destination: Destination::FileAndStdout(args.output.clone()),
@@ -56,7 +54,7 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
         comparison: comparison.as_ref(),
     };
     interrupt::doing(WRITING);
-    let (code, report) = publish::deliver(&renderer, &outcomes, &output, forge.as_ref())?;
+    let (code, report) = publish::deliver(&renderer, &outcomes, &output, forge)?;
     if args.no_post {
         return Ok(code);
     }
@@ -72,27 +70,32 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
         report: &report,
     };
     interrupt::doing(POSTING);
-    match rendered.post(&key, &post_settings(c), forge.as_ref()) {
+    match rendered.post(&key, &post_settings(c), forge) {
         Posted::Done | Posted::Skipped => Ok(code),
         Posted::Failed(err) if args.fail_on_post_error => {
-            print_post_failure("error", &err);
+            print_post_failure("error", &err, forge);
             Ok(ExitCode::from(gate::exit::ERROR))
         }
         Posted::Failed(err) => {
-            print_post_failure("warning", &err);
+            print_post_failure("warning", &err, forge);
             Ok(code)
         }
     }
 }
 
 /// `analyze` on each run directory in turn, stopping at a SIGINT/SIGTERM.
-fn analyze_each(args: &RunArgs, gate: &GateConfig, context: &Context) -> Vec<RunOutcome> {
+fn analyze_each(
+    args: &RunArgs,
+    gate: &GateConfig,
+    context: &Context,
+    forge: &dyn Forge,
+) -> Vec<RunOutcome> {
     let mut outcomes = Vec::new();
     for dir in &args.run_dirs {
         if interrupt::received().is_some() {
             break;
         }
-        let options = analyze_options(dir, None, &args.analysis, gate.clone(), context);
+        let options = analyze_options(dir, None, &args.analysis, gate.clone(), context, forge);
         let mut progress = Progress::stderr();
         outcomes.push(match crate::analyze(&options, &mut progress) {
             Ok((analysis, path)) => {

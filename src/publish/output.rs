@@ -7,11 +7,10 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use crate::actions;
 use crate::artifact::comparison::{Comparison, COMPARISON_FILE};
 use crate::artifact::Verdict;
 use crate::files::{self, absolute};
-use crate::forge::{Forge, StepResults};
+use crate::forge::{Annotation, Forge, Level, StepResults};
 use crate::gate;
 use crate::outcome::{chain_text, overall_verdict, RunOutcome};
 use crate::render::{Budget, RenderOptions, Renderer};
@@ -106,7 +105,7 @@ pub fn deliver(
     };
     let step = StepResults {
         summary: &summary,
-        annotations: actions::annotations(outcomes),
+        annotations: annotations(outcomes),
         outputs,
     };
     if let Err(err) = forge.publish_step(&step) {
@@ -117,6 +116,59 @@ pub fn deliver(
         return Ok((ExitCode::from(gate::exit::ERROR), report));
     }
     Ok((ExitCode::from(status), report))
+}
+
+/// Characters of one annotation message (GitHub shows long ones cut anyway).
+const ANNOTATION_CHARS: usize = 1000;
+
+/// The annotations of every run, for the forge to show: gating warnings and failed analyses
+/// as errors, other warnings as warnings.
+pub fn annotations(outcomes: &[RunOutcome]) -> Vec<Annotation> {
+    let mut errors = Vec::new();
+    let mut warnings = Vec::new();
+    for o in outcomes {
+        match o {
+            RunOutcome::Analysed { analysis, .. } => {
+                let who = format!(
+                    "{} (run {})",
+                    analysis.run.profile_name, analysis.run.run_id
+                );
+                for w in &analysis.warnings {
+                    let (level, list, title) = if w.gating {
+                        (
+                            Level::Error,
+                            &mut errors,
+                            format!("nsys-gate: {} (fails the job)", w.code),
+                        )
+                    } else {
+                        (
+                            Level::Warning,
+                            &mut warnings,
+                            format!("nsys-gate: {}", w.code),
+                        )
+                    };
+                    list.push(Annotation {
+                        level,
+                        title,
+                        message: crate::text::shorten(
+                            &format!("{who}: {}", w.message),
+                            ANNOTATION_CHARS,
+                        ),
+                    });
+                }
+            }
+            RunOutcome::Failed(f) => errors.push(Annotation {
+                level: Level::Error,
+                title: format!("nsys-gate: {}", f.kind.label()),
+                message: crate::text::shorten(
+                    &format!("{}: {}", f.run_dir.display(), f.error),
+                    ANNOTATION_CHARS,
+                ),
+            }),
+        }
+    }
+    errors.extend(warnings);
+    errors
 }
 
 /// Writes report.md (`--output`, else the first run directory's: a folder holding a

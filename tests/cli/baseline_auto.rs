@@ -470,12 +470,18 @@ fn a_push_run_is_compared_with_its_own_branchs_history_and_the_summary_names_a_l
     // The runs since the shift are the level, those before it still teach the noise; the
     // head is like the runs since it.
     let used = c["runs"][0]["history"]["used"].as_array().unwrap();
-    assert_eq!(used.iter().filter(|u| u["segment"] == 1).count(), 3, "{used:?}");
-    assert!(c["runs"][0]["history"]["left_out"].as_array().unwrap().is_empty());
+    assert_eq!(
+        used.iter().filter(|u| u["segment"] == 1).count(),
+        3,
+        "{used:?}"
+    );
+    assert!(c["runs"][0]["history"]["left_out"]
+        .as_array()
+        .unwrap()
+        .is_empty());
     assert_eq!(c["runs"][0]["measures"][0]["verdict"], "within_noise");
     let summary = std::fs::read_to_string(summary).unwrap();
-    let shift =
-        format!("`main` is {change:.1}\u{a0}% slower since `aaaaaaa` (host inclusive)");
+    let shift = format!("`main` is {change:.1}\u{a0}% slower since `aaaaaaa` (host inclusive)");
     assert!(summary.contains(&shift), "{shift} in\n{summary}");
 }
 

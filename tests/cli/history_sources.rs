@@ -145,7 +145,7 @@ fn a_run_of_a_tag_named_like_the_base_branch_is_left_out_and_named() {
     assert_eq!(workflow_runs(&c), [505, 503, 502], "{}", notes(&head));
     let notes_now = notes(&head);
     assert!(
-        notes_now.contains("left out of the history: workflow run 504 (7a97a97a97a9) ran on `push` with `head_branch: main`, but its commit is not among the newest commits of branch `main`"),
+        notes_now.contains("left out of the history: workflow run 504 (7a97a97) ran on `push` with `head_branch: main`, but its commit is not among the newest commits of branch `main`"),
         "{notes_now}"
     );
     // The branch itself, never a ref a tag could answer for.

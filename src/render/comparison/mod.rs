@@ -219,15 +219,23 @@ fn source(c: &Comparison, caps: &Caps) -> String {
             first_and_more(b.paths.iter().map(|p| esc(p, caps.name_chars.max(300))), 5)
         ),
         BaselineKind::Auto => {
-            let runs = b.workflow_runs.len();
-            match (&b.branch, &b.workflow) {
-                (Some(branch), Some(workflow)) => format!(
+            let runs = b.ci_runs.len();
+            let plural = |one: &'static str, many: &'static str| if runs == 1 { one } else { many };
+            match (&b.branch, &b.workflow, &b.job) {
+                (Some(branch), Some(workflow), _) => format!(
                     "the base branch {}: its {} newest successful push {} of {}, artifact {}",
                     escape::code(branch),
                     runs,
-                    if runs == 1 { "run" } else { "runs" },
+                    plural("run", "runs"),
                     escape::code(workflow),
                     escape::code(b.artifact.as_deref().unwrap_or("?"))
+                ),
+                (Some(branch), None, Some(job)) => format!(
+                    "the base branch {}: its {} newest successful push {}, the artifacts of job {}",
+                    escape::code(branch),
+                    runs,
+                    plural("pipeline", "pipelines"),
+                    escape::code(job)
                 ),
                 _ => "the base branch's artifacts (not found)".to_owned(),
             }

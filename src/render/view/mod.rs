@@ -104,7 +104,7 @@ pub fn build(
                                 r,
                                 caps,
                                 c.method.noise_floor_pct,
-                                options.links.repo_url(),
+                                options.links.commit_prefix.as_deref(),
                             )
                         })
                     });

@@ -191,7 +191,7 @@ pub(super) fn analysed(
         warnings,
         warnings_note,
         callouts: explained.into_iter().map(|(_, text)| text).collect(),
-        facts: facts(a, counted, caps, options.links.repo_url()),
+        facts: facts(a, counted, caps, options.links.commit_prefix.as_deref()),
         stats: stats(a, counted, gpu_ok),
         host_exclusive: host_table(a, &hosts, caps, true, &path_text, options.exact_names),
         host_inclusive: host_table(a, &hosts, caps, false, &path_text, options.exact_names),
@@ -226,7 +226,8 @@ pub(super) fn full_data(path: &Path, links: &crate::render::Links, caps: &Caps) 
     let shown = path_text(path, links.base_dir.as_deref(), caps);
     match &links.run_url {
         Some(url) => format!(
-            "Full data: {shown} of this run, in the artifacts of [the workflow run]({url}) when the workflow uploads it (the examples upload it as `nsys-gate-analysis`)."
+            "Full data: {shown} of this run, in the artifacts of [{}]({url}) when the workflow uploads it (the examples upload it as `nsys-gate-analysis`).",
+            links.run_label
         ),
         None => format!("Full data: {shown}."),
     }

@@ -167,6 +167,11 @@ pub struct BaselineArgs {
     #[arg(long, value_name = "FILE|ID")]
     pub baseline_workflow: Option<String>,
 
+    /// `auto` on GitLab: the job whose artifacts hold the analysis.json files in each of the
+    /// target branch's push pipelines [default: this job's name, $CI_JOB_NAME].
+    #[arg(long, value_name = "NAME")]
+    pub baseline_job: Option<String>,
+
     /// `auto`: the name of the artifact holding the base branch's analysis.json files.
     #[arg(long, value_name = "NAME", default_value = "nsys-gate-analysis")]
     pub baseline_artifact: String,

@@ -243,6 +243,7 @@ fn baseline_comparison(
         );
         baseline::Base::Auto(forge::HistoryRequest {
             workflow: args.baseline_workflow.clone(),
+            job: args.baseline_job.clone(),
             artifact: args.baseline_artifact.clone(),
             runs: usize::from(args.baseline_runs),
             repo: repo.clone(),

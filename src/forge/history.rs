@@ -73,6 +73,42 @@ pub fn choose<T: Clone>(
     (runs, note)
 }
 
+/// Seconds since 1970 of an ISO 8601 time as forges write it (`2026-01-31T12:00:00.000Z`,
+/// `…+00:00`); `None` when it is not one. Only UTC offsets of whole minutes are read.
+pub fn unix_seconds(text: &str) -> Option<i64> {
+    let (date, time) = text.trim().split_once('T')?;
+    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
+    let (clock, offset) = match time.find(['Z', 'z', '+', '-']) {
+        Some(at) => (&time[..at], &time[at..]),
+        None => (time, "Z"),
+    };
+    let mut c = clock.split(':');
+    let h: i64 = c.next()?.parse().ok()?;
+    let min: i64 = c.next()?.parse().ok()?;
+    let sec: f64 = c.next().unwrap_or("0").parse().ok()?;
+    let offset_secs = match offset {
+        "Z" | "z" => 0,
+        o => {
+            let sign = if o.starts_with('-') { -1 } else { 1 };
+            let (oh, om) = o[1..].split_once(':').unwrap_or((&o[1..], "0"));
+            sign * (oh.parse::<i64>().ok()? * 3600 + om.parse::<i64>().ok()? * 60)
+        }
+    };
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) {
+        return None;
+    }
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + h * 3600 + min * 60 + sec as i64 - offset_secs)
+}
+
 /// One CI run of the base branch, as a forge lists it.
 #[derive(Debug, Clone)]
 pub struct ListedRun {
@@ -393,6 +429,22 @@ async fn download_and_read(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn forges_times_are_read() {
+        assert_eq!(unix_seconds("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(
+            unix_seconds("2026-01-31T12:00:00.000Z"),
+            Some(1_769_860_800)
+        );
+        assert_eq!(
+            unix_seconds("2026-01-31T13:30:00+01:30"),
+            Some(1_769_860_800)
+        );
+        assert_eq!(unix_seconds("2000-03-01T00:00:00Z"), Some(951_868_800));
+        assert_eq!(unix_seconds("not a time"), None);
+        assert_eq!(unix_seconds("2026-13-01T00:00:00Z"), None);
+    }
 
     #[test]
     fn the_history_starts_at_the_base_commits_run() {

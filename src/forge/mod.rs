@@ -15,15 +15,17 @@
 //!   summary, annotations and step outputs; GitLab's job log.
 //!
 //! [`detect`] picks the forge of a run from the environment ([`Vars`], read once): [`github`]
-//! (github.com and GitHub Enterprise Server, in GitHub Actions) or [`gitea`] (Gitea and
-//! Forgejo, whose API and runner are GitHub's for comments and step files, without the
-//! artifacts the history needs). One HTTP client ([`http`]: transport, retries, deadlines, the
+//! (github.com and GitHub Enterprise Server, in GitHub Actions), [`gitlab`] (GitLab CI, its
+//! merge request notes and its pipelines' job artifacts) or [`gitea`] (Gitea and Forgejo,
+//! whose API and runner are GitHub's for comments and step files, without the artifacts the
+//! history needs). One HTTP client ([`http`]: transport, retries, deadlines, the
 //! token and its redaction) serves them all. Another CI platform is another module here
 //! implementing [`Forge`] and reading its own variables, and a line in [`detect`].
 
 pub mod comment;
 pub mod gitea;
 pub mod github;
+pub mod gitlab;
 pub mod history;
 pub mod http;
 pub mod marker;
@@ -77,11 +79,15 @@ pub trait Forge {
     fn publish_step(&self, step: &StepResults<'_>) -> anyhow::Result<()>;
 }
 
-/// The forge of this run: Gitea or Forgejo when their runner says so, or when the API is
-/// theirs (`…/api/v1`); else GitHub. `api_url` is `--api-url` when the command has it.
+/// The forge of this run: GitLab in GitLab CI (`GITLAB_CI=true`) or when the API is its
+/// (`…/api/v4`); Gitea or Forgejo when their runner says so, or when the API is theirs
+/// (`…/api/v1`); else GitHub. `api_url` is `--api-url` when the command has it.
 pub fn detect(vars: &Vars, api_url: Option<&str>) -> Box<dyn Forge> {
-    let github = github::GitHub::new(vars);
     let api = api_url.map(|u| u.trim().trim_end_matches('/'));
+    if gitlab::detected(vars, api) {
+        return Box::new(gitlab::GitLab::new(vars));
+    }
+    let github = github::GitHub::new(vars);
     if github.is_gitea() || api.is_some_and(|u| u.ends_with("/api/v1")) {
         Box::new(gitea::Gitea::new(github))
     } else {
@@ -190,6 +196,9 @@ pub enum Posted {
 pub struct HistoryRequest {
     /// GitHub: the workflow whose runs hold the history (`None`: this run's).
     pub workflow: Option<String>,
+    /// GitLab: the job whose artifacts hold the history in each pipeline (`None`: this
+    /// job's).
+    pub job: Option<String>,
     /// The artifact's name.
     pub artifact: String,
     /// How many of the base branch's newest runs.

@@ -9,7 +9,8 @@ use super::token::Token;
 /// How the token is sent: each forge's own header, and the media type its API answers in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Auth {
-    /// `Authorization: Bearer TOKEN` (GitHub, Gitea).
+    /// `Authorization: Bearer TOKEN` (GitHub, Gitea), or the token alone in a header of its
+    /// own (GitLab's `PRIVATE-TOKEN`).
     pub header: AuthHeader,
     /// The `Accept` header.
     pub accept: &'static str,
@@ -19,6 +20,8 @@ pub struct Auth {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuthHeader {
     Bearer,
+    /// A lower-case header name.
+    Named(&'static str),
 }
 
 /// A client's settings.

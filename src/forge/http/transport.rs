@@ -335,6 +335,10 @@ fn default_headers(config: &ClientConfig, api: &Uri) -> Result<Headers, PostErro
             http::header::AUTHORIZATION,
             format!("Bearer {}", config.token.expose()),
         ),
+        AuthHeader::Named(name) => (
+            http::HeaderName::from_static(name),
+            config.token.expose().to_owned(),
+        ),
     };
     let mut value = HeaderValue::from_str(&value).map_err(|_| refused())?;
     value.set_sensitive(true);

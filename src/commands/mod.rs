@@ -250,6 +250,7 @@ fn baseline_comparison(
             api_url: api_url.clone(),
             token_env: token_env.clone(),
             timeout: Duration::from_secs(args.baseline_timeout),
+            concurrency: usize::from(args.baseline_concurrency),
         })
     } else {
         baseline::Base::Paths(specs.iter().map(PathBuf::from).collect())

@@ -8,8 +8,9 @@
 //!   folder, its analysis.json files read and reduced at once ([`RunLevel::read`]), the folder
 //!   removed; the unpacking and the reading ask the deadline and the signal flag between
 //!   pieces;
-//! - [`CONCURRENT_RUNS`] runs at a time, the history kept in the order the forge listed the
-//!   runs whatever order they finish in;
+//! - [`CONCURRENT_RUNS`] runs at a time (their requests, downloads and redirects overlap;
+//!   `HistoryRequest::concurrency` says otherwise), the history kept in the order the forge
+//!   listed the runs whatever order they finish in;
 //! - everything before the stage's deadline (`--baseline-timeout`): the runs fetched by then
 //!   are used, the others named in a note; a SIGINT/SIGTERM drops what is under way (its
 //!   temporary folders with it) and says what it stopped;
@@ -37,8 +38,11 @@ pub const MAX_ZIP_BYTES: u64 = 1 << 30;
 /// The most base runs read (`--baseline-runs`).
 pub const MAX_RUNS: usize = 100;
 
-/// How many runs are located, downloaded and read at once.
-pub const CONCURRENT_RUNS: usize = 1;
+/// How many runs are located, downloaded and read at once by default: enough to overlap the
+/// API's and the storage host's latency (10 runs from an API that answers each request after
+/// 300 ms take a third of the time one after another takes: docs/performance.md), few enough
+/// for the API's rate limits (a retry waits as the server says, within the deadline).
+pub const CONCURRENT_RUNS: u16 = 4;
 
 /// The runs to read, newest first, from `candidates` (newest first, this run left out): from
 /// the run at the base commit on when there is one (else the newest, which the note says,
@@ -261,19 +265,19 @@ enum Fetched {
 }
 
 /// Reads the artifacts of `runs` (newest first) into `found`: each run located by `source`,
-/// downloaded, unpacked, read, [`CONCURRENT_RUNS`] at a time; the history in `runs`' order.
+/// downloaded, unpacked, read, `concurrency` at a time; the history in `runs`' order.
 /// `found.source.ci_runs` lists every run read or tried (not one whose artifact could not be
 /// looked for), with its artifact.
 pub(crate) async fn fetch_runs(
     source: &impl Locate,
-    runs: &[ListedRun],
+    (runs, concurrency): (&[ListedRun], usize),
     found: &RefCell<BaseRuns>,
     doing: &Doing,
 ) {
     let deadline = source.client().config().deadline;
     let results: Vec<(Option<CiRunRef>, Fetched)> = stream::iter(runs)
         .map(|run| one_run(source, run, doing))
-        .buffered(CONCURRENT_RUNS)
+        .buffered(concurrency.max(1))
         .collect()
         .await;
     let mut found = found.borrow_mut();

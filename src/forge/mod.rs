@@ -209,6 +209,8 @@ pub struct HistoryRequest {
     pub token_env: Option<String>,
     /// The deadline of finding and fetching it all.
     pub timeout: Duration,
+    /// How many runs are fetched at once ([`history::CONCURRENT_RUNS`] by default).
+    pub concurrency: usize,
 }
 
 /// The base runs a forge found: reduced, oldest first; where they came from; and notes.

@@ -410,3 +410,63 @@ fn a_missing_project_and_a_gone_download_are_notes() {
     );
     assert!(notes.contains("HTTP 403"), "{notes}");
 }
+
+#[test]
+fn the_history_keeps_its_order_whatever_order_the_downloads_finish_in() {
+    let nsys = require_nsys!("2024.2");
+    let base = analysed("compare-base", &nsys);
+    let head = analysed("compare-head", &nsys);
+    let root = head.dir.parent().unwrap().join("blobs/blob");
+    std::fs::create_dir_all(&root).unwrap();
+    let storage = FileServer::serve(root.parent().unwrap());
+    let server = Server::start(TOKEN);
+    history(&server, &base.dir, &root, &storage);
+    // The newest two pipelines' artifacts come last: the older ones, fetched beside them,
+    // finish first.
+    server.state().slow = vec![
+        (
+            "/jobs/1305/artifacts".into(),
+            std::time::Duration::from_millis(1500),
+        ),
+        (
+            "/jobs/1304/artifacts".into(),
+            std::time::Duration::from_millis(1000),
+        ),
+    ];
+    let started = std::time::Instant::now();
+    let out = gitlab_job(&server)
+        .args(["report", "--run-dir"])
+        .arg(&head.dir)
+        .args(["--baseline", "auto", "--baseline-runs", "5"])
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    assert_status(&out, 0);
+    let c = read_json(&head.path("comparison.json"));
+    let ids: Vec<u64> = c["baseline"]["ci_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids, [305, 304, 303, 302, 301], "{}", stderr(&out));
+    let used: Vec<&str> = c["runs"][0]["history"]["used"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["run_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(used, ["base-301", "base-302", "base-304", "base-305"]);
+    let analyses: Vec<&str> = c["baseline"]["analyses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(analyses[0].starts_with("run 301/"), "{analyses:?}");
+    assert!(analyses[3].starts_with("run 305/"), "{analyses:?}");
+    // Overlapped: one after another would wait 2.5 s for the two slow answers alone, on top
+    // of everything else.
+    eprintln!("five pipelines, two slow downloads: {elapsed:?}");
+    assert!(elapsed < std::time::Duration::from_secs(10), "{elapsed:?}");
+}

@@ -72,6 +72,10 @@ pub struct State {
     pub faults: VecDeque<(&'static str, String, u16, String)>,
     /// Every answer waits this long first.
     pub delay_each: Duration,
+    /// Answers to a path holding the text wait this long more.
+    pub slow: Vec<(String, Duration)>,
+    /// Files served without a token at `/blob/NAME` (a storage host on the same port).
+    pub blobs: HashMap<String, Vec<u8>>,
     pub requests: Vec<Seen>,
 }
 
@@ -183,14 +187,14 @@ impl Drop for Server {
 struct Answer {
     status: u16,
     headers: Vec<(String, String)>,
-    body: String,
+    body: Vec<u8>,
 }
 
 fn answer(status: u16, body: String) -> Answer {
     Answer {
         status,
         headers: Vec::new(),
-        body,
+        body: body.into_bytes(),
     }
 }
 
@@ -235,7 +239,16 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
     let (delay, response) = {
         let mut s = state.lock().unwrap();
         s.requests.push(seen.clone());
-        let delay = s.delay_each;
+        let delay = s.delay_each
+            + s.slow
+                .iter()
+                .filter(|(part, _)| path.contains(part.as_str()))
+                .map(|(_, d)| *d)
+                .sum::<Duration>();
+        let blob = path
+            .strip_prefix("/blob/")
+            .map(|name| name.split('?').next().unwrap_or(name))
+            .and_then(|name| s.blobs.get(name).cloned());
         let fault = s
             .faults
             .iter()
@@ -243,6 +256,11 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
             .and_then(|i| s.faults.remove(i));
         let response = match fault {
             Some((_, _, status, body)) => answer(status, body),
+            None if blob.is_some() => Answer {
+                status: 200,
+                headers: Vec::new(),
+                body: blob.unwrap_or_default(),
+            },
             None if seen.header("private-token") != Some(s.token.as_str()) => {
                 error(401, "401 Unauthorized")
             }
@@ -261,7 +279,7 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
         response.body.len()
     ));
     out.write_all(head.as_bytes())?;
-    out.write_all(response.body.as_bytes())?;
+    out.write_all(&response.body)?;
     out.flush()
 }
 
@@ -305,7 +323,7 @@ fn paged(items: Vec<Value>, path: &str, cap: usize) -> Answer {
             ("x-per-page".into(), per_page.to_string()),
             ("x-total-pages".into(), pages.to_string()),
         ],
-        body: Value::Array(shown).to_string(),
+        body: Value::Array(shown).to_string().into_bytes(),
     }
 }
 
@@ -409,7 +427,7 @@ fn route(s: &mut State, method: &str, full: &str, body: Option<&Value>) -> Answe
                 Some(Download::Redirect(url)) => Answer {
                     status: 302,
                     headers: vec![("location".into(), url.clone())],
-                    body: String::new(),
+                    body: Vec::new(),
                 },
                 Some(Download::Status(status, message)) => error(*status, message),
                 None => error(404, "404 Not found"),

@@ -232,7 +232,7 @@ async fn fetch(
             name: format!("workflow run {}", r.id),
         })
         .collect();
-    history::fetch_runs(&source, &listed, found, doing).await;
+    history::fetch_runs(&source, (&listed, request.concurrency), found, doing).await;
     Ok(())
 }
 

@@ -12,8 +12,8 @@
 //!   storage followed without the token). A job whose artifacts have expired
 //!   (`artifacts_expire_at` in the past: GitLab's default keeps them 30 days) or that kept
 //!   none is a note.
-//! - Calls: one page of pipelines, then per pipeline its jobs and one download: 2N + 1
-//!   requests for N pipelines.
+//! - Calls: one page of pipelines, then per pipeline its jobs and one download (and its
+//!   redirect), several pipelines at a time: 2N + 1 API requests for N pipelines.
 
 use std::cell::RefCell;
 
@@ -182,7 +182,7 @@ async fn fetch(
         project: &plan.project,
         job: &plan.job,
     };
-    history::fetch_runs(&source, &runs, found, doing).await;
+    history::fetch_runs(&source, (&runs, request.concurrency), found, doing).await;
     Ok(())
 }
 

@@ -131,6 +131,12 @@ pub struct CompareArgs {
     /// Rows of each range table.
     #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
     pub top: u16,
+
+    /// Compare ranges by their exact names; by default names that differ only in decimal
+    /// numbers (`layer_3_token_6`) are compared together (`layer_#_token_#`), as the report
+    /// shows them.
+    #[arg(long)]
+    pub exact_names: bool,
 }
 
 /// The baseline the report compares the runs with: shared by `report`, `run` and `post`.

@@ -57,7 +57,5 @@ pub use artifact::TOOL_VERSION;
 pub use nsys::{NsysChoice, StatsPlan};
 pub use pipeline::{analyze, AnalyzeError, AnalyzeOptions};
 
-/// The folder under a run directory that nsys's CSVs go to.
-pub const STATS_DIR: &str = "stats";
-/// The analysis's file name in a run directory.
-pub const ANALYSIS_FILE: &str = "analysis.json";
+pub use artifact::ANALYSIS_FILE;
+pub use rundir::STATS_DIR;

@@ -15,13 +15,14 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde::de::DeserializeOwned;
 
+use crate::artifact::ANALYSIS_FILE;
 use crate::artifact::{self, Analysis};
 use crate::compare::run_level::Recorded;
 use crate::files::{self, SearchBounds};
 use crate::outcome::{Failure, FailureKind, RunFacts, RunOutcome};
 use crate::say::say;
 use crate::text::{shown_path, shown_shortened};
-use crate::{manifest, rundir, ANALYSIS_FILE};
+use crate::{manifest, rundir};
 
 /// Largest analysis.json read: a trace of a million ranges makes about 42 MB.
 pub const MAX_ANALYSIS_BYTES: u64 = 1 << 30;

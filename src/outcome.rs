@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
+use crate::artifact::TESTED_VERSIONS;
 use crate::artifact::{Analysis, Verdict, SCHEMA_VERSION};
-use crate::nsys::TESTED_VERSIONS;
 use crate::text::and_list;
 
 /// One run directory as the report sees it.
@@ -143,7 +143,7 @@ impl FailureKind {
                 "`--nsys PATH` or `$NSYS` names the `nsys` executable itself, and the job's user may run it",
             ]),
             FailureKind::IncompatibleTrace => vec![
-                format!("read the trace with the Nsight Systems that recorded it, or a newer one: NVIDIA's installers ({}, or the CUDA toolkit's) put it in `/opt/nvidia/nsight-systems/VERSION/bin` (found there) or anywhere you give with `--nsys PATH` or `NSYS`", crate::nsys::DOWNLOAD_URL),
+                format!("read the trace with the Nsight Systems that recorded it, or a newer one: NVIDIA's installers ({}, or the CUDA toolkit's) put it in `/opt/nvidia/nsight-systems/VERSION/bin` (found there) or anywhere you give with `--nsys PATH` or `NSYS`", crate::artifact::DOWNLOAD_URL),
                 "the runner that records and the runner that analyses have the same Nsight Systems, or the analysing one a newer".to_owned(),
             ],
             FailureKind::NsysTooOld => fixed(&[

@@ -16,6 +16,7 @@ use crate::analysis;
 use crate::artifact::{
     self, Analysis, CiRun, Provenance, ReportName, ReportStatus, Run, Warning, WarningCode,
 };
+use crate::artifact::{ANALYSIS_FILE, TOOL_VERSION};
 use crate::files;
 use crate::gate::{self, GateConfig};
 use crate::interrupt;
@@ -23,11 +24,11 @@ use crate::nsys::{self, NsysChoice, NsysError, StatsPlan, StatsStamp};
 use crate::outcome::{chain_text, Failure, FailureKind, RunFacts};
 use crate::progress::Progress;
 use crate::reports::{self, GpuProjRow, Interner, PushPopRow};
+use crate::rundir::STATS_DIR;
 use crate::rundir::{self, RunDir, RunDirError};
 use crate::say::say;
 use crate::text::{shown, shown_path};
 use crate::trace_env;
-use crate::{ANALYSIS_FILE, STATS_DIR, TOOL_VERSION};
 
 mod gpu_work;
 

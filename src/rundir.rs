@@ -5,6 +5,9 @@
 //! directory, reached without `..` or a symlink that leaves it. Run directories travel between
 //! machines (CI artifacts), so a different recorded path is only a warning.
 
+/// The folder under a run directory that nsys's CSVs go to.
+pub const STATS_DIR: &str = "stats";
+
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 
@@ -390,7 +393,7 @@ fn check_stats_dir(stats_dir: &Path) -> anyhow::Result<()> {
     Err(anyhow!(
         "{} is {what}: nsys-gate writes nsys's reports, the SQLite export, its lock and its stamp only into a real `{}` directory inside the run directory; remove it and run again",
         shown_path(stats_dir),
-        crate::STATS_DIR
+        STATS_DIR
     ))
 }
 

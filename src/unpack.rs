@@ -13,8 +13,8 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use crate::artifact::ANALYSIS_FILE;
 use crate::units::thousands;
-use crate::ANALYSIS_FILE;
 
 /// How much an artifact may hold.
 #[derive(Debug, Clone, Copy)]

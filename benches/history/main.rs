@@ -40,7 +40,10 @@ fn analysed(root: &Path) -> PathBuf {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let manifest = std::fs::read_to_string(repo.join("tests/fixtures/clean/manifest.yaml"))
         .unwrap()
-        .replace("  iterations: 5\n", &format!("  iterations: {iterations}\n"));
+        .replace(
+            "  iterations: 5\n",
+            &format!("  iterations: {iterations}\n"),
+        );
     std::fs::write(dir.join("manifest.yaml"), manifest).unwrap();
     std::fs::write(dir.join("trace.nsys-rep"), b"").unwrap();
     std::fs::write(
@@ -88,12 +91,15 @@ fn server(runs: u64, delay: Duration, analysis: &[u8]) -> Server {
     let blob = zipped(analysis);
     let mut s = server.state();
     for k in (1..=runs).rev() {
-        s.pipelines.push(json!({"id": k, "sha": format!("{k:040x}"), "ref": "main",
+        s.pipelines
+            .push(json!({"id": k, "sha": format!("{k:040x}"), "ref": "main",
             "status": "success", "source": "push", "tag": false}));
         s.jobs.insert(
             k,
-            vec![json!({"id": 1000 + k, "name": "profile", "status": "success",
-                "artifacts": [{"file_type": "archive", "size": blob.len()}]})],
+            vec![
+                json!({"id": 1000 + k, "name": "profile", "status": "success",
+                "artifacts": [{"file_type": "archive", "size": blob.len()}]}),
+            ],
         );
         s.blobs.insert(format!("job-{k}.zip"), blob.clone());
         s.downloads.insert(
@@ -115,7 +121,14 @@ fn fetch(head: &Path, server: &Server, runs: u64, concurrency: u16) -> Duration 
     let out = Command::new(env!("CARGO_BIN_EXE_nsys-gate"))
         .args(["report", "--run-dir"])
         .arg(head)
-        .args(["--output", "-", "--baseline", "auto", "--baseline-timeout", "600"])
+        .args([
+            "--output",
+            "-",
+            "--baseline",
+            "auto",
+            "--baseline-timeout",
+            "600",
+        ])
         .arg(format!("--baseline-runs={runs}"))
         .arg(format!("--baseline-concurrency={concurrency}"))
         .env_clear()

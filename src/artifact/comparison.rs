@@ -169,6 +169,11 @@ pub struct Method {
     pub drift_alpha: Option<f64>,
     #[serde(default)]
     pub drift_min_runs: Option<u64>,
+    /// `true`: ranges are compared by group, as the report shows them (names that differ only
+    /// in decimal numbers together, each run of digits written `#`); `false`: by exact name
+    /// (`--exact-names`). Absent in files written before ranges were grouped (exact names).
+    #[serde(default)]
+    pub ranges_grouped: Option<bool>,
 }
 
 /// A run as the comparison names it.
@@ -217,6 +222,14 @@ pub struct RunComparison {
     /// Capture-wide GPU work (kernels, memory copies) of `base` and the first head run; `None`
     /// unless both record it.
     pub gpu_work: Option<GpuWorkChanges>,
+    /// Kernel by kernel (base name), time per counted iteration, each against its own history
+    /// and under the ranges' false-discovery control; `None` unless the head and the history
+    /// record kernels. Absent in files written before kernels were judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernels: Option<WorkChanges>,
+    /// Memory copies by kind, the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_copies: Option<WorkChanges>,
     /// Most of the host ranges moving alike (as on a slower runner): said once here, and each
     /// range then judged by how it moved beyond it; `null` when they did not. No verdict of
     /// its own: the measures carry it.
@@ -634,6 +647,35 @@ pub struct RangeChange {
     /// Before the false-discovery-rate correction; `null` with too few base runs.
     pub p_value: Option<f64>,
     pub verdict: ChangeVerdict,
+    /// A range group: how many distinct range names the head runs have in it. Absent for
+    /// exact names, kernels and copies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub members: Option<u64>,
+    /// A range group of more than one name: its largest ranges in the head, at most
+    /// [`LARGEST_MEMBERS`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub largest_members: Vec<Member>,
+    /// Kernels and copies: the item's share of the head's time per iteration in its table
+    /// (0..1; a kernel's share of all kernel time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<f64>,
+    /// Kernels: the range groups whose ranges launched most of the kernel's time in the head
+    /// (`gpu_work.kernels_by_base_name[].launched_by`), largest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub launched_by: Vec<String>,
+}
+
+/// Members of a range group listed in `largest_members` at most.
+pub const LARGEST_MEMBERS: usize = 3;
+
+/// One range of a group: its time per counted iteration in the head and in the history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Member {
+    pub name: String,
+    /// The used base runs' (geometric mean over the runs that have it); `null` when none has
+    /// it.
+    pub base_per_iteration_ns: Option<f64>,
+    pub head_per_iteration_ns: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -653,6 +695,32 @@ pub struct GpuWorkChanges {
     /// Memory copies that `memory_copies` leaves out (1,000 at most listed).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub memory_copies_omitted: u64,
+}
+
+/// Kernels (by base name) or memory copies (by kind) judged item by item, as ranges are.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkChanges {
+    /// What a run's number of an item is: its time per counted iteration, or its capture total
+    /// over the counted iterations.
+    pub basis: WorkBasis,
+    /// `changed`, `new`, `gone` and their `*_omitted`, as in a range table.
+    #[serde(flatten)]
+    pub items: RangeChanges,
+    /// Why the basis is the capture's totals, or what was left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The number a run gives an item of [`WorkChanges`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkBasis {
+    /// Time launched inside the counted iterations over their count
+    /// (`kernels_by_base_name[].per_iteration_ns`, `memory_copies[].per_iteration_ns`).
+    PerIteration,
+    /// The capture's total over the counted iterations: warm-up and uncounted passes
+    /// included, the same in every run of like conditions.
+    Capture,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

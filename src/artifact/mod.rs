@@ -39,6 +39,15 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// This nsys-gate's version (`provenance.tool_version`).
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// The Nsight Systems versions the tests run (`year.release`).
+pub const TESTED_VERSIONS: [&str; 3] = ["2022.4", "2023.4", "2024.2"];
+
+/// Where NVIDIA gives Nsight Systems out: the one address nsys-gate's own words link to.
+pub const DOWNLOAD_URL: &str = "https://developer.nvidia.com/nsight-systems";
+
+/// The analysis's file name in a run directory.
+pub const ANALYSIS_FILE: &str = "analysis.json";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Analysis {
     pub schema_version: u32,

@@ -395,6 +395,8 @@ mod tests {
             "trace_sha256",
             "gpu_work",
             "layer_3_token_6",
+            // a kernel name in an example comment
+            "gemv_kernel",
             // GitHub's events and fields
             "pull_request",
             "pull_request_target",

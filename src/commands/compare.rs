@@ -31,6 +31,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let settings = Criteria {
         noise_floor_pct: args.noise_floor,
         judged_keys: args.conditions.clone(),
+        exact_names: args.exact_names,
     };
     let comparison = compare::compare(&heads.runs, &bases.runs, source, notes, settings);
     interrupt::doing("writing the comparison; a file written is whole (written to a temporary file and renamed into place)");

@@ -220,9 +220,11 @@ fn post_settings(args: &CommentArgs) -> CommentSettings {
 /// `--token-env`).
 type Api<'a> = (&'a Option<String>, &'a Option<String>, &'a Option<String>);
 
-/// The comparison `--baseline` asks for, if any, from `forge`'s history or paths.
+/// The comparison `--baseline` asks for, if any, from `forge`'s history or paths;
+/// `exact_names` the report's `--exact-names` (the comparison names ranges as the report does).
 fn baseline_comparison(
     args: &BaselineArgs,
+    exact_names: bool,
     (repo, api_url, token_env): Api<'_>,
     outcomes: &[RunOutcome],
     forge: &dyn Forge,
@@ -260,6 +262,7 @@ fn baseline_comparison(
         criteria: crate::compare::Criteria {
             noise_floor_pct: args.noise_floor,
             judged_keys: args.conditions.clone(),
+            exact_names,
         },
     };
     // `auto`: a SIGINT/SIGTERM while the history was fetched removes its downloads and

@@ -22,6 +22,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 
 use super::{baseline_comparison, links, post_settings, POSTING};
+use crate::artifact::ANALYSIS_FILE;
 use crate::cli::PostArgs;
 use crate::forge::marker::{self, key_of_marker, with_marker, CommentKey};
 use crate::forge::{CommentBody, Forge, Posted};
@@ -34,7 +35,6 @@ use crate::publish::Rendered;
 use crate::render::{Budget, RenderOptions, Renderer, Template, DEFAULT_TOP};
 use crate::say::say;
 use crate::text::shown_path;
-use crate::ANALYSIS_FILE;
 
 pub fn post(args: &PostArgs, forge: &dyn Forge) -> anyhow::Result<ExitCode> {
     match (&args.report, &args.analyses) {
@@ -118,6 +118,7 @@ fn post_analyses(dir: &Path, args: &PostArgs, forge: &dyn Forge) -> anyhow::Resu
     let c = &args.comment;
     let comparison = baseline_comparison(
         &args.baseline,
+        args.exact_names,
         (&c.repo, &c.api_url, &c.token_env),
         &outcomes,
         forge,

@@ -21,6 +21,7 @@ pub fn report(args: &ReportArgs, forge: &dyn Forge) -> anyhow::Result<ExitCode> 
     let api = &args.api;
     let comparison = baseline_comparison(
         &args.baseline,
+        args.render.exact_names,
         (&api.repo, &api.api_url, &api.token_env),
         &outcomes,
         forge,

@@ -42,6 +42,7 @@ pub fn run(args: &RunArgs, context: &Context, forge: &dyn Forge) -> anyhow::Resu
     let c = &args.comment;
     let comparison = baseline_comparison(
         &args.baseline,
+        args.render.exact_names,
         (&c.repo, &c.api_url, &c.token_env),
         &outcomes,
         forge,

@@ -18,6 +18,12 @@ pub fn bounded(mut c: Comparison) -> Comparison {
         if let Some(gpu) = run.gpu_ranges.as_mut() {
             bound_ranges(gpu);
         }
+        for work in [run.kernels.as_mut(), run.memory_copies.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            bound_ranges(&mut work.items);
+        }
         if let Some(work) = run.gpu_work.as_mut() {
             work.kernels_omitted += cut(&mut work.kernels, MAX_ITEMS);
             work.memory_copies_omitted += cut(&mut work.memory_copies, MAX_ITEMS);
@@ -72,6 +78,10 @@ mod tests {
             base_runs: 3,
             p_value: None,
             verdict,
+            members: None,
+            largest_members: Vec::new(),
+            share: None,
+            launched_by: Vec::new(),
         }
     }
 

@@ -57,6 +57,7 @@ mod tests {
         WorkTotals {
             kernels: map(kernels),
             memory_copies: map(copies),
+            ..WorkTotals::default()
         }
     }
 

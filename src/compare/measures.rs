@@ -93,7 +93,7 @@ pub fn measure(
     m.interval_pct = Some([percent(j.interval.0), percent(j.interval.1)]);
     m.p_value = Some(j.p_value);
     m.verdict = Some(verdict(j.ratio, j.p_value < alpha, floor));
-    m.detectable_pct = Some(percent(j.detectable));
+    m.detectable_pct = Some(percent(noise::detectable(&prediction, thin, alpha, floor)));
     m
 }
 

@@ -14,8 +14,11 @@
 //!   run of unchanged code, and the smallest change the history could have seen;
 //! - [`measures`]: host inclusive and GPU-projected time per iteration, each with the change
 //!   within the pair of runs ([`interval`]: Hodges-Lehmann, Mann-Whitney);
-//! - [`ranges`]: range by range, each run's own offset taken out, with the false-discovery
-//!   rate controlled;
+//! - [`items`]: the tables judged item by item: range groups (as the report groups names),
+//!   kernels by base name, memory copies by kind, each run's number of an item per counted
+//!   iteration;
+//! - [`ranges`]: any such table item by item, each run's own offset taken out, with the
+//!   false-discovery rate controlled over every item of a run;
 //! - [`gpu_work`]: the capture's kernels and memory copies, when both runs record them;
 //! - [`bounds`]: the lists a base file can grow, bounded, with counts of what is left out.
 
@@ -26,6 +29,7 @@ pub mod fit;
 pub mod gpu_work;
 pub mod history;
 pub mod interval;
+pub mod items;
 pub mod matching;
 pub mod measures;
 pub mod noise;
@@ -36,10 +40,12 @@ pub mod run_level;
 pub mod trend;
 
 use crate::artifact::comparison::{
-    BaselineSource, Comparison, MeasureName, Method, RunComparison, COMPARISON_SCHEMA_VERSION,
+    BaselineSource, Comparison, MeasureName, Method, RunComparison, WorkChanges,
+    COMPARISON_SCHEMA_VERSION,
 };
 use crate::artifact::TOOL_VERSION;
 
+use items::{Clock, Kind};
 pub use run_level::RunLevel;
 
 /// The noise floor by default: 1 %. Smaller changes are never `slower` or `faster`.
@@ -53,6 +59,8 @@ pub struct Criteria {
     /// Top-level manifest keys nsys-gate does not know that are judged as conditions
     /// (`--condition KEY`; see [`conditions`]).
     pub judged_keys: Vec<String>,
+    /// Ranges by exact name (`--exact-names`), not by group as the report shows them.
+    pub exact_names: bool,
 }
 
 impl Default for Criteria {
@@ -60,6 +68,7 @@ impl Default for Criteria {
         Criteria {
             noise_floor_pct: DEFAULT_NOISE_FLOOR_PCT,
             judged_keys: Vec::new(),
+            exact_names: false,
         }
     }
 }
@@ -87,6 +96,7 @@ impl Criteria {
             gross_outlier_sds: Some(outliers::GROSS_SDS),
             drift_alpha: Some(trend::ALPHA),
             drift_min_runs: Some(trend::MIN_RUNS as u64),
+            ranges_grouped: Some(!self.exact_names),
         }
     }
 }
@@ -100,7 +110,7 @@ pub fn compare(
     criteria: Criteria,
 ) -> Comparison {
     let matched = matching::pair(heads, bases);
-    let comparison = Comparison {
+    let mut comparison = Comparison {
         schema_version: COMPARISON_SCHEMA_VERSION,
         tool_version: TOOL_VERSION.to_owned(),
         baseline: source,
@@ -128,6 +138,22 @@ pub fn compare(
         unmatched_head_omitted: 0,
         unmatched_base_omitted: 0,
     };
+    let combined = comparison
+        .runs
+        .iter()
+        .flat_map(|r| {
+            let left = r.history.left_out.iter().map(|l| &l.run);
+            r.history.used.iter().chain(left)
+        })
+        .filter(|u| u.repeats > 1)
+        .count();
+    if combined > 0 {
+        comparison.notes.push(format!(
+            "{combined} {} of the history combine{} several analyses of one key (repeats of one CI run): each counts once",
+            if combined == 1 { "point" } else { "points" },
+            if combined == 1 { "s" } else { "" }
+        ));
+    }
     bounds::bounded(comparison)
 }
 
@@ -199,13 +225,46 @@ pub fn compare_key(
             measure
         })
         .collect();
-    let mut host = ranges::table(&head, &points, ranges::Clock::HostExclusive, floor);
-    let mut gpu =
-        gpu_both.then(|| ranges::table(&head, &points, ranges::Clock::GpuProjected, floor));
-    match gpu.as_mut() {
-        Some(g) => ranges::decide(&mut [&mut host, g], floor),
-        None => ranges::decide(&mut [&mut host], floor),
+    // Where: range groups, kernels, copies; every item of the run under one false-discovery
+    // control. An item's base times follow where its measure's history puts an unchanged run
+    // (GPU work the projection's, the host's when the projection has no prediction of its own).
+    let shift_of = |m: usize| match learned[m].prediction {
+        Some(_) => expected(&learned[m], &points, m),
+        None if m == 1 => expected(&learned[0], &points, 0),
+        None => 0.0,
+    };
+    let (host_shift, gpu_shift) = (shift_of(0), shift_of(1));
+    let exact = criteria.exact_names;
+    let mut host =
+        items::ranges(&head, &points, Clock::HostExclusive, exact).table(floor, host_shift);
+    let mut gpu = gpu_both
+        .then(|| items::ranges(&head, &points, Clock::GpuProjected, exact).table(floor, gpu_shift));
+    let kernels = items::work(&head, &points, Kind::Kernels);
+    let copies = items::work(&head, &points, Kind::MemoryCopies);
+    let mut kernel_table = kernels.as_ref().map(|w| w.input.table(floor, gpu_shift));
+    let mut copy_table = copies.as_ref().map(|w| w.input.table(floor, gpu_shift));
+    let mut tables: Vec<&mut ranges::Table> = vec![&mut host];
+    tables.extend(gpu.as_mut());
+    tables.extend(kernel_table.as_mut());
+    tables.extend(copy_table.as_mut());
+    ranges::decide(&mut tables, floor);
+    if !exact {
+        items::members(&mut host.changes, &head, &points, Clock::HostExclusive);
+        if let Some(g) = gpu.as_mut() {
+            items::members(&mut g.changes, &head, &points, Clock::GpuProjected);
+        }
     }
+    let judged_work = |work: Option<items::Work>, table: Option<ranges::Table>, kind| {
+        let (work, mut table) = (work?, table?);
+        items::describe(&mut table.changes, &work.input, &head, kind);
+        Some(WorkChanges {
+            basis: work.basis,
+            items: table.changes,
+            note: work.note,
+        })
+    };
+    let kernels = judged_work(kernels, kernel_table, Kind::Kernels);
+    let memory_copies = judged_work(copies, copy_table, Kind::MemoryCopies);
     RunComparison {
         key: head.first().key.clone(),
         heads: heads.iter().map(|r| r.run.clone()).collect(),
@@ -218,6 +277,19 @@ pub fn compare_key(
         host_ranges: host.changes,
         gpu_ranges: gpu.map(|g| g.changes),
         gpu_work: gpu_work::changes(reference.gpu_work.as_ref(), head.first().gpu_work.as_ref()),
+        kernels,
+        memory_copies,
+    }
+}
+
+/// Where a measure's history puts a run of unchanged code against its used points' mean (a
+/// logarithm; 0 without a prediction).
+fn expected(learned: &history::Learned, points: &[&points::Point], measure: usize) -> f64 {
+    let name = [MeasureName::HostInclusive, MeasureName::GpuProjected][measure];
+    let logs: Vec<f64> = points.iter().filter_map(|p| p.log(name)).collect();
+    match learned.prediction {
+        Some(p) if !logs.is_empty() => p.level - logs.iter().sum::<f64>() / logs.len() as f64,
+        _ => 0.0,
     }
 }
 
@@ -383,6 +455,225 @@ mod tests {
         assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::WithinNoise));
         let level = r.measures[0].base.as_ref().unwrap().level_ns;
         assert!((level / 10.5e6 - 1.0).abs() < 0.005, "{level}");
+    }
+
+    fn compared(bases: &[RunLevel], head: &RunLevel) -> RunComparison {
+        let mut c = compare(
+            std::slice::from_ref(head),
+            bases,
+            source(),
+            Vec::new(),
+            Criteria::default(),
+        );
+        c.runs.remove(0)
+    }
+
+    /// The runs of one CI run.
+    fn in_ci_run(mut r: RunLevel, id: u64, runner: Option<&str>) -> RunLevel {
+        r.ci_run = Some(crate::artifact::CiRun {
+            id,
+            attempt: Some(1),
+        });
+        r.runner = runner.map(str::to_owned);
+        r
+    }
+
+    #[test]
+    fn one_artifact_of_copies_is_one_point_and_cannot_outvote_the_history() {
+        // Ten CI runs about 10 ms, then one "artifact" holding three analyses of the head's
+        // profile at 12 ms (one CI run): one point, far from the rest.
+        let mut bases: Vec<RunLevel> = history(10, 0.01)
+            .into_iter()
+            .enumerate()
+            .map(|(k, r)| in_ci_run(r, k as u64, None))
+            .collect();
+        for copy in 0..3 {
+            bases.push(in_ci_run(run(12e6, 0.0, 100 + copy), 99, None));
+        }
+        let head = run(12e6, 0.0, 200);
+        let r = compared(&bases, &head);
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::Slower));
+        assert_eq!(r.history.used.len(), 10);
+        let out = &r.history.left_out[0];
+        assert_eq!((out.reason, out.run.repeats), (LeftOutReason::Outlier, 3));
+        assert_eq!(out.run.analyses.len(), 3);
+        assert!(out.change_pct.unwrap() > 15.0, "{:?}", out.change_pct);
+        let c = compare(
+            std::slice::from_ref(&head),
+            &bases,
+            source(),
+            Vec::new(),
+            Criteria::default(),
+        );
+        assert!(c
+            .notes
+            .iter()
+            .any(|n| n.contains("1 point of the history combines")));
+    }
+
+    #[test]
+    fn a_hiccup_run_is_left_out_and_a_real_slowdown_still_found() {
+        let mut bases = history(10, 0.005);
+        bases[4] = run(12e6, 0.0, 4);
+        let r = compared(&bases, &run(10e6, 0.05, 99));
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::Slower));
+        let change = r.measures[0].change_pct.unwrap();
+        assert!((4.0..6.0).contains(&change), "{change}");
+        assert_eq!(r.history.left_out.len(), 1);
+        assert_eq!(r.history.left_out[0].run.position, 4);
+        assert_eq!(
+            r.history.left_out[0].measure,
+            Some(MeasureName::HostInclusive)
+        );
+        // Unchanged code is within noise, not "faster" against a level the hiccup raised.
+        let r = compared(&bases, &run(10e6, 0.0, 99));
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::WithinNoise));
+    }
+
+    #[test]
+    fn a_base_run_that_cannot_be_true_is_invalid_and_never_a_verdict() {
+        let mut zero = fake::analysis(&[0; 20], &[("inference", 0)], false);
+        zero.run.run_id = "zero".into();
+        let zero = RunLevel::of(&zero, "zero/analysis.json");
+        let mut bases = history(3, 0.01);
+        bases.insert(1, zero.clone());
+        let r = compared(&bases, &run(10e6, 0.1, 99));
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::Slower));
+        let out = &r.history.left_out[0];
+        assert_eq!((out.reason, out.run.position), (LeftOutReason::Invalid, 1));
+        assert!(out.why.as_deref().unwrap().contains("zero or less"));
+        // With it, two runs are left: the noise is unknown.
+        let r = compared(
+            &[bases[0].clone(), zero, bases[2].clone()],
+            &run(10e6, 0.1, 99),
+        );
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::NoiseUnknown));
+    }
+
+    #[test]
+    fn runners_of_different_speed_are_not_taken_for_noise() {
+        // Ten runs, alternately on runner a (10 ms) and runner b (4 % slower), 0.3 % noise.
+        let bases: Vec<RunLevel> = (0..10)
+            .map(|k| {
+                let (runner, level) = if k % 2 == 0 {
+                    ("a", 10e6)
+                } else {
+                    ("b", 10.4e6)
+                };
+                in_ci_run(
+                    run(level, 0.003 * [1.0, -1.0, 0.5][k % 3], k),
+                    k as u64,
+                    Some(runner),
+                )
+            })
+            .collect();
+        // Unchanged code on the slower runner is its runner's level, not 2 % slower.
+        let head = in_ci_run(run(10.4e6, 0.0, 99), 99, Some("b"));
+        let r = compared(&bases, &head);
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::WithinNoise));
+        assert!(r.measures[0].change_pct.unwrap().abs() < 0.5);
+        // 3 % slower on the fast runner: found (the two runners' 4 % is not noise).
+        let head = in_ci_run(run(10.3e6, 0.0, 99), 99, Some("a"));
+        let r = compared(&bases, &head);
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::Slower));
+        // A runner the history has never seen: judged against the whole history's spread.
+        let head = in_ci_run(run(10.3e6, 0.0, 99), 99, Some("c"));
+        let r = compared(&bases, &head);
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::WithinNoise));
+    }
+
+    #[test]
+    fn a_drifting_branch_is_named_and_the_head_judged_against_its_trend() {
+        // 8 runs at 10 ms, then 12 each 0.8 % slower than the one before, 0.3 % noise.
+        let bases: Vec<RunLevel> = (0..20)
+            .map(|k| {
+                let merges = (k as i32 - 7).max(0);
+                let pattern = 0.003 * [0.3, -1.1, 0.8, -0.2, 1.2, -0.7, -0.3][k % 7];
+                run(10e6 * 1.008f64.powi(merges), pattern, k)
+            })
+            .collect();
+        // The head at the newest run's level: no change of its own.
+        let newest = 10e6 * 1.008f64.powi(12);
+        let r = compared(&bases, &run(newest, 0.0, 99));
+        let drift = r.history.drift.as_ref().expect("a drift");
+        assert!(
+            (8.0..12.0).contains(&drift.change_pct),
+            "{}",
+            drift.change_pct
+        );
+        assert!((11..=14).contains(&drift.runs), "{}", drift.runs);
+        assert_eq!(drift.measure, MeasureName::HostInclusive);
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::WithinNoise));
+        assert!(r.measures[0].change_pct.unwrap().abs() < 1.0);
+        // Against the history's mean it would have been about 5 % slower: the level is the
+        // trend's, close to the newest run.
+        let level = r.measures[0].base.as_ref().unwrap().level_ns;
+        assert!((level / newest - 1.0).abs() < 0.01, "{level}");
+    }
+
+    #[test]
+    fn what_the_history_can_see_is_said_and_a_thin_head_widens_it() {
+        let bases = history(10, 0.01);
+        let r = compared(&bases, &run(10e6, 0.0, 99));
+        let seen = r.measures[0].detectable_pct.expect("noise known");
+        assert!((2.0..5.0).contains(&seen), "{seen}");
+        // A head of 5 counted iterations with 2 % per-iteration noise knows its value less
+        // well than the history's runs of 20 at 0.5 %.
+        let host: Vec<i64> = [0.02, -0.02, 0.01, -0.01, 0.0]
+            .iter()
+            .cycle()
+            .take(20)
+            .map(|e| (10e6 * (1.0 + e)) as i64)
+            .collect();
+        let mut a = fake::analysis(&host, &[("inference", 100_000_000)], false);
+        for i in &mut a.iterations[5..] {
+            i.complete = false;
+        }
+        a.iteration_summary.host_inclusive.as_mut().unwrap().count = 5;
+        let thin = RunLevel::of(&a, "thin/analysis.json");
+        assert_eq!(thin.host_samples.len(), 5);
+        let r_thin = compared(&bases, &thin);
+        let [lo, hi] = r_thin.measures[0].interval_pct.unwrap();
+        let [lo0, hi0] = r.measures[0].interval_pct.unwrap();
+        assert!(hi - lo > hi0 - lo0, "{lo} {hi} against {lo0} {hi0}");
+        assert!(r_thin.measures[0].detectable_pct.unwrap() > seen);
+        // With too few runs the noise is unknown and so is what it could see.
+        let r = compared(&history(2, 0.01), &run(10e6, 0.0, 99));
+        assert_eq!(r.measures[0].detectable_pct, None);
+    }
+
+    #[test]
+    fn a_run_that_moved_as_a_whole_is_said_once() {
+        let ranges = |offset: f64, k: usize| -> RunLevel {
+            // Names without digits: the comparison groups names that differ only in numbers.
+            let names: Vec<String> = (b'a'..b'm')
+                .map(|c| format!("stage_{}", c as char))
+                .collect();
+            let totals: Vec<(&str, i64)> = names
+                .iter()
+                .enumerate()
+                .map(|(g, n)| {
+                    let own = 1.0 + 0.002 * (((g + k) % 5) as f64 - 2.0);
+                    (n.as_str(), (20.0 * 100_000.0 * (1.0 + offset) * own) as i64)
+                })
+                .collect();
+            let host: Vec<i64> = (0..20).map(|_| (10e6 * (1.0 + offset)) as i64).collect();
+            let mut a = fake::analysis(&host, &totals, false);
+            a.run.run_id = format!("run-{k}");
+            RunLevel::of(&a, &format!("{k}/analysis.json"))
+        };
+        let bases: Vec<RunLevel> = (0..10)
+            .map(|k| ranges(0.01 * [0.3, -0.9, 0.6, -0.1, 1.0][k % 5], k))
+            .collect();
+        let r = compared(&bases, &ranges(0.06, 99));
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::Slower));
+        let wide = r.run_wide.as_ref().expect("a run-wide shift");
+        assert_eq!((wide.groups_moved, wide.groups), (12, 12));
+        assert!(r
+            .host_ranges
+            .changed
+            .iter()
+            .all(|c| c.verdict == ChangeVerdict::WithinNoise));
     }
 
     proptest! {

@@ -8,8 +8,6 @@
 //! one `provenance.ci_run`; an analysis that records none (written outside CI, or before it
 //! was recorded) is a point of its own.
 
-use std::collections::BTreeMap;
-
 use super::run_level::{PointKey, RunLevel};
 use crate::artifact::comparison::MeasureName;
 
@@ -58,17 +56,6 @@ impl<'a> Point<'a> {
         (!parts.is_empty()).then(|| parts.iter().sum::<f64>() / (parts.len() * parts.len()) as f64)
     }
 
-    /// A range's time per counted iteration: the geometric mean over the analyses that have
-    /// it (with a positive time).
-    pub fn range(&self, table: fn(&RunLevel) -> &BTreeMap<String, f64>, name: &str) -> Option<f64> {
-        geometric(
-            self.runs
-                .iter()
-                .filter_map(|r| table(r).get(name).copied())
-                .filter(|&v| v > 0.0 && v.is_finite()),
-        )
-    }
-
     /// Counted iterations over the point's analyses.
     pub fn iterations(&self) -> u64 {
         self.runs.iter().map(|r| r.iterations).sum()
@@ -86,7 +73,7 @@ impl<'a> Point<'a> {
 }
 
 /// The geometric mean of positive values; `None` for none.
-fn geometric(values: impl Iterator<Item = f64>) -> Option<f64> {
+pub fn geometric(values: impl Iterator<Item = f64>) -> Option<f64> {
     let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v.max(1e-9).ln(), n + 1));
     (n > 0).then(|| (sum / n as f64).exp())
 }
@@ -141,7 +128,8 @@ mod tests {
         let v = points[0].value(MeasureName::HostInclusive).unwrap();
         assert!((v / 1e6 - (10.01f64 * 12.012).sqrt()).abs() < 0.01, "{v}");
         assert_eq!(points[0].iterations(), 18);
-        let range = points[0].range(|r| &r.host_ranges, "a").unwrap();
+        let tables: Vec<_> = points[0].runs.iter().map(|r| &r.host_ranges).collect();
+        let range = crate::compare::ranges::value(&tables, "a").unwrap();
         assert!(
             (range / 1e6 - (10.0f64 * 12.0).sqrt()).abs() < 1e-6,
             "{range}"

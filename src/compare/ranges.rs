@@ -1,6 +1,8 @@
-//! Range by range: host exclusive time (and GPU-projected time) per counted iteration of the
-//! head against the history of each range, the largest changes first; ranges only the head
-//! or the newest used point has are new or gone.
+//! Item by item: a table of "name -> time per counted iteration" of the head against the
+//! history of each item, the largest changes first; items only the head or the newest used
+//! point has are new or gone. The items are range groups (host exclusive and GPU-projected
+//! time), kernels and memory copies ([`super::items`] makes their tables); this module judges
+//! any of them the same way.
 //!
 //! analysis.json keeps each range's total over the counted iterations, so a run's value of a
 //! range is that total over its counted iterations (a mean, not a median).
@@ -16,10 +18,11 @@
 //! `change_pct` stays its raw change, and a range is `slower` or `faster` only when both its
 //! change beyond the run and its raw change go that way.
 //!
-//! **Many ranges, one error budget.** With dozens of ranges some would fall outside their
-//! interval by chance alone: the p-values of every range of a run (host and GPU tables
-//! together) go through Benjamini and Hochberg's procedure at [`FALSE_DISCOVERY_RATE`], and
-//! only the discoveries (at least the noise floor too) are `slower` or `faster`.
+//! **Many items, one error budget.** With dozens of ranges and kernels some would fall outside
+//! their interval by chance alone: the p-values of every item of a run (host and GPU range
+//! tables, kernels and memory copies together) go through Benjamini and Hochberg's procedure
+//! at [`FALSE_DISCOVERY_RATE`], and only the discoveries (at least the noise floor too) are
+//! `slower` or `faster`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -27,38 +30,33 @@ use super::history::percent;
 use super::measures::verdict;
 use super::noise::{self, benjamini_hochberg, Prediction, MIN_BASE_RUNS};
 use super::outliers::median;
-use super::points::Point;
-use super::run_level::RunLevel;
+use super::points::geometric;
 use crate::artifact::comparison::{ChangeVerdict, RangeChange, RangeChanges, RangeOnly, RunWide};
 
-/// The false-discovery rate over one run's ranges (host and GPU tables together): the part
-/// of the comment's error budget the ranges have, beside the measures' 5 %.
+/// The false-discovery rate over one run's items (range tables, kernels and memory copies
+/// together): the part of the comment's error budget they have, beside the measures' 5 %.
 pub const FALSE_DISCOVERY_RATE: f64 = 0.03;
 
 /// Ranges (with a history) needed before each run's own offset is taken out: with fewer, one
 /// range that changed would move the median as much as the run did.
 pub const RUN_EFFECT_MIN_RANGES: usize = 5;
 
-/// Which of a run's range tables.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Clock {
-    /// Host exclusive time (exclusive times add up, inclusive ones do not).
-    HostExclusive,
-    /// GPU-projected time.
-    GpuProjected,
+/// One analysis's table: item name -> time per counted iteration (a range's host exclusive
+/// or GPU-projected time, a range group's, a kernel's, a copy kind's).
+pub type Times = BTreeMap<String, f64>;
+
+/// An item's value at a point (the tables of its analyses that have one): the geometric mean
+/// of their positive values; `None` when none has it.
+pub fn value(tables: &[&Times], name: &str) -> Option<f64> {
+    geometric(
+        tables
+            .iter()
+            .filter_map(|t| t.get(name).copied())
+            .filter(|&v| v > 0.0 && v.is_finite()),
+    )
 }
 
-impl Clock {
-    /// A run's table of this clock.
-    fn table(self) -> fn(&RunLevel) -> &BTreeMap<String, f64> {
-        match self {
-            Clock::HostExclusive => |r| &r.host_ranges,
-            Clock::GpuProjected => |r| &r.gpu_ranges,
-        }
-    }
-}
-
-/// A run's ranges of one table, judged but not yet decided (the false-discovery step runs
+/// A run's items of one table, judged but not yet decided (the false-discovery step runs
 /// over every table of the run, [`decide`]).
 #[derive(Debug, Clone)]
 pub struct Table {
@@ -69,24 +67,21 @@ pub struct Table {
     pub run_wide: Option<RunWide>,
 }
 
-/// Every range of the head (its runs, one point) against the used points (oldest first).
-pub fn table(head: &Point<'_>, used: &[&Point<'_>], clock: Clock, floor: f64) -> Table {
-    let table = clock.table();
-    let head_names: BTreeSet<&String> = head.runs.iter().flat_map(|r| table(r).keys()).collect();
+/// Every item of the head's tables (its runs, one point) against the used points' (oldest
+/// first; each point's tables are those of its analyses that have the table). `expected` is
+/// where the history puts a run of unchanged code against its points' mean (a logarithm: the
+/// newest level's distance after a shift, the trend's end with a drift, the head's runner's
+/// offset; 0 for a history of one level): an item's base time is its mean moved by it, so that
+/// a branch's drift or a slower runner is not read as the head's change.
+pub fn table(head: &[&Times], used: &[Vec<&Times>], floor: f64, expected: f64) -> Table {
+    let head_names: BTreeSet<&String> = head.iter().flat_map(|t| t.keys()).collect();
     let names: Vec<&String> = head_names.iter().copied().collect();
-    // logs[g][p]: range g at point p.
+    // logs[g][p]: item g at point p.
     let logs: Vec<Vec<Option<f64>>> = names
         .iter()
-        .map(|name| {
-            used.iter()
-                .map(|p| p.range(table, name).map(f64::ln))
-                .collect()
-        })
+        .map(|name| used.iter().map(|p| value(p, name).map(f64::ln)).collect())
         .collect();
-    let head_logs: Vec<Option<f64>> = names
-        .iter()
-        .map(|n| head.range(table, n).map(f64::ln))
-        .collect();
+    let head_logs: Vec<Option<f64>> = names.iter().map(|n| value(head, n).map(f64::ln)).collect();
     let judged: Vec<usize> = (0..names.len())
         .filter(|&g| head_logs[g].is_some() && logs[g].iter().flatten().count() >= MIN_BASE_RUNS)
         .collect();
@@ -107,7 +102,8 @@ pub fn table(head: &Point<'_>, used: &[&Point<'_>], clock: Clock, floor: f64) ->
             });
             continue;
         }
-        let base_value = (base.iter().sum::<f64>() / base.len() as f64).exp();
+        let base_log = base.iter().sum::<f64>() / base.len() as f64 + expected;
+        let base_value = base_log.exp();
         let head_value = h.exp();
         let mut change = RangeChange {
             name: (*name).clone(),
@@ -118,6 +114,10 @@ pub fn table(head: &Point<'_>, used: &[&Point<'_>], clock: Clock, floor: f64) ->
             base_runs: base.len() as u64,
             p_value: None,
             verdict: ChangeVerdict::NoiseUnknown,
+            members: None,
+            largest_members: Vec::new(),
+            share: None,
+            launched_by: Vec::new(),
         };
         let mut moved = 0.0;
         if base.len() >= MIN_BASE_RUNS {
@@ -125,7 +125,7 @@ pub fn table(head: &Point<'_>, used: &[&Point<'_>], clock: Clock, floor: f64) ->
             let j = noise::judge(&prediction, h, 0.0, 1.0 - noise::CONFIDENCE, floor);
             change.p_value = Some(j.p_value);
             moved = h - prediction.level;
-            raw_changes.push(h - base.iter().sum::<f64>() / base.len() as f64);
+            raw_changes.push(h - base_log);
         }
         changed.push(change);
         beyond.push(moved);
@@ -134,16 +134,15 @@ pub fn table(head: &Point<'_>, used: &[&Point<'_>], clock: Clock, floor: f64) ->
         .last()
         .map(|newest| {
             newest
-                .runs
                 .iter()
-                .flat_map(|r| table(r).keys())
+                .flat_map(|t| t.keys())
                 .collect::<BTreeSet<_>>()
                 .into_iter()
                 .filter(|name| !head_names.contains(name))
                 .filter_map(|name| {
                     Some(RangeOnly {
                         name: name.clone(),
-                        per_iteration_ns: newest.range(table, name)?,
+                        per_iteration_ns: value(newest, name)?,
                     })
                 })
                 .collect()
@@ -313,21 +312,16 @@ impl RunEffects {
 mod tests {
     use super::*;
     use crate::artifact::fake::analysis;
-    use crate::compare::points;
+    use crate::compare::run_level::RunLevel;
 
     fn level(host: &[i64], ranges: &[(&str, i64)]) -> RunLevel {
         RunLevel::of(&analysis(host, ranges, false), "a.json")
     }
 
-    fn point(run: &RunLevel) -> Point<'_> {
-        Point { runs: vec![run] }
-    }
-
+    /// Each run a point of its own, host exclusive times by exact name.
     fn judged(head: &RunLevel, history: &[RunLevel]) -> Table {
-        let refs: Vec<&RunLevel> = history.iter().collect();
-        let pts = points::group(&refs);
-        let used: Vec<&Point> = pts.iter().collect();
-        let mut t = table(&point(head), &used, Clock::HostExclusive, 0.01);
+        let used: Vec<Vec<&Times>> = history.iter().map(|r| vec![&r.host_ranges]).collect();
+        let mut t = table(&[&head.host_ranges], &used, 0.01, 0.0);
         decide(&mut [&mut t], 0.01);
         t
     }

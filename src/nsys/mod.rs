@@ -38,9 +38,8 @@ mod words;
 
 pub use error::NsysError;
 
-/// Where NVIDIA gives Nsight Systems out: the one address nsys-gate's own words link to.
-pub const DOWNLOAD_URL: &str = "https://developer.nvidia.com/nsight-systems";
+pub use crate::artifact::{DOWNLOAD_URL, TESTED_VERSIONS};
 pub use locate::{locate, NsysChoice};
 pub use stamp::{csv_path, is_sqlite_trace, read_stamp, StatsStamp, EXPORT_FILE, STAMP_FILE};
 pub use stats::{run_stats, StatsPlan};
-pub use version::{adds_default_domain_prefix, identify, is_tested_version, Nsys, TESTED_VERSIONS};
+pub use version::{adds_default_domain_prefix, identify, is_tested_version, Nsys};

@@ -1,6 +1,7 @@
 //! nsys's version: asking an executable for it (`nsys --version`) and what a version means
 //! here (the versions the tests run, the 2025.1 change to default-domain range names).
 
+use crate::artifact::TESTED_VERSIONS;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
@@ -72,9 +73,6 @@ pub fn adds_default_domain_prefix(version: &str) -> bool {
         _ => false,
     }
 }
-
-/// The nsys versions the tests run (`year.release`).
-pub const TESTED_VERSIONS: [&str; 3] = ["2022.4", "2023.4", "2024.2"];
 
 /// Whether nsys `version` (`nsys --version`'s) is one of [`TESTED_VERSIONS`].
 pub fn is_tested_version(version: &str) -> bool {

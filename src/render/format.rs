@@ -42,6 +42,16 @@ impl ColumnUnit {
         in_unit(ns, self.scale, self.name)
     }
 
+    /// Two durations in this unit, the unit once: `0.641 → 0.692 ms` (a cell that never
+    /// wraps: no-break spaces only); `n/a` for one that is not finite.
+    pub fn show_pair(self, from_ns: f64, to_ns: f64) -> String {
+        let number = |ns: f64| positional(ns / self.scale, 3, crate::units::DECIMALS);
+        with_unit(
+            format!("{}{NBSP}→{NBSP}{}", number(from_ns), number(to_ns)),
+            self.name,
+        )
+    }
+
     /// A change in this unit, three significant digits and at most [`CHANGE_DECIMALS`]
     /// decimals (the column's resolution), `+` before a positive one: `+511 µs`, `-0.982 µs`,
     /// and `0 µs`, without a sign, for a change under the resolution.

@@ -600,17 +600,24 @@ fn history_and_head() -> (
 }
 
 /// More ranges than the tables show: both the host and the GPU range tables say how many
-/// other ranges are left out of them.
+/// other ranges are left out of them (exact names: grouped, `stage#` would be one group).
 #[test]
 fn both_range_tables_say_how_many_ranges_they_leave_out() {
     use crate::artifact::fake;
     use crate::compare::{self, Criteria, RunLevel};
     let names: Vec<String> = (0..12).map(|k| format!("stage{k}")).collect();
-    let ranges = |scale: i64| -> Vec<(&str, i64)> {
+    // The first `slower` ranges 10 % slower.
+    let ranges = |scale: i64, slower: usize| -> Vec<(&str, i64)> {
         names
             .iter()
             .enumerate()
-            .map(|(k, n)| (n.as_str(), (1_000_000 + 10_000 * k as i64) * scale / 100))
+            .map(|(k, n)| {
+                let change = if k < slower { 110 } else { 100 };
+                (
+                    n.as_str(),
+                    (1_000_000 + 10_000 * k as i64) * scale / 100 * change / 100,
+                )
+            })
             .collect()
     };
     let host = [2_500_000, 2_510_000, 2_490_000, 2_505_000, 2_495_000];
@@ -619,31 +626,36 @@ fn both_range_tables_say_how_many_ranges_they_leave_out() {
         .enumerate()
         .map(|(k, &scale)| {
             RunLevel::of(
-                &fake::analysis(&host, &ranges(scale), true),
+                &fake::analysis(&host, &ranges(scale, 0), true),
                 &format!("base/{k}/analysis.json"),
             )
         })
         .collect();
-    let head = fake::analysis(&host, &ranges(110), true);
+    let head = fake::analysis(&host, &ranges(100, 3), true);
     let (_, _, source) = history_and_head();
     let c = compare::compare(
         &[RunLevel::of(&head, "/runs/r/analysis.json")],
         &bases,
         source,
         Vec::new(),
-        Criteria::default(),
+        Criteria {
+            exact_names: true,
+            ..Criteria::default()
+        },
     );
     let outcomes = vec![outcome(head)];
     let md = Renderer::new(&Template::builtin())
         .unwrap()
         .render_with(&outcomes, Some(&c), &options(&outcomes, COMMENT))
         .unwrap();
-    let note = "The 2 other ranges in both changed less; all are in comparison.json.";
+    let note = "The 2 other ranges changed less; all are in comparison.json.";
     assert_eq!(md.matches(note).count(), 2, "{md}");
-    let gpu = md
-        .find("GPU-projected time per iteration, each range")
-        .unwrap();
+    let gpu = md.find("**GPU-projected time per iteration:**").unwrap();
     assert!(md[gpu..].contains(note), "{md}");
+    assert!(
+        md.contains("**Host exclusive time per iteration:** 3 slower of 12 ranges beyond their run-to-run noise."),
+        "{md}"
+    );
 }
 
 /// The base runs' table has a column only where one of its runs fills it: dates come from the
@@ -729,17 +741,27 @@ fn the_comparison_section_with_a_history_gpu_work_and_differences() {
         md.contains("| `1abcdef` | 2.51\u{a0}ms | 1.26\u{a0}ms | left out: device differs |"),
         "{md}"
     );
+    // Kernels by base name, judged; written without `kernels_by_base_name`, by the
+    // capture's totals over the 5 counted iterations, said so.
     assert!(
-        md.contains("| kernel | gemm | 1.00\u{a0}ms | 1.40\u{a0}ms |"),
+        md.contains("| gemm | 200\u{a0}→\u{a0}280\u{a0}µs | +80.0\u{a0}µs | +40.0\u{a0}% | 100\u{a0}% | **slower** |"),
         "{md}"
     );
     assert!(
-        md.contains("| memory copy | HtoD · Pinned → Device | 0.0450\u{a0}ms | 0.0450\u{a0}ms |"),
+        md.contains("Kernels are compared by their capture totals over the counted iterations"),
+        "{md}"
+    );
+    assert!(
+        md.contains("the one memory copy kind did not change beyond its run-to-run noise."),
+        "{md}"
+    );
+    assert!(
+        md.contains("kernel gemm **slower** +40.0\u{a0}% (+80.0\u{a0}µs per iteration)"),
         "{md}"
     );
     assert!(md.contains("GPU-projected time per iteration"), "{md}");
     assert!(
-        md.contains("Gone ranges (only in base): pre (400\u{a0}µs)"),
+        md.contains("Gone range groups (only in base): pre (400\u{a0}µs)"),
         "{md}"
     );
     // The gate is the analysis's: not changed by a slower head.
@@ -816,7 +838,11 @@ fn the_comparison_shows_every_number_positionally() {
         change_pct: Some((head - base) / base * 100.0),
         base_runs: 4,
         p_value: None,
-        verdict: crate::artifact::comparison::ChangeVerdict::WithinNoise,
+        verdict: crate::artifact::comparison::ChangeVerdict::Slower,
+        members: None,
+        largest_members: Vec::new(),
+        share: None,
+        launched_by: Vec::new(),
     };
     run.host_ranges.changed = vec![
         change("real", 1_500.0, 3_000.0),
@@ -832,7 +858,16 @@ fn the_comparison_shows_every_number_positionally() {
         name: "new".into(),
         per_iteration_ns: next(),
     }];
-    run.gpu_ranges = Some(ranges);
+    run.gpu_ranges = Some(ranges.clone());
+    // The kernels' table and its shares likewise.
+    let kernels = run
+        .kernels
+        .as_mut()
+        .expect("the head and the history record kernels");
+    for r in &mut ranges.changed {
+        r.share = Some(next());
+    }
+    kernels.items = ranges;
     for m in &mut run.measures {
         if let Some(b) = &mut m.base {
             (b.level_ns, b.minimum_ns, b.maximum_ns) = (next(), next(), next());
@@ -876,15 +911,15 @@ fn the_comparison_shows_every_number_positionally() {
         assert!(!section.contains(word), "{word} in\n{section}");
     }
     assert!(
-        section.contains("| real | 1.50\u{a0}µs | 3.00\u{a0}µs | +1.50\u{a0}µs |"),
+        section.contains("| real | 1.50\u{a0}→\u{a0}3.00\u{a0}µs | +1.50\u{a0}µs |"),
         "{section}"
     );
     assert!(
-        section.contains("| leftover | 1.50\u{a0}µs | 1.50\u{a0}µs | 0\u{a0}µs | 0.0\u{a0}% |"),
+        section.contains("| leftover | 1.50\u{a0}→\u{a0}1.50\u{a0}µs | 0\u{a0}µs | 0.0\u{a0}% |"),
         "{section}"
     );
     assert!(
-        section.contains("| leftover.down | 1.50\u{a0}µs | 1.50\u{a0}µs | 0\u{a0}µs |"),
+        section.contains("| leftover.down | 1.50\u{a0}→\u{a0}1.50\u{a0}µs | 0\u{a0}µs |"),
         "{section}"
     );
     assert_one_unit_per_column(&md);

@@ -1418,7 +1418,7 @@ fn baseline_auto_judges_against_the_base_branchs_push_runs_under_act() {
         "{body}"
     );
     assert!(
-        body.contains("within noise (the last 9 base runs)"),
+        body.contains("within noise (the last 9 base runs, which see changes of about"),
         "{body}"
     );
     assert!(

@@ -8,19 +8,20 @@
 //! change within one pair of runs is named as such, never a verdict; "not like for like"
 //! comes first when a judged condition differs.
 
+mod items;
 mod tables;
 mod words;
 
 use serde::Serialize;
 
+use self::items::{table as item_table, where_line, where_short, work_what, ItemTable, Items};
 use self::tables::{
-    base_run_rows, condition_rows, measure_rows, range_table, work_rows, BaseRunRow, ConditionRow,
-    MeasureRow, RangeTable, WorkRow,
+    base_run_rows, condition_rows, measure_rows, BaseRunRow, ConditionRow, MeasureRow,
 };
 use self::words::{differ, paragraph, pct, range_pct, signed_pct, spread};
 use crate::artifact::comparison::{
-    BaselineKind, ChangeVerdict, Comparison, Drift, LeftOut, LeftOutReason, Measure, RunComparison,
-    RunRef,
+    BaselineKind, ChangeVerdict, Comparison, Drift, LeftOut, LeftOutReason, Measure, Method,
+    RunComparison, RunRef,
 };
 use crate::render::chart;
 use crate::render::escape::{self, inline_shortened as esc};
@@ -85,9 +86,15 @@ pub struct RunComparisonView {
     pub same: String,
     /// The base run the conditions are against.
     pub base: String,
-    pub host_ranges: RangeTable,
-    pub gpu_ranges: Option<RangeTable>,
-    pub gpu_work: Option<Vec<WorkRow>>,
+    /// Where the change is: every table's `slower` and `faster` items in one line.
+    pub where_line: Option<String>,
+    pub host_ranges: ItemTable,
+    pub gpu_ranges: Option<ItemTable>,
+    /// Kernels and memory copies, each with what its numbers are.
+    pub kernels: Option<ItemTable>,
+    pub kernels_what: &'static str,
+    pub copies: Option<ItemTable>,
+    pub copies_what: &'static str,
     /// The history's runs, oldest first (collapsed).
     pub base_runs: Vec<BaseRunRow>,
 }
@@ -129,8 +136,9 @@ pub fn overall(c: &Comparison, caps: &Caps) -> ComparisonView {
     ComparisonView {
         source: source(c, caps),
         method: format!(
-            "`slower` or `faster` only when the head lies outside where a run of unchanged code lands (a 95 % prediction interval from the base runs, one point per CI run: Student t over the logarithms of each run's median, outliers left out, level shifts, drift and runners accounted for), and by {} or more; the measures share that 5 %, the ranges have their own 3 %; with fewer than {} base runs of the head's conditions the run-to-run noise is unknown.",
+            "`slower` or `faster` only when the head lies outside where a run of unchanged code lands (a 95 % prediction interval from the base runs, one point per CI run: Student t over the logarithms of each run's median, outliers left out, level shifts, drift and runners accounted for), and by {} or more; the measures share that 5 %, the ranges, kernels and copies their own {} (a false-discovery rate); with fewer than {} base runs of the head's conditions the run-to-run noise is unknown.",
             pct(c.method.noise_floor_pct),
+            pct(c.method.ranges_false_discovery_rate * 100.0),
             c.method.min_base_runs
         ),
         headline: c
@@ -252,17 +260,11 @@ fn history_name(r: &RunComparison) -> String {
     }
 }
 
-/// `; the last 10 base runs see changes of about 3.4 % or more`: what a history could have
-/// seen, beside `within noise`.
-fn could_see(m: &Measure, r: &RunComparison) -> String {
+/// `, which see changes of about 3.4 % or more`: what a history could have seen, beside
+/// `within noise`.
+fn could_see(m: &Measure) -> String {
     m.detectable_pct
-        .map(|d| {
-            format!(
-                "; {} see changes of about {} or more",
-                history_name(r),
-                pct(d)
-            )
-        })
+        .map(|d| format!(", which see changes of about {} or more", pct(d)))
         .unwrap_or_default()
 }
 
@@ -277,12 +279,12 @@ fn branch_name(c: &Comparison) -> String {
 
 /// The history's drift in words, for the headline: `` `main` has drifted +9.8 % over its last
 /// 12 runs, since `abc1234` ``.
-fn drift_words(d: &Drift, branch: &str, repo_url: Option<&str>) -> String {
+fn drift_words(d: &Drift, branch: &str, commit_prefix: Option<&str>) -> String {
     format!(
         "{branch} has drifted {} over its last {}, since {} ({})",
         signed_pct(d.change_pct),
         plural(d.runs as usize, "run", "runs"),
-        commit(d.since.git_commit.as_deref(), repo_url),
+        commit(d.since.git_commit.as_deref(), commit_prefix),
         d.measure.label()
     )
 }
@@ -325,6 +327,9 @@ fn headline(r: &RunComparison, c: &Comparison, caps: &Caps) -> String {
             verdict_words(gpu.verdict.expect("filtered"), gpu, r, min_runs)
         ));
     }
+    if let Some(place) = where_short(r, caps) {
+        line.push_str(&format!("; where: {place}"));
+    }
     if let Some(point) = &r.history.change_point {
         line.push_str(&format!(
             "; {} is {} {} since {} ({})",
@@ -364,7 +369,7 @@ fn verdict_words(verdict: ChangeVerdict, m: &Measure, r: &RunComparison, min_run
             history_name(r)
         ),
         ChangeVerdict::WithinNoise => {
-            format!("within noise ({}{})", history_name(r), could_see(m, r))
+            format!("within noise ({}{})", history_name(r), could_see(m))
         }
         ChangeVerdict::NoiseUnknown => format!(
             "— **noise unknown** ({usable} usable base {}; {min_runs} needed)",
@@ -381,13 +386,18 @@ fn differing(r: &RunComparison) -> Vec<String> {
         .collect()
 }
 
-/// One key's comparison; `repo_url` links commits when the forge is known.
+/// One key's comparison (`method`: the comparison's); `commit_prefix` links commits when the forge
+/// is known.
 pub fn run(
     r: &RunComparison,
+    method: &Method,
     caps: &Caps,
-    floor_pct: f64,
-    repo_url: Option<&str>,
+    commit_prefix: Option<&str>,
 ) -> RunComparisonView {
+    let floor_pct = method.noise_floor_pct;
+    let ranges = Items::Ranges {
+        grouped: method.ranges_grouped == Some(true),
+    };
     let same: Vec<String> = r
         .conditions
         .iter()
@@ -411,7 +421,7 @@ pub fn run(
                 p.measure.label(),
                 pct(p.change_pct),
                 if p.change_pct < 0.0 { "lower" } else { "higher" },
-                commit(p.git_commit.as_deref(), repo_url),
+                commit(p.git_commit.as_deref(), commit_prefix),
                 plural(p.runs as usize, "run", "runs"),
                 plural(older, "run", "runs"),
             )
@@ -419,12 +429,12 @@ pub fn run(
         drift: r.history.drift.as_ref().map(|d| {
             format!(
                 "The base branch drifts: {}. The head is judged against the trend's level at the newest base run, so this change is not blamed for the drift.",
-                drift_words(d, "its level", repo_url)
+                drift_words(d, "its level", commit_prefix)
             )
         }),
         run_wide: r.run_wide.as_ref().map(|w| {
             format!(
-                "The whole run moved: {} of {} range groups changed {} or more the same way (median {}), as on a slower or faster runner. Each range below is judged by how far it moved beyond that.",
+                "The whole run moved: {} of {} range groups changed {} or more the same way (median {}), as on a slower or faster runner; each range group below is judged by how far it moved beyond that.",
                 w.groups_moved,
                 w.groups,
                 pct(floor_pct),
@@ -454,17 +464,30 @@ pub fn run(
         ),
         measures: measure_rows(&r.measures),
         within_pair: within_pair(r),
-        conditions: condition_rows(&r.conditions, caps, repo_url),
+        conditions: condition_rows(&r.conditions, caps, commit_prefix),
         same,
         base: format!(
             "run {} ({})",
             esc(&r.base.run_id, caps.name_chars),
             esc(&r.base.analysis_path, caps.name_chars.max(300))
         ),
-        host_ranges: range_table(&r.host_ranges, caps),
-        gpu_ranges: r.gpu_ranges.as_ref().map(|g| range_table(g, caps)),
-        gpu_work: r.gpu_work.as_ref().map(|w| work_rows(w, caps)),
-        base_runs: base_run_rows(&r.history, repo_url),
+        where_line: where_line(r, caps),
+        host_ranges: item_table(&r.host_ranges, ranges, None, caps),
+        gpu_ranges: r
+            .gpu_ranges
+            .as_ref()
+            .map(|g| item_table(g, ranges, None, caps)),
+        kernels: r
+            .kernels
+            .as_ref()
+            .map(|w| item_table(&w.items, Items::Kernels, Some(w), caps)),
+        kernels_what: r.kernels.as_ref().map_or("", |w| work_what(w, true)),
+        copies: r
+            .memory_copies
+            .as_ref()
+            .map(|w| item_table(&w.items, Items::Copies, Some(w), caps)),
+        copies_what: r.memory_copies.as_ref().map_or("", |w| work_what(w, false)),
+        base_runs: base_run_rows(&r.history, commit_prefix),
     }
 }
 
@@ -577,13 +600,6 @@ fn left_out(r: &RunComparison) -> Option<String> {
             first_and_more(each.into_iter(), 5)
         ));
     }
-    let combined = r.history.used.iter().filter(|u| u.repeats > 1).count();
-    if combined > 0 {
-        parts.push(format!(
-            "{} of the base branch's CI runs hold several analyses of this profile (repeats): each run's are combined into one point of the history.",
-            combined
-        ));
-    }
     (!parts.is_empty()).then(|| parts.join(" "))
 }
 
@@ -670,7 +686,6 @@ pub fn render_alone(c: &Comparison, top: usize) -> Result<String, super::RenderE
     };
     let renderer = super::Renderer::new(&template)?;
     let caps = Caps::full(top);
-    let floor = c.method.noise_floor_pct;
     let view = AloneView {
         comparison: overall(c, &caps),
         runs: c
@@ -682,7 +697,7 @@ pub fn render_alone(c: &Comparison, top: usize) -> Result<String, super::RenderE
                     esc(&r.heads[0].profile_name, caps.name_chars),
                     esc(&r.heads[0].run_id, caps.name_chars)
                 ),
-                comparison: run(r, &caps, floor, None),
+                comparison: run(r, &c.method, &caps, None),
             })
             .collect(),
         tool_version: crate::artifact::TOOL_VERSION,

@@ -1,16 +1,15 @@
-//! The comparison's tables: the measures, the conditions, the ranges, the GPU work and the
-//! base runs of the history. Every cell computed, formatted and escaped here.
+//! The comparison's tables: the measures, the conditions and the base runs of the history
+//! (the items judged one by one, ranges, kernels and copies, are in [`super::items`]). Every
+//! cell computed, formatted and escaped here.
 
 use serde::Serialize;
 
 use super::words::{commit, date, differ, range_pct, signed_pct};
 use crate::artifact::comparison::{
-    BaseRun, ChangeVerdict, Condition, ConditionName, GpuWorkChanges, History, LeftOutReason,
-    Measure, RangeChanges, RangeOnly, WorkChange,
+    BaseRun, ChangeVerdict, Condition, ConditionName, History, LeftOutReason, Measure,
 };
-use crate::artifact::kernel_base_name;
 use crate::render::escape::{self, inline_shortened as esc};
-use crate::render::format::{column, duration, plural, ColumnUnit, NBSP};
+use crate::render::format::{column, plural, ColumnUnit, NBSP};
 
 /// [`NBSP`] as a pattern's replacement.
 const NBSP_STR: &str = "\u{a0}";
@@ -35,36 +34,6 @@ pub struct ConditionRow {
     pub head: String,
     /// `differs`, `same`, or `shown, not judged`.
     pub status: &'static str,
-}
-
-#[derive(Debug, Serialize)]
-pub struct RangeTable {
-    pub rows: Vec<RangeRow>,
-    /// Rows left out, when the table was cut.
-    pub note: Option<String>,
-    /// `name (time per iteration)` of ranges only head has, and only base has.
-    pub new: Option<String>,
-    pub gone: Option<String>,
-    /// How many ranges are `slower` or `faster`, in words.
-    pub flagged: String,
-}
-
-#[derive(Debug, Serialize)]
-pub struct RangeRow {
-    pub name: String,
-    pub base: String,
-    pub head: String,
-    pub change: String,
-    pub change_pct: String,
-    pub verdict: &'static str,
-}
-
-#[derive(Debug, Serialize)]
-pub struct WorkRow {
-    pub kind: &'static str,
-    pub name: String,
-    pub base: String,
-    pub head: String,
 }
 
 /// One base run of the history, in its collapsed table.
@@ -122,7 +91,7 @@ pub fn measure_rows(measures: &[Measure]) -> Vec<MeasureRow> {
 
 /// A verdict in a table cell: `slower` and `faster`, the verdicts beyond the noise, in bold;
 /// the others' words held together by a no-break space (a cell never wraps).
-fn verdict_cell(v: ChangeVerdict) -> &'static str {
+pub fn verdict_cell(v: ChangeVerdict) -> &'static str {
     match v {
         ChangeVerdict::Slower => "**slower**",
         ChangeVerdict::Faster => "**faster**",
@@ -147,7 +116,7 @@ fn condition_text(
     name: &ConditionName,
     v: &serde_json::Value,
     caps: &Caps,
-    repo_url: Option<&str>,
+    commit_prefix: Option<&str>,
 ) -> String {
     match name {
         ConditionName::Device => {
@@ -169,7 +138,7 @@ fn condition_text(
             }
             text
         }
-        ConditionName::GitCommit => commit(v.as_str(), repo_url),
+        ConditionName::GitCommit => commit(v.as_str(), commit_prefix),
         _ => shown_value(v, caps),
     }
 }
@@ -179,12 +148,12 @@ fn condition_text(
 pub fn condition_rows(
     conditions: &[Condition],
     caps: &Caps,
-    repo_url: Option<&str>,
+    commit_prefix: Option<&str>,
 ) -> Vec<ConditionRow> {
     let row = |c: &Condition| ConditionRow {
         name: super::words::condition(&c.name),
-        base: condition_text(&c.name, &c.base, caps, repo_url),
-        head: condition_text(&c.name, &c.head, caps, repo_url),
+        base: condition_text(&c.name, &c.base, caps, commit_prefix),
+        head: condition_text(&c.name, &c.head, caps, commit_prefix),
         status: if !c.judged {
             "shown, not judged"
         } else if c.differs {
@@ -201,145 +170,8 @@ pub fn condition_rows(
         .collect()
 }
 
-/// The GPU work's rows: kernels, then memory copies; base and head totals in one unit.
-pub fn work_rows(w: &GpuWorkChanges, caps: &Caps) -> Vec<WorkRow> {
-    let shown: Vec<(&'static str, &WorkChange)> = w
-        .kernels
-        .iter()
-        .take(caps.top)
-        .map(|c| ("kernel", c))
-        .chain(
-            w.memory_copies
-                .iter()
-                .take(caps.top)
-                .map(|c| ("memory copy", c)),
-        )
-        .collect();
-    let totals: Vec<f64> = shown
-        .iter()
-        .flat_map(|(_, c)| [c.base_total_ns, c.head_total_ns])
-        .map(|t| t.unwrap_or(f64::NAN))
-        .collect();
-    let totals = column(&totals);
-    // Kernels by their base name, as the report names them, unless two shown share one.
-    fn base(c: &WorkChange) -> &str {
-        kernel_base_name(&c.name)
-    }
-    let shared = |name: &str| {
-        w.kernels
-            .iter()
-            .take(caps.top)
-            .filter(|c| base(c) == name)
-            .count()
-            > 1
-    };
-    let side = |t: Option<f64>, text: &String| t.map_or("none".to_owned(), |_| text.clone());
-    shown
-        .iter()
-        .zip(totals.chunks(2))
-        .map(|((kind, c), pair)| {
-            let name = match *kind {
-                "kernel" if !shared(base(c)) => base(c),
-                _ => &c.name,
-            };
-            WorkRow {
-                kind,
-                name: esc(name, caps.name_chars),
-                base: side(c.base_total_ns, &pair[0]),
-                head: side(c.head_total_ns, &pair[1]),
-            }
-        })
-        .collect()
-}
-
-/// A range table: the ranges flagged `slower` or `faster` first, then the largest changes.
-pub fn range_table(c: &RangeChanges, caps: &Caps) -> RangeTable {
-    let flagged = |v: ChangeVerdict| matches!(v, ChangeVerdict::Slower | ChangeVerdict::Faster);
-    let mut order: Vec<usize> = (0..c.changed.len()).collect();
-    // Stable: the changes keep their order (largest first) within each part.
-    order.sort_by_key(|&i| !flagged(c.changed[i].verdict));
-    let shown: Vec<_> = order
-        .iter()
-        .take(caps.top)
-        .map(|&i| &c.changed[i])
-        .collect();
-    // Base and head in one unit, the change in its own: one unit per column.
-    let sides: Vec<f64> = shown
-        .iter()
-        .flat_map(|r| [r.base_per_iteration_ns, r.head_per_iteration_ns])
-        .collect();
-    let sides = column(&sides);
-    // The change in the unit of its own column, `0` under the column's resolution.
-    let change_unit = ColumnUnit::of(shown.iter().map(|r| r.change_ns));
-    let rows: Vec<RangeRow> = shown
-        .iter()
-        .zip(sides.chunks(2))
-        .map(|(r, pair)| RangeRow {
-            name: esc(&r.name, caps.name_chars),
-            base: pair[0].clone(),
-            head: pair[1].clone(),
-            change: change_unit.show_change(r.change_ns),
-            change_pct: r.change_pct.map_or("n/a".to_owned(), signed_pct),
-            verdict: verdict_cell(r.verdict),
-        })
-        .collect();
-    // comparison.json lists at most so many (`*_omitted` counts the rest).
-    let in_both = c.changed.len() + c.changed_omitted as usize;
-    let note = (rows.len() < in_both).then(|| match c.changed_omitted {
-        0 => format!(
-            "The {} other ranges in both changed less; all are in comparison.json.",
-            in_both - rows.len()
-        ),
-        _ => format!(
-            "The {} other ranges in both changed less; comparison.json lists the largest {} of them.",
-            in_both - rows.len(),
-            c.changed.len() - rows.len()
-        ),
-    });
-    let list = |items: &[RangeOnly], omitted: u64| {
-        (!items.is_empty()).then(|| {
-            let mut shown: Vec<String> = items
-                .iter()
-                .take(caps.top.max(1))
-                .map(|r| {
-                    format!(
-                        "{} ({})",
-                        esc(&r.name, caps.name_chars),
-                        duration(r.per_iteration_ns)
-                    )
-                })
-                .collect();
-            let more = items.len() - shown.len() + omitted as usize;
-            if more > 0 {
-                shown.push(format!("and {more} more"));
-            }
-            shown.join(", ")
-        })
-    };
-    let count = |v: ChangeVerdict| c.changed.iter().filter(|r| r.verdict == v).count();
-    let (slower, faster) = (count(ChangeVerdict::Slower), count(ChangeVerdict::Faster));
-    let flagged = match (slower, faster, in_both) {
-        (_, _, 0) => String::new(),
-        // Those comparison.json leaves out have the verdicts of those it lists.
-        (0, 0, _) if count(ChangeVerdict::NoiseUnknown) == c.changed.len() => {
-            "No range has a verdict: the run-to-run noise is unknown.".to_owned()
-        }
-        (0, 0, n) => format!("None of the {n} ranges changed beyond its run-to-run noise."),
-        (s, f, n) => format!(
-            "{s} slower and {f} faster of {n} ranges, beyond their run-to-run noise (false-discovery rate 5 % over the ranges)."
-        ),
-    };
-    RangeTable {
-        rows,
-        note,
-        new: list(&c.new, c.new_omitted),
-        gone: list(&c.gone, c.gone_omitted),
-        flagged,
-    }
-}
-
 /// The history's base runs, oldest first, used and left out together, each with its values.
-pub fn base_run_rows(h: &History, repo_url: Option<&str>) -> Vec<BaseRunRow> {
+pub fn base_run_rows(h: &History, commit_prefix: Option<&str>) -> Vec<BaseRunRow> {
     let mut runs: Vec<(&BaseRun, String)> = h
         .used
         .iter()
@@ -370,7 +202,7 @@ pub fn base_run_rows(h: &History, repo_url: Option<&str>) -> Vec<BaseRunRow> {
     let gpu = ColumnUnit::of(runs.iter().filter_map(|(r, _)| r.gpu_projected_ns));
     runs.into_iter()
         .map(|(r, note)| BaseRunRow {
-            commit: commit(r.git_commit.as_deref(), repo_url),
+            commit: commit(r.git_commit.as_deref(), commit_prefix),
             date: date(r.created_at.as_deref()),
             host: r
                 .host_inclusive_ns
@@ -381,52 +213,4 @@ pub fn base_run_rows(h: &History, repo_url: Option<&str>) -> Vec<BaseRunRow> {
             note,
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn change(name: &str, base: f64, head: f64) -> WorkChange {
-        WorkChange {
-            name: name.to_owned(),
-            base_total_ns: Some(base),
-            head_total_ns: Some(head),
-        }
-    }
-
-    #[test]
-    fn kernels_go_by_their_base_name_unless_two_shown_share_it() {
-        let w = GpuWorkChanges {
-            kernels: vec![
-                change(
-                    "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)",
-                    2e6,
-                    3e6,
-                ),
-                change("void conv2d_fprop_kernel<float, 64>(Params)", 1e6, 1e6),
-                change("void conv2d_fprop_kernel<half, 32>(Params)", 1e6, 1e6),
-            ],
-            memory_copies: vec![change("Host-to-Device (pageable)", 1e5, 1e5)],
-            kernels_omitted: 0,
-            memory_copies_omitted: 0,
-        };
-        let rows = work_rows(&w, &Caps::full(3));
-        let names: Vec<(&str, &str)> = rows.iter().map(|r| (r.kind, r.name.as_str())).collect();
-        assert_eq!(
-            names,
-            [
-                ("kernel", "vectorized\\_elementwise\\_kernel"),
-                (
-                    "kernel",
-                    "void conv2d\\_fprop\\_kernel&lt;float, 64&gt;(Params)"
-                ),
-                (
-                    "kernel",
-                    "void conv2d\\_fprop\\_kernel&lt;half, 32&gt;(Params)"
-                ),
-                ("memory copy", "Host-to-Device (pageable)"),
-            ]
-        );
-    }
 }

@@ -272,6 +272,9 @@ mod tests {
                 for shown in range_pct([x, y]).split("\u{a0}to\u{a0}") {
                     check(shown)?;
                 }
+                for shown in unit.show_pair(x, y).split("\u{a0}→\u{a0}") {
+                    check(shown)?;
+                }
             }
         }
     }

@@ -102,8 +102,8 @@ pub fn build(
                         comparison::find(c, &path.display().to_string()).map(|r| {
                             comparison::run(
                                 r,
+                                &c.method,
                                 caps,
-                                c.method.noise_floor_pct,
                                 options.links.commit_prefix.as_deref(),
                             )
                         })

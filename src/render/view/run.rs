@@ -240,7 +240,7 @@ pub(super) fn warmup(a: &Analysis) -> Option<u64> {
         .and_then(serde_json::Value::as_u64)
 }
 
-pub(super) fn facts(a: &Analysis, counted: u64, caps: &Caps, repo_url: Option<&str>) -> Facts {
+pub(super) fn facts(a: &Analysis, counted: u64, caps: &Caps, commit_prefix: Option<&str>) -> Facts {
     let s = &a.iteration_summary;
     let p = &a.provenance;
     let mut nsys_version = esc(&p.nsys_version, caps.name_chars);
@@ -260,7 +260,7 @@ pub(super) fn facts(a: &Analysis, counted: u64, caps: &Caps, repo_url: Option<&s
     Facts {
         profile: esc(&a.run.profile_name, caps.name_chars),
         run_id: esc(&a.run.run_id, caps.name_chars),
-        git_commit: escape::commit(a.run.git_commit.as_deref(), repo_url),
+        git_commit: escape::commit(a.run.git_commit.as_deref(), commit_prefix),
         device: not_recorded(a.run.device.as_deref(), caps),
         nsys_version,
         warmup: match warmup(a) {

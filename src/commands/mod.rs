@@ -31,7 +31,7 @@ use crate::artifact::comparison::Comparison;
 use crate::baseline;
 use crate::cli::{AnalysisArgs, BaselineArgs, Cli, Command, CommentArgs, RenderArgs};
 use crate::forge::{self, CommentKey, CommentSettings, Forge, Vars};
-use crate::gate::{self, GateConfig};
+use crate::gate::{self, Ending, GateConfig};
 use crate::interrupt;
 use crate::nsys::{NsysChoice, StatsPlan};
 use crate::outcome::RunOutcome;
@@ -103,26 +103,27 @@ pub fn execute(cli: Cli, context: &Context) -> ExitCode {
         Command::Post(args) => post::post(&args, forge),
         Command::Compare(args) => compare::compare(&args),
     };
-    match result {
-        Ok(code) => code,
+    let ending = match result {
+        Ok(ending) => ending,
         Err(err) => match err.downcast_ref::<interrupt::Stopped>() {
             // Wound down after SIGINT/SIGTERM; what was interrupted was said where it happened.
-            Some(interrupt::Stopped(signal)) => ExitCode::from(signal.exit_status()),
+            Some(interrupt::Stopped(signal)) => Ending::Stopped(*signal),
             None => {
                 report_error(&err);
-                ExitCode::from(gate::exit::ERROR)
+                Ending::Failed
             }
         },
-    }
+    };
+    gate::exit_code(ending)
 }
 
-/// The exit status after SIGINT/SIGTERM stopped an analysis (130/143), said on standard error.
-fn interrupted(signal: interrupt::Signal) -> ExitCode {
+/// The ending after SIGINT/SIGTERM stopped an analysis (130/143), said on standard error.
+fn interrupted(signal: interrupt::Signal) -> Ending {
     say!(
         "nsys-gate: stopped by {}: nsys (if it was running) was stopped with it, the run directory unlocked; no analysis.json was left half-written",
         signal.name()
     );
-    ExitCode::from(signal.exit_status())
+    Ending::Stopped(signal)
 }
 
 fn report_error(err: &anyhow::Error) {

@@ -17,7 +17,6 @@
 //!   the pull request's own job.
 
 use std::path::Path;
-use std::process::ExitCode;
 
 use anyhow::Context as _;
 
@@ -26,7 +25,7 @@ use crate::artifact::ANALYSIS_FILE;
 use crate::cli::PostArgs;
 use crate::forge::marker::{self, key_of_marker, with_marker, CommentKey};
 use crate::forge::{CommentBody, Forge, Posted};
-use crate::gate::{self, GateConfig};
+use crate::gate::{self, Ending, GateConfig};
 use crate::interrupt;
 use crate::load;
 use crate::outcome::RunOutcome;
@@ -36,7 +35,7 @@ use crate::render::{Budget, RenderOptions, Renderer, Template, DEFAULT_TOP};
 use crate::say::say;
 use crate::text::shown_path;
 
-pub fn post(args: &PostArgs, forge: &dyn Forge) -> anyhow::Result<ExitCode> {
+pub fn post(args: &PostArgs, forge: &dyn Forge) -> anyhow::Result<Ending> {
     match (&args.report, &args.analyses) {
         (_, Some(dir)) => post_analyses(dir, args, forge),
         (Some(report), None) => post_report(report, args, forge),
@@ -45,7 +44,7 @@ pub fn post(args: &PostArgs, forge: &dyn Forge) -> anyhow::Result<ExitCode> {
 }
 
 /// `post --report FILE`: the file as it is, under the key of its marker (or --comment-key).
-fn post_report(report: &Path, args: &PostArgs, forge: &dyn Forge) -> anyhow::Result<ExitCode> {
+fn post_report(report: &Path, args: &PostArgs, forge: &dyn Forge) -> anyhow::Result<Ending> {
     anyhow::ensure!(
         args.baseline.baseline.is_empty(),
         "--baseline goes with --analyses: a --report is posted as it was rendered (give --baseline to the `run` or `report` that renders it)"
@@ -74,7 +73,7 @@ fn post_report(report: &Path, args: &PostArgs, forge: &dyn Forge) -> anyhow::Res
     let body = cut(&text, forge.comment_limit());
     let shrink = |chars: usize| cut(&text, chars);
     interrupt::doing(POSTING);
-    Ok(exit_status(
+    Ok(ending(
         forge,
         forge.post_comment(
             &post_settings(&args.comment),
@@ -88,7 +87,7 @@ fn post_report(report: &Path, args: &PostArgs, forge: &dyn Forge) -> anyhow::Res
 }
 
 /// `post --analyses DIR`: the comment rendered here from the analyses under DIR.
-fn post_analyses(dir: &Path, args: &PostArgs, forge: &dyn Forge) -> anyhow::Result<ExitCode> {
+fn post_analyses(dir: &Path, args: &PostArgs, forge: &dyn Forge) -> anyhow::Result<Ending> {
     interrupt::doing("reading the artifact's analysis.json files; nothing was posted");
     let mut outcomes = load::under(dir, "nothing to post")?;
     // The artifact's own gate is its job's word (a fork's job can write `pass` beside a
@@ -148,19 +147,16 @@ fn post_analyses(dir: &Path, args: &PostArgs, forge: &dyn Forge) -> anyhow::Resu
         report: &report,
     };
     interrupt::doing(POSTING);
-    Ok(exit_status(
-        forge,
-        rendered.post(&key, &post_settings(c), forge),
-    ))
+    Ok(ending(forge, rendered.post(&key, &post_settings(c), forge)))
 }
 
-/// `post`'s exit status: 0 posted, unchanged or skipped; 2 failed (said on standard error).
-fn exit_status(forge: &dyn Forge, posted: Posted) -> ExitCode {
+/// How `post` ended: done when posted, unchanged or skipped; failed (said on standard error).
+fn ending(forge: &dyn Forge, posted: Posted) -> Ending {
     match posted {
-        Posted::Done | Posted::Skipped => ExitCode::SUCCESS,
+        Posted::Done | Posted::Skipped => Ending::Done,
         Posted::Failed(err) => {
             print_post_failure("error", &err, forge);
-            ExitCode::from(gate::exit::ERROR)
+            Ending::Failed
         }
     }
 }

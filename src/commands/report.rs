@@ -1,19 +1,19 @@
 //! `nsys-gate report`: the run directories' analysis.json files to one markdown report.
 
 use std::path::Path;
-use std::process::ExitCode;
 
 use super::WRITING;
 use super::{baseline_comparison, load_template, render_options};
 use crate::cli::ReportArgs;
 use crate::forge::Forge;
+use crate::gate::Ending;
 use crate::interrupt;
 use crate::load;
 use crate::outcome::RunOutcome;
 use crate::publish::{self, Destination, Output};
 use crate::render::Renderer;
 
-pub fn report(args: &ReportArgs, forge: &dyn Forge) -> anyhow::Result<ExitCode> {
+pub fn report(args: &ReportArgs, forge: &dyn Forge) -> anyhow::Result<Ending> {
     let template = load_template(args.render.template.as_deref())?;
     let renderer = Renderer::new(&template)?;
     interrupt::doing("reading the analyses; nothing was written");

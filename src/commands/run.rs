@@ -1,8 +1,6 @@
 //! `nsys-gate run`: `analyze` on each run directory, one report covering all of them, the
 //! gate, and the pull-request comment.
 
-use std::process::ExitCode;
-
 use super::{
     analyze_options, baseline_comparison, interrupted, load_template, post_settings,
     render_options, Context, POSTING, WRITING,
@@ -10,7 +8,7 @@ use super::{
 use crate::cli::RunArgs;
 use crate::files::absolute;
 use crate::forge::{CommentKey, Forge, Posted};
-use crate::gate::{self, GateConfig};
+use crate::gate::{Ending, GateConfig};
 use crate::interrupt;
 use crate::outcome::{chain_text, FailureKind, RunOutcome};
 use crate::progress::Progress;
@@ -20,7 +18,7 @@ use crate::render::Renderer;
 use crate::say::say;
 use crate::text::shown_path;
 
-pub fn run(args: &RunArgs, context: &Context, forge: &dyn Forge) -> anyhow::Result<ExitCode> {
+pub fn run(args: &RunArgs, context: &Context, forge: &dyn Forge) -> anyhow::Result<Ending> {
     let gate = GateConfig::new(&args.analysis.gate.gate_on, &args.analysis.gate.no_gate_on);
     // A broken template fails before nsys runs.
     let template = load_template(args.render.template.as_deref())?;
@@ -37,7 +35,7 @@ pub fn run(args: &RunArgs, context: &Context, forge: &dyn Forge) -> anyhow::Resu
         .any(|o| matches!(o, RunOutcome::Failed(f) if f.kind == FailureKind::Busy))
     {
         say!("nsys-gate: error: nothing was written or posted: another nsys-gate is analysing a run directory of this run, and its files are that run's");
-        return Ok(ExitCode::from(gate::exit::ERROR));
+        return Ok(Ending::Failed);
     }
     let c = &args.comment;
     let comparison = baseline_comparison(
@@ -75,7 +73,7 @@ pub fn run(args: &RunArgs, context: &Context, forge: &dyn Forge) -> anyhow::Resu
         Posted::Done | Posted::Skipped => Ok(code),
         Posted::Failed(err) if args.fail_on_post_error => {
             print_post_failure("error", &err, forge);
-            Ok(ExitCode::from(gate::exit::ERROR))
+            Ok(Ending::Failed)
         }
         Posted::Failed(err) => {
             print_post_failure("warning", &err, forge);

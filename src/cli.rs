@@ -173,6 +173,16 @@ pub struct BaselineArgs {
     #[arg(long, value_name = "FILE|ID")]
     pub baseline_workflow: Option<String>,
 
+    /// `auto`: how many base runs are fetched at once (their requests and downloads
+    /// overlap); 1 fetches one after another.
+    #[arg(long, value_name = "N", default_value_t = crate::forge::history::CONCURRENT_RUNS, value_parser = clap::value_parser!(u16).range(1..=16), hide = true)]
+    pub baseline_concurrency: u16,
+
+    /// `auto` on GitLab: the job whose artifacts hold the analysis.json files in each of the
+    /// target branch's push pipelines [default: this job's name, $CI_JOB_NAME].
+    #[arg(long, value_name = "NAME")]
+    pub baseline_job: Option<String>,
+
     /// `auto`: the name of the artifact holding the base branch's analysis.json files.
     #[arg(long, value_name = "NAME", default_value = "nsys-gate-analysis")]
     pub baseline_artifact: String,
@@ -187,33 +197,34 @@ pub struct BaselineArgs {
 
 /// The REST API for `--baseline auto` in `report` (`run` uses its comment options).
 #[derive(Debug, Args)]
-#[command(next_help_heading = "GitHub options")]
+#[command(next_help_heading = "Forge options")]
 pub struct ApiArgs {
-    /// Repository OWNER/NAME.
+    /// Repository OWNER/NAME [default: the CI's own].
     #[arg(long, value_name = "OWNER/NAME", env = "GITHUB_REPOSITORY")]
     pub repo: Option<String>,
 
-    /// The REST API's base URL (GitHub Enterprise Server: `https://HOST/api/v3`).
-    #[arg(long, value_name = "URL", env = "GITHUB_API_URL", default_value = crate::github::DEFAULT_API_URL)]
-    pub api_url: String,
+    /// The REST API's base URL [default: the CI's own, else `https://api.github.com`] (GitHub
+    /// Enterprise Server: `https://HOST/api/v3`).
+    #[arg(long, value_name = "URL", env = "GITHUB_API_URL")]
+    pub api_url: Option<String>,
 
-    /// Environment variable holding the API token.
-    #[arg(long, value_name = "NAME", default_value = "GITHUB_TOKEN")]
-    pub token_env: String,
+    /// Environment variable holding the API token [default: GITHUB_TOKEN].
+    #[arg(long, value_name = "NAME")]
+    pub token_env: Option<String>,
 }
 
 /// Where and as whom the pull-request comment is posted.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Comment options")]
 pub struct CommentArgs {
-    /// Repository OWNER/NAME.
+    /// Repository OWNER/NAME [default: the CI's own].
     #[arg(long, value_name = "OWNER/NAME", env = "GITHUB_REPOSITORY")]
     pub repo: Option<String>,
 
-    /// The REST API's base URL (GitHub Enterprise Server: `https://HOST/api/v3`; Gitea and
-    /// Forgejo: `https://HOST/api/v1`).
-    #[arg(long, value_name = "URL", env = "GITHUB_API_URL", default_value = crate::github::DEFAULT_API_URL)]
-    pub api_url: String,
+    /// The REST API's base URL [default: the CI's own, else `https://api.github.com`] (GitHub
+    /// Enterprise Server: `https://HOST/api/v3`; Gitea and Forgejo: `https://HOST/api/v1`).
+    #[arg(long, value_name = "URL", env = "GITHUB_API_URL")]
+    pub api_url: Option<String>,
 
     /// Pull-request number [default: from the event at $GITHUB_EVENT_PATH].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -224,14 +235,14 @@ pub struct CommentArgs {
     #[arg(long, value_name = "KEY")]
     pub comment_key: Option<String>,
 
-    /// Environment variable holding the API token.
-    #[arg(long, value_name = "NAME", default_value = "GITHUB_TOKEN")]
-    pub token_env: String,
+    /// Environment variable holding the API token [default: GITHUB_TOKEN].
+    #[arg(long, value_name = "NAME")]
+    pub token_env: Option<String>,
 
-    /// Login of the comment's author to update (`*`: any author); the workflow token posts
-    /// as github-actions[bot].
-    #[arg(long, value_name = "LOGIN", default_value = crate::github::DEFAULT_AUTHOR)]
-    pub comment_author: String,
+    /// Login of the comment's author to update (`*`: any author) [default: github-actions[bot],
+    /// as which the workflow token posts].
+    #[arg(long, value_name = "LOGIN")]
+    pub comment_author: Option<String>,
 
     /// The deadline of posting. One deadline for the whole stage, covering every request,
     /// page, redirect and byte of the body (every retry and wait for a rate limit included),

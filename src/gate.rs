@@ -77,24 +77,58 @@ pub fn apply(config: &GateConfig, warnings: &mut [Warning]) -> Gate {
     }
 }
 
-/// The contract's exit status of a verdict: 0 pass, 1 fail, 2 error.
-pub fn exit_status(verdict: Verdict) -> u8 {
-    match verdict {
-        Verdict::Pass => exit::PASS,
-        Verdict::Fail => exit::FAIL,
-        Verdict::Error => exit::ERROR,
+/// How a command ended: all its exit status says (contract section 6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The analyses' overall verdict: pass 0, fail 1, error 2.
+    Judged(Verdict),
+    /// Done, with nothing to judge (a comparison written, a comment posted or left as it
+    /// was): 0.
+    Done,
+    /// What the command itself had to do failed (said where it happened): 2.
+    Failed,
+    /// Stopped by SIGINT or SIGTERM: 130 or 143, as a shell reports it.
+    Stopped(crate::interrupt::Signal),
+}
+
+impl Ending {
+    /// The ending of one analysis: its gate's verdict.
+    pub fn of_gate(gate: &Gate) -> Self {
+        Ending::Judged(gate.result.into())
     }
 }
 
-/// The exit status of one analysis's gate.
-pub fn exit_code(gate: &Gate) -> ExitCode {
-    ExitCode::from(exit_status(gate.result.into()))
+/// The one mapping of how a command ended to its exit status.
+pub fn exit_status(ending: Ending) -> u8 {
+    match ending {
+        Ending::Judged(Verdict::Pass) | Ending::Done => exit::PASS,
+        Ending::Judged(Verdict::Fail) => exit::FAIL,
+        Ending::Judged(Verdict::Error) | Ending::Failed => exit::ERROR,
+        Ending::Stopped(signal) => signal.exit_status(),
+    }
+}
+
+/// [`exit_status`] as the process's exit code.
+pub fn exit_code(ending: Ending) -> ExitCode {
+    ExitCode::from(exit_status(ending))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use WarningCode::*;
+
+    #[test]
+    fn every_ending_has_the_contracts_exit_status() {
+        use crate::interrupt::Signal;
+        assert_eq!(exit_status(Ending::Judged(Verdict::Pass)), 0);
+        assert_eq!(exit_status(Ending::Done), 0);
+        assert_eq!(exit_status(Ending::Judged(Verdict::Fail)), 1);
+        assert_eq!(exit_status(Ending::Judged(Verdict::Error)), 2);
+        assert_eq!(exit_status(Ending::Failed), 2);
+        assert_eq!(exit_status(Ending::Stopped(Signal::Interrupt)), 130);
+        assert_eq!(exit_status(Ending::Stopped(Signal::Terminate)), 143);
+    }
 
     #[test]
     fn default_set_is_the_contracts() {

@@ -14,7 +14,8 @@
 //! 7. [`compare`] (+ [`baseline`]): the current runs against the base branch's history;
 //! 8. [`render`]: the markdown report of [`outcome`]s (analyses and typed failures);
 //! 9. [`publish`]: report.md and comparison.json, and through the [`forge`] (GitHub, Gitea)
-//!    the pull-request comment and the CI step's files.
+//!    the pull-request comment and the CI step's files. Everything that depends on a code
+//!    host or CI system is in [`forge`].
 //!
 //! [`pipeline`] runs stages 1-6 for one run directory; [`commands`] holds one file per
 //! subcommand and reads the command line and the environment once. [`load`] reads
@@ -25,18 +26,15 @@
 //! the one writer of standard output and standard error: inside GitHub Actions nothing it
 //! writes is a workflow command, but the annotations meant as ones.
 
-pub(crate) mod actions;
 pub(crate) mod analysis;
 pub mod artifact;
 pub(crate) mod baseline;
 pub(crate) mod cli;
 pub mod commands;
 pub(crate) mod compare;
-pub(crate) mod environment;
 pub(crate) mod files;
 pub(crate) mod forge;
 pub mod gate;
-pub(crate) mod github;
 pub(crate) mod interrupt;
 pub(crate) mod load;
 pub(crate) mod manifest;

@@ -32,7 +32,7 @@ impl RunOutcome {
 }
 
 /// The gate's verdict over several run directories: the worst of them (`error` over `fail`
-/// over `pass`); `error` for none. [`crate::gate::exit_status`] turns it into the exit status.
+/// over `pass`); `error` for none. [`crate::gate::Ending::Judged`] carries it to the exit status.
 pub fn overall_verdict(outcomes: &[RunOutcome]) -> Verdict {
     outcomes
         .iter()

@@ -17,8 +17,8 @@
 //! Untrusted values embedded in a message are also shown on one line with [`crate::text::shown`] (line
 //! feeds as `\n`), so that they cannot even look like a line of their own. The report is
 //! printed verbatim, inside `::stop-commands::TOKEN` … `::TOKEN::` in Actions
-//! ([`crate::actions::without_commands`]); annotations are the only workflow commands written
-//! on purpose, escaped as the runner reads them ([`crate::actions::Annotation::command`]).
+//! ([`crate::text::without_commands`]); annotations are the only workflow commands written
+//! on purpose, escaped as the runner reads them by the forge ([`commands`]).
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -27,27 +27,20 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use crate::actions::Annotation;
 use crate::text::inert;
 
-/// 0: not decided yet (`$GITHUB_ACTIONS` is read on first use); 1: outside; 2: in Actions.
+/// 0: outside (until told otherwise); 2: the log's reader acts on workflow commands.
 static MODE: AtomicU8 = AtomicU8::new(0);
 
-/// Says whether output is read by a GitHub Actions runner (set once, from the environment the
-/// command read; without it, `GITHUB_ACTIONS=true` decides).
+/// Says whether output is read by a runner that acts on workflow commands (GitHub Actions'),
+/// as the forge found it (`crate::forge::log_reads_commands`): set first thing, before the
+/// command line is parsed.
 pub fn set_actions(in_actions: bool) {
-    MODE.store(if in_actions { 2 } else { 1 }, Ordering::Relaxed);
+    MODE.store(if in_actions { 2 } else { 0 }, Ordering::Relaxed);
 }
 
 fn in_actions() -> bool {
-    match MODE.load(Ordering::Relaxed) {
-        0 => {
-            let on = std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true");
-            set_actions(on);
-            on
-        }
-        mode => mode == 2,
-    }
+    MODE.load(Ordering::Relaxed) == 2
 }
 
 /// `say!("nsys-gate: …", …)`: one message (of one or more lines) on standard error, made
@@ -99,7 +92,7 @@ pub fn clear_line() {
 /// `::stop-commands::TOKEN` and `::TOKEN::`, so that nothing in it is run.
 pub fn report(text: &str) -> std::io::Result<()> {
     let text = if in_actions() {
-        Cow::Owned(crate::actions::without_commands(text))
+        Cow::Owned(crate::text::without_commands(text))
     } else {
         Cow::Borrowed(text)
     };
@@ -108,14 +101,13 @@ pub fn report(text: &str) -> std::io::Result<()> {
     stdout.flush()
 }
 
-/// Prints annotations on standard output: the workflow commands nsys-gate issues on purpose,
-/// one line each, escaped as the runner reads them.
-pub fn annotations(list: &[Annotation]) -> std::io::Result<()> {
+/// Prints workflow commands on standard output: the annotations nsys-gate issues on purpose,
+/// one line each, escaped by the forge as its runner reads them.
+pub fn commands(lines: &[String]) -> std::io::Result<()> {
     let mut text = String::new();
-    for annotation in list {
-        let line = annotation.command();
+    for line in lines {
         debug_assert!(!line.contains(['\r', '\n']), "{line:?}");
-        text.push_str(&line);
+        text.push_str(line);
         text.push('\n');
     }
     let mut stdout = std::io::stdout().lock();

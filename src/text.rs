@@ -7,6 +7,8 @@
 //!   Unicode line and paragraph separators as `\u{…}`;
 //! - [`inert`]: a whole message made safe to print where a runner reads it (see there);
 //! - [`shorten`]: at most so many characters, `…` at the end when cut;
+//! - [`without_commands`]: text printed where the runner reads it, wrapped so that nothing in
+//!   it is a workflow command (with a [`random_token`]);
 //! - [`ZWSP`]: the zero-width space, the one character used to break what a reader must not
 //!   act on (a workflow command for the runner, a mention or a link for GitHub's markdown).
 
@@ -156,6 +158,53 @@ fn is_invisible(c: char) -> bool {
     )
 }
 
+/// A random token for delimiters and `stop-commands`: SHA-256 of 16 bytes of the system's
+/// randomness (`/dev/urandom`, where there is one), the time, the process id, a counter and an
+/// address, as 32 hex digits.
+pub fn random_token() -> String {
+    use std::io::Read;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    let mut seed = [0u8; 16];
+    if std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut seed))
+        .is_ok()
+    {
+        h.update(seed);
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    h.update(now.as_nanos().to_le_bytes());
+    h.update(std::process::id().to_le_bytes());
+    h.update(COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+    let local = 0u8;
+    h.update((std::ptr::addr_of!(local) as usize).to_le_bytes());
+    h.finalize()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// `text` between `::stop-commands::TOKEN` and `::TOKEN::`, with a token the text does not
+/// hold (in any case: the runner compares the end line ignoring case): nothing in it is read
+/// as a workflow command.
+pub fn without_commands(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let mut token = random_token();
+    while lower.contains(&token) {
+        token = random_token();
+    }
+    let mut out = format!("::stop-commands::{token}\n{text}");
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&format!("::{token}::\n"));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,5 +297,16 @@ mod tests {
         assert_eq!(shorten("abc", 3), "abc");
         assert_eq!(shorten("abcd", 3), "ab…");
         assert_eq!(shorten("µµµµ", 2), "µ…");
+    }
+
+    #[test]
+    fn stop_commands_wrap_the_text() {
+        let out = without_commands("::error::injected\n");
+        let lines: Vec<&str> = out.lines().collect();
+        let token = lines[0].strip_prefix("::stop-commands::").unwrap();
+        assert_eq!(lines[1], "::error::injected");
+        assert_eq!(lines[2], format!("::{token}::"));
+        assert_ne!(random_token(), random_token());
+        assert_eq!(random_token().len(), 32);
     }
 }

@@ -106,7 +106,7 @@ fn measure(dir: &Path, written: usize) {
             }],
             &RenderOptions {
                 top: 10,
-                budget: Budget::comment(),
+                budget: Budget::Chars(65_536),
                 marker: "<!-- nsys-gate:bench -->".to_owned(),
                 exact_names: false,
                 links: nsys_gate::render::Links::default(),

@@ -76,18 +76,26 @@ pub struct BaselineSource {
     /// `path`: the paths given, oldest first.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub paths: Vec<String>,
-    /// `auto`: the workflow whose runs were read.
+    /// `auto`: the workflow whose runs were read (GitHub).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub workflow: Option<String>,
+    /// `auto`: the job whose artifacts were read, in each pipeline (GitLab).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub job: Option<String>,
     /// `auto`: the branch whose push runs were read.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub branch: Option<String>,
     /// `auto`: the artifact's name.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub artifact: Option<String>,
-    /// `auto`: the workflow runs whose artifacts were read, newest first.
+    /// `auto` on GitHub: the workflow runs whose artifacts were read, newest first (the same
+    /// runs as `ci_runs`, in GitHub's words).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub workflow_runs: Vec<WorkflowRunRef>,
+    /// `auto`: the CI runs (GitHub's workflow runs, GitLab's pipelines) whose artifacts were
+    /// read, newest first: each one point of the history.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub ci_runs: Vec<CiRunRef>,
     /// The analysis.json files read as base runs, as paths inside the PATHs or the artifacts.
     pub analyses: Vec<String>,
 }
@@ -101,6 +109,22 @@ pub struct WorkflowRunRef {
     /// When the forge created the run (ISO 8601, as it says).
     pub created_at: Option<String>,
     /// The run's artifact.
+    pub artifact_id: Option<u64>,
+}
+
+/// A CI run of the history, in the words of every forge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CiRunRef {
+    /// The workflow run's or the pipeline's id.
+    pub id: u64,
+    /// The commit it ran on.
+    pub commit: String,
+    pub branch: Option<String>,
+    /// Its page.
+    pub url: Option<String>,
+    /// When the forge created it (ISO 8601, as it says).
+    pub created_at: Option<String>,
+    /// The artifact read (GitHub: the artifact's id; GitLab: the job's).
     pub artifact_id: Option<u64>,
 }
 
@@ -273,8 +297,12 @@ pub struct BaseRun {
     pub run_id: String,
     pub git_commit: Option<String>,
     pub analysis_path: String,
-    /// `auto`: the workflow run it came from.
+    /// `auto`: the CI run it came from (the same as `ci_run_id`, by its name from before
+    /// GitLab: on GitLab a pipeline's id).
     pub workflow_run_id: Option<u64>,
+    /// `auto`: the CI run (GitHub's workflow run, GitLab's pipeline) whose artifact held it.
+    #[serde(default)]
+    pub ci_run_id: Option<u64>,
     /// `auto`: when the forge created that run.
     pub created_at: Option<String>,
     /// Counted iterations.

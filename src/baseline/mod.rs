@@ -103,9 +103,11 @@ impl PathRuns {
                 .map(|p| p.display().to_string())
                 .collect(),
             workflow: None,
+            job: None,
             branch: None,
             artifact: None,
             workflow_runs: Vec::new(),
+            ci_runs: Vec::new(),
             analyses: self
                 .runs
                 .iter()

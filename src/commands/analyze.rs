@@ -1,14 +1,13 @@
 //! `nsys-gate analyze`: one run directory to analysis.json, a summary on standard error.
 
-use std::process::ExitCode;
-
 use super::{analyze_options, interrupted, Context};
 use crate::cli::AnalyzeArgs;
-use crate::gate::{self, GateConfig};
+use crate::forge::Forge;
+use crate::gate::{Ending, GateConfig};
 use crate::interrupt;
 use crate::progress::Progress;
 
-pub fn analyze(args: &AnalyzeArgs, context: &Context) -> anyhow::Result<ExitCode> {
+pub fn analyze(args: &AnalyzeArgs, context: &Context, forge: &dyn Forge) -> anyhow::Result<Ending> {
     let gate = GateConfig::new(&args.analysis.gate.gate_on, &args.analysis.gate.no_gate_on);
     let options = analyze_options(
         &args.run_dir,
@@ -16,6 +15,7 @@ pub fn analyze(args: &AnalyzeArgs, context: &Context) -> anyhow::Result<ExitCode
         &args.analysis,
         gate,
         context,
+        forge,
     );
     let mut progress = Progress::stderr();
     let result = interrupt::deferred(|| crate::analyze(&options, &mut progress));
@@ -24,5 +24,5 @@ pub fn analyze(args: &AnalyzeArgs, context: &Context) -> anyhow::Result<ExitCode
     }
     let (analysis, written) = result.map_err(|e| e.error)?;
     progress.summary(&analysis, &written);
-    Ok(gate::exit_code(&analysis.gate))
+    Ok(Ending::of_gate(&analysis.gate))
 }

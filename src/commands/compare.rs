@@ -3,7 +3,6 @@
 //! difference is never a failure.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use anyhow::Context as _;
 
@@ -11,12 +10,13 @@ use crate::baseline::{read_paths, PathRuns};
 use crate::cli::CompareArgs;
 use crate::compare::{self, Criteria};
 use crate::files;
+use crate::gate::Ending;
 use crate::interrupt;
 use crate::render::comparison::render_alone;
 use crate::say::{self, say};
 use crate::text::{shown, shown_path};
 
-pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
+pub fn compare(args: &CompareArgs) -> anyhow::Result<Ending> {
     let (head_path, base_paths) = args
         .paths
         .split_last()
@@ -47,7 +47,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         render_alone(&comparison, usize::from(args.top))?
     };
     say::report(&text).context("cannot write to standard output")?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Ending::Done)
 }
 
 /// The runs of one side, each path or file left out said as a warning that names the side;

@@ -10,7 +10,9 @@
 //! - [`compare`]: two sets of analysis.json files compared locally.
 //!
 //! Each is a leaf: the stages they run (`pipeline`, `load`, `baseline`, `render`, `publish`)
-//! take plain data, converted from the command line here.
+//! take plain data, converted from the command line here. The forge is found once
+//! ([`execute`]) and handed to the command, which takes from it what the stages need as data
+//! (the CI run for analysis.json, the URLs and the comment limit for the report).
 
 mod analyze;
 mod compare;
@@ -28,10 +30,8 @@ use clap::{CommandFactory, FromArgMatches};
 use crate::artifact::comparison::Comparison;
 use crate::baseline;
 use crate::cli::{AnalysisArgs, BaselineArgs, Cli, Command, CommentArgs, RenderArgs};
-use crate::environment::Environment;
-use crate::forge::{self, CommentSettings, Forge};
-use crate::gate::{self, GateConfig};
-use crate::github::marker::CommentKey;
+use crate::forge::{self, CommentKey, CommentSettings, Forge, Vars};
+use crate::gate::{self, Ending, GateConfig};
 use crate::interrupt;
 use crate::nsys::{NsysChoice, StatsPlan};
 use crate::outcome::RunOutcome;
@@ -49,17 +49,18 @@ const POSTING: &str = "posting the pull-request comment; it may or may not have 
 /// What every command gets besides its arguments: read once, at the start.
 #[derive(Debug, Clone, Default)]
 pub struct Context {
-    pub env: Environment,
+    /// The environment, which only the forge reads.
+    pub vars: Vars,
     /// `--nsys` came from `$NSYS`, not the command line (for the words of its errors).
     pub nsys_from_env: bool,
 }
 
 /// The program: parses the command line, reads the environment, runs the command.
 pub fn main() -> ExitCode {
-    // First, whether a GitHub Actions runner reads what is printed (everything, panics and
-    // command-line errors too, goes through `say`).
-    let env = Environment::from_process();
-    say::set_actions(env.in_actions);
+    // First, whether a runner that acts on workflow commands reads what is printed
+    // (everything, panics and command-line errors too, goes through `say`).
+    let vars = Vars::from_process();
+    say::set_actions(forge::log_reads_commands(&vars));
     say::install_panic_hook();
     // A SIGINT/SIGTERM from now on ends nsys-gate with status 130/143, and one during an
     // analysis stops nsys and the analysis cleanly first (see `interrupt`).
@@ -76,40 +77,53 @@ pub fn main() -> ExitCode {
         }
         _ => false,
     };
-    let context = Context { env, nsys_from_env };
+    let context = Context {
+        vars,
+        nsys_from_env,
+    };
     execute(cli, &context)
 }
 
 /// Runs one command line and returns the contract's exit status.
 pub fn execute(cli: Cli, context: &Context) -> ExitCode {
-    say::set_actions(context.env.in_actions);
+    say::set_actions(forge::log_reads_commands(&context.vars));
+    // The forge, found once: the API a command names (`--api-url`) can tell it too.
+    let api_url = match &cli.command {
+        Command::Report(args) => args.api.api_url.as_deref(),
+        Command::Run(args) => args.comment.api_url.as_deref(),
+        Command::Post(args) => args.comment.api_url.as_deref(),
+        Command::Analyze(_) | Command::Compare(_) => None,
+    };
+    let forge = forge::detect(&context.vars, api_url);
+    let forge = forge.as_ref();
     let result = match cli.command {
-        Command::Analyze(args) => analyze::analyze(&args, context),
-        Command::Report(args) => report::report(&args, context),
-        Command::Run(args) => run::run(&args, context),
-        Command::Post(args) => post::post(&args, context),
+        Command::Analyze(args) => analyze::analyze(&args, context, forge),
+        Command::Report(args) => report::report(&args, forge),
+        Command::Run(args) => run::run(&args, context, forge),
+        Command::Post(args) => post::post(&args, forge),
         Command::Compare(args) => compare::compare(&args),
     };
-    match result {
-        Ok(code) => code,
+    let ending = match result {
+        Ok(ending) => ending,
         Err(err) => match err.downcast_ref::<interrupt::Stopped>() {
             // Wound down after SIGINT/SIGTERM; what was interrupted was said where it happened.
-            Some(interrupt::Stopped(signal)) => ExitCode::from(signal.exit_status()),
+            Some(interrupt::Stopped(signal)) => Ending::Stopped(*signal),
             None => {
                 report_error(&err);
-                ExitCode::from(gate::exit::ERROR)
+                Ending::Failed
             }
         },
-    }
+    };
+    gate::exit_code(ending)
 }
 
-/// The exit status after SIGINT/SIGTERM stopped an analysis (130/143), said on standard error.
-fn interrupted(signal: interrupt::Signal) -> ExitCode {
+/// The ending after SIGINT/SIGTERM stopped an analysis (130/143), said on standard error.
+fn interrupted(signal: interrupt::Signal) -> Ending {
     say!(
         "nsys-gate: stopped by {}: nsys (if it was running) was stopped with it, the run directory unlocked; no analysis.json was left half-written",
         signal.name()
     );
-    ExitCode::from(signal.exit_status())
+    Ending::Stopped(signal)
 }
 
 fn report_error(err: &anyhow::Error) {
@@ -124,7 +138,9 @@ fn analyze_options(
     args: &AnalysisArgs,
     gate: GateConfig,
     context: &Context,
+    forge: &dyn Forge,
 ) -> AnalyzeOptions {
+    let ci = forge.ci();
     let nsys = match args.nsys.as_ref().filter(|p| !p.is_empty()) {
         Some(path) if context.nsys_from_env => NsysChoice::Env(PathBuf::from(path)),
         Some(path) => NsysChoice::Flag(PathBuf::from(path)),
@@ -145,8 +161,8 @@ fn analyze_options(
         keep_export: args.keep_export,
         gate,
         label: args.label.clone().filter(|l| !l.trim().is_empty()),
-        ci_run: context.env.ci_run(),
-        runner: context.env.runner_name.clone(),
+        ci_run: ci.run,
+        runner: ci.runner,
     }
 }
 
@@ -164,23 +180,27 @@ fn load_template(path: Option<&Path>) -> anyhow::Result<Template> {
     Ok(Template::from_source(path, source))
 }
 
-/// The report's options: the command line's, the comment's budget, the marker of the
+/// The report's options: the command line's, the forge's comment limit, the marker of the
 /// outcomes' key, and where the reader finds the full data.
-fn render_options(args: &RenderArgs, outcomes: &[RunOutcome], env: &Environment) -> RenderOptions {
+fn render_options(args: &RenderArgs, outcomes: &[RunOutcome], forge: &dyn Forge) -> RenderOptions {
     RenderOptions {
         top: usize::from(args.top),
-        budget: Budget::comment(),
+        budget: Budget::Chars(forge.comment_limit()),
         marker: CommentKey::of_report(outcomes).marker(),
         exact_names: args.exact_names,
-        links: links(env),
+        links: links(forge),
         from_artifact: false,
     }
 }
 
-/// The workflow run's page in Actions; paths relative to the working folder.
-fn links(env: &Environment) -> crate::render::Links {
+/// The forge's pages (the CI run's, a commit's); paths relative to the working folder.
+fn links(forge: &dyn Forge) -> crate::render::Links {
+    let links = forge.links();
+    let (run_label, run_url) = links.run.unzip();
     crate::render::Links {
-        run_url: env.run_url.clone(),
+        run_url,
+        run_label: run_label.unwrap_or_default(),
+        commit_prefix: links.commit_prefix,
         base_dir: std::env::current_dir().ok(),
     }
 }
@@ -197,13 +217,16 @@ fn post_settings(args: &CommentArgs) -> CommentSettings {
     }
 }
 
-/// The comparison `--baseline` asks for, if any: `api` is the repository, API URL and token
-/// variable the command was given (`--repo`, `--api-url`, `--token-env`); `exact_names` the
-/// report's `--exact-names` (the comparison names ranges as the report does).
+/// The repository, API URL and token variable a command was given (`--repo`, `--api-url`,
+/// `--token-env`).
+type Api<'a> = (&'a Option<String>, &'a Option<String>, &'a Option<String>);
+
+/// The comparison `--baseline` asks for, if any, from `forge`'s history or paths;
+/// `exact_names` the report's `--exact-names` (the comparison names ranges as the report does).
 fn baseline_comparison(
     args: &BaselineArgs,
     exact_names: bool,
-    (repo, api_url, token_env): (&Option<String>, &String, &String),
+    (repo, api_url, token_env): Api<'_>,
     outcomes: &[RunOutcome],
     forge: &dyn Forge,
 ) -> anyhow::Result<Option<Comparison>> {
@@ -223,12 +246,14 @@ fn baseline_comparison(
         );
         baseline::Base::Auto(forge::HistoryRequest {
             workflow: args.baseline_workflow.clone(),
+            job: args.baseline_job.clone(),
             artifact: args.baseline_artifact.clone(),
             runs: usize::from(args.baseline_runs),
             repo: repo.clone(),
             api_url: api_url.clone(),
             token_env: token_env.clone(),
             timeout: Duration::from_secs(args.baseline_timeout),
+            concurrency: usize::from(args.baseline_concurrency),
         })
     } else {
         baseline::Base::Paths(specs.iter().map(PathBuf::from).collect())

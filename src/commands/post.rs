@@ -17,35 +17,34 @@
 //!   the pull request's own job.
 
 use std::path::Path;
-use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use super::{baseline_comparison, links, post_settings, Context, POSTING};
+use super::{baseline_comparison, links, post_settings, POSTING};
 use crate::artifact::ANALYSIS_FILE;
 use crate::cli::PostArgs;
-use crate::forge::{self, CommentBody, Posted};
-use crate::gate::{self, GateConfig};
-use crate::github::marker::{self, key_of_marker, with_marker, CommentKey};
+use crate::forge::marker::{self, key_of_marker, with_marker, CommentKey};
+use crate::forge::{CommentBody, Forge, Posted};
+use crate::gate::{self, Ending, GateConfig};
 use crate::interrupt;
 use crate::load;
 use crate::outcome::RunOutcome;
 use crate::publish::comment::{cut, print_post_failure};
 use crate::publish::Rendered;
-use crate::render::{limit, Budget, RenderOptions, Renderer, Template, DEFAULT_TOP};
+use crate::render::{Budget, RenderOptions, Renderer, Template, DEFAULT_TOP};
 use crate::say::say;
 use crate::text::shown_path;
 
-pub fn post(args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
+pub fn post(args: &PostArgs, forge: &dyn Forge) -> anyhow::Result<Ending> {
     match (&args.report, &args.analyses) {
-        (_, Some(dir)) => post_analyses(dir, args, context),
-        (Some(report), None) => post_report(report, args, context),
+        (_, Some(dir)) => post_analyses(dir, args, forge),
+        (Some(report), None) => post_report(report, args, forge),
         (None, None) => anyhow::bail!("pass --report FILE or --analyses DIR"),
     }
 }
 
 /// `post --report FILE`: the file as it is, under the key of its marker (or --comment-key).
-fn post_report(report: &Path, args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
+fn post_report(report: &Path, args: &PostArgs, forge: &dyn Forge) -> anyhow::Result<Ending> {
     anyhow::ensure!(
         args.baseline.baseline.is_empty(),
         "--baseline goes with --analyses: a --report is posted as it was rendered (give --baseline to the `run` or `report` that renders it)"
@@ -71,22 +70,24 @@ fn post_report(report: &Path, args: &PostArgs, context: &Context) -> anyhow::Res
         },
     };
     let text = with_marker(&text, &key);
-    let body = cut(&text, limit::COMMENT_CHARS);
+    let body = cut(&text, forge.comment_limit());
     let shrink = |chars: usize| cut(&text, chars);
-    let forge = forge::detect(&context.env, &args.comment.api_url);
     interrupt::doing(POSTING);
-    Ok(exit_status(forge.post_comment(
-        &post_settings(&args.comment),
-        &key,
-        CommentBody {
-            text: body,
-            shrink: &shrink,
-        },
-    )))
+    Ok(ending(
+        forge,
+        forge.post_comment(
+            &post_settings(&args.comment),
+            &key,
+            CommentBody {
+                text: body,
+                shrink: &shrink,
+            },
+        ),
+    ))
 }
 
 /// `post --analyses DIR`: the comment rendered here from the analyses under DIR.
-fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::Result<ExitCode> {
+fn post_analyses(dir: &Path, args: &PostArgs, forge: &dyn Forge) -> anyhow::Result<Ending> {
     interrupt::doing("reading the artifact's analysis.json files; nothing was posted");
     let mut outcomes = load::under(dir, "nothing to post")?;
     // The artifact's own gate is its job's word (a fork's job can write `pass` beside a
@@ -107,20 +108,19 @@ fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::Resu
     let renderer = Renderer::new(&template)?;
     let options = RenderOptions {
         top: DEFAULT_TOP,
-        budget: Budget::comment(),
+        budget: Budget::Chars(forge.comment_limit()),
         marker: key.marker(),
         exact_names: args.exact_names,
-        links: links(&context.env),
+        links: links(forge),
         from_artifact: true,
     };
     let c = &args.comment;
-    let forge = forge::detect(&context.env, &c.api_url);
     let comparison = baseline_comparison(
         &args.baseline,
         args.exact_names,
         (&c.repo, &c.api_url, &c.token_env),
         &outcomes,
-        forge.as_ref(),
+        forge,
     )?;
     interrupt::doing("rendering the comment; nothing was posted");
     let report = renderer.render_with(&outcomes, comparison.as_ref(), &options)?;
@@ -147,20 +147,16 @@ fn post_analyses(dir: &Path, args: &PostArgs, context: &Context) -> anyhow::Resu
         report: &report,
     };
     interrupt::doing(POSTING);
-    Ok(exit_status(rendered.post(
-        &key,
-        &post_settings(c),
-        forge.as_ref(),
-    )))
+    Ok(ending(forge, rendered.post(&key, &post_settings(c), forge)))
 }
 
-/// `post`'s exit status: 0 posted, unchanged or skipped; 2 failed (said on standard error).
-fn exit_status(posted: Posted) -> ExitCode {
+/// How `post` ended: done when posted, unchanged or skipped; failed (said on standard error).
+fn ending(forge: &dyn Forge, posted: Posted) -> Ending {
     match posted {
-        Posted::Done | Posted::Skipped => ExitCode::SUCCESS,
+        Posted::Done | Posted::Skipped => Ending::Done,
         Posted::Failed(err) => {
-            print_post_failure("error", &err);
-            ExitCode::from(gate::exit::ERROR)
+            print_post_failure("error", &err, forge);
+            Ending::Failed
         }
     }
 }

@@ -1,17 +1,14 @@
 //! `nsys-gate run`: `analyze` on each run directory, one report covering all of them, the
 //! gate, and the pull-request comment.
 
-use std::process::ExitCode;
-
 use super::{
     analyze_options, baseline_comparison, interrupted, load_template, post_settings,
     render_options, Context, POSTING, WRITING,
 };
 use crate::cli::RunArgs;
 use crate::files::absolute;
-use crate::forge::{self, Posted};
-use crate::gate::{self, GateConfig};
-use crate::github::marker::CommentKey;
+use crate::forge::{CommentKey, Forge, Posted};
+use crate::gate::{Ending, GateConfig};
 use crate::interrupt;
 use crate::outcome::{chain_text, FailureKind, RunOutcome};
 use crate::progress::Progress;
@@ -21,12 +18,12 @@ use crate::render::Renderer;
 use crate::say::say;
 use crate::text::shown_path;
 
-pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
+pub fn run(args: &RunArgs, context: &Context, forge: &dyn Forge) -> anyhow::Result<Ending> {
     let gate = GateConfig::new(&args.analysis.gate.gate_on, &args.analysis.gate.no_gate_on);
     // A broken template fails before nsys runs.
     let template = load_template(args.render.template.as_deref())?;
     let renderer = Renderer::new(&template)?;
-    let outcomes = interrupt::deferred(|| analyze_each(args, &gate, context));
+    let outcomes = interrupt::deferred(|| analyze_each(args, &gate, context, forge));
     if let Some(signal) = interrupt::received() {
         // Neither a report of half the run directories nor a comment.
         return Ok(interrupted(signal));
@@ -38,18 +35,17 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
         .any(|o| matches!(o, RunOutcome::Failed(f) if f.kind == FailureKind::Busy))
     {
         say!("nsys-gate: error: nothing was written or posted: another nsys-gate is analysing a run directory of this run, and its files are that run's");
-        return Ok(ExitCode::from(gate::exit::ERROR));
+        return Ok(Ending::Failed);
     }
     let c = &args.comment;
-    let forge = forge::detect(&context.env, &c.api_url);
     let comparison = baseline_comparison(
         &args.baseline,
         args.render.exact_names,
         (&c.repo, &c.api_url, &c.token_env),
         &outcomes,
-        forge.as_ref(),
+        forge,
     )?;
-    let options = render_options(&args.render, &outcomes, &context.env);
+    let options = render_options(&args.render, &outcomes, forge);
     let output = Output {
         options: options.clone(),
         destination: Destination::FileAndStdout(args.output.clone()),
@@ -57,7 +53,7 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
         comparison: comparison.as_ref(),
     };
     interrupt::doing(WRITING);
-    let (code, report) = publish::deliver(&renderer, &outcomes, &output, forge.as_ref())?;
+    let (code, report) = publish::deliver(&renderer, &outcomes, &output, forge)?;
     if args.no_post {
         return Ok(code);
     }
@@ -73,27 +69,32 @@ pub fn run(args: &RunArgs, context: &Context) -> anyhow::Result<ExitCode> {
         report: &report,
     };
     interrupt::doing(POSTING);
-    match rendered.post(&key, &post_settings(c), forge.as_ref()) {
+    match rendered.post(&key, &post_settings(c), forge) {
         Posted::Done | Posted::Skipped => Ok(code),
         Posted::Failed(err) if args.fail_on_post_error => {
-            print_post_failure("error", &err);
-            Ok(ExitCode::from(gate::exit::ERROR))
+            print_post_failure("error", &err, forge);
+            Ok(Ending::Failed)
         }
         Posted::Failed(err) => {
-            print_post_failure("warning", &err);
+            print_post_failure("warning", &err, forge);
             Ok(code)
         }
     }
 }
 
 /// `analyze` on each run directory in turn, stopping at a SIGINT/SIGTERM.
-fn analyze_each(args: &RunArgs, gate: &GateConfig, context: &Context) -> Vec<RunOutcome> {
+fn analyze_each(
+    args: &RunArgs,
+    gate: &GateConfig,
+    context: &Context,
+    forge: &dyn Forge,
+) -> Vec<RunOutcome> {
     let mut outcomes = Vec::new();
     for dir in &args.run_dirs {
         if interrupt::received().is_some() {
             break;
         }
-        let options = analyze_options(dir, None, &args.analysis, gate.clone(), context);
+        let options = analyze_options(dir, None, &args.analysis, gate.clone(), context, forge);
         let mut progress = Progress::stderr();
         outcomes.push(match crate::analyze(&options, &mut progress) {
             Ok((analysis, path)) => {

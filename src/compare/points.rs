@@ -107,7 +107,7 @@ mod tests {
             id,
             attempt: Some(1),
         });
-        level.workflow_run_id = workflow;
+        level.ci_run_id = workflow;
         level
     }
 

@@ -183,8 +183,9 @@ pub struct RunLevel {
     pub host_samples: Vec<f64>,
     /// The counted iterations' GPU-projected durations (those that launched GPU work).
     pub gpu_samples: Vec<f64>,
-    /// `auto`: the workflow run the analysis came from, and when the forge created it.
-    pub workflow_run_id: Option<u64>,
+    /// `auto`: the CI run (GitHub's workflow run, GitLab's pipeline) whose artifact the
+    /// analysis came from, and when the forge created it.
+    pub ci_run_id: Option<u64>,
     pub created_at: Option<String>,
     /// The CI run the analysis was made in (`provenance.ci_run`).
     pub ci_run: Option<CiRun>,
@@ -288,7 +289,7 @@ impl RunLevel {
     /// The point of a history this run belongs to; `index` is its place among the runs, for
     /// a run that is a point of its own.
     pub fn point_key(&self, index: usize) -> PointKey {
-        match (self.workflow_run_id, &self.ci_run) {
+        match (self.ci_run_id, &self.ci_run) {
             (Some(id), _) => PointKey::Workflow(id),
             (None, Some(ci)) => PointKey::Ci(ci.clone()),
             (None, None) => PointKey::Own(index),
@@ -347,7 +348,7 @@ impl Parts<'_> {
             gpu_iteration_sd: iteration_sd(&gpu_samples),
             host_samples,
             gpu_samples,
-            workflow_run_id: None,
+            ci_run_id: None,
             created_at: None,
             ci_run: self.provenance.ci_run.clone(),
             runner: self.provenance.runner.clone(),

@@ -5,7 +5,8 @@
 
 use super::github::GitHub;
 use super::{
-    BaseRuns, CommentBody, CommentKey, CommentSettings, Forge, HistoryRequest, Posted, StepResults,
+    BaseRuns, CiFacts, CommentBody, CommentKey, CommentSettings, Forge, HistoryRequest, Links,
+    Posted, StepResults,
 };
 
 pub struct Gitea {
@@ -19,6 +20,22 @@ impl Gitea {
 }
 
 impl Forge for Gitea {
+    fn ci(&self) -> CiFacts {
+        self.github.ci()
+    }
+
+    fn links(&self) -> Links {
+        self.github.links()
+    }
+
+    fn comment_limit(&self) -> usize {
+        self.github.comment_limit()
+    }
+
+    fn access_hint(&self) -> &'static str {
+        self.github.access_hint()
+    }
+
     fn post_comment(
         &self,
         settings: &CommentSettings,
@@ -32,7 +49,7 @@ impl Forge for Gitea {
         let mut found = BaseRuns::none(request);
         found.notes.push(format!(
             "no baseline: the API at {} is Gitea's or Forgejo's, which has no GitHub Actions artifacts endpoint; pass --baseline PATH with the base branch's analysis.json files instead",
-            crate::text::without_userinfo(request.api_url.trim())
+            crate::text::without_userinfo(request.api_url.as_deref().unwrap_or("").trim())
         ));
         found
     }

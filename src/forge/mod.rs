@@ -1,32 +1,67 @@
-//! The forge: the platform nsys-gate runs on and reports to. Everything the rest of the crate
-//! needs from it goes through [`Forge`]:
+//! The forge: the code host and CI system nsys-gate runs on and reports to. Everything that
+//! depends on one lives here, and the rest of the crate gets it through [`Forge`], in the
+//! crate's own words and as plain data:
 //!
-//! - the pull request's comment, found by its key and updated in place ([`Forge::post_comment`]);
-//! - the base branch's history for `--baseline auto` ([`Forge::history`]);
-//! - what the CI step shows besides the report: the job summary, annotations and step outputs
-//!   ([`Forge::publish_step`]).
+//! - where the run is and what it is (its CI run and runner, for analysis.json's
+//!   `provenance`: [`Forge::ci`]); the URLs a report links to (the CI run's page, a commit's:
+//!   [`Forge::links`]) and the comment's size limit ([`Forge::comment_limit`]), handed to the
+//!   renderer as data;
+//! - the change request's comment, found by its key ([`marker`]) and updated in place
+//!   ([`Forge::post_comment`], the shared [`upsert`] over each forge's calls);
+//! - the base branch's history for `--baseline auto` ([`Forge::history`]): each forge lists
+//!   its runs and their artifacts, and [`history`] downloads, unpacks, reads and reduces them
+//!   for every forge;
+//! - what the CI step shows besides the report ([`Forge::publish_step`]): GitHub's job
+//!   summary, annotations and step outputs; GitLab's job log.
 //!
-//! [`detect`] picks the forge of a run: [`github`] (github.com and GitHub Enterprise Server,
-//! in GitHub Actions) or [`gitea`] (Gitea and Forgejo, whose API and runner are GitHub's
-//! for comments and step files, without the artifacts the history needs). Another CI
-//! platform is another module here implementing [`Forge`], and a line in [`detect`].
+//! [`detect`] picks the forge of a run from the environment ([`Vars`], read once): [`github`]
+//! (github.com and GitHub Enterprise Server, in GitHub Actions), [`gitlab`] (GitLab CI, its
+//! merge request notes and its pipelines' job artifacts) or [`gitea`] (Gitea and Forgejo,
+//! whose API and runner are GitHub's for comments and step files, without the artifacts the
+//! history needs). One HTTP client ([`http`]: transport, retries, deadlines, the
+//! token and its redaction) serves them all. Another CI platform is another module here
+//! implementing [`Forge`] and reading its own variables, and a line in [`detect`].
 
+pub mod comment;
 pub mod gitea;
 pub mod github;
+pub mod gitlab;
+pub mod history;
+pub mod http;
+pub mod marker;
+pub mod upsert;
 
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::artifact::comparison::{BaselineKind, BaselineSource};
+use crate::artifact::CiRun;
 use crate::compare::RunLevel;
-use crate::environment::Environment;
-pub use crate::github::marker::CommentKey;
-pub use crate::github::{CommentBody, PostError};
+pub use http::PostError;
+pub use marker::CommentKey;
+pub use upsert::CommentBody;
 
 /// What a forge does for nsys-gate.
 pub trait Forge {
-    /// Posts `body` as the pull request's comment of `key` (the one starting with its marker,
-    /// by `settings.author`), created or updated in place; says what it did on standard
-    /// error. [`Posted::Skipped`] when the event has no pull request to comment on.
+    /// The CI run this command runs in, and its runner, for analysis.json's `provenance`;
+    /// nothing outside CI.
+    fn ci(&self) -> CiFacts;
+
+    /// What a report links to.
+    fn links(&self) -> Links;
+
+    /// The most characters a comment may hold.
+    fn comment_limit(&self) -> usize;
+
+    /// What to do when the token may not write comments (a fork's change request), for the
+    /// words of a failed post.
+    fn access_hint(&self) -> &'static str;
+
+    /// Posts `body` as the change request's comment of `key` (the one starting with its
+    /// marker, by its author), created or updated in place; says what it did on standard
+    /// error. [`Posted::Skipped`] when there is no change request to comment on.
     fn post_comment(
         &self,
         settings: &CommentSettings,
@@ -38,35 +73,113 @@ pub trait Forge {
     /// note, never an error.
     fn history(&self, request: &HistoryRequest) -> BaseRuns;
 
-    /// In a CI step: the job summary, the annotations and the step outputs. Nothing outside
-    /// one. Every part is attempted; the first error is returned.
+    /// In a CI step: what it shows besides the report (GitHub: the job summary, the
+    /// annotations and the step outputs). Nothing outside one. Every part is attempted; the
+    /// first error is returned.
     fn publish_step(&self, step: &StepResults<'_>) -> anyhow::Result<()>;
 }
 
-/// The forge of this run: Gitea or Forgejo when their runner says so, or when the API is
-/// theirs (`…/api/v1`); else GitHub.
-pub fn detect(env: &Environment, api_url: &str) -> Box<dyn Forge> {
-    let github = github::GitHub::new(env.clone());
-    if env.gitea || api_url.trim().trim_end_matches('/').ends_with("/api/v1") {
+/// The forge of this run: GitLab in GitLab CI (`GITLAB_CI=true`) or when the API is its
+/// (`…/api/v4`); Gitea or Forgejo when their runner says so, or when the API is theirs
+/// (`…/api/v1`); else GitHub. `api_url` is `--api-url` when the command has it.
+pub fn detect(vars: &Vars, api_url: Option<&str>) -> Box<dyn Forge> {
+    let api = api_url.map(|u| u.trim().trim_end_matches('/'));
+    if gitlab::detected(vars, api) {
+        return Box::new(gitlab::GitLab::new(vars));
+    }
+    let github = github::GitHub::new(vars);
+    if github.is_gitea() || api.is_some_and(|u| u.ends_with("/api/v1")) {
         Box::new(gitea::Gitea::new(github))
     } else {
         Box::new(github)
     }
 }
 
+/// Whether the CI's log reader acts on workflow commands (`::error::`, `##[`), so that
+/// everything printed must be made inert: GitHub Actions' runner and those that copy it.
+pub fn log_reads_commands(vars: &Vars) -> bool {
+    github::in_actions(vars)
+}
+
+/// The process's environment, read once when the command starts (a test gives its own);
+/// only the forges read it.
+#[derive(Debug, Clone, Default)]
+pub struct Vars(BTreeMap<OsString, OsString>);
+
+impl Vars {
+    /// The process environment.
+    pub fn from_process() -> Self {
+        Vars(std::env::vars_os().collect())
+    }
+
+    /// Given variables.
+    pub fn from_pairs<K: AsRef<OsStr>, V: AsRef<OsStr>>(pairs: &[(K, V)]) -> Self {
+        Vars(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.as_ref().to_owned(), v.as_ref().to_owned()))
+                .collect(),
+        )
+    }
+
+    /// The raw value.
+    pub fn get(&self, name: &str) -> Option<&OsStr> {
+        self.0.get(OsStr::new(name)).map(OsString::as_os_str)
+    }
+
+    /// The value as text, trimmed; `None` when unset, blank or not UTF-8.
+    pub fn text(&self, name: &str) -> Option<String> {
+        self.get(name)
+            .and_then(OsStr::to_str)
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned)
+    }
+
+    /// The value as a path; `None` when unset or empty.
+    pub fn path(&self, name: &str) -> Option<PathBuf> {
+        self.get(name).filter(|v| !v.is_empty()).map(PathBuf::from)
+    }
+
+    /// Whether the value is exactly `true`.
+    pub fn is_true(&self, name: &str) -> bool {
+        self.get(name).is_some_and(|v| v == "true")
+    }
+}
+
+/// The CI run this command runs in, as analysis.json's `provenance` records it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CiFacts {
+    /// GitHub: `GITHUB_RUN_ID` and `GITHUB_RUN_ATTEMPT`.
+    pub run: Option<CiRun>,
+    /// The runner's name.
+    pub runner: Option<String>,
+}
+
+/// What a report links to, as plain data for the renderer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Links {
+    /// The CI run's page, where its artifacts are, and how a sentence names it (`the
+    /// workflow run`).
+    pub run: Option<(String, String)>,
+    /// A commit's page is this followed by its full SHA
+    /// (`https://github.com/OWNER/REPO/commit/`).
+    pub commit_prefix: Option<String>,
+}
+
 /// Where and as whom the comment is posted: `--repo`, `--api-url`, `--pr`, `--token-env`,
-/// `--comment-author` and `--post-timeout`, as plain data.
+/// `--comment-author` and `--post-timeout`, as plain data; `None`: the forge's default.
 #[derive(Debug, Clone)]
 pub struct CommentSettings {
-    /// OWNER/NAME (`None` or empty: not given).
+    /// The repository or project (`None` or empty: not given).
     pub repo: Option<String>,
-    pub api_url: String,
-    /// The pull request (`None`: from the event).
+    pub api_url: Option<String>,
+    /// The change request (`None`: from the CI's event).
     pub pr: Option<u64>,
     /// The environment variable holding the token.
-    pub token_env: String,
+    pub token_env: Option<String>,
     /// The login of the comment's author to update (`*`: any).
-    pub author: String,
+    pub author: Option<String>,
     /// The deadline of posting, every request and wait included.
     pub timeout: Duration,
 }
@@ -81,18 +194,23 @@ pub enum Posted {
 /// What `--baseline auto` reads.
 #[derive(Debug, Clone)]
 pub struct HistoryRequest {
-    /// The workflow whose runs hold the history (`None`: this run's).
+    /// GitHub: the workflow whose runs hold the history (`None`: this run's).
     pub workflow: Option<String>,
+    /// GitLab: the job whose artifacts hold the history in each pipeline (`None`: this
+    /// job's).
+    pub job: Option<String>,
     /// The artifact's name.
     pub artifact: String,
     /// How many of the base branch's newest runs.
     pub runs: usize,
-    /// `--repo`, `--api-url`, `--token-env`.
+    /// `--repo`, `--api-url`, `--token-env` (`None`: the forge's default).
     pub repo: Option<String>,
-    pub api_url: String,
-    pub token_env: String,
+    pub api_url: Option<String>,
+    pub token_env: Option<String>,
     /// The deadline of finding and fetching it all.
     pub timeout: Duration,
+    /// How many runs are fetched at once ([`history::CONCURRENT_RUNS`] by default).
+    pub concurrency: usize,
 }
 
 /// The base runs a forge found: reduced, oldest first; where they came from; and notes.
@@ -111,9 +229,11 @@ impl BaseRuns {
                 kind: BaselineKind::Auto,
                 paths: Vec::new(),
                 workflow: None,
+                job: None,
                 branch: None,
                 artifact: Some(request.artifact.clone()),
                 workflow_runs: Vec::new(),
+                ci_runs: Vec::new(),
                 analyses: Vec::new(),
             },
             notes: Vec::new(),
@@ -121,12 +241,28 @@ impl BaseRuns {
     }
 }
 
+/// Whether an annotation fails the job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Error,
+    Warning,
+}
+
+/// A finding the CI step shows on its own (GitHub: an annotation; GitLab: a line of the job
+/// log).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Annotation {
+    pub level: Level,
+    pub title: String,
+    pub message: String,
+}
+
 /// What the CI step shows besides the report on standard output.
 pub struct StepResults<'a> {
     /// The report for the job summary, rendered within so many bytes.
     pub summary: &'a dyn Fn(usize) -> anyhow::Result<String>,
     /// Gating warnings and failed analyses as errors, the other warnings as warnings.
-    pub annotations: Vec<crate::actions::Annotation>,
+    pub annotations: Vec<Annotation>,
     /// Step outputs, by name.
     pub outputs: Vec<(&'static str, String)>,
 }

@@ -2,8 +2,8 @@
 //! smaller to fit the forge's limit), posted through the [`Forge`].
 
 use crate::artifact::comparison::Comparison;
+use crate::forge::marker::with_marker;
 use crate::forge::{CommentBody, CommentKey, CommentSettings, Forge, PostError, Posted};
-use crate::github::marker::with_marker;
 use crate::outcome::RunOutcome;
 use crate::render::{limit, Budget, RenderOptions, Renderer};
 use crate::say;
@@ -32,11 +32,11 @@ pub struct Rendered<'a> {
 }
 
 impl Rendered<'_> {
-    /// Posts the report as the comment of `key`: marker of `key` first, cut to the comment
-    /// limit; when the server refuses it as too long, rendered again within what it allows
-    /// (tables shrink first, as for the step summary).
+    /// Posts the report as the comment of `key`: marker of `key` first, cut to the forge's
+    /// comment limit; when the server refuses it as too long, rendered again within what it
+    /// allows (tables shrink first, as for the step summary).
     pub fn post(&self, key: &CommentKey, settings: &CommentSettings, forge: &dyn Forge) -> Posted {
-        let body = cut(&with_marker(self.report, key), limit::COMMENT_CHARS);
+        let body = cut(&with_marker(self.report, key), forge.comment_limit());
         let shrink = |chars: usize| {
             let text = self
                 .renderer
@@ -59,12 +59,12 @@ impl Rendered<'_> {
     }
 }
 
-/// Prints why posting failed, with a hint when the token may not write (a fork).
-pub fn print_post_failure(level: &str, err: &PostError) {
+/// Prints why posting failed, with the forge's hint when the token may not write (a fork).
+pub fn print_post_failure(level: &str, err: &PostError, forge: &dyn Forge) {
     let mut text = format!("nsys-gate: {level}: cannot post the pull-request comment: {err}");
     if err.is_no_access() {
         text.push_str("\n  hint: ");
-        text.push_str(crate::github::FORK_HINT);
+        text.push_str(forge.access_hint());
     }
     say::message(&text);
 }

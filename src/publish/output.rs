@@ -3,16 +3,14 @@
 //! annotations and the step outputs).
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use crate::actions;
 use crate::artifact::comparison::{Comparison, COMPARISON_FILE};
 use crate::artifact::Verdict;
 use crate::files::{self, absolute};
-use crate::forge::{Forge, StepResults};
-use crate::gate;
+use crate::forge::{Annotation, Forge, Level, StepResults};
+use crate::gate::Ending;
 use crate::outcome::{chain_text, overall_verdict, RunOutcome};
 use crate::render::{Budget, RenderOptions, Renderer};
 use crate::say::{self, say};
@@ -57,43 +55,93 @@ pub struct Output<'a> {
     pub comparison: Option<&'a Comparison>,
 }
 
-/// Renders, writes and prints; returns the exit status and the report.
+/// Renders, writes and prints the report, and hands the forge what its CI step shows; returns
+/// how the command ended (the analyses' verdict, or failed when the step's files could not be
+/// written) and the report.
 pub fn deliver(
     renderer: &Renderer,
     outcomes: &[RunOutcome],
     f: &Output,
     forge: &dyn Forge,
-) -> anyhow::Result<(ExitCode, String)> {
+) -> anyhow::Result<(Ending, String)> {
     let verdict = overall_verdict(outcomes);
-    let status = gate::exit_status(verdict);
     let report = renderer.render_with(outcomes, f.comparison, &f.options)?;
+    let written = write_files(&report, f)?;
+    print_report(&report, written.report.as_deref(), outcomes, &f.destination)?;
+    let ending = match publish_step(renderer, outcomes, f, &written, verdict, forge) {
+        Ok(()) => Ending::Judged(verdict),
+        Err(err) => {
+            say!(
+                "nsys-gate: error: {}",
+                chain_text(&err).replace('\n', "\n  ")
+            );
+            Ending::Failed
+        }
+    };
+    Ok((ending, report))
+}
 
-    let report_path = write_report(&report, f)?;
-    let comparison_path = match (f.comparison, &report_path) {
+/// The files a report was written to.
+struct Written {
+    report: Option<PathBuf>,
+    comparison: Option<PathBuf>,
+}
+
+/// report.md, and comparison.json beside it when there is a comparison.
+fn write_files(report: &str, f: &Output) -> anyhow::Result<Written> {
+    let report_path = write_report(report, f)?;
+    let comparison = match (f.comparison, &report_path) {
         (Some(c), Some(report_path)) => Some(write_comparison(c, report_path)?),
         _ => None,
     };
+    Ok(Written {
+        report: report_path,
+        comparison,
+    })
+}
+
+/// Prints the report when it goes to standard output; not to a terminal when no run directory
+/// could be analysed (the errors above say it all).
+fn print_report(
+    report: &str,
+    report_path: Option<&Path>,
+    outcomes: &[RunOutcome],
+    destination: &Destination,
+) -> anyhow::Result<()> {
     let nothing_analysed = outcomes.iter().all(|o| matches!(o, RunOutcome::Failed(_)));
-    let print = report_path.is_none() || matches!(f.destination, Destination::FileAndStdout(_));
-    if print && f.destination.writes_file() && nothing_analysed && say::stdout_is_terminal() {
-        // A mistyped --run-dir: the error above says it all; a page of markdown repeating it
-        // would only push it off the screen.
+    let print = report_path.is_none() || matches!(destination, Destination::FileAndStdout(_));
+    if print && destination.writes_file() && nothing_analysed && say::stdout_is_terminal() {
+        // A mistyped --run-dir: a page of markdown repeating the errors would only push them
+        // off the screen.
         say!(
             "nsys-gate: no run directory could be analysed, so the report (the errors above, in markdown) is not printed to the terminal{}",
             report_path
-                .as_deref()
                 .map(|p| format!("; it is in {}", shown_path(p)))
                 .unwrap_or_default()
         );
     } else if print {
         // Inside GitHub Actions, between `::stop-commands::TOKEN` and `::TOKEN::`.
-        say::report(&report).context("cannot write the report to standard output")?;
+        say::report(report).context("cannot write the report to standard output")?;
     }
+    Ok(())
+}
 
-    let mut outputs = step_outputs(outcomes, report_path.as_deref(), verdict).to_vec();
+/// Hands the forge what the CI step shows: a job summary rendered to the room it has, the
+/// annotations and the step outputs.
+fn publish_step(
+    renderer: &Renderer,
+    outcomes: &[RunOutcome],
+    f: &Output,
+    written: &Written,
+    verdict: Verdict,
+    forge: &dyn Forge,
+) -> anyhow::Result<()> {
+    let mut outputs = step_outputs(outcomes, written.report.as_deref(), verdict).to_vec();
     outputs.push((
         "comparison-path",
-        comparison_path
+        written
+            .comparison
+            .as_ref()
             .map(|p| p.display().to_string())
             .unwrap_or_default(),
     ));
@@ -104,19 +152,64 @@ pub fn deliver(
             &f.options.within(Budget::Bytes(room)),
         )?)
     };
-    let step = StepResults {
+    forge.publish_step(&StepResults {
         summary: &summary,
-        annotations: actions::annotations(outcomes),
+        annotations: annotations(outcomes),
         outputs,
-    };
-    if let Err(err) = forge.publish_step(&step) {
-        say!(
-            "nsys-gate: error: {}",
-            chain_text(&err).replace('\n', "\n  ")
-        );
-        return Ok((ExitCode::from(gate::exit::ERROR), report));
+    })
+}
+
+/// Characters of one annotation message (GitHub shows long ones cut anyway).
+const ANNOTATION_CHARS: usize = 1000;
+
+/// The annotations of every run, for the forge to show: gating warnings and failed analyses
+/// as errors, other warnings as warnings.
+pub fn annotations(outcomes: &[RunOutcome]) -> Vec<Annotation> {
+    let mut errors = Vec::new();
+    let mut warnings = Vec::new();
+    for o in outcomes {
+        match o {
+            RunOutcome::Analysed { analysis, .. } => {
+                let who = format!(
+                    "{} (run {})",
+                    analysis.run.profile_name, analysis.run.run_id
+                );
+                for w in &analysis.warnings {
+                    let (level, list, title) = if w.gating {
+                        (
+                            Level::Error,
+                            &mut errors,
+                            format!("nsys-gate: {} (fails the job)", w.code),
+                        )
+                    } else {
+                        (
+                            Level::Warning,
+                            &mut warnings,
+                            format!("nsys-gate: {}", w.code),
+                        )
+                    };
+                    list.push(Annotation {
+                        level,
+                        title,
+                        message: crate::text::shorten(
+                            &format!("{who}: {}", w.message),
+                            ANNOTATION_CHARS,
+                        ),
+                    });
+                }
+            }
+            RunOutcome::Failed(f) => errors.push(Annotation {
+                level: Level::Error,
+                title: format!("nsys-gate: {}", f.kind.label()),
+                message: crate::text::shorten(
+                    &format!("{}: {}", f.run_dir.display(), f.error),
+                    ANNOTATION_CHARS,
+                ),
+            }),
+        }
     }
-    Ok((ExitCode::from(status), report))
+    errors.extend(warnings);
+    errors
 }
 
 /// Writes report.md (`--output`, else the first run directory's: a folder holding a

@@ -161,10 +161,11 @@ pub fn message(text: &str, max_chars: usize) -> String {
 
 /// A commit as people read it, one that a copy pastes whole: a SHA (7 to 40 hexadecimal
 /// digits, [`crate::text::is_commit_sha`]) as its first [`crate::text::SHORT_SHA`] characters
-/// in a code span, linked to `REPO_URL/commit/FULL_SHA` (the link GitHub makes of a commit)
-/// when the repository's page is known; nothing invisible inside either. Anything else is
-/// untrusted text ([`inline`], at most 40 characters); `not recorded` when none.
-pub fn commit(sha: Option<&str>, repo_url: Option<&str>) -> String {
+/// in a code span, linked to `COMMIT_PREFIX` followed by the full SHA (the forge's page of
+/// the commit, `https://github.com/OWNER/REPO/commit/`) when the forge gives it; nothing
+/// invisible inside either. Anything else is untrusted text ([`inline`], at most 40
+/// characters); `not recorded` when none.
+pub fn commit(sha: Option<&str>, commit_prefix: Option<&str>) -> String {
     let Some(sha) = sha else {
         return "not recorded".to_owned();
     };
@@ -172,8 +173,8 @@ pub fn commit(sha: Option<&str>, repo_url: Option<&str>) -> String {
         return inline_shortened(sha, 40);
     }
     let short = crate::text::short_sha(sha);
-    match repo_url {
-        Some(url) => format!("[`{short}`]({url}/commit/{sha})"),
+    match commit_prefix {
+        Some(url) => format!("[`{short}`]({url}{sha})"),
         None => format!("`{short}`"),
     }
 }

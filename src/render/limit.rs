@@ -1,4 +1,5 @@
-//! Size limits: GitHub refuses a comment over 65,536 characters and a step summary over 1 MiB.
+//! Size limits: a report rendered within a [`Budget`] the caller gives (the forge's comment
+//! limit, what is left of a step summary).
 //!
 //! A report that is too long is shrunk in steps ([`Caps::ladder`]): first the per-iteration
 //! tables and the chart (collapsed detail), then the range tables, then long messages and
@@ -9,13 +10,6 @@
 
 use crate::units::thousands;
 
-/// GitHub's comment limit, counted in Unicode scalar values: safe under every interpretation
-/// of the limit that has been observed (characters, UTF-16 units or 262,144 bytes).
-pub const COMMENT_CHARS: usize = 65_536;
-
-/// GitHub's limit for one step's job summary.
-pub const SUMMARY_BYTES: usize = 1024 * 1024;
-
 /// A size limit: characters (comments) or bytes (step summaries).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Budget {
@@ -24,11 +18,6 @@ pub enum Budget {
 }
 
 impl Budget {
-    /// The comment limit.
-    pub fn comment() -> Self {
-        Budget::Chars(COMMENT_CHARS)
-    }
-
     pub fn measure(self, text: &str) -> usize {
         match self {
             Budget::Chars(_) => text.chars().count(),
@@ -238,8 +227,8 @@ mod tests {
     fn budgets_count_characters_or_bytes() {
         assert_eq!(Budget::Chars(10).measure("µs"), 2);
         assert_eq!(Budget::Bytes(10).measure("µs"), 3);
-        assert_eq!(Budget::comment().describe(), "65,536 characters");
-        assert_eq!(Budget::Bytes(SUMMARY_BYTES).describe(), "1,048,576 bytes");
+        assert_eq!(Budget::Chars(65_536).describe(), "65,536 characters");
+        assert_eq!(Budget::Bytes(1024 * 1024).describe(), "1,048,576 bytes");
     }
 
     #[test]

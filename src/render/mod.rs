@@ -5,8 +5,8 @@
 //!    call-outs) made;
 //! 2. a minijinja template lays it out: the built-in `templates/report.md.j2` or the user's
 //!    `--template FILE`, with undefined values an error;
-//! 3. [`limit`] keeps the result under GitHub's size limits: tables shrink first, and only
-//!    then is the text cut.
+//! 3. [`limit`] keeps the result within the size the caller gives (the forge's comment limit,
+//!    the room left in a step summary): tables shrink first, and only then is the text cut.
 
 mod chart;
 pub mod comparison;
@@ -79,7 +79,7 @@ pub struct RenderOptions {
     pub top: usize,
     pub budget: Budget,
     /// The report's first line: the hidden marker of its pull-request comment
-    /// (`crate::github::marker`), given by the caller.
+    /// (`crate::forge::marker`), given by the caller.
     pub marker: String,
     /// Show exact range names in the tables instead of groups of names that differ only in
     /// decimal numbers (`--exact-names`); the advice of analysis.json is about groups.
@@ -92,21 +92,19 @@ pub struct RenderOptions {
 }
 
 /// Where the report points for the full data: a path on the runner is no use to a reader.
+/// The forge gives the URLs, as plain data.
 #[derive(Debug, Clone, Default)]
 pub struct Links {
-    /// The workflow run's page (in GitHub Actions), whose artifacts hold the analysis.json
-    /// files the workflow uploaded.
+    /// The CI run's page (GitHub Actions' workflow run, GitLab's job), whose artifacts hold
+    /// the analysis.json files the CI uploaded.
     pub run_url: Option<String>,
+    /// How a sentence names that page: `the workflow run`, `the job`.
+    pub run_label: String,
+    /// A commit's page is this followed by its full SHA
+    /// (`https://github.com/OWNER/REPO/commit/`).
+    pub commit_prefix: Option<String>,
     /// Paths are shown relative to this folder (the working folder) when inside it.
     pub base_dir: Option<PathBuf>,
-}
-
-impl Links {
-    /// The repository's page (`https://github.com/OWNER/REPO`), where commits are linked:
-    /// the workflow run's page without its `/actions/runs/ID`.
-    pub fn repo_url(&self) -> Option<&str> {
-        self.run_url.as_deref()?.split("/actions/runs/").next()
-    }
 }
 
 impl RenderOptions {
@@ -235,7 +233,7 @@ fn cut_notice(outcomes: &[RunOutcome], budget: Budget) -> String {
         })
         .collect();
     let mut text = format!(
-        "**This report was cut to fit GitHub's limit of {}.** ",
+        "**This report was cut to fit the limit of {}.** ",
         budget.describe()
     );
     if paths.is_empty() {

@@ -11,6 +11,10 @@ use crate::artifact::{
 };
 use crate::outcome::{Failure, FailureKind};
 
+/// GitHub's comment limit and step-summary limit, as the forge gives them.
+const COMMENT: Budget = Budget::Chars(65_536);
+const SUMMARY_BYTES: usize = 1024 * 1024;
+
 const HOSTILE: &str = "x|y <b>z</b> @octocat @org/team #12 GH-7 o/r#3 https://e.com ```f``` \n- [l](u) **b** $m$ &amp; <!-- c --> \u{202E}";
 
 fn run(profile: &str, text: &str) -> Run {
@@ -148,7 +152,7 @@ fn options(outcomes: &[RunOutcome], budget: Budget) -> RenderOptions {
     RenderOptions {
         top: 10,
         budget,
-        marker: crate::github::marker::CommentKey::of_report(outcomes).marker(),
+        marker: crate::forge::marker::CommentKey::of_report(outcomes).marker(),
         exact_names: false,
         links: super::Links::default(),
         from_artifact: false,
@@ -278,8 +282,8 @@ fn hostile_text_everywhere_stays_inert() {
     failure.command = Some(HOSTILE.to_owned());
     failure.facts.profile_name = Some(HOSTILE.to_owned());
     let failure = RunOutcome::Failed(failure);
-    let md = render_default(&[outcome(a), failure], Budget::comment());
-    assert!(md.starts_with(crate::github::marker::MARKER_PREFIX));
+    let md = render_default(&[outcome(a), failure], COMMENT);
+    assert!(md.starts_with(crate::forge::marker::MARKER_PREFIX));
     assert_inert(&md);
     assert!(md.contains("@\u{200B}octocat"));
     assert!(md.contains("x\\|y"));
@@ -292,7 +296,7 @@ fn hostile_text_everywhere_stays_inert() {
 #[test]
 fn advice_is_worded_from_the_analysis_never_derived() {
     let a = analysis("r", 20, 3, true);
-    let md = render_default(&[outcome(a.clone())], Budget::comment()).replace('\u{a0}', " ");
+    let md = render_default(&[outcome(a.clone())], COMMENT).replace('\u{a0}', " ");
     assert!(md.contains("What to look at (3)"), "{md}");
     assert!(
         md.contains("- **r 0**: 500 µs of host exclusive time per instance (20.0 % of the counted iterations' host time), while the GPU work it launched spans only 2.40 ms in all, 20.0 % of its 12.0 ms host inclusive time (under 50.0 %). That time is spent on the host"),
@@ -311,7 +315,7 @@ fn advice_is_worded_from_the_analysis_never_derived() {
     grouped.advice.truncate(1);
     grouped.advice[0].range = "layer_#.load".to_owned();
     grouped.advice[0].names = 2;
-    let md = render_default(&[outcome(grouped)], Budget::comment()).replace('\u{a0}', " ");
+    let md = render_default(&[outcome(grouped)], COMMENT).replace('\u{a0}', " ");
     assert!(md.contains(".load (2 names)**: 500"), "{md}");
 
     let mut old = a;
@@ -321,7 +325,7 @@ fn advice_is_worded_from_the_analysis_never_derived() {
     value.as_object_mut().unwrap().remove("advice");
     let read: Analysis = serde_json::from_value(value).expect("a file without advice reads");
     assert!(read.advice.is_empty());
-    let md = render_default(&[outcome(read)], Budget::comment());
+    let md = render_default(&[outcome(read)], COMMENT);
     assert!(!md.contains("What to look at"), "{md}");
     assert!(md.contains("### Largest host times"), "{md}");
 }
@@ -329,7 +333,7 @@ fn advice_is_worded_from_the_analysis_never_derived() {
 #[test]
 fn wording_keeps_the_timing_semantics() {
     for gpu in [true, false] {
-        let md = render_default(&[outcome(analysis("r", 20, 12, gpu))], Budget::comment());
+        let md = render_default(&[outcome(analysis("r", 20, 12, gpu))], COMMENT);
         let lower = md.to_lowercase();
         assert!(!lower.contains("regression"), "{md}");
         for (at, _) in lower.match_indices("gpu latency") {
@@ -358,12 +362,12 @@ fn wording_keeps_the_timing_semantics() {
 fn thousands_of_long_hostile_names_fit_a_comment() {
     let name = format!("{HOSTILE}{}", "long name ".repeat(30));
     let a = analysis(&name, 3000, 5000, true);
-    let md = render_default(&[outcome(a)], Budget::comment());
+    let md = render_default(&[outcome(a)], COMMENT);
     let size = md.chars().count();
-    assert!(size <= limit::COMMENT_CHARS, "{size} characters");
-    assert!(md.starts_with(crate::github::marker::MARKER_PREFIX));
+    assert!(size <= 65_536, "{size} characters");
+    assert!(md.starts_with(crate::forge::marker::MARKER_PREFIX));
     assert!(
-        md.contains("This report was shortened to fit GitHub's limit of 65,536 characters"),
+        md.contains("This report was shortened to fit the limit of 65,536 characters"),
         "{md}"
     );
     assert!(md.contains("left out"));
@@ -374,9 +378,9 @@ fn thousands_of_long_hostile_names_fit_a_comment() {
 #[test]
 fn a_summary_may_hold_more_than_a_comment() {
     let a = analysis("r", 3000, 50, true);
-    let comment = render_default(&[outcome(a.clone())], Budget::comment());
-    let summary = render_default(&[outcome(a)], Budget::Bytes(limit::SUMMARY_BYTES));
-    assert!(summary.len() <= limit::SUMMARY_BYTES);
+    let comment = render_default(&[outcome(a.clone())], COMMENT);
+    let summary = render_default(&[outcome(a)], Budget::Bytes(SUMMARY_BYTES));
+    assert!(summary.len() <= SUMMARY_BYTES);
     assert!(summary.len() > comment.len());
     assert!(!summary.contains("shortened"), "the full report fits 1 MiB");
 }
@@ -396,12 +400,12 @@ fn hundreds_of_run_directories_are_cut_with_a_notice() {
             }
         })
         .collect();
-    for budget in [Budget::comment(), Budget::Bytes(100_000)] {
+    for budget in [COMMENT, Budget::Bytes(100_000)] {
         let md = render_default(&outcomes, budget);
         assert!(budget.fits(&md), "{} over {budget:?}", budget.measure(&md));
-        assert!(md.starts_with(crate::github::marker::MARKER_PREFIX));
+        assert!(md.starts_with(crate::forge::marker::MARKER_PREFIX));
         assert!(
-            md.contains("This report was cut to fit GitHub's limit"),
+            md.contains("This report was cut to fit the limit of "),
             "{}",
             &md[md.len() - 500..]
         );
@@ -419,7 +423,7 @@ fn a_custom_template_gets_the_view() {
     };
     let md = render(
         &[outcome(analysis("p", 5, 1, false))],
-        &options(&[], Budget::comment()),
+        &options(&[], COMMENT),
         &t,
     )
     .unwrap();
@@ -449,7 +453,7 @@ fn template_errors_name_the_template_and_the_line() {
     };
     let err = render(
         &[outcome(analysis("p", 5, 1, false))],
-        &options(&[], Budget::comment()),
+        &options(&[], COMMENT),
         &undefined,
     )
     .unwrap_err();
@@ -462,21 +466,21 @@ fn template_errors_name_the_template_and_the_line() {
 
 #[test]
 fn the_builtin_template_keeps_its_trailing_newline() {
-    let md = render_default(&[outcome(analysis("p", 5, 1, false))], Budget::comment());
+    let md = render_default(&[outcome(analysis("p", 5, 1, false))], COMMENT);
     assert!(md.ends_with("</sub>\n"), "{md}");
     assert!(!md.contains("\n\n\n"), "three line breaks in a row:\n{md}");
 }
 
 #[test]
 fn the_marker_carries_the_profile_names() {
-    use crate::github::marker::{key_of_marker, CommentKey};
+    use crate::forge::marker::{key_of_marker, CommentKey};
     let outcomes = [
         outcome(analysis("h100", 3, 1, false)),
         outcome(analysis("a100", 3, 1, false)),
         outcome(analysis("h100", 3, 1, false)),
     ];
     assert_eq!(CommentKey::of_report(&outcomes).as_str(), "a100,h100");
-    let md = render_default(&outcomes, Budget::comment());
+    let md = render_default(&outcomes, COMMENT);
     assert!(md.starts_with("<!-- nsys-gate:a100,h100 -->\n"), "{md}");
     assert_eq!(key_of_marker(&md), Some("a100,h100"));
 }
@@ -504,7 +508,7 @@ proptest::proptest! {
             range.path = vec![text.clone()];
         }
         a.warnings[0].message = hostile[0].clone();
-        let md = render_default(&[outcome(a)], Budget::comment());
+        let md = render_default(&[outcome(a)], COMMENT);
         assert_inert(&md);
         proptest::prop_assert!(md.chars().count() <= 65_536);
     }
@@ -585,9 +589,11 @@ fn history_and_head() -> (
         kind: BaselineKind::Path,
         paths: vec!["base".into()],
         workflow: None,
+        job: None,
         branch: None,
         artifact: None,
         workflow_runs: Vec::new(),
+        ci_runs: Vec::new(),
         analyses: Vec::new(),
     };
     (bases, head, source)
@@ -640,7 +646,7 @@ fn both_range_tables_say_how_many_ranges_they_leave_out() {
     let outcomes = vec![outcome(head)];
     let md = Renderer::new(&Template::builtin())
         .unwrap()
-        .render_with(&outcomes, Some(&c), &options(&outcomes, Budget::comment()))
+        .render_with(&outcomes, Some(&c), &options(&outcomes, COMMENT))
         .unwrap();
     let note = "The 2 other ranges changed less; all are in comparison.json.";
     assert_eq!(md.matches(note).count(), 2, "{md}");
@@ -660,7 +666,7 @@ fn the_base_runs_table_leaves_out_the_columns_no_run_fills() {
     let (bases, head, source) = history_and_head();
     let heads = [RunLevel::of(&head, "/runs/r/analysis.json")];
     let outcomes = vec![outcome(head.clone())];
-    let opts = options(&outcomes, Budget::comment());
+    let opts = options(&outcomes, COMMENT);
     let render = |bases: &[RunLevel]| {
         let c = compare::compare(
             &heads,
@@ -717,7 +723,7 @@ fn the_comparison_section_with_a_history_gpu_work_and_differences() {
     assert_eq!(run.history.left_out.len(), 1);
     assert_eq!(run.measures[1].verdict, Some(ChangeVerdict::Slower));
     let outcomes = vec![outcome(head.clone())];
-    let opts = options(&outcomes, Budget::comment());
+    let opts = options(&outcomes, COMMENT);
     let render = |c, opts: &RenderOptions| {
         Renderer::new(&Template::builtin())
             .unwrap()
@@ -882,7 +888,7 @@ fn the_comparison_shows_every_number_positionally() {
     let outcomes = vec![outcome(head)];
     let md = Renderer::new(&Template::builtin())
         .unwrap()
-        .render_with(&outcomes, Some(&c), &options(&outcomes, Budget::comment()))
+        .render_with(&outcomes, Some(&c), &options(&outcomes, COMMENT))
         .unwrap();
     let section = &md[md.find("### Compared with the base branch").unwrap()..];
     // The charts' colours (`#4e79a7`) aside.
@@ -1000,7 +1006,7 @@ fn cold_first_pass() -> Analysis {
 /// nothing is said to be left out.
 #[test]
 fn a_report_that_lists_every_warning_says_none_was_left_out() {
-    let md = render_default(&[outcome(cold_first_pass())], Budget::comment());
+    let md = render_default(&[outcome(cold_first_pass())], COMMENT);
     for code in ["first_iteration_slow", "high_variance", "slow_iterations"] {
         assert!(md.contains(&format!("`{code}`")), "{code} in {md}");
     }
@@ -1041,8 +1047,10 @@ fn a_commit_in_the_report_can_be_pasted() {
     let mut a = cold_first_pass();
     a.run.git_commit = Some(sha.to_owned());
     let outcomes = [outcome(a)];
-    let mut o = options(&outcomes, Budget::comment());
+    let mut o = options(&outcomes, COMMENT);
     o.links.run_url = Some("https://github.com/o/r/actions/runs/7".to_owned());
+    o.links.run_label = "the workflow run".to_owned();
+    o.links.commit_prefix = Some("https://github.com/o/r/commit/".to_owned());
     let md = render(&outcomes, &o, &Template::builtin()).unwrap();
     assert!(
         md.contains(&format!(
@@ -1052,7 +1060,7 @@ fn a_commit_in_the_report_can_be_pasted() {
     );
     assert_eq!(broken_shas(&md), Vec::<String>::new());
     // Without the repository's page: a code span.
-    let md = render_default(&outcomes, Budget::comment());
+    let md = render_default(&outcomes, COMMENT);
     assert!(md.contains("| Git commit | `ef6b71f` |"), "{md}");
     assert_eq!(broken_shas(&md), Vec::<String>::new());
     for code in ["first_iteration_slow", "high_variance", "slow_iterations"] {
@@ -1061,7 +1069,7 @@ fn a_commit_in_the_report_can_be_pasted() {
     // Not a SHA (too short, not hexadecimal, too long): untrusted text, escaped as any.
     for text in ["ef6b71", "@dev #12", &"a".repeat(41)] {
         assert_eq!(
-            crate::render::escape::commit(Some(text), Some("https://github.com/o/r")),
+            crate::render::escape::commit(Some(text), Some("https://github.com/o/r/commit/")),
             crate::render::escape::inline_shortened(text, 40)
         );
     }
@@ -1076,7 +1084,7 @@ fn a_small_spread_is_shown_in_its_own_unit() {
         &[("inference", 7_500_000)],
         false,
     );
-    let md = render_default(&[outcome(a)], Budget::comment()).replace('\u{a0}', " ");
+    let md = render_default(&[outcome(a)], COMMENT).replace('\u{a0}', " ");
     let stddev = md
         .lines()
         .find(|l| l.starts_with("| stddev |"))
@@ -1091,8 +1099,7 @@ fn a_small_spread_is_shown_in_its_own_unit() {
 /// room above the steady bars; the sparkline's scale starts at zero and says so.
 #[test]
 fn the_chart_shows_the_outlier_as_one_and_the_sparkline_has_a_zero() {
-    let md =
-        render_default(&[outcome(cold_first_pass())], Budget::comment()).replace('\u{a0}', " ");
+    let md = render_default(&[outcome(cold_first_pass())], COMMENT).replace('\u{a0}', " ");
     // The sparkline: from zero, the slow iteration the one tall bar, the steady ones level.
     let line = md
         .lines()

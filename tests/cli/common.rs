@@ -189,6 +189,10 @@ pub fn bin_process() -> std::process::Command {
         "GITHUB_EVENT_PATH",
         "GITHUB_API_URL",
         "GITHUB_REPOSITORY",
+        "GITLAB_CI",
+        "GITLAB_TOKEN",
+        "CI_API_V4_URL",
+        "CI_JOB_TOKEN",
     ] {
         cmd.env_remove(var);
     }

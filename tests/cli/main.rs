@@ -14,6 +14,8 @@ mod file_server;
 mod files;
 mod fixtures;
 mod github_server;
+mod gitlab;
+mod gitlab_server;
 mod gpu_work;
 mod gpu_work_per_iteration;
 mod help;

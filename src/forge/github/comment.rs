@@ -1,20 +1,25 @@
 //! Posting the comment on GitHub (and Gitea, whose API is GitHub's for comments): the pull
 //! request from the event (for a `workflow_run`, from the run's head commit), the repository
 //! and the token from the settings, then the one comment of the key upserted
-//! ([`crate::github::upsert`]). In GitHub Actions the comment's URL is the step output
-//! `comment-url`.
+//! ([`crate::forge::upsert`] over [`super::api::Comments`]). In GitHub Actions the comment's
+//! URL is the step output `comment-url`.
 
-use crate::actions;
-use crate::environment::Environment;
+use super::actions;
+use super::api::{self, Comments};
+use super::env::Environment;
+use super::event::EventPr;
+use super::repo::Repo;
+use crate::forge::comment::Matcher;
+use crate::forge::http::{Client, ClientConfig, PostError, Token};
+use crate::forge::upsert::{self, Upserted};
 use crate::forge::{CommentBody, CommentKey, CommentSettings, Posted};
-use crate::github::{self, EventPr, PostError, Repo};
 use crate::say::{self, say};
 
 /// Where the comment goes, once the event, the repository and the token are known.
 struct Target {
     event: EventPr,
     repo: Repo,
-    config: github::ClientConfig,
+    config: ClientConfig,
 }
 
 /// Posts `body` as the comment of `key`: finds the pull request, then creates or updates.
@@ -31,20 +36,16 @@ pub fn post(
         Ok(None) => return Posted::Skipped,
         Err(e) => return Posted::Failed(e),
     };
-    let matcher = github::Matcher {
+    let matcher = Matcher {
         key: key.as_str().to_owned(),
-        author: settings.author.clone(),
+        author: settings
+            .author
+            .clone()
+            .unwrap_or_else(|| super::DEFAULT_AUTHOR.to_owned()),
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::forge::http::runtime() {
         Ok(r) => r,
-        Err(e) => {
-            return Posted::Failed(PostError::Config(format!(
-                "cannot start the async runtime: {e}"
-            )))
-        }
+        Err(e) => return Posted::Failed(PostError::Config(e)),
     };
     let repo = target.repo.clone();
     let result = runtime.block_on(upsert(target, &matcher, body));
@@ -66,6 +67,7 @@ pub fn post(
 /// The event's pull request, the repository and the client's settings; `None` when there is
 /// no pull request to comment on.
 fn target(settings: &CommentSettings, env: &Environment) -> Result<Option<Target>, PostError> {
+    let token_env = settings.token_env.as_deref().unwrap_or(super::TOKEN_ENV);
     let event = match settings.pr {
         Some(n) => EventPr::Number(n),
         None => match env.pull_request()? {
@@ -74,11 +76,10 @@ fn target(settings: &CommentSettings, env: &Environment) -> Result<Option<Target
                     "nsys-gate: no pull request to comment on (event: {event}); the report was not posted (pass --pr N to post anyway)"
                 );
                 // Said now, not first on a pull request's run: the setup cannot post.
-                if !matches!(github::Token::from_env(&settings.token_env), Ok(Some(_))) {
+                if !matches!(Token::from_env(token_env), Ok(Some(_))) {
                     text.push_str(&format!(
-                        "\n  note: there is no token in ${} either, so posting would fail on a pull request too: {}",
-                        settings.token_env,
-                        token_hint(&settings.token_env)
+                        "\n  note: there is no token in ${token_env} either, so posting would fail on a pull request too: {}",
+                        token_hint(token_env)
                     ));
                 }
                 say::message(&text);
@@ -100,21 +101,25 @@ fn target(settings: &CommentSettings, env: &Environment) -> Result<Option<Target
             ))
         }
     };
-    let Some(token) = github::Token::from_env(&settings.token_env)? else {
+    let Some(token) = Token::from_env(token_env)? else {
         return Err(PostError::Config(format!(
-            "no token in ${}: {}",
-            settings.token_env,
-            token_hint(&settings.token_env)
+            "no token in ${token_env}: {}",
+            token_hint(token_env)
         )));
     };
-    let api_url = settings.api_url.trim();
-    let api_url = if api_url.is_empty() {
-        github::DEFAULT_API_URL.to_owned()
-    } else {
-        api_url.to_owned()
-    };
-    let config =
-        github::ClientConfig::for_stage(api_url, token, settings.timeout, "--post-timeout");
+    let api_url = settings
+        .api_url
+        .as_deref()
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .unwrap_or(super::DEFAULT_API_URL)
+        .to_owned();
+    let config = ClientConfig::for_stage(
+        api_url,
+        (token, super::AUTH),
+        settings.timeout,
+        "--post-timeout",
+    );
     Ok(Some(Target {
         event,
         repo,
@@ -132,13 +137,13 @@ fn token_hint(name: &str) -> String {
 /// Finds the pull request (from a head commit, for `workflow_run`) and upserts the comment.
 async fn upsert(
     target: Target,
-    matcher: &github::Matcher,
-    body: github::CommentBody<'_>,
-) -> Result<Option<(u64, github::Upserted)>, PostError> {
-    let client = github::Client::new(target.config)?;
+    matcher: &Matcher,
+    body: CommentBody<'_>,
+) -> Result<Option<(u64, Upserted)>, PostError> {
+    let client = Client::new(target.config)?;
     let pr = match target.event {
         EventPr::Number(n) => n,
-        EventPr::HeadSha(sha) => match client.pull_by_head(&target.repo, &sha).await? {
+        EventPr::HeadSha(sha) => match api::pull_by_head(&client, &target.repo, &sha).await? {
             Some(n) => {
                 say!("nsys-gate: pull request #{n} has head commit {sha}");
                 n
@@ -147,18 +152,17 @@ async fn upsert(
         },
         EventPr::None { .. } => unreachable!("`target` returns no target without a pull request"),
     };
-    let outcome = github::upsert(&client, &target.repo, pr, matcher, body).await?;
+    let thread = Comments {
+        client: &client,
+        repo: &target.repo,
+        pr,
+    };
+    let outcome = upsert::upsert(&thread, matcher, body).await?;
     Ok(Some((pr, outcome)))
 }
 
 /// Says what was done, and sets the step output `comment-url` in GitHub Actions.
-fn report_posted(
-    key: &CommentKey,
-    repo: &Repo,
-    pr: u64,
-    outcome: &github::Upserted,
-    env: &Environment,
-) {
+fn report_posted(key: &CommentKey, repo: &Repo, pr: u64, outcome: &Upserted, env: &Environment) {
     let url = outcome.url().unwrap_or("").to_owned();
     say!(
         "nsys-gate: comment `{key}` on {repo}#{pr} {}: {}",

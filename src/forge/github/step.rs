@@ -1,16 +1,16 @@
 //! What a GitHub Actions step shows besides the report on standard output (Gitea's and
 //! Forgejo's runners read the same files): the report again in `$GITHUB_STEP_SUMMARY`, within
-//! the 1 MiB a step may write there; the annotations (workflow commands, through
-//! [`crate::say::annotations`]); the step outputs in `$GITHUB_OUTPUT`.
+//! the 1 MiB a step may write there; the annotations (workflow commands, at most 10 of a kind,
+//! through [`crate::say::commands`]); the step outputs in `$GITHUB_OUTPUT`.
 
 use std::path::Path;
 
 use anyhow::Context as _;
 
-use crate::actions;
-use crate::environment::Environment;
+use super::env::Environment;
+use super::{actions, SUMMARY_BYTES};
 use crate::forge::StepResults;
-use crate::render::limit::{Budget, SUMMARY_BYTES};
+use crate::render::limit::Budget;
 use crate::say::{self, say};
 use crate::text::shown_path;
 
@@ -32,7 +32,11 @@ pub fn publish(env: &Environment, step: &StepResults<'_>) -> anyhow::Result<()> 
     if let Some(path) = &env.step_summary {
         keep(append_summary(step, path));
     }
-    keep(say::annotations(&step.annotations).context("cannot write annotations"));
+    let commands: Vec<String> = actions::shown(&step.annotations)
+        .iter()
+        .map(actions::command)
+        .collect();
+    keep(say::commands(&commands).context("cannot write annotations"));
     if let Some(path) = &env.output {
         keep(actions::write_outputs(path, &step.outputs).map_err(anyhow::Error::from));
     }

@@ -227,15 +227,23 @@ fn source(c: &Comparison, caps: &Caps) -> String {
             first_and_more(b.paths.iter().map(|p| esc(p, caps.name_chars.max(300))), 5)
         ),
         BaselineKind::Auto => {
-            let runs = b.workflow_runs.len();
-            match (&b.branch, &b.workflow) {
-                (Some(branch), Some(workflow)) => format!(
+            let runs = b.ci_runs.len();
+            let plural = |one: &'static str, many: &'static str| if runs == 1 { one } else { many };
+            match (&b.branch, &b.workflow, &b.job) {
+                (Some(branch), Some(workflow), _) => format!(
                     "the base branch {}: its {} newest successful push {} of {}, artifact {}",
                     escape::code(branch),
                     runs,
-                    if runs == 1 { "run" } else { "runs" },
+                    plural("run", "runs"),
                     escape::code(workflow),
                     escape::code(b.artifact.as_deref().unwrap_or("?"))
+                ),
+                (Some(branch), None, Some(job)) => format!(
+                    "the base branch {}: its {} newest successful push {}, the artifacts of job {}",
+                    escape::code(branch),
+                    runs,
+                    plural("pipeline", "pipelines"),
+                    escape::code(job)
                 ),
                 _ => "the base branch's artifacts (not found)".to_owned(),
             }
@@ -271,12 +279,12 @@ fn branch_name(c: &Comparison) -> String {
 
 /// The history's drift in words, for the headline: `` `main` has drifted +9.8 % over its last
 /// 12 runs, since `abc1234` ``.
-fn drift_words(d: &Drift, branch: &str, repo_url: Option<&str>) -> String {
+fn drift_words(d: &Drift, branch: &str, commit_prefix: Option<&str>) -> String {
     format!(
         "{branch} has drifted {} over its last {}, since {} ({})",
         signed_pct(d.change_pct),
         plural(d.runs as usize, "run", "runs"),
-        commit(d.since.git_commit.as_deref(), repo_url),
+        commit(d.since.git_commit.as_deref(), commit_prefix),
         d.measure.label()
     )
 }
@@ -378,13 +386,13 @@ fn differing(r: &RunComparison) -> Vec<String> {
         .collect()
 }
 
-/// One key's comparison (`method`: the comparison's); `repo_url` links commits when the forge
+/// One key's comparison (`method`: the comparison's); `commit_prefix` links commits when the forge
 /// is known.
 pub fn run(
     r: &RunComparison,
     method: &Method,
     caps: &Caps,
-    repo_url: Option<&str>,
+    commit_prefix: Option<&str>,
 ) -> RunComparisonView {
     let floor_pct = method.noise_floor_pct;
     let ranges = Items::Ranges {
@@ -413,7 +421,7 @@ pub fn run(
                 p.measure.label(),
                 pct(p.change_pct),
                 if p.change_pct < 0.0 { "lower" } else { "higher" },
-                commit(p.git_commit.as_deref(), repo_url),
+                commit(p.git_commit.as_deref(), commit_prefix),
                 plural(p.runs as usize, "run", "runs"),
                 plural(older, "run", "runs"),
             )
@@ -421,7 +429,7 @@ pub fn run(
         drift: r.history.drift.as_ref().map(|d| {
             format!(
                 "The base branch drifts: {}. The head is judged against the trend's level at the newest base run, so this change is not blamed for the drift.",
-                drift_words(d, "its level", repo_url)
+                drift_words(d, "its level", commit_prefix)
             )
         }),
         run_wide: r.run_wide.as_ref().map(|w| {
@@ -456,7 +464,7 @@ pub fn run(
         ),
         measures: measure_rows(&r.measures),
         within_pair: within_pair(r),
-        conditions: condition_rows(&r.conditions, caps, repo_url),
+        conditions: condition_rows(&r.conditions, caps, commit_prefix),
         same,
         base: format!(
             "run {} ({})",
@@ -479,7 +487,7 @@ pub fn run(
             .as_ref()
             .map(|w| item_table(&w.items, Items::Copies, Some(w), caps)),
         copies_what: r.memory_copies.as_ref().map_or("", |w| work_what(w, false)),
-        base_runs: base_run_rows(&r.history, repo_url),
+        base_runs: base_run_rows(&r.history, commit_prefix),
     }
 }
 

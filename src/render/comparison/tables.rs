@@ -116,7 +116,7 @@ fn condition_text(
     name: &ConditionName,
     v: &serde_json::Value,
     caps: &Caps,
-    repo_url: Option<&str>,
+    commit_prefix: Option<&str>,
 ) -> String {
     match name {
         ConditionName::Device => {
@@ -138,7 +138,7 @@ fn condition_text(
             }
             text
         }
-        ConditionName::GitCommit => commit(v.as_str(), repo_url),
+        ConditionName::GitCommit => commit(v.as_str(), commit_prefix),
         _ => shown_value(v, caps),
     }
 }
@@ -148,12 +148,12 @@ fn condition_text(
 pub fn condition_rows(
     conditions: &[Condition],
     caps: &Caps,
-    repo_url: Option<&str>,
+    commit_prefix: Option<&str>,
 ) -> Vec<ConditionRow> {
     let row = |c: &Condition| ConditionRow {
         name: super::words::condition(&c.name),
-        base: condition_text(&c.name, &c.base, caps, repo_url),
-        head: condition_text(&c.name, &c.head, caps, repo_url),
+        base: condition_text(&c.name, &c.base, caps, commit_prefix),
+        head: condition_text(&c.name, &c.head, caps, commit_prefix),
         status: if !c.judged {
             "shown, not judged"
         } else if c.differs {
@@ -171,7 +171,7 @@ pub fn condition_rows(
 }
 
 /// The history's base runs, oldest first, used and left out together, each with its values.
-pub fn base_run_rows(h: &History, repo_url: Option<&str>) -> Vec<BaseRunRow> {
+pub fn base_run_rows(h: &History, commit_prefix: Option<&str>) -> Vec<BaseRunRow> {
     let mut runs: Vec<(&BaseRun, String)> = h
         .used
         .iter()
@@ -202,7 +202,7 @@ pub fn base_run_rows(h: &History, repo_url: Option<&str>) -> Vec<BaseRunRow> {
     let gpu = ColumnUnit::of(runs.iter().filter_map(|(r, _)| r.gpu_projected_ns));
     runs.into_iter()
         .map(|(r, note)| BaseRunRow {
-            commit: commit(r.git_commit.as_deref(), repo_url),
+            commit: commit(r.git_commit.as_deref(), commit_prefix),
             date: date(r.created_at.as_deref()),
             host: r
                 .host_inclusive_ns

@@ -323,7 +323,7 @@ mod tests {
         let sha = "0123456789abcdef0123456789abcdef01234567";
         assert_eq!(commit(Some(sha), None), "`0123456`");
         assert_eq!(
-            commit(Some(sha), Some("https://github.com/o/r")),
+            commit(Some(sha), Some("https://github.com/o/r/commit/")),
             format!("[`0123456`](https://github.com/o/r/commit/{sha})")
         );
         assert_eq!(commit(Some("@evil #1"), None), "@\u{200B}evil #\u{200B}1");

@@ -570,12 +570,12 @@ mod tests {
     fn options(exact_names: bool, base_dir: Option<&Path>) -> RenderOptions {
         RenderOptions {
             top: 10,
-            budget: Budget::comment(),
+            budget: Budget::Chars(65_536),
             marker: String::new(),
             exact_names,
             links: Links {
-                run_url: None,
                 base_dir: base_dir.map(Path::to_path_buf),
+                ..Links::default()
             },
             from_artifact: false,
         }

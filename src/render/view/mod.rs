@@ -99,8 +99,14 @@ pub fn build(
                 analysed: Some(Box::new({
                     let mut view = analysed(analysis, path, caps, options);
                     view.comparison = compared.and_then(|c| {
-                        comparison::find(c, &path.display().to_string())
-                            .map(|r| comparison::run(r, &c.method, caps, options.links.repo_url()))
+                        comparison::find(c, &path.display().to_string()).map(|r| {
+                            comparison::run(
+                                r,
+                                &c.method,
+                                caps,
+                                options.links.commit_prefix.as_deref(),
+                            )
+                        })
                     });
                     view
                 })),

@@ -313,7 +313,7 @@ pub(super) fn shortened_notice(caps: &Caps, full: &Caps, budget: Budget) -> Opti
         ));
     }
     Some(format!(
-        "This report was shortened to fit GitHub's limit of {}. Left out: {}. The full data of each run is in its analysis.json (path at the end of its section).",
+        "This report was shortened to fit the limit of {}. Left out: {}. The full data of each run is in its analysis.json (path at the end of its section).",
         budget.describe(),
         left_out.join("; ")
     ))

@@ -191,7 +191,7 @@ pub(super) fn analysed(
         warnings,
         warnings_note,
         callouts: explained.into_iter().map(|(_, text)| text).collect(),
-        facts: facts(a, counted, caps, options.links.repo_url()),
+        facts: facts(a, counted, caps, options.links.commit_prefix.as_deref()),
         stats: stats(a, counted, gpu_ok),
         host_exclusive: host_table(a, &hosts, caps, true, &path_text, options.exact_names),
         host_inclusive: host_table(a, &hosts, caps, false, &path_text, options.exact_names),
@@ -226,7 +226,8 @@ pub(super) fn full_data(path: &Path, links: &crate::render::Links, caps: &Caps) 
     let shown = path_text(path, links.base_dir.as_deref(), caps);
     match &links.run_url {
         Some(url) => format!(
-            "Full data: {shown} of this run, in the artifacts of [the workflow run]({url}) when the workflow uploads it (the examples upload it as `nsys-gate-analysis`)."
+            "Full data: {shown} of this run, in the artifacts of [{}]({url}) when the workflow uploads it (the examples upload it as `nsys-gate-analysis`).",
+            links.run_label
         ),
         None => format!("Full data: {shown}."),
     }
@@ -239,7 +240,7 @@ pub(super) fn warmup(a: &Analysis) -> Option<u64> {
         .and_then(serde_json::Value::as_u64)
 }
 
-pub(super) fn facts(a: &Analysis, counted: u64, caps: &Caps, repo_url: Option<&str>) -> Facts {
+pub(super) fn facts(a: &Analysis, counted: u64, caps: &Caps, commit_prefix: Option<&str>) -> Facts {
     let s = &a.iteration_summary;
     let p = &a.provenance;
     let mut nsys_version = esc(&p.nsys_version, caps.name_chars);
@@ -259,7 +260,7 @@ pub(super) fn facts(a: &Analysis, counted: u64, caps: &Caps, repo_url: Option<&s
     Facts {
         profile: esc(&a.run.profile_name, caps.name_chars),
         run_id: esc(&a.run.run_id, caps.name_chars),
-        git_commit: escape::commit(a.run.git_commit.as_deref(), repo_url),
+        git_commit: escape::commit(a.run.git_commit.as_deref(), commit_prefix),
         device: not_recorded(a.run.device.as_deref(), caps),
         nsys_version,
         warmup: match warmup(a) {

@@ -1,6 +1,5 @@
-//! Why a post failed ([`PostError`]), and the hint shown when the token may not write
-//! ([`FORK_HINT`]). No error holds the token: server text is redacted ([`super::token`])
-//! before it is put in one.
+//! Why a request to the forge's API failed ([`PostError`]). No error holds the token: server
+//! text is redacted ([`super::token`]) before it is put in one.
 
 /// Why a post failed. None of these holds the token.
 #[derive(Debug, thiserror::Error)]
@@ -23,11 +22,12 @@ pub enum PostError {
         status: u16,
         message: String,
     },
-    /// 422 with "too long": the body must shrink.
-    #[error("{method} {path}: HTTP 422: {message}")]
+    /// 422 (GitHub) or 400 (GitLab) with "too long": the body must shrink.
+    #[error("{method} {path}: HTTP {status}: {message}")]
     TooLong {
         method: String,
         path: String,
+        status: u16,
         message: String,
     },
     /// `last` names the request.
@@ -50,6 +50,3 @@ impl PostError {
         matches!(self, PostError::NoAccess { .. })
     }
 }
-
-/// The explanation added to a 403/404 warning.
-pub const FORK_HINT: &str = "the token cannot write comments here. On a pull request from a fork GITHUB_TOKEN is read-only: use the fork-safe pattern. The `pull_request` job runs `nsys-gate run --no-post` and uploads its analysis.json files (only those) as an artifact; a second workflow `on: workflow_run` (with `permissions: pull-requests: write`) downloads them and runs `nsys-gate post --analyses DIR`, which renders the comment itself and finds the pull request from the event (never post the artifact's report.md: the fork wrote it). Otherwise grant the job `permissions: pull-requests: write`.";

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::error::PostError;
+use crate::forge::http::PostError;
 
 /// `owner/name`.
 #[derive(Debug, Clone, PartialEq, Eq)]

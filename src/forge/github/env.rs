@@ -1,12 +1,13 @@
-//! The GitHub Actions environment, read once when the command starts, into one value that
-//! the commands pass on. Variables that act as options (`NSYS`, `GITHUB_API_URL`,
-//! `GITHUB_REPOSITORY`) are declared on the command line instead (clap's `env`), so `--help`
-//! shows them.
+//! The GitHub Actions variables GitHub's forge reads (Gitea's and Forgejo's runners set the
+//! same). Variables that act as options (`GITHUB_API_URL`, `GITHUB_REPOSITORY`) are declared
+//! on the command line instead (clap's `env`), so `--help` shows them.
 
 use std::path::{Path, PathBuf};
 
+use super::event::EventPr;
 use crate::artifact::CiRun;
-use crate::github::{self, EventPr, PostError};
+use crate::forge::http::PostError;
+use crate::forge::Vars;
 
 /// What the runner told this step.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -24,6 +25,9 @@ pub struct Environment {
     /// The workflow run's page, `GITHUB_SERVER_URL/GITHUB_REPOSITORY/actions/runs/GITHUB_RUN_ID`
     /// (in Actions, when all three are set): where a reader finds the job's artifacts.
     pub run_url: Option<String>,
+    /// The repository's page, `GITHUB_SERVER_URL/GITHUB_REPOSITORY` (when the run's page is
+    /// known), where commits are linked.
+    pub repo_url: Option<String>,
     /// `GITHUB_WORKFLOW_REF`: `OWNER/REPO/.github/workflows/FILE@REF`, this run's workflow.
     pub workflow_ref: Option<String>,
     /// `GITHUB_RUN_ID`: this workflow run (never a base run of its own comparison).
@@ -37,34 +41,27 @@ pub struct Environment {
 }
 
 impl Environment {
-    /// Reads the process environment.
-    pub fn from_process() -> Self {
-        Environment::from_lookup(|name| std::env::var_os(name))
-    }
-
-    /// Reads the variables through `lookup` (a test passes its own).
-    pub fn from_lookup(lookup: impl Fn(&str) -> Option<std::ffi::OsString>) -> Self {
-        let text = |name: &str| {
-            lookup(name)
-                .and_then(|v| v.into_string().ok())
-                .map(|v| v.trim().to_owned())
-                .filter(|v| !v.is_empty())
-        };
-        let path = |name: &str| lookup(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    /// Reads GitHub's variables.
+    pub fn from_vars(vars: &Vars) -> Self {
+        let text = |name: &str| vars.text(name);
+        let in_actions = super::in_actions(vars);
+        let run_url = run_url(&text);
         Environment {
-            in_actions: lookup("GITHUB_ACTIONS").is_some_and(|v| v == "true"),
+            in_actions,
             event_name: text("GITHUB_EVENT_NAME"),
-            event_path: path("GITHUB_EVENT_PATH"),
-            step_summary: path("GITHUB_STEP_SUMMARY"),
-            output: path("GITHUB_OUTPUT"),
-            run_url: run_url(&text),
+            event_path: vars.path("GITHUB_EVENT_PATH"),
+            step_summary: vars.path("GITHUB_STEP_SUMMARY"),
+            output: vars.path("GITHUB_OUTPUT"),
+            repo_url: run_url
+                .as_deref()
+                .and_then(|u| u.split("/actions/runs/").next())
+                .map(str::to_owned),
+            run_url,
             workflow_ref: text("GITHUB_WORKFLOW_REF"),
             run_id: text("GITHUB_RUN_ID").and_then(|v| v.parse().ok()),
             run_attempt: text("GITHUB_RUN_ATTEMPT").and_then(|v| v.parse().ok()),
-            runner_name: text("RUNNER_NAME")
-                .filter(|_| lookup("GITHUB_ACTIONS").is_some_and(|v| v == "true")),
-            gitea: lookup("GITEA_ACTIONS").is_some_and(|v| v == "true")
-                || lookup("FORGEJO_ACTIONS").is_some_and(|v| v == "true"),
+            runner_name: text("RUNNER_NAME").filter(|_| in_actions),
+            gitea: vars.is_true("GITEA_ACTIONS") || vars.is_true("FORGEJO_ACTIONS"),
         }
     }
 
@@ -80,7 +77,7 @@ impl Environment {
 
     /// The pull request the event is about (reads the event file).
     pub fn pull_request(&self) -> Result<EventPr, PostError> {
-        github::event::read(self.event_name.as_deref(), self.event_path.as_deref())
+        super::event::read(self.event_name.as_deref(), self.event_path.as_deref())
     }
 
     /// The file name of this run's workflow (`profile.yml`), from `GITHUB_WORKFLOW_REF`.
@@ -130,13 +127,8 @@ mod tests {
 
     #[test]
     fn the_run_url_is_built_from_plain_values_only() {
-        let env = |vars: &[(&'static str, &'static str)]| {
-            Environment::from_lookup(move |name| {
-                vars.iter()
-                    .find(|(n, _)| *n == name)
-                    .map(|(_, v)| (*v).into())
-            })
-        };
+        let env =
+            |vars: &[(&'static str, &'static str)]| Environment::from_vars(&Vars::from_pairs(vars));
         let base = [
             ("GITHUB_ACTIONS", "true"),
             ("GITHUB_SERVER_URL", "https://github.com/"),
@@ -146,6 +138,10 @@ mod tests {
         assert_eq!(
             env(&base).run_url.as_deref(),
             Some("https://github.com/octo/gpu/actions/runs/4242")
+        );
+        assert_eq!(
+            env(&base).repo_url.as_deref(),
+            Some("https://github.com/octo/gpu")
         );
         assert_eq!(env(&base[1..]).run_url, None);
         assert_eq!(
@@ -162,19 +158,17 @@ mod tests {
 
     #[test]
     fn empty_and_blank_values_are_absent() {
-        let env = Environment::from_lookup(|name| match name {
-            "GITHUB_ACTIONS" => Some("true".into()),
-            "GITHUB_EVENT_NAME" => Some("  ".into()),
-            "GITHUB_EVENT_PATH" => Some("".into()),
-            "GITHUB_OUTPUT" => Some("/o".into()),
-            _ => None,
-        });
+        let env = Environment::from_vars(&Vars::from_pairs(&[
+            ("GITHUB_ACTIONS", "true"),
+            ("GITHUB_EVENT_NAME", "  "),
+            ("GITHUB_EVENT_PATH", ""),
+            ("GITHUB_OUTPUT", "/o"),
+        ]));
         assert!(env.in_actions);
         assert_eq!(env.event_name, None);
         assert_eq!(env.event_path, None);
         assert_eq!(env.output_file(), Some(Path::new("/o")));
-        let outside =
-            Environment::from_lookup(|name| (name == "GITHUB_OUTPUT").then(|| "/o".into()));
+        let outside = Environment::from_vars(&Vars::from_pairs(&[("GITHUB_OUTPUT", "/o")]));
         assert_eq!(outside.output_file(), None);
     }
 }

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::error::PostError;
+use crate::forge::http::PostError;
 
 /// What the event says about the pull request to comment on.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,45 +1,29 @@
-//! A pull-request comment as nsys-gate reads it ([`Comment`]), and which comments are ours
-//! ([`Matcher`]): the marker of the key on the first line ([`marker::key_of_marker`]), and
-//! the author.
-
-use serde::Deserialize;
+//! A change request's comment as nsys-gate reads it, whatever the forge ([`Comment`]: a pull
+//! request's comment, a merge request's note), and which comments are ours ([`Matcher`]): the
+//! marker of the key on the first line ([`marker::key_of_marker`]), and the author.
 
 use super::marker;
 
-/// The default author of the comment: the workflow token's bot.
-pub const DEFAULT_AUTHOR: &str = "github-actions[bot]";
-
-/// A comment as far as nsys-gate needs it (GitHub's and Gitea's JSON both fit).
-#[derive(Debug, Clone, Deserialize)]
+/// A comment as far as nsys-gate needs it; each forge's API turns its own JSON into this.
+#[derive(Debug, Clone, Default)]
 pub struct Comment {
     pub id: u64,
-    #[serde(default)]
     pub body: Option<String>,
-    #[serde(default)]
-    pub user: Option<User>,
-    #[serde(default)]
-    pub html_url: Option<String>,
-}
-
-/// A comment's author.
-#[derive(Debug, Clone, Deserialize)]
-pub struct User {
-    #[serde(default)]
-    pub login: Option<String>,
+    /// The author's login (GitHub) or username (GitLab).
+    pub author: Option<String>,
+    /// Where a reader sees it (redacted: it may be shown and stored).
+    pub url: Option<String>,
 }
 
 impl Comment {
     /// The body, empty when there is none.
-    pub(super) fn body(&self) -> &str {
+    pub(crate) fn body(&self) -> &str {
         self.body.as_deref().unwrap_or("")
     }
 
     /// The author's login, empty when there is none.
     fn login(&self) -> &str {
-        self.user
-            .as_ref()
-            .and_then(|u| u.login.as_deref())
-            .unwrap_or("")
+        self.author.as_deref().unwrap_or("")
     }
 }
 
@@ -68,15 +52,13 @@ mod tests {
     fn matching_needs_the_key_and_the_author() {
         let m = Matcher {
             key: "smoke".into(),
-            author: DEFAULT_AUTHOR.into(),
+            author: "github-actions[bot]".into(),
         };
         let c = |body: &str, login: &str| Comment {
             id: 1,
             body: Some(body.into()),
-            user: Some(User {
-                login: Some(login.into()),
-            }),
-            html_url: None,
+            author: Some(login.into()),
+            url: None,
         };
         assert!(m.matches(&c("<!-- nsys-gate:smoke -->\n# x", "github-actions[bot]")));
         assert!(m.matches(&c("<!-- nsys-gate:smoke -->\r\n# x", "GitHub-Actions[bot]")));

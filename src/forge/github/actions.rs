@@ -1,5 +1,6 @@
 //! Inside GitHub Actions (`GITHUB_ACTIONS=true`): the step summary, annotations and step
-//! outputs, written the way the runner reads them.
+//! outputs, written the way the runner reads them (Gitea's and Forgejo's runners read the
+//! same).
 //!
 //! - `$GITHUB_STEP_SUMMARY`: the report is appended, within the 1 MiB a step may write (less
 //!   what the step already wrote).
@@ -9,7 +10,8 @@
 //! - `$GITHUB_OUTPUT`: `analysis-paths`, `report-path`, `gate` and `warnings`, each in the
 //!   multi-line `name<<DELIMITER` form with a random delimiter that the value must not hold.
 //! - Untrusted text echoed to standard output is wrapped in `::stop-commands::TOKEN` …
-//!   `::TOKEN::`, so that it cannot issue workflow commands.
+//!   `::TOKEN::` ([`crate::text::without_commands`]), so that it cannot issue workflow
+//!   commands.
 //!
 //! Printing is [`crate::say`]'s: it makes every message on standard error inert to the
 //! runner and prints the report (wrapped) and the annotations (the only commands meant).
@@ -17,48 +19,33 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
-
-use crate::outcome::RunOutcome;
+use crate::forge::{Annotation, Level};
+use crate::text::random_token;
 
 /// GitHub shows at most this many annotations of one kind per step.
 pub const ANNOTATIONS_PER_KIND: usize = 10;
 
-/// Characters of one annotation message (GitHub shows long ones cut anyway).
-const ANNOTATION_CHARS: usize = 1000;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
-    Error,
-    Warning,
+/// The workflow command line of an annotation, escaped (without a line break at the end).
+pub fn command(a: &Annotation) -> String {
+    let level = match a.level {
+        Level::Error => "error",
+        Level::Warning => "warning",
+    };
+    format!(
+        "::{level} title={}::{}",
+        escape_property(&a.title),
+        escape_data(&a.message)
+    )
 }
 
-impl Level {
-    fn command(self) -> &'static str {
-        match self {
-            Level::Error => "error",
-            Level::Warning => "warning",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Annotation {
-    pub level: Level,
-    pub title: String,
-    pub message: String,
-}
-
-impl Annotation {
-    /// The workflow command line, escaped (without a line break at the end).
-    pub fn command(&self) -> String {
-        format!(
-            "::{} title={}::{}",
-            self.level.command(),
-            escape_property(&self.title),
-            escape_data(&self.message)
-        )
-    }
+/// The annotations GitHub shows: each kind capped at [`ANNOTATIONS_PER_KIND`], the last one
+/// saying how many more there are.
+pub fn shown(list: &[Annotation]) -> Vec<Annotation> {
+    let (errors, warnings): (Vec<Annotation>, Vec<Annotation>) =
+        list.iter().cloned().partition(|a| a.level == Level::Error);
+    let mut out = cap(errors, Level::Error, "errors");
+    out.extend(cap(warnings, Level::Warning, "warnings"));
+    out
 }
 
 /// Escapes a workflow command's message (as actions/toolkit does).
@@ -71,57 +58,6 @@ pub fn escape_data(s: &str) -> String {
 /// Escapes a workflow command's property value: also `:` and `,`.
 pub fn escape_property(s: &str) -> String {
     escape_data(s).replace(':', "%3A").replace(',', "%2C")
-}
-
-/// The annotations of every run: gating warnings and failed analyses as errors, other
-/// warnings as warnings, each kind capped at [`ANNOTATIONS_PER_KIND`].
-pub fn annotations(outcomes: &[RunOutcome]) -> Vec<Annotation> {
-    let mut errors = Vec::new();
-    let mut warnings = Vec::new();
-    for o in outcomes {
-        match o {
-            RunOutcome::Analysed { analysis, .. } => {
-                let who = format!(
-                    "{} (run {})",
-                    analysis.run.profile_name, analysis.run.run_id
-                );
-                for w in &analysis.warnings {
-                    let (level, list, title) = if w.gating {
-                        (
-                            Level::Error,
-                            &mut errors,
-                            format!("nsys-gate: {} (fails the job)", w.code),
-                        )
-                    } else {
-                        (
-                            Level::Warning,
-                            &mut warnings,
-                            format!("nsys-gate: {}", w.code),
-                        )
-                    };
-                    list.push(Annotation {
-                        level,
-                        title,
-                        message: crate::text::shorten(
-                            &format!("{who}: {}", w.message),
-                            ANNOTATION_CHARS,
-                        ),
-                    });
-                }
-            }
-            RunOutcome::Failed(f) => errors.push(Annotation {
-                level: Level::Error,
-                title: format!("nsys-gate: {}", f.kind.label()),
-                message: crate::text::shorten(
-                    &format!("{}: {}", f.run_dir.display(), f.error),
-                    ANNOTATION_CHARS,
-                ),
-            }),
-        }
-    }
-    let mut out = cap(errors, Level::Error, "errors");
-    out.extend(cap(warnings, Level::Warning, "warnings"));
-    out
 }
 
 /// At most [`ANNOTATIONS_PER_KIND`]: past that, the last one says how many more there are.
@@ -139,52 +75,6 @@ fn cap(mut list: Vec<Annotation>, level: Level, kind: &str) -> Vec<Annotation> {
         ),
     });
     list
-}
-
-/// A random token for delimiters and `stop-commands`: SHA-256 of 16 bytes of the system's
-/// randomness (`/dev/urandom`, where there is one), the time, the process id, a counter and an
-/// address, as 32 hex digits.
-pub fn random_token() -> String {
-    use std::io::Read;
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut h = Sha256::new();
-    let mut seed = [0u8; 16];
-    if std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut seed))
-        .is_ok()
-    {
-        h.update(seed);
-    }
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    h.update(now.as_nanos().to_le_bytes());
-    h.update(std::process::id().to_le_bytes());
-    h.update(COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
-    let local = 0u8;
-    h.update((std::ptr::addr_of!(local) as usize).to_le_bytes());
-    h.finalize()[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// `text` between `::stop-commands::TOKEN` and `::TOKEN::`, with a token the text does not
-/// hold (in any case: the runner compares the end line ignoring case): nothing in it is read
-/// as a workflow command.
-pub fn without_commands(text: &str) -> String {
-    let lower = text.to_ascii_lowercase();
-    let mut token = random_token();
-    while lower.contains(&token) {
-        token = random_token();
-    }
-    let mut out = format!("::stop-commands::{token}\n{text}");
-    if !out.ends_with('\n') {
-        out.push('\n');
-    }
-    out.push_str(&format!("::{token}::\n"));
-    out
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -269,7 +159,7 @@ mod tests {
             message: "line 1\n::add-mask::x".into(),
         };
         assert_eq!(
-            a.command(),
+            command(&a),
             "::error title=nsys-gate%3A missing_iterations::line 1%0A::add-mask::x"
         );
     }
@@ -304,16 +194,5 @@ mod tests {
         );
         let err = output_entry("x", "a\nghadelimiter_t0k3n\nb", "t0k3n").unwrap_err();
         assert!(err.to_string().contains("refusing"), "{err}");
-        assert_ne!(random_token(), random_token());
-        assert_eq!(random_token().len(), 32);
-    }
-
-    #[test]
-    fn stop_commands_wrap_the_text() {
-        let out = without_commands("::error::injected\n");
-        let lines: Vec<&str> = out.lines().collect();
-        let token = lines[0].strip_prefix("::stop-commands::").unwrap();
-        assert_eq!(lines[1], "::error::injected");
-        assert_eq!(lines[2], format!("::{token}::"));
     }
 }

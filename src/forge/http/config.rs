@@ -1,20 +1,37 @@
-//! What a [`super::Client`] is built from ([`ClientConfig`]): the API, the token, the tries
-//! and the time limits. The transport reads the URL, the token, the timeouts and the
-//! deadline; the retry policy the tries and the deadline.
+//! What a [`super::Client`] is built from ([`ClientConfig`]): the API, the token and how it is
+//! sent, the tries and the time limits. The transport reads the URL, the token, its header,
+//! the timeouts and the deadline; the retry policy the tries and the deadline.
 
 use std::time::{Duration, Instant};
 
 use super::token::Token;
 
-/// The default API base.
-pub const DEFAULT_API_URL: &str = "https://api.github.com";
+/// How the token is sent: each forge's own header, and the media type its API answers in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Auth {
+    /// `Authorization: Bearer TOKEN` (GitHub, Gitea), or the token alone in a header of its
+    /// own (GitLab's `PRIVATE-TOKEN`).
+    pub header: AuthHeader,
+    /// The `Accept` header.
+    pub accept: &'static str,
+}
+
+/// The header that carries the token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthHeader {
+    Bearer,
+    /// A lower-case header name.
+    Named(&'static str),
+}
 
 /// A client's settings.
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
-    /// `GITHUB_API_URL`: `https://api.github.com`, `https://HOST/api/v3`, `https://HOST/api/v1`.
+    /// The API's base URL (`https://api.github.com`, `https://HOST/api/v3`,
+    /// `https://HOST/api/v1`, `https://HOST/api/v4`).
     pub api_url: String,
     pub token: Token,
+    pub auth: Auth,
     /// Tries of one request (1 = no retry).
     pub max_tries: u32,
     /// The stage's deadline: every request, page, redirect, wait and byte of a body ends
@@ -29,10 +46,16 @@ pub struct ClientConfig {
 impl ClientConfig {
     /// A client for a stage of `limit` from now, named by its option (`--post-timeout`) in
     /// the messages: one request gets at most half of it (30 s at most), a connection 10 s.
-    pub fn for_stage(api_url: String, token: Token, limit: Duration, option: &'static str) -> Self {
+    pub fn for_stage(
+        api_url: String,
+        (token, auth): (Token, Auth),
+        limit: Duration,
+        option: &'static str,
+    ) -> Self {
         ClientConfig {
             api_url,
             token,
+            auth,
             max_tries: 3,
             deadline: Deadline::after(limit, option),
             connect_timeout: (limit / 2).min(Duration::from_secs(10)),

@@ -1,12 +1,14 @@
 //! The transport: one exchange with the API at a time, and the text of what came back.
 //!
-//! Octocrab sends every request with its raw `_get`/`_post`/`_patch`/`_delete`, so the
-//! status, headers (`retry-after`, `x-ratelimit-*`, `link`) and body of each response are ours
-//! to read; its middleware adds our default headers (`Accept`, `User-Agent`; octocrab itself
-//! adds `X-GitHub-Api-Version`) and the token, which goes only to the API's own host. Octocrab
-//! is built without its `retry` and `follow-redirect` features: nothing retries a create behind
-//! our back, and a redirect comes back as it is, never followed with the token. A second
-//! octocrab without the token layer fetches a download's redirect target.
+//! Octocrab sends every request with its raw `_get`/`_post`/`_put`/`_patch`/`_delete`, so the
+//! status, headers (`retry-after`, `x-ratelimit-*`, `link`, `x-next-page`) and body of each
+//! response are ours to read; its middleware adds our default headers (`Accept`,
+//! `User-Agent`; octocrab itself adds `X-GitHub-Api-Version`), and our [`TokenLayer`] the
+//! token, in the forge's header (`Authorization: Bearer`, GitLab's `PRIVATE-TOKEN`), only to
+//! requests for the API's own scheme, host and port. Octocrab is built without its `retry`
+//! and `follow-redirect` features: nothing retries a create behind our back, and a redirect
+//! comes back as it is, never followed with the token. A second octocrab without the token
+//! layer fetches a download's redirect target.
 //!
 //! Why the hyper client under octocrab is built here and not by `OctocrabBuilder::build`
 //! (feature `default-client`): that one always sends `User-Agent: octocrab` besides ours (two
@@ -28,12 +30,11 @@ use http::header::{HeaderMap, HeaderValue, ACCEPT, CONTENT_LENGTH, USER_AGENT};
 use http::{Method, Uri};
 use http_body_util::BodyExt;
 use hyper_util::client::legacy::connect::{Connect, HttpConnector};
-use octocrab::service::middleware::auth_header::AuthHeaderLayer;
 use octocrab::service::middleware::extra_headers::ExtraHeadersLayer;
 use octocrab::{AuthState, Octocrab, OctocrabBuilder};
 use serde_json::Value;
 
-use super::config::{ClientConfig, Deadline};
+use super::config::{AuthHeader, ClientConfig, Deadline};
 use super::error::PostError;
 use super::token::Token;
 
@@ -66,10 +67,11 @@ fn secrets_of_userinfo(uri: &Uri) -> Vec<String> {
 }
 
 /// A response, read whole.
-pub(super) struct Reply {
-    pub(super) status: u16,
-    pub(super) headers: HeaderMap,
-    pub(super) body: Vec<u8>,
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
 }
 
 /// Why one exchange gave no reply.
@@ -116,13 +118,13 @@ impl Transport {
         let shown = crate::text::without_userinfo(&base);
         let uri: Uri = base
             .parse()
-            .map_err(|_| PostError::Config(format!("GITHUB_API_URL `{shown}` is not a URL")))?;
+            .map_err(|_| PostError::Config(format!("the API URL `{shown}` is not a URL")))?;
         let (Some(scheme), Some(_)) = (uri.scheme_str(), uri.authority()) else {
             return Err(PostError::Config(format!(
-                "GITHUB_API_URL `{shown}` is not an absolute http(s) URL"
+                "the API URL `{shown}` is not an absolute http(s) URL"
             )));
         };
-        let headers = default_headers(&config.token, &uri)?;
+        let headers = default_headers(config, &uri)?;
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_connect_timeout(Some(config.connect_timeout));
@@ -148,7 +150,7 @@ impl Transport {
             ),
             other => {
                 return Err(PostError::Config(format!(
-                    "GITHUB_API_URL `{shown}`: unsupported scheme {other}"
+                    "the API URL `{shown}`: unsupported scheme {other}"
                 )))
             }
         };
@@ -231,6 +233,7 @@ impl Transport {
                 Method::GET => self.crab._get(uri).await,
                 Method::POST => self.crab._post(uri, body).await,
                 Method::PATCH => self.crab._patch(uri, body).await,
+                Method::PUT => self.crab._put(uri, body).await,
                 Method::DELETE => self.crab._delete(uri, body).await,
                 ref other => {
                     return Err(again(format!("{other} is not a request this client sends")))
@@ -290,7 +293,7 @@ impl Transport {
 /// to http, and from a plain `http://` API only to `http://` (the client of a plain-HTTP API
 /// has no TLS, and would send a request meant for `https://`, or for any other scheme, as
 /// plain HTTP). The words follow "the redirect" or "the next page".
-pub(super) fn scheme_not_followed(api: &str, to: &str) -> Option<String> {
+pub(crate) fn scheme_not_followed(api: &str, to: &str) -> Option<String> {
     let scheme = |url: &str| {
         url.split_once("://")
             .map(|(s, _)| s.to_ascii_lowercase())
@@ -317,33 +320,100 @@ pub(super) fn scheme_not_followed(api: &str, to: &str) -> Option<String> {
 }
 
 /// Octocrab's layers for every request: `Accept` and our `User-Agent`, and the token, which
-/// octocrab adds only to requests for the API's host (a `link` could point elsewhere).
+/// [`TokenLayer`] adds only to requests for the API itself (a `link` could point elsewhere).
 struct Headers {
     extra: ExtraHeadersLayer,
-    auth: AuthHeaderLayer,
+    token: TokenLayer,
 }
 
-/// The layers of [`Headers`] for `token` and the API at `api`; a token no header can hold is
-/// refused.
-fn default_headers(token: &Token, api: &Uri) -> Result<Headers, PostError> {
-    let mut bearer =
-        HeaderValue::from_str(&format!("Bearer {}", token.expose())).map_err(|_| {
-            PostError::Config("the token holds characters not allowed in a header".into())
-        })?;
-    bearer.set_sensitive(true);
+/// The layers of [`Headers`] for `config`'s token and the API at `api`; a token no header can
+/// hold is refused.
+fn default_headers(config: &ClientConfig, api: &Uri) -> Result<Headers, PostError> {
+    let refused = || PostError::Config("the token holds characters not allowed in a header".into());
+    let (name, value) = match config.auth.header {
+        AuthHeader::Bearer => (
+            http::header::AUTHORIZATION,
+            format!("Bearer {}", config.token.expose()),
+        ),
+        AuthHeader::Named(name) => (
+            http::HeaderName::from_static(name),
+            config.token.expose().to_owned(),
+        ),
+    };
+    let mut value = HeaderValue::from_str(&value).map_err(|_| refused())?;
+    value.set_sensitive(true);
     // `crate::TOOL_VERSION` is this same `CARGO_PKG_VERSION`.
     let agent = HeaderValue::from_static(concat!("nsys-gate/", env!("CARGO_PKG_VERSION")));
     let extra = vec![
-        (
-            ACCEPT,
-            HeaderValue::from_static("application/vnd.github+json"),
-        ),
+        (ACCEPT, HeaderValue::from_static(config.auth.accept)),
         (USER_AGENT, agent),
     ];
     Ok(Headers {
         extra: ExtraHeadersLayer::new(Arc::new(extra)),
-        auth: AuthHeaderLayer::new(Some(bearer), api.clone(), api.clone()),
+        token: TokenLayer {
+            name,
+            value,
+            scheme: api.scheme_str().unwrap_or("").to_ascii_lowercase(),
+            authority: api.authority().cloned(),
+        },
     })
+}
+
+/// Adds the token's header to a request for the API's own scheme, host and port, and to no
+/// other (a `link`, a redirect followed by hand, any URL a server names).
+#[derive(Clone)]
+struct TokenLayer {
+    name: http::HeaderName,
+    value: HeaderValue,
+    scheme: String,
+    authority: Option<http::uri::Authority>,
+}
+
+impl<S> tower_layer::Layer<S> for TokenLayer {
+    type Service = WithToken<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        WithToken {
+            inner,
+            layer: self.clone(),
+        }
+    }
+}
+
+/// The service of [`TokenLayer`].
+#[derive(Clone)]
+struct WithToken<S> {
+    inner: S,
+    layer: TokenLayer,
+}
+
+impl<S, B> tower_service::Service<http::Request<B>> for WithToken<S>
+where
+    S: tower_service::Service<http::Request<B>>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: http::Request<B>) -> Self::Future {
+        let uri = request.uri();
+        let same_api = uri.scheme_str().map(str::to_ascii_lowercase).as_deref()
+            == Some(self.layer.scheme.as_str())
+            && uri.authority() == self.layer.authority.as_ref();
+        if same_api {
+            request
+                .headers_mut()
+                .insert(self.layer.name.clone(), self.layer.value.clone());
+        }
+        self.inner.call(request)
+    }
 }
 
 /// Octocrab over a hyper client on `connector` (HTTP/1), with no retry layer; with the token
@@ -359,7 +429,7 @@ where
         .with_layer(&headers.extra);
     if token {
         with_headers
-            .with_layer(&headers.auth)
+            .with_layer(&headers.token)
             .with_auth(AuthState::None)
             .build()
             .unwrap_or_else(|never| match never {})
@@ -419,8 +489,26 @@ fn message_with(body: &[u8], clean: &dyn Fn(&str) -> String) -> String {
     const WINDOW: usize = 64 << 10;
     if let Ok(v) = serde_json::from_slice::<Value>(body) {
         let mut parts: Vec<String> = Vec::new();
-        if let Some(m) = v.get("message").and_then(Value::as_str) {
-            parts.push(clean(m));
+        match v.get("message") {
+            Some(Value::String(m)) => parts.push(clean(m)),
+            // GitLab's validation errors: `{"message": {"note": ["is too long …"]}}`.
+            Some(Value::Object(fields)) => {
+                for (field, problems) in fields {
+                    let problems: Vec<&str> = match problems {
+                        Value::Array(list) => list.iter().filter_map(Value::as_str).collect(),
+                        Value::String(one) => vec![one.as_str()],
+                        _ => Vec::new(),
+                    };
+                    for p in problems {
+                        parts.push(clean(&format!("{field} {p}")));
+                    }
+                }
+            }
+            _ => {}
+        }
+        // GitLab's other errors: `{"error": "insufficient_scope", …}`.
+        if let Some(e) = v.get("error").and_then(Value::as_str) {
+            parts.push(clean(e));
         }
         if let Some(errors) = v.get("errors").and_then(Value::as_array) {
             for e in errors {
@@ -443,7 +531,7 @@ fn message_with(body: &[u8], clean: &dyn Fn(&str) -> String) -> String {
 }
 
 /// An octocrab error's text with its sources (no headers are in any of them).
-pub(super) fn error_text(e: &dyn std::error::Error) -> String {
+pub(crate) fn error_text(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {
@@ -466,7 +554,7 @@ pub(super) mod tests {
     use super::*;
 
     /// A reply with `status`, `headers` and `body`.
-    pub(in crate::github) fn reply(status: u16, headers: &[(&str, &str)], body: &str) -> Reply {
+    pub(in crate::forge) fn reply(status: u16, headers: &[(&str, &str)], body: &str) -> Reply {
         let mut map = HeaderMap::new();
         for (k, v) in headers {
             map.insert(
@@ -482,10 +570,13 @@ pub(super) mod tests {
     }
 
     /// The settings of a client of `url`, with a token that must never be printed.
-    pub(in crate::github) fn config(url: &str) -> ClientConfig {
+    pub(in crate::forge) fn config(url: &str) -> ClientConfig {
         ClientConfig::for_stage(
             url.into(),
-            Token::new("ghs_never_printed".into()),
+            (
+                Token::new("ghs_never_printed".into()),
+                crate::forge::github::AUTH,
+            ),
             Duration::from_secs(60),
             "--post-timeout",
         )
@@ -502,6 +593,14 @@ pub(super) mod tests {
             "<html>bad gateway</html>"
         );
         assert_eq!(message_of(b""), "(empty body)");
+        assert_eq!(
+            message_of(br#"{"message":{"note":["is too long (maximum is 1000000 characters)"]}}"#),
+            "note is too long (maximum is 1000000 characters)"
+        );
+        assert_eq!(
+            message_of(br#"{"error":"insufficient_scope","error_description":"x"}"#),
+            "insufficient_scope"
+        );
     }
 
     /// A loopback server that answers one request with `response`; gives its URL and, once

@@ -15,16 +15,11 @@
 //! streamed to a file, up to a bound.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 
-use http::{Method, Uri};
-use http_body_util::BodyExt;
 use serde::Deserialize;
 
-use super::client::Client;
-use super::error::PostError;
 use super::repo::Repo;
-use super::transport::{error_text, scheme_not_followed, Reply};
+use crate::forge::http::{Client, PostError};
 
 /// Pages of runs read at most.
 const MAX_LIST_PAGES: usize = 10;
@@ -268,122 +263,4 @@ impl Client {
         on.complete = !all_found(&on.found);
         Ok(on)
     }
-
-    /// Downloads the artifact's zip into `out`, at most `cap` bytes: asks the API (with the
-    /// token), then follows its redirect once without it.
-    pub async fn download_artifact(
-        &self,
-        repo: &Repo,
-        id: u64,
-        cap: u64,
-        out: &mut std::fs::File,
-    ) -> Result<u64, PostError> {
-        let url = self.url(&format!(
-            "/repos/{}/{}/actions/artifacts/{id}/zip",
-            repo.owner, repo.name
-        ));
-        let reply = self.request(Method::GET, &url, None).await?;
-        match reply.status {
-            301 | 302 | 303 | 307 | 308 => {}
-            // A server that sends the zip itself (the API's own cap bounds it).
-            200 => return write_capped(&reply, cap, out, &self.display_path(&url)),
-            _ => return Err(self.failure("GET", &url, &reply)),
-        }
-        let location = reply
-            .headers
-            .get(http::header::LOCATION)
-            .and_then(|v| v.to_str().ok())
-            .ok_or_else(|| PostError::Response {
-                method: "GET".into(),
-                path: self.display_path(&url),
-                message: format!("HTTP {} without a location", reply.status),
-            })?;
-        self.fetch_without_token(location, cap, out).await
-    }
-
-    /// GET `location` with no token, the body streamed into `out` up to `cap` bytes.
-    async fn fetch_without_token(
-        &self,
-        location: &str,
-        cap: u64,
-        out: &mut std::fs::File,
-    ) -> Result<u64, PostError> {
-        // The storage URL carries a signature: never shown.
-        let shown = "the artifact's storage URL (redirect target)".to_owned();
-        let fail = |message: String| PostError::Response {
-            method: "GET".into(),
-            path: shown.clone(),
-            message,
-        };
-        let uri: Uri = location
-            .parse()
-            .map_err(|_| fail("the redirect's location is not a URL".into()))?;
-        if let Some(why) = scheme_not_followed(&self.url(""), location) {
-            return Err(fail(format!("the redirect {why}; not followed")));
-        }
-        let exchange = async {
-            let response =
-                self.anon()._get(uri).await.map_err(|e| {
-                    fail(format!("request failed: {}", self.redact(&error_text(&e))))
-                })?;
-            let (parts, mut body) = response.into_parts();
-            if parts.status.as_u16() != 200 {
-                return Err(PostError::Status {
-                    method: "GET".into(),
-                    path: shown.clone(),
-                    status: parts.status.as_u16(),
-                    message: "the storage host refused the download".into(),
-                });
-            }
-            // Streamed: a frame at a time into the file, never the whole zip in memory.
-            let mut written: u64 = 0;
-            while let Some(frame) = body.frame().await {
-                let frame =
-                    frame.map_err(|e| fail(format!("reading failed: {}", error_text(&e))))?;
-                let Ok(data) = frame.into_data() else {
-                    continue;
-                };
-                written += data.len() as u64;
-                if written > cap {
-                    return Err(fail(format!(
-                        "the artifact is larger than {} MiB, the most nsys-gate downloads",
-                        cap >> 20
-                    )));
-                }
-                out.write_all(&data)
-                    .map_err(|e| fail(format!("cannot write the download: {e}")))?;
-            }
-            Ok(written)
-        };
-        let deadline = self.config().deadline;
-        match tokio::time::timeout(deadline.left(), exchange).await {
-            Ok(r) => r,
-            Err(_) => Err(PostError::OutOfTime(format!(
-                "the artifact's download did not end before {}",
-                deadline.describe()
-            ))),
-        }
-    }
-}
-
-fn write_capped(
-    reply: &Reply,
-    cap: u64,
-    out: &mut std::fs::File,
-    path: &str,
-) -> Result<u64, PostError> {
-    if reply.body.len() as u64 > cap {
-        return Err(PostError::Response {
-            method: "GET".into(),
-            path: path.to_owned(),
-            message: format!("the artifact is larger than {} MiB", cap >> 20),
-        });
-    }
-    out.write_all(&reply.body)
-        .map_err(|e| PostError::Response {
-            method: "GET".into(),
-            path: path.to_owned(),
-            message: format!("cannot write the download: {e}"),
-        })?;
-    Ok(reply.body.len() as u64)
 }

@@ -1,13 +1,43 @@
-//! The one comment per key ([`upsert`]): found by its marker and author ([`Matcher`]),
-//! updated in place with `PATCH`, created when missing, left alone when unchanged. A create is
-//! never sent twice blindly, duplicates a race left behind are deleted (the oldest is kept),
-//! and a body the server calls too long is sent once more, shortened.
+//! The one comment per key ([`upsert`]), on every forge: found by its marker and author
+//! ([`Matcher`]), updated in place, created when missing, left alone when unchanged. A create
+//! is never sent twice blindly, duplicates a race left behind are deleted (the oldest is
+//! kept), and a body the server calls too long is sent once more, shortened. The forge's
+//! calls are a [`Thread`]: a pull request's comments (GitHub, Gitea), a merge request's notes
+//! (GitLab).
 
-use super::client::{Client, Created};
+use std::time::Duration;
+
 use super::comment::{Comment, Matcher};
-use super::error::PostError;
-use super::repo::Repo;
+use super::http::{Client, PostError};
 use crate::say::say;
+
+/// The answer to a create.
+#[derive(Debug)]
+pub enum Created {
+    Done(Comment),
+    /// It failed in a way that may or may not have created the comment (5xx, timeout) or
+    /// was refused for a rate limit: list before trying again.
+    Unknown {
+        wait: Duration,
+        reason: String,
+    },
+}
+
+/// The comments of one change request, as a forge's API reads and writes them. Every
+/// comment handed back is redacted (its URL may be shown and stored).
+pub(crate) trait Thread {
+    /// The client the calls go through (its deadline, tries and waits).
+    fn client(&self) -> &Client;
+    /// The comments' API path, for messages.
+    fn path(&self) -> String;
+    /// Every comment, every page.
+    async fn list(&self) -> Result<Vec<Comment>, PostError>;
+    /// One create, never sent twice by this call.
+    async fn create(&self, body: &str) -> Result<Created, PostError>;
+    async fn update(&self, id: u64, body: &str) -> Result<Comment, PostError>;
+    /// Deleted, or already gone.
+    async fn delete(&self, id: u64) -> Result<(), PostError>;
+}
 
 /// What [`upsert`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,18 +74,16 @@ pub struct CommentBody<'a> {
     pub shrink: &'a dyn Fn(usize) -> String,
 }
 
-/// Creates or updates the one comment of `matcher.key` on pull request `pr`.
-pub async fn upsert(
-    client: &Client,
-    repo: &Repo,
-    pr: u64,
+/// Creates or updates the one comment of `matcher.key` in `thread`.
+pub(crate) async fn upsert(
+    thread: &impl Thread,
     matcher: &Matcher,
     body: CommentBody<'_>,
 ) -> Result<Upserted, PostError> {
     let mut text = body.text.clone();
     let mut shrunk = false;
     loop {
-        match upsert_once(client, repo, pr, matcher, &text).await {
+        match upsert_once(thread, matcher, &text).await {
             Err(PostError::TooLong { message, .. }) if !shrunk => {
                 shrunk = true;
                 // Half, or under the limit the server names if that is smaller.
@@ -86,17 +114,16 @@ fn stated_maximum(message: &str) -> Option<usize> {
 
 /// One pass with `text`: update ours (deleting any duplicates), or create it.
 async fn upsert_once(
-    client: &Client,
-    repo: &Repo,
-    pr: u64,
+    thread: &impl Thread,
     matcher: &Matcher,
     text: &str,
 ) -> Result<Upserted, PostError> {
-    let ours = list_ours(client, repo, pr, matcher).await?;
+    let client = thread.client();
+    let ours = list_ours(thread, matcher).await?;
     if let Some((first, rest)) = ours.split_first() {
-        let outcome = update(client, repo, first, text).await?;
+        let outcome = update(thread, first, text).await?;
         for extra in rest {
-            client.delete_comment(repo, extra.id).await?;
+            thread.delete(extra.id).await?;
         }
         return Ok(outcome);
     }
@@ -105,7 +132,7 @@ async fn upsert_once(
     let mut tries = 0;
     let created = loop {
         tries += 1;
-        match client.create_comment(repo, pr, text).await? {
+        match thread.create(text).await? {
             Created::Done(c) => break Some(c),
             Created::Unknown { wait, reason } => {
                 if tries >= client.config().max_tries {
@@ -116,7 +143,7 @@ async fn upsert_once(
                 }
                 client.sleep(wait, &reason).await?;
                 // The failed POST may have been applied: look before posting again.
-                let ours = list_ours(client, repo, pr, matcher).await?;
+                let ours = list_ours(thread, matcher).await?;
                 if !ours.is_empty() {
                     break None;
                 }
@@ -125,48 +152,47 @@ async fn upsert_once(
     };
 
     // Another job may have created the same comment at the same time: keep the oldest.
-    let ours = list_ours(client, repo, pr, matcher).await?;
+    let ours = list_ours(thread, matcher).await?;
     let Some((first, rest)) = ours.split_first() else {
         // Listed without it (a replica lagging behind): trust the create.
         let c = created.ok_or_else(|| PostError::Response {
             method: "GET".into(),
-            path: client.comments_path(repo, pr),
+            path: thread.path(),
             message: "the comment just created is not listed".into(),
         })?;
         return Ok(Upserted::Created {
             id: c.id,
-            url: c.html_url,
+            url: c.url,
         });
     };
     for extra in rest {
-        client.delete_comment(repo, extra.id).await?;
+        thread.delete(extra.id).await?;
     }
     match created {
         Some(c) if c.id == first.id => Ok(Upserted::Created {
             id: c.id,
-            url: c.html_url.or_else(|| first.html_url.clone()),
+            url: c.url.or_else(|| first.url.clone()),
         }),
-        _ => update(client, repo, first, text).await,
+        _ => update(thread, first, text).await,
     }
 }
 
 /// Puts `text` in `existing`, unless it is there already.
 async fn update(
-    client: &Client,
-    repo: &Repo,
+    thread: &impl Thread,
     existing: &Comment,
     text: &str,
 ) -> Result<Upserted, PostError> {
     if same_text(existing.body(), text) {
         return Ok(Upserted::Unchanged {
             id: existing.id,
-            url: existing.html_url.clone(),
+            url: existing.url.clone(),
         });
     }
-    let c = client.update_comment(repo, existing.id, text).await?;
+    let c = thread.update(existing.id, text).await?;
     Ok(Upserted::Updated {
         id: existing.id,
-        url: c.html_url.or_else(|| existing.html_url.clone()),
+        url: c.url.or_else(|| existing.url.clone()),
     })
 }
 
@@ -176,14 +202,9 @@ fn same_text(a: &str, b: &str) -> bool {
 }
 
 /// Our comments, oldest (lowest id) first.
-async fn list_ours(
-    client: &Client,
-    repo: &Repo,
-    pr: u64,
-    matcher: &Matcher,
-) -> Result<Vec<Comment>, PostError> {
-    let mut ours: Vec<Comment> = client
-        .list_comments(repo, pr)
+async fn list_ours(thread: &impl Thread, matcher: &Matcher) -> Result<Vec<Comment>, PostError> {
+    let mut ours: Vec<Comment> = thread
+        .list()
         .await?
         .into_iter()
         .filter(|c| matcher.matches(c))

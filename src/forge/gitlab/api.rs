@@ -1,0 +1,284 @@
+//! GitLab's REST API v4 calls: a merge request's notes ([`Notes`], the thread the upsert works
+//! on; paged by `x-next-page`), the token's own user, a branch's push pipelines and a
+//! pipeline's jobs. Server text that may be shown or stored (a URL, a commit, a time) is
+//! redacted where it enters.
+
+use http::Method;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::forge::comment::Comment;
+use crate::forge::http::{Client, Once, PostError};
+use crate::forge::upsert::{Created, Thread};
+
+/// Pages of notes read at most (100 notes each).
+const MAX_NOTE_PAGES: usize = 200;
+
+/// Pages of pipelines read at most (100 each).
+const MAX_PIPELINE_PAGES: usize = 10;
+
+/// Pages of a pipeline's jobs read at most (100 each).
+const MAX_JOB_PAGES: usize = 5;
+
+/// A note as GitLab's JSON has it.
+#[derive(Debug, Deserialize)]
+struct GlNote {
+    id: u64,
+    #[serde(default)]
+    body: Option<String>,
+    #[serde(default)]
+    author: Option<GlUser>,
+    /// System notes ("added 1 commit") are GitLab's own.
+    #[serde(default)]
+    system: bool,
+}
+
+#[derive(Debug, Deserialize)]
+struct GlUser {
+    #[serde(default)]
+    username: Option<String>,
+}
+
+/// The username of the token's own user (`GET /user`): the author of the notes it writes.
+pub async fn current_user(client: &Client) -> Result<String, PostError> {
+    let url = client.url("/user");
+    let reply = client.request(Method::GET, &url, None).await?;
+    if reply.status != 200 {
+        return Err(client.failure("GET", &url, &reply));
+    }
+    let user: GlUser = client.parse("GET", &url, &reply)?;
+    user.username
+        .map(|u| client.redact(&u))
+        .filter(|u| !u.is_empty())
+        .ok_or_else(|| PostError::Response {
+            method: "GET".into(),
+            path: client.display_path(&url),
+            message: "the token's user has no username".into(),
+        })
+}
+
+/// The notes of merge request `iid` of `project` (an ID, or a URL-encoded path).
+pub struct Notes<'a> {
+    pub client: &'a Client,
+    pub project: &'a str,
+    pub iid: u64,
+}
+
+impl Notes<'_> {
+    fn comment(&self, n: GlNote) -> Comment {
+        Comment {
+            id: n.id,
+            body: n.body,
+            author: n.author.and_then(|a| a.username),
+            url: None,
+        }
+    }
+
+    fn note_url(&self, id: u64) -> String {
+        self.client.url(&format!("{}/{id}", self.path()))
+    }
+}
+
+impl Thread for Notes<'_> {
+    fn client(&self) -> &Client {
+        self.client
+    }
+
+    /// `/projects/ID/merge_requests/IID/notes`.
+    fn path(&self) -> String {
+        format!(
+            "/projects/{}/merge_requests/{}/notes",
+            self.project, self.iid
+        )
+    }
+
+    async fn list(&self) -> Result<Vec<Comment>, PostError> {
+        let url = self.client.url(&format!(
+            "{}?per_page=100&sort=asc&order_by=created_at",
+            self.path()
+        ));
+        let mut all = Vec::new();
+        let complete = self
+            .client
+            .pages(url.clone(), MAX_NOTE_PAGES, |page: Vec<GlNote>| {
+                all.extend(
+                    page.into_iter()
+                        .filter(|n| !n.system)
+                        .map(|n| self.comment(n)),
+                );
+                true
+            })
+            .await?;
+        if !complete {
+            return Err(PostError::Response {
+                method: "GET".into(),
+                path: self.client.display_path(&url),
+                message: format!("more than {MAX_NOTE_PAGES} pages of notes"),
+            });
+        }
+        Ok(all)
+    }
+
+    async fn create(&self, body: &str) -> Result<Created, PostError> {
+        let url = self.client.url(&self.path());
+        match self
+            .client
+            .post_once(&url, &json!({ "body": body }))
+            .await?
+        {
+            Once::Unknown { wait, reason } => Ok(Created::Unknown { wait, reason }),
+            Once::Reply(reply) if reply.status == 201 || reply.status == 200 => {
+                let n: GlNote = self.client.parse("POST", &url, &reply)?;
+                Ok(Created::Done(self.comment(n)))
+            }
+            Once::Reply(reply) => Err(self.client.failure("POST", &url, &reply)),
+        }
+    }
+
+    async fn update(&self, id: u64, body: &str) -> Result<Comment, PostError> {
+        let url = self.note_url(id);
+        let reply = self
+            .client
+            .request(Method::PUT, &url, Some(&json!({ "body": body })))
+            .await?;
+        match reply.status {
+            200 | 201 => {
+                let n: GlNote = self.client.parse("PUT", &url, &reply)?;
+                Ok(self.comment(n))
+            }
+            _ => Err(self.client.failure("PUT", &url, &reply)),
+        }
+    }
+
+    async fn delete(&self, id: u64) -> Result<(), PostError> {
+        let url = self.note_url(id);
+        let reply = self.client.request(Method::DELETE, &url, None).await?;
+        match reply.status {
+            // 404: someone else deleted it first.
+            200 | 204 | 404 => Ok(()),
+            _ => Err(self.client.failure("DELETE", &url, &reply)),
+        }
+    }
+}
+
+/// A pipeline as far as the history needs it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Pipeline {
+    pub id: u64,
+    pub sha: String,
+    #[serde(rename = "ref", default)]
+    pub branch: Option<String>,
+    #[serde(default)]
+    pub status: Option<String>,
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub tag: Option<bool>,
+    #[serde(default)]
+    pub web_url: Option<String>,
+    #[serde(default)]
+    pub created_at: Option<String>,
+}
+
+/// A job of a pipeline as far as the history needs it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Job {
+    pub id: u64,
+    pub name: String,
+    #[serde(default)]
+    pub status: Option<String>,
+    /// When its artifacts expire (or expired): ISO 8601.
+    #[serde(default)]
+    pub artifacts_expire_at: Option<String>,
+    #[serde(default)]
+    pub artifacts: Vec<JobArtifact>,
+}
+
+/// One of a job's artifact files: `archive` is the zip of its `artifacts:paths`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct JobArtifact {
+    pub file_type: String,
+    #[serde(default)]
+    pub size: Option<u64>,
+}
+
+/// Characters allowed in a query value as given; anything else percent-encoded.
+fn encode(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The newest successful pipelines of `project` that ran on `push` to the branch `branch`
+/// (never a tag's, never a merge request's), newest first; pages are read until `enough`
+/// says the pipelines found so far are, or the list ends.
+pub async fn push_pipelines(
+    client: &Client,
+    project: &str,
+    branch: &str,
+    enough: impl Fn(&[Pipeline]) -> bool,
+) -> Result<Vec<Pipeline>, PostError> {
+    let url = client.url(&format!(
+        "/projects/{project}/pipelines?ref={}&status=success&source=push&scope=branches&order_by=id&sort=desc&per_page=100",
+        encode(branch)
+    ));
+    let mut found: Vec<Pipeline> = Vec::new();
+    client
+        .pages(url, MAX_PIPELINE_PAGES, |page: Vec<Pipeline>| {
+            found.extend(
+                page.into_iter()
+                    .filter(|p| {
+                        p.branch.as_deref() == Some(branch)
+                            && p.status.as_deref().is_none_or(|s| s == "success")
+                            && p.source.as_deref().is_none_or(|s| s == "push")
+                            && p.tag != Some(true)
+                    })
+                    .map(|p| redacted(client, p)),
+            );
+            !enough(&found)
+        })
+        .await?;
+    Ok(found)
+}
+
+/// A pipeline whose text, stored in comparison.json and shown in the report, holds no token.
+fn redacted(client: &Client, mut p: Pipeline) -> Pipeline {
+    let redact = |text: Option<String>| text.map(|t| client.redact(&t));
+    p.sha = client.redact(&p.sha);
+    p.branch = redact(p.branch);
+    p.web_url = redact(p.web_url);
+    p.created_at = redact(p.created_at);
+    p
+}
+
+/// The jobs of pipeline `pipeline` named `name` (its latest attempts, retried ones left
+/// out).
+pub async fn jobs_named(
+    client: &Client,
+    project: &str,
+    pipeline: u64,
+    name: &str,
+) -> Result<Vec<Job>, PostError> {
+    let url = client.url(&format!(
+        "/projects/{project}/pipelines/{pipeline}/jobs?per_page=100"
+    ));
+    let mut found = Vec::new();
+    client
+        .pages(url, MAX_JOB_PAGES, |page: Vec<Job>| {
+            found.extend(page.into_iter().filter(|j| j.name == name));
+            true
+        })
+        .await?;
+    Ok(found)
+}
+
+/// The API URL of a job's artifacts archive.
+pub fn artifacts_url(client: &Client, project: &str, job: u64) -> String {
+    client.url(&format!("/projects/{project}/jobs/{job}/artifacts"))
+}

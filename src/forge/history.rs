@@ -1,0 +1,470 @@
+//! `--baseline auto` on every forge: the base branch's history from its CI runs' artifacts.
+//! A forge lists the runs and says where each run's artifact is ([`Locate`]: GitHub's
+//! workflow runs and their artifact, GitLab's pipelines and their job's artifacts); the rest is
+//! here, the same for all:
+//!
+//! - each run's artifact located, downloaded with a bound (a redirect followed once without
+//!   the token, [`Client::download`]), unpacked safely ([`crate::unpack`]) into a temporary
+//!   folder, its analysis.json files read and reduced at once ([`RunLevel::read`]), the folder
+//!   removed; the unpacking and the reading ask the deadline and the signal flag between
+//!   pieces;
+//! - [`CONCURRENT_RUNS`] runs at a time (their requests, downloads and redirects overlap;
+//!   `HistoryRequest::concurrency` says otherwise), the history kept in the order the forge
+//!   listed the runs whatever order they finish in;
+//! - everything before the stage's deadline (`--baseline-timeout`): the runs fetched by then
+//!   are used, the others named in a note; a SIGINT/SIGTERM drops what is under way (its
+//!   temporary folders with it) and says what it stopped;
+//! - every run's analyses are one point of the history (`RunLevel::ci_run_id`), and every run
+//!   that gives nothing (no artifact, an expired one, a failed download) is a note, never an
+//!   error.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+
+use futures_util::stream::{self, StreamExt};
+
+use super::http::{Client, PostError};
+use super::BaseRuns;
+use crate::artifact::comparison::CiRunRef;
+use crate::compare::RunLevel;
+use crate::interrupt;
+use crate::load;
+use crate::say::say;
+use crate::unpack::{self, Limits};
+
+/// The most of one artifact downloaded.
+pub const MAX_ZIP_BYTES: u64 = 1 << 30;
+
+/// The most base runs read (`--baseline-runs`).
+pub const MAX_RUNS: usize = 100;
+
+/// How many runs are located, downloaded and read at once by default: enough to overlap the
+/// API's and the storage host's latency (10 runs from an API that answers each request after
+/// 300 ms take a third of the time one after another takes: docs/performance.md), few enough
+/// for the API's rate limits (a retry waits as the server says, within the deadline).
+pub const CONCURRENT_RUNS: u16 = 4;
+
+/// The runs to read, newest first, from `candidates` (newest first, this run left out): from
+/// the run at the base commit on when there is one (else the newest, which the note says,
+/// naming the run as `words.0` and the change request as `words.1`); at most `wanted`.
+pub fn choose<T: Clone>(
+    candidates: &[T],
+    commit: impl Fn(&T) -> &str,
+    (base_sha, wanted): (Option<&str>, usize),
+    words: (&str, &str),
+) -> (Vec<T>, Option<String>) {
+    let mut from = 0;
+    let mut note = None;
+    if let Some(sha) = base_sha {
+        match candidates
+            .iter()
+            .position(|r| commit(r).eq_ignore_ascii_case(sha))
+        {
+            Some(at) => from = at,
+            None if !candidates.is_empty() => {
+                note = Some(format!(
+                    "no push {} at {} base commit {}: the newest {}s of the base branch are the history",
+                    words.0,
+                    words.1,
+                    crate::text::short_sha(sha),
+                    words.0
+                ));
+            }
+            None => {}
+        }
+    }
+    let runs = candidates.iter().skip(from).take(wanted).cloned().collect();
+    (runs, note)
+}
+
+/// Seconds since 1970 of an ISO 8601 time as forges write it (`2026-01-31T12:00:00.000Z`,
+/// `…+00:00`); `None` when it is not one. Only UTC offsets of whole minutes are read.
+pub fn unix_seconds(text: &str) -> Option<i64> {
+    let (date, time) = text.trim().split_once('T')?;
+    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
+    let (clock, offset) = match time.find(['Z', 'z', '+', '-']) {
+        Some(at) => (&time[..at], &time[at..]),
+        None => (time, "Z"),
+    };
+    let mut c = clock.split(':');
+    let h: i64 = c.next()?.parse().ok()?;
+    let min: i64 = c.next()?.parse().ok()?;
+    let sec: f64 = c.next().unwrap_or("0").parse().ok()?;
+    let offset_secs = match offset {
+        "Z" | "z" => 0,
+        o => {
+            let sign = if o.starts_with('-') { -1 } else { 1 };
+            let (oh, om) = o[1..].split_once(':').unwrap_or((&o[1..], "0"));
+            sign * (oh.parse::<i64>().ok()? * 3600 + om.parse::<i64>().ok()? * 60)
+        }
+    };
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) {
+        return None;
+    }
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + h * 3600 + min * 60 + sec as i64 - offset_secs)
+}
+
+/// One CI run of the base branch, as a forge lists it.
+#[derive(Debug, Clone)]
+pub struct ListedRun {
+    pub id: u64,
+    /// The commit it ran on.
+    pub commit: String,
+    pub branch: Option<String>,
+    /// Its page.
+    pub url: Option<String>,
+    /// When the forge created it (ISO 8601, as it says).
+    pub created_at: Option<String>,
+    /// How messages name it: `workflow run 504`, `pipeline 504`.
+    pub name: String,
+}
+
+impl ListedRun {
+    /// `workflow run 504 (aaaaaaa)`.
+    pub fn which(&self) -> String {
+        format!("{} ({})", self.name, crate::text::short_sha(&self.commit))
+    }
+}
+
+/// Where a run's artifact is, as its forge found it.
+pub enum Located {
+    /// Downloadable: its id (stored in comparison.json) and the API URL of its zip.
+    At {
+        id: u64,
+        url: String,
+        /// Its size when the forge says it.
+        size: Option<u64>,
+    },
+    /// The run is kept in the list of runs read, but gives no analysis: a note says why
+    /// (no artifact of the name, an expired one); `id` when there is one.
+    Missing { id: Option<u64>, note: String },
+    /// Locating it failed: a note, and the run is not listed as read.
+    Failed(String),
+    /// The deadline came first.
+    Late,
+}
+
+/// What a forge does for the history: where each listed run's artifact is. It may send
+/// requests (a run's own artifact list, a pipeline's jobs), [`CONCURRENT_RUNS`] at a time.
+pub(crate) trait Locate {
+    /// The client of the API (its deadline bounds everything).
+    fn client(&self) -> &Client;
+    async fn locate(&self, run: &ListedRun, doing: &Doing) -> Located;
+}
+
+/// What `--baseline auto` is doing, said when a signal stops it.
+#[derive(Default)]
+pub struct Doing {
+    what: RefCell<String>,
+    /// Temporary folders (a download, an unpacking) under way.
+    temporary: Cell<usize>,
+}
+
+impl Doing {
+    pub fn set(&self, what: String) {
+        *self.what.borrow_mut() = what;
+    }
+
+    fn what(&self) -> String {
+        let what = self.what.borrow();
+        if what.is_empty() {
+            "finding the baseline's CI runs".to_owned()
+        } else {
+            what.clone()
+        }
+    }
+
+    /// Counts a temporary folder for as long as the guard lives.
+    fn temporary(&self) -> TemporaryGuard<'_> {
+        self.temporary.set(self.temporary.get() + 1);
+        TemporaryGuard(self)
+    }
+}
+
+struct TemporaryGuard<'a>(&'a Doing);
+
+impl Drop for TemporaryGuard<'_> {
+    /// Uncounted when its run is over; a signal's drop leaves it counted, so that the words
+    /// of the interruption say a temporary folder was removed.
+    fn drop(&mut self) {
+        if interrupt::received().is_none() {
+            self.0
+                .temporary
+                .set(self.0.temporary.get().saturating_sub(1));
+        }
+    }
+}
+
+/// Runs `fetch` (a forge's finding and fetching of the history into `found`, telling `doing`
+/// what it does) within a runtime, dropped at a SIGINT/SIGTERM (its downloads and temporary
+/// folders with it, said on standard error). Its `Err` is a note. Afterwards the runs are
+/// made oldest first, as the comparison takes them, and `source.analyses` lists their files.
+pub fn run(
+    found: &RefCell<BaseRuns>,
+    doing: &Doing,
+    fetch: impl Future<Output = Result<(), String>>,
+) {
+    let runtime = match super::http::runtime() {
+        Ok(r) => r,
+        Err(e) => {
+            found.borrow_mut().notes.push(format!("no baseline: {e}"));
+            return;
+        }
+    };
+    let fetched = runtime.block_on(async {
+        tokio::select! {
+            fetched = fetch => Some(fetched),
+            _ = interrupt::wait() => None,
+        }
+    });
+    let mut found = found.borrow_mut();
+    // The fetch is over (or was dropped, with its downloads and temporary folders): nothing
+    // of it is left.
+    if let Some(Err(note)) = fetched {
+        if interrupt::received().is_none() {
+            found.notes.push(note);
+        }
+    }
+    if let Some(signal) = interrupt::received() {
+        say!(
+            "nsys-gate: stopped by {} while {}{}",
+            signal.name(),
+            doing.what(),
+            if doing.temporary.get() > 0 {
+                "; its temporary folder was removed"
+            } else {
+                ""
+            }
+        );
+        return;
+    }
+    found.runs.reverse();
+    found.source.analyses = found
+        .runs
+        .iter()
+        .map(|r| r.run.analysis_path.clone())
+        .collect();
+}
+
+/// One run's outcome, before it is put in the history in the runs' order.
+enum Fetched {
+    Levels(Vec<RunLevel>),
+    Late,
+    Note(String),
+    /// A SIGINT/SIGTERM stopped it (its temporary folder removed).
+    Interrupted,
+}
+
+/// Reads the artifacts of `runs` (newest first) into `found`: each run located by `source`,
+/// downloaded, unpacked, read, `concurrency` at a time; the history in `runs`' order.
+/// `found.source.ci_runs` lists every run read or tried (not one whose artifact could not be
+/// looked for), with its artifact.
+pub(crate) async fn fetch_runs(
+    source: &impl Locate,
+    (runs, concurrency): (&[ListedRun], usize),
+    found: &RefCell<BaseRuns>,
+    doing: &Doing,
+) {
+    let deadline = source.client().config().deadline;
+    let results: Vec<(Option<CiRunRef>, Fetched)> = stream::iter(runs)
+        .map(|run| one_run(source, run, doing))
+        .buffered(concurrency.max(1))
+        .collect()
+        .await;
+    let mut found = found.borrow_mut();
+    let mut late = Vec::new();
+    for (run, (listed, fetched)) in runs.iter().zip(results) {
+        found.source.ci_runs.extend(listed);
+        match fetched {
+            Fetched::Levels(levels) => found.runs.extend(levels),
+            Fetched::Late => late.push(run.id),
+            Fetched::Note(note) => found.notes.push(note),
+            // The caller says what was stopped.
+            Fetched::Interrupted => return,
+        }
+    }
+    if !late.is_empty() {
+        found.notes.push(format!(
+            "{} of {} base runs were not fetched before {} (runs {}): the history has the newer ones only",
+            late.len(),
+            runs.len(),
+            deadline.describe(),
+            late.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+        ));
+    }
+}
+
+/// One run: located, then (unless the deadline has passed) fetched.
+async fn one_run(
+    source: &impl Locate,
+    run: &ListedRun,
+    doing: &Doing,
+) -> (Option<CiRunRef>, Fetched) {
+    let deadline = source.client().config().deadline;
+    let located = if deadline.left().is_zero() {
+        Located::Late
+    } else {
+        source.locate(run, doing).await
+    };
+    let artifact_id = match &located {
+        Located::At { id, .. } => Some(*id),
+        Located::Missing { id, .. } => *id,
+        Located::Failed(_) | Located::Late => None,
+    };
+    let listed = CiRunRef {
+        id: run.id,
+        commit: run.commit.clone(),
+        branch: run.branch.clone(),
+        url: run.url.clone(),
+        created_at: run.created_at.clone(),
+        artifact_id,
+    };
+    let (url, size) = match located {
+        Located::Failed(note) => return (None, Fetched::Note(note)),
+        Located::Late => return (Some(listed), Fetched::Late),
+        Located::Missing { note, .. } => return (Some(listed), Fetched::Note(note)),
+        Located::At { url, size, .. } => (url, size),
+    };
+    if deadline.left().is_zero() {
+        return (Some(listed), Fetched::Late);
+    }
+    let which = run.which();
+    if size.is_some_and(|n| n > MAX_ZIP_BYTES) {
+        return (
+            Some(listed),
+            Fetched::Note(format!(
+                "the artifact of {which} is larger than {} MiB, the most nsys-gate downloads: left out",
+                MAX_ZIP_BYTES >> 20
+            )),
+        );
+    }
+    let fetched = match download_and_read(source.client(), run, &url, doing).await {
+        Ok(levels) => Fetched::Levels(levels),
+        Err(f) => f,
+    };
+    (Some(listed), fetched)
+}
+
+/// One run's artifact downloaded, unpacked and read; its analyses reduced, each marked with
+/// the run (one point of the history).
+async fn download_and_read(
+    client: &Client,
+    run: &ListedRun,
+    url: &str,
+    doing: &Doing,
+) -> Result<Vec<RunLevel>, Fetched> {
+    let which = run.which();
+    let note = |what: &str, e: String| Fetched::Note(format!("{which}: {what}: {e}: left out"));
+    // Dropped on every way out (a note, the deadline, a signal: the download raced against
+    // it is dropped with this function's future), and the folder with it.
+    let dir = tempfile::Builder::new()
+        .prefix("nsys-gate-baseline-")
+        .tempdir()
+        .map_err(|e| note("cannot make a temporary folder", e.to_string()))?;
+    let _counted = doing.temporary();
+    doing.set(format!("downloading the baseline artifact of {which}"));
+    let zip_path = dir.path().join("artifact.zip");
+    let mut zip = std::fs::File::create_new(&zip_path)
+        .map_err(|e| note("cannot write the download", e.to_string()))?;
+    match client.download(url, MAX_ZIP_BYTES, &mut zip).await {
+        Ok(_) => {}
+        Err(PostError::OutOfTime(_)) => return Err(Fetched::Late),
+        // Gone, on the zip itself: the artifact's retention ran out. (A 410 on any other
+        // request, such as the list of runs, is named by that request, never as this.)
+        Err(PostError::Status {
+            status: 410,
+            message,
+            ..
+        }) => {
+            return Err(Fetched::Note(format!(
+                "{which}: the artifact has expired (HTTP 410: {message}): left out of the history (the artifacts' retention decides how much history there is)"
+            )))
+        }
+        Err(e) => return Err(note("downloading its artifact", e.to_string())),
+    }
+    drop(zip);
+    let unpacked = dir.path().join("analyses");
+    std::fs::create_dir(&unpacked).map_err(|e| note("unpacking its artifact", e.to_string()))?;
+    doing.set(format!("unpacking the baseline artifact of {which}"));
+    // Synchronous, and outside the requests' timeouts: the unpacking and the reading ask
+    // between entries and pieces whether a signal came or the stage's deadline passed.
+    let deadline = client.config().deadline;
+    let stop = || interrupt::received().is_some() || deadline.left().is_zero();
+    let stopped = || {
+        if interrupt::received().is_some() {
+            Fetched::Interrupted
+        } else {
+            Fetched::Late
+        }
+    };
+    match unpack::analyses_until(&zip_path, &unpacked, Limits::ARTIFACT, &stop) {
+        Ok(_) => {}
+        Err(unpack::UnpackError::Interrupted) => return Err(stopped()),
+        Err(e) => return Err(note("unpacking its artifact", e.to_string())),
+    }
+    doing.set(format!("reading the baseline artifact of {which}"));
+    let mut levels = Vec::new();
+    let unread = load::each(&unpacked, &stop, |recorded, path| {
+        let mut level = RunLevel::read(recorded, &format!("run {}/{path}", run.id));
+        level.ci_run_id = Some(run.id);
+        level.created_at = run.created_at.clone();
+        levels.push(level);
+    })
+    .map_err(|e| note("reading its artifact", e))?;
+    if stop() {
+        // What was read of it is dropped: a run is in the history whole or not at all.
+        return Err(stopped());
+    }
+    for n in unread {
+        say!("nsys-gate: warning: baseline: {which}: {n}");
+    }
+    Ok(levels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forges_times_are_read() {
+        assert_eq!(unix_seconds("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(
+            unix_seconds("2026-01-31T12:00:00.000Z"),
+            Some(1_769_860_800)
+        );
+        assert_eq!(
+            unix_seconds("2026-01-31T13:30:00+01:30"),
+            Some(1_769_860_800)
+        );
+        assert_eq!(unix_seconds("2000-03-01T00:00:00Z"), Some(951_868_800));
+        assert_eq!(unix_seconds("not a time"), None);
+        assert_eq!(unix_seconds("2026-13-01T00:00:00Z"), None);
+    }
+
+    #[test]
+    fn the_history_starts_at_the_base_commits_run() {
+        let runs = ["c", "b", "a"];
+        let (chosen, note) = choose(&runs, |r| r, (Some("B"), 5), ("run", "the pull request's"));
+        assert_eq!((chosen, note), (vec!["b", "a"], None));
+        let (chosen, note) = choose(
+            &runs,
+            |r| r,
+            (Some("f"), 2),
+            ("pipeline", "the merge request's"),
+        );
+        assert_eq!(chosen, ["c", "b"]);
+        assert_eq!(
+            note.as_deref(),
+            Some("no push pipeline at the merge request's base commit f: the newest pipelines of the base branch are the history")
+        );
+    }
+}

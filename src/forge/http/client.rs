@@ -1,0 +1,447 @@
+//! A client of one REST API, whatever the forge: its calls sent by [`super::transport`] and
+//! retried by [`super::retry`] (an idempotent request), or tried once ([`Client::post_once`]: a
+//! create, whose caller lists before trying again); lists read page by page, following
+//! `link: rel="next"` as given (GitHub, GHES) or `x-next-page` (GitLab); a download that
+//! redirects to a storage host followed once without the token ([`Client::download`]). Each
+//! forge's calls are its own (`forge/github/api.rs`, `forge/gitlab/api.rs`) over this one.
+//!
+//! Server text that may be shown or stored (messages, a parser's quote of the body, a URL) is
+//! redacted with [`Token::redact`] where it enters, since a server or a proxy may echo the
+//! token's header.
+//!
+//! [`Token::redact`]: super::token::Token::redact
+
+use std::io::Write;
+use std::time::Duration;
+
+use http::header::HeaderMap;
+use http::{Method, Uri};
+use http_body_util::BodyExt;
+use octocrab::Octocrab;
+use serde_json::Value;
+
+use super::config::ClientConfig;
+use super::error::PostError;
+use super::retry::{try_once, Retry, Try};
+use super::transport::{error_text, scheme_not_followed, Reply, Transport};
+
+/// A client of one API: its transport, its retry policy, and the settings both came from.
+pub struct Client {
+    transport: Transport,
+    retry: Retry,
+    config: ClientConfig,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("base", &self.transport.base())
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The answer to a request tried once ([`Client::post_once`]).
+#[derive(Debug)]
+pub enum Once {
+    Reply(Reply),
+    /// It failed in a way that may or may not have carried it out (5xx, timeout) or was
+    /// refused for a rate limit: look before trying again.
+    Unknown {
+        wait: Duration,
+        reason: String,
+    },
+}
+
+impl Client {
+    /// Builds the client; must run inside a tokio runtime.
+    pub fn new(config: ClientConfig) -> Result<Self, PostError> {
+        let transport = Transport::new(&config)?;
+        Ok(Client {
+            transport,
+            retry: Retry::new(&config),
+            config,
+        })
+    }
+
+    /// The settings the client was built from.
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    /// The URL of an API path.
+    pub(crate) fn url(&self, path: &str) -> String {
+        self.transport.url(path)
+    }
+
+    /// The client without the token layer: for a download's redirect target (a storage host,
+    /// which must never see the token, even on the API's own host).
+    pub(crate) fn anon(&self) -> &Octocrab {
+        self.transport.anon()
+    }
+
+    /// Server text as it may be shown or stored: without the token (nor the API URL's
+    /// userinfo).
+    pub(crate) fn redact(&self, text: &str) -> String {
+        self.transport.redact(text)
+    }
+
+    /// Waits before another try, or refuses when that would pass the deadline.
+    pub async fn sleep(&self, wait: Duration, reason: &str) -> Result<(), PostError> {
+        self.retry.sleep(wait, reason).await
+    }
+
+    /// Sends an idempotent request (GET, PATCH, DELETE), retrying 5xx, timeouts and rate
+    /// limits within the tries and the deadline.
+    pub(crate) async fn request(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&Value>,
+    ) -> Result<Reply, PostError> {
+        self.retry.request(&self.transport, method, url, body).await
+    }
+
+    /// The URL without the host, for messages (redacted: it may come from a `link`).
+    pub(crate) fn display_path(&self, url: &str) -> String {
+        self.transport.display_path(url)
+    }
+
+    /// The error of a reply that is not the one expected.
+    pub(crate) fn failure(&self, method: &str, url: &str, reply: &Reply) -> PostError {
+        let message = self.transport.message(&reply.body);
+        let path = self.display_path(url);
+        let method = method.to_owned();
+        // 404 on a read is a wrong repository or number; on a write, as 403, a token that
+        // may not write here.
+        let no_access = reply.status == 403 || (reply.status == 404 && method != "GET");
+        match reply.status {
+            _ if no_access => PostError::NoAccess {
+                method,
+                path,
+                status: reply.status,
+                message,
+            },
+            400 | 422 if message.to_ascii_lowercase().contains("too long") => PostError::TooLong {
+                method,
+                path,
+                status: reply.status,
+                message,
+            },
+            status => PostError::Status {
+                method,
+                path,
+                status,
+                message,
+            },
+        }
+    }
+
+    /// The reply's body as JSON of type `T`.
+    pub(crate) fn parse<T: serde::de::DeserializeOwned>(
+        &self,
+        method: &str,
+        url: &str,
+        reply: &Reply,
+    ) -> Result<T, PostError> {
+        serde_json::from_slice(&reply.body).map_err(|e| PostError::Response {
+            method: method.to_owned(),
+            path: self.display_path(url),
+            // serde quotes the body's values ("invalid type: string …").
+            message: self.redact(&format!(
+                "HTTP {}, body is not the JSON expected ({e})",
+                reply.status
+            )),
+        })
+    }
+
+    /// Pages of a list from `url` on, following `link: rel="next"` as given (or GitLab's
+    /// `x-next-page`, the number of the next page of the same URL), each parsed as `T` and
+    /// handed to `page`, until it returns `false`, there is no next page (a server that sends
+    /// neither, such as Gitea, returned everything at once), or `max_pages`
+    /// were read (`Ok(false)`: there was more). A next page already read (a server whose
+    /// pages loop) is an error; every request is within the client's deadline.
+    pub(crate) async fn pages<T: serde::de::DeserializeOwned>(
+        &self,
+        mut url: String,
+        max_pages: usize,
+        mut page: impl FnMut(T) -> bool,
+    ) -> Result<bool, PostError> {
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..max_pages {
+            seen.insert(url.clone());
+            let reply = self.request(Method::GET, &url, None).await?;
+            if reply.status != 200 {
+                return Err(self.failure("GET", &url, &reply));
+            }
+            if !page(self.parse("GET", &url, &reply)?) {
+                return Ok(true);
+            }
+            match next_page(&url, &reply.headers) {
+                Some(next) if seen.contains(&next) => {
+                    return Err(PostError::Response {
+                        method: "GET".into(),
+                        path: self.display_path(&url),
+                        message: format!(
+                            "its next page is {}, a page already read: the pages loop",
+                            self.display_path(&next)
+                        ),
+                    })
+                }
+                Some(next) => {
+                    if let Some(why) = scheme_not_followed(&self.url(""), &next) {
+                        return Err(PostError::Response {
+                            method: "GET".into(),
+                            path: self.display_path(&url),
+                            message: format!("its next page {why}; not followed"),
+                        });
+                    }
+                    url = next;
+                }
+                None => return Ok(true),
+            }
+        }
+        Ok(false)
+    }
+
+    /// Sends a request that must not be sent twice blindly (a create) once: a reply, or
+    /// [`Once::Unknown`] when it may or may not have been carried out.
+    pub(crate) async fn post_once(&self, url: &str, body: &Value) -> Result<Once, PostError> {
+        match try_once(&self.transport, &Method::POST, url, Some(body), 1).await {
+            Try::Again { wait, reason } => Ok(Once::Unknown { wait, reason }),
+            Try::Fail(e) => Err(e),
+            Try::Reply(reply) => Ok(Once::Reply(reply)),
+        }
+    }
+
+    /// Downloads `url` (an artifact's zip) into `out`, at most `cap` bytes: asks the API with
+    /// the token, then follows its redirect once without it (a storage host never sees the
+    /// token, whatever host it is on); a server that sends the zip itself is read up to the
+    /// cap. `what` names the download in messages.
+    pub(crate) async fn download(
+        &self,
+        url: &str,
+        cap: u64,
+        out: &mut std::fs::File,
+    ) -> Result<u64, PostError> {
+        let reply = self.request(Method::GET, url, None).await?;
+        match reply.status {
+            301 | 302 | 303 | 307 | 308 => {}
+            200 => return write_capped(&reply, cap, out, &self.display_path(url)),
+            _ => return Err(self.failure("GET", url, &reply)),
+        }
+        let location = reply
+            .headers
+            .get(http::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| PostError::Response {
+                method: "GET".into(),
+                path: self.display_path(url),
+                message: format!("HTTP {} without a location", reply.status),
+            })?;
+        self.fetch_without_token(location, cap, out).await
+    }
+
+    /// GET `location` with no token, the body streamed into `out` up to `cap` bytes.
+    async fn fetch_without_token(
+        &self,
+        location: &str,
+        cap: u64,
+        out: &mut std::fs::File,
+    ) -> Result<u64, PostError> {
+        // The storage URL carries a signature: never shown.
+        let shown = "the artifact's storage URL (redirect target)".to_owned();
+        let fail = |message: String| PostError::Response {
+            method: "GET".into(),
+            path: shown.clone(),
+            message,
+        };
+        let uri: Uri = location
+            .parse()
+            .map_err(|_| fail("the redirect's location is not a URL".into()))?;
+        if let Some(why) = scheme_not_followed(&self.url(""), location) {
+            return Err(fail(format!("the redirect {why}; not followed")));
+        }
+        let exchange = async {
+            let response =
+                self.anon()._get(uri).await.map_err(|e| {
+                    fail(format!("request failed: {}", self.redact(&error_text(&e))))
+                })?;
+            let (parts, mut body) = response.into_parts();
+            if parts.status.as_u16() != 200 {
+                return Err(PostError::Status {
+                    method: "GET".into(),
+                    path: shown.clone(),
+                    status: parts.status.as_u16(),
+                    message: "the storage host refused the download".into(),
+                });
+            }
+            // Streamed: a frame at a time into the file, never the whole zip in memory.
+            let mut written: u64 = 0;
+            while let Some(frame) = body.frame().await {
+                let frame =
+                    frame.map_err(|e| fail(format!("reading failed: {}", error_text(&e))))?;
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
+                written += data.len() as u64;
+                if written > cap {
+                    return Err(fail(format!(
+                        "the artifact is larger than {} MiB, the most nsys-gate downloads",
+                        cap >> 20
+                    )));
+                }
+                out.write_all(&data)
+                    .map_err(|e| fail(format!("cannot write the download: {e}")))?;
+            }
+            Ok(written)
+        };
+        let deadline = self.config().deadline;
+        match tokio::time::timeout(deadline.left(), exchange).await {
+            Ok(r) => r,
+            Err(_) => Err(PostError::OutOfTime(format!(
+                "the artifact's download did not end before {}",
+                deadline.describe()
+            ))),
+        }
+    }
+}
+
+fn write_capped(
+    reply: &Reply,
+    cap: u64,
+    out: &mut std::fs::File,
+    path: &str,
+) -> Result<u64, PostError> {
+    if reply.body.len() as u64 > cap {
+        return Err(PostError::Response {
+            method: "GET".into(),
+            path: path.to_owned(),
+            message: format!("the artifact is larger than {} MiB", cap >> 20),
+        });
+    }
+    out.write_all(&reply.body)
+        .map_err(|e| PostError::Response {
+            method: "GET".into(),
+            path: path.to_owned(),
+            message: format!("cannot write the download: {e}"),
+        })?;
+    Ok(reply.body.len() as u64)
+}
+
+/// The next page after `url`: the `rel="next"` URL of a `link` header, else `url` with the
+/// `page` of an `x-next-page` header (empty on the last page).
+fn next_page(url: &str, headers: &HeaderMap) -> Option<String> {
+    if let Some(next) = next_link(headers) {
+        return Some(next);
+    }
+    let number = headers
+        .get("x-next-page")
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))?;
+    let (path, query) = url.split_once('?').unwrap_or((url, ""));
+    let mut parts: Vec<String> = query
+        .split('&')
+        .filter(|kv| !kv.is_empty() && !kv.starts_with("page="))
+        .map(str::to_owned)
+        .collect();
+    parts.push(format!("page={number}"));
+    Some(format!("{path}?{}", parts.join("&")))
+}
+
+/// The `rel="next"` URL of a `link` header.
+pub fn next_link(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(http::header::LINK)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .find_map(|part| {
+            let (target, params) = part.split_once(';')?;
+            let target = target.trim().strip_prefix('<')?.strip_suffix('>')?;
+            let is_next = params.split(';').any(|p| {
+                p.trim()
+                    .strip_prefix("rel=")
+                    .map(|r| r.trim_matches('"').split_whitespace().any(|r| r == "next"))
+                    .unwrap_or(false)
+            });
+            is_next.then(|| target.to_owned())
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::token::Token;
+    use super::super::transport::tests::{config, reply};
+    use super::*;
+
+    #[test]
+    fn links_are_followed_as_given() {
+        let r = reply(
+            200,
+            &[(
+                "link",
+                r#"<https://api.github.com/repositories/1/issues/2/comments?page=3>; rel="next", <https://api.github.com/repositories/1/issues/2/comments?page=9>; rel="last""#,
+            )],
+            "[]",
+        );
+        assert_eq!(
+            next_link(&r.headers).as_deref(),
+            Some("https://api.github.com/repositories/1/issues/2/comments?page=3")
+        );
+        let last = reply(
+            200,
+            &[("link", r#"<https://x/y?page=1>; rel="first""#)],
+            "[]",
+        );
+        assert_eq!(next_link(&last.headers), None);
+        assert_eq!(next_link(&HeaderMap::new()), None);
+    }
+
+    #[test]
+    fn gitlab_pages_follow_x_next_page() {
+        let r = reply(200, &[("x-next-page", "3")], "[]");
+        assert_eq!(
+            next_page(
+                "https://g/api/v4/projects/1/notes?per_page=100&page=2",
+                &r.headers
+            )
+            .as_deref(),
+            Some("https://g/api/v4/projects/1/notes?per_page=100&page=3")
+        );
+        assert_eq!(
+            next_page("https://g/x", &r.headers).as_deref(),
+            Some("https://g/x?page=3")
+        );
+        let last = reply(200, &[("x-next-page", "")], "[]");
+        assert_eq!(next_page("https://g/x?page=4", &last.headers), None);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn clients_build_for_github_ghes_and_gitea() {
+        let c = Client::new(config("https://ghe.example.com/api/v3/")).unwrap();
+        assert_eq!(
+            c.url("/repos/o/r"),
+            "https://ghe.example.com/api/v3/repos/o/r"
+        );
+        assert!(!format!("{c:?}").contains("never_printed"));
+        let c = Client::new(config("http://127.0.0.1:3000/api/v1")).unwrap();
+        assert_eq!(
+            c.url("/repos/o/r"),
+            "http://127.0.0.1:3000/api/v1/repos/o/r"
+        );
+        for bad in ["api.github.com", "ftp://x/", "not a url"] {
+            let err = Client::new(config(bad)).unwrap_err();
+            assert!(!format!("{err:?}").contains("never_printed"), "{bad}");
+        }
+        // A token no header can hold is refused at once, and not shown.
+        let err = Client::new(ClientConfig {
+            token: Token::new("ghs_never\nprinted".into()),
+            ..config("https://api.github.com")
+        })
+        .unwrap_err();
+        let text = format!("{err:?}");
+        assert!(text.contains("not allowed in a header") && !text.contains("never"));
+    }
+}

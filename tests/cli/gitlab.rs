@@ -1,0 +1,472 @@
+//! GitLab CI against the local GitLab-like API (`gitlab_server.rs`), with only GitLab's
+//! variables set: one merge request note per profile, found again among other notes across
+//! pages and updated in place; `--baseline auto` from the target branch's push pipelines'
+//! job artifacts, the downloads redirected to a second loopback server that never sees the
+//! token; and the API's refusals (401, 403, 404, 410) said in words.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::{json, Value};
+
+use crate::baseline_auto::zip_into;
+use crate::common::{analysed, assert_status, bin_process, fixture, read_json, rerun_of, stderr};
+use crate::file_server::FileServer;
+use crate::gitlab_server::{Download, Server};
+use crate::require_nsys;
+
+const TOKEN: &str = "glpat-NsysGateTestSecret7Qx2Lp9Vw4";
+
+/// The commit of pipeline `k`.
+fn sha(k: u64) -> String {
+    format!("bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb{k:04}")
+}
+
+/// A merge request pipeline's job of `server`'s project 42, merge request !7, with only
+/// GitLab's variables (and the token).
+fn gitlab_job(server: &Server) -> Command {
+    let mut cmd = bin_process();
+    cmd.env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_WORKFLOW_REF")
+        .env_remove("GITHUB_RUN_ID")
+        .env("GITLAB_CI", "true")
+        .env("CI_API_V4_URL", server.api_url())
+        .env("CI_PROJECT_ID", "42")
+        .env("CI_MERGE_REQUEST_PROJECT_ID", "42")
+        .env("CI_MERGE_REQUEST_IID", "7")
+        .env("CI_PIPELINE_SOURCE", "merge_request_event")
+        .env("CI_PIPELINE_ID", "900")
+        .env("CI_COMMIT_SHA", sha(999))
+        .env("CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "main")
+        .env("CI_MERGE_REQUEST_DIFF_BASE_SHA", sha(305))
+        .env("CI_DEFAULT_BRANCH", "main")
+        .env("CI_JOB_NAME", "profile")
+        .env("CI_JOB_URL", "https://gitlab.example/g/gpu/-/jobs/901")
+        .env("CI_PROJECT_URL", "https://gitlab.example/g/gpu")
+        .env(
+            "CI_MERGE_REQUEST_PROJECT_URL",
+            "https://gitlab.example/g/gpu",
+        )
+        .env("CI_RUNNER_DESCRIPTION", "gpu-runner-h100")
+        .env("GITLAB_TOKEN", TOKEN);
+    cmd
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Every API request carried the token as `PRIVATE-TOKEN`, none as `Authorization`.
+fn assert_private_token(server: &Server) {
+    for r in server.requests() {
+        assert_eq!(r.header("private-token"), Some(TOKEN), "{}", r.path);
+        assert_eq!(r.header("authorization"), None, "{}", r.path);
+    }
+}
+
+#[test]
+fn run_posts_one_note_and_updates_it_among_other_notes_across_pages() {
+    let nsys = require_nsys!("2024.2");
+    let server = Server::start(TOKEN);
+    for i in 0..150 {
+        server.seed(7, "someone", &format!("review note {i}"));
+    }
+    server.state().page_cap = 100;
+    let run = fixture("clean");
+    let post = || {
+        gitlab_job(&server)
+            .args(["run", "--run-dir"])
+            .arg(&run.dir)
+            .arg("--nsys")
+            .arg(&nsys)
+            .args(["--comment-key", "smoke"])
+            .output()
+            .unwrap()
+    };
+    let out = post();
+    assert_status(&out, 0);
+    let notes = server.notes(7);
+    assert_eq!(notes.len(), 151, "{}", text(&out));
+    let ours = notes.last().unwrap();
+    assert_eq!(ours.author, "nsys-bot");
+    assert!(
+        ours.body.starts_with("<!-- nsys-gate:smoke -->"),
+        "{}",
+        ours.body
+    );
+    assert!(
+        stderr(&out).contains("note `smoke` on merge request !7 created: https://gitlab.example/g/gpu/-/merge_requests/7#note_"),
+        "{}",
+        stderr(&out)
+    );
+    // The analysis records GitLab's pipeline and runner.
+    let analysis = run.analysis();
+    assert_eq!(
+        analysis["provenance"]["ci_run"],
+        json!({"id": 900, "attempt": null})
+    );
+    assert_eq!(analysis["provenance"]["runner"], "gpu-runner-h100");
+    // The report links to the job and its commits to GitLab's commit pages.
+    let report = std::fs::read_to_string(run.path("report.md")).unwrap();
+    assert!(
+        report.contains("[the job](https://gitlab.example/g/gpu/-/jobs/901)"),
+        "{report}"
+    );
+
+    // Again: the note is on the second page now, found by its marker and author, and
+    // updated in place (the same id).
+    let before = server.requests().len();
+    let out = post();
+    assert_status(&out, 0);
+    let notes = server.notes(7);
+    assert_eq!(notes.len(), 151);
+    assert_eq!(notes.last().unwrap().id, ours.id);
+    let again: Vec<String> = server.requests()[before..]
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(
+        again
+            .iter()
+            .any(|l| l.contains("/notes?") && l.contains("page=2")),
+        "{again:?}"
+    );
+    assert!(
+        !again.iter().any(|l| l.starts_with("POST ")),
+        "created again: {again:?}"
+    );
+    assert!(stderr(&out).contains("unchanged") || stderr(&out).contains("updated"));
+    assert_private_token(&server);
+    assert!(!text(&out).contains(TOKEN));
+}
+
+/// Pipelines 301..=305 of `main` (305 newest, at the merge request's base commit), each with
+/// its `profile` job whose artifacts hold the base trace moved a little; a tag's pipeline and
+/// a merge request's are listed too and never read.
+fn history(server: &Server, base: &Path, storage_root: &Path, storage: &FileServer) {
+    let analysis = std::fs::read(base.join("analysis.json")).unwrap();
+    let offsets = [1.003, 0.996, 1.005, 0.998, 1.001];
+    let mut s = server.state();
+    s.pipelines.push(
+        json!({"id": 310, "sha": sha(310), "ref": "main", "status": "success",
+        "source": "merge_request_event", "tag": false}),
+    );
+    s.pipelines.push(
+        json!({"id": 309, "sha": sha(309), "ref": "main", "status": "success",
+        "source": "push", "tag": true}),
+    );
+    for k in (301..=305u64).rev() {
+        s.pipelines.push(
+            json!({"id": k, "sha": sha(k), "ref": "main", "status": "success",
+            "source": "push", "tag": false,
+            "web_url": format!("https://gitlab.example/g/gpu/-/pipelines/{k}"),
+            "created_at": format!("2026-11-{:02}T12:00:00.000Z", k - 290)}),
+        );
+        let job = 1000 + k;
+        let bytes = rerun_of(
+            &analysis,
+            offsets[(k - 301) as usize],
+            &format!("base-{k}"),
+            &sha(k),
+        );
+        zip_into(
+            storage_root,
+            &format!("job-{job}.zip"),
+            &[("runs/compare-base/analysis.json", bytes.as_slice())],
+        );
+        s.jobs.insert(
+            k,
+            vec![
+                json!({"id": job + 500, "name": "build", "status": "success", "artifacts": []}),
+                json!({"id": job, "name": "profile", "status": "success",
+                       "artifacts_expire_at": "2099-01-01T00:00:00.000Z",
+                       "artifacts": [{"file_type": "archive", "size": 1000, "filename": "artifacts.zip"}]}),
+            ],
+        );
+        s.downloads.insert(
+            job,
+            Download::Redirect(format!(
+                "{}/blob/job-{job}.zip?X-Amz-Signature=secret",
+                storage.url()
+            )),
+        );
+    }
+    // Pipeline 303's artifacts expired: GitLab lists the job without its archive.
+    let expired = s.jobs.get_mut(&303).unwrap();
+    expired[1]["artifacts_expire_at"] = json!("2026-10-01T00:00:00.000Z");
+    expired[1]["artifacts"] = json!([]);
+}
+
+#[test]
+fn auto_reads_five_push_pipelines_one_expired_and_the_verdict_uses_four_points() {
+    let nsys = require_nsys!("2024.2");
+    let base = analysed("compare-base", &nsys);
+    let head = analysed("compare-head", &nsys);
+    let root = head.dir.parent().unwrap().join("blobs/blob");
+    std::fs::create_dir_all(&root).unwrap();
+    let storage = FileServer::serve(root.parent().unwrap());
+    let server = Server::start(TOKEN);
+    history(&server, &base.dir, &root, &storage);
+    let out = gitlab_job(&server)
+        .args(["report", "--run-dir"])
+        .arg(&head.dir)
+        .args(["--baseline", "auto", "--baseline-runs", "5"])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let c = read_json(&head.path("comparison.json"));
+    assert_eq!(c["baseline"]["job"], "profile", "{}", stderr(&out));
+    assert_eq!(c["baseline"]["branch"], "main");
+    let ids: Vec<u64> = c["baseline"]["ci_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids, [305, 304, 303, 302, 301]);
+    let notes: Vec<&str> = c["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("pipeline 303") && n.contains("expired")),
+        "{notes:?}"
+    );
+    let run = &c["runs"][0];
+    let used: Vec<&Value> = run["history"]["used"].as_array().unwrap().iter().collect();
+    assert_eq!(used.len(), 4, "{used:?}");
+    assert!(used.iter().all(|u| u["ci_run_id"] == u["workflow_run_id"]));
+    assert_eq!(run["measures"][0]["base"]["runs"], 4);
+    assert_eq!(run["measures"][0]["verdict"], "slower");
+    let report = std::fs::read_to_string(head.path("report.md")).unwrap();
+    assert!(
+        report.contains("its 5 newest successful push pipelines, the artifacts of job `profile`"),
+        "{report}"
+    );
+    // The storage host never sees the token; the API always gets it as PRIVATE-TOKEN.
+    let stored = storage.requests_with_headers();
+    assert_eq!(stored.len(), 4);
+    for (path, headers) in &stored {
+        assert!(path.ends_with("?X-Amz-Signature=secret"), "{path}");
+        assert!(
+            headers
+                .iter()
+                .all(|(n, v)| n != "private-token" && n != "authorization" && !v.contains(TOKEN)),
+            "{headers:?}"
+        );
+    }
+    assert_private_token(&server);
+    let paths: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
+    assert!(
+        !paths
+            .iter()
+            .any(|p| p.contains("/pipelines/309/") || p.contains("/pipelines/310/")),
+        "{paths:?}"
+    );
+    assert!(!text(&out).contains(TOKEN));
+}
+
+/// A report with its marker, for `post --report`.
+fn report_file(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("report.md");
+    std::fs::write(&path, "<!-- nsys-gate:smoke -->\n# nsys-gate report\n").unwrap();
+    path
+}
+
+#[test]
+fn refusals_and_missing_tokens_are_said_in_words() {
+    let tmp = assert_fs::TempDir::new().unwrap();
+    let report = report_file(tmp.path());
+    let server = Server::start(TOKEN);
+    let post = |cmd: &mut Command| {
+        cmd.args(["post", "--report"])
+            .arg(&report)
+            .output()
+            .unwrap()
+    };
+
+    // Only the job token: it cannot write notes, and the error says what to do.
+    let out = post(
+        gitlab_job(&server)
+            .env_remove("GITLAB_TOKEN")
+            .env("CI_JOB_TOKEN", "job-token-value"),
+    );
+    assert_status(&out, 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("CI_JOB_TOKEN is set, but a job token cannot write merge request notes"),
+        "{err}"
+    );
+    assert!(
+        err.contains("project access token with the `api` scope"),
+        "{err}"
+    );
+    assert!(server.requests().is_empty());
+
+    // A token the server refuses (401 on GET /user): said, never shown.
+    let out = post(gitlab_job(&server).env("GITLAB_TOKEN", "glpat-wrong-token-123456"));
+    assert_status(&out, 2);
+    let err = stderr(&out);
+    assert!(err.contains("GET /api/v4/user: HTTP 401"), "{err}");
+    assert!(!err.contains("glpat-wrong"), "{err}");
+
+    // No permission to write (403): the hint names the token's scope and forks.
+    server.fault("POST", "/notes", 403, "403 Forbidden");
+    let out = post(&mut gitlab_job(&server));
+    assert_status(&out, 2);
+    let err = stderr(&out);
+    assert!(err.contains("HTTP 403: 403 Forbidden"), "{err}");
+    assert!(err.contains("hint: the token cannot write notes"), "{err}");
+    assert!(err.contains("fork"), "{err}");
+
+    // Created on the next try; a push pipeline has no merge request: skipped.
+    let out = post(&mut gitlab_job(&server));
+    assert_status(&out, 0);
+    assert_eq!(server.notes(7).len(), 1);
+    let out = post(
+        gitlab_job(&server)
+            .env_remove("CI_MERGE_REQUEST_IID")
+            .env("CI_PIPELINE_SOURCE", "push"),
+    );
+    assert_status(&out, 0);
+    assert!(
+        stderr(&out).contains("no merge request to comment on (pipeline source: push)"),
+        "{}",
+        stderr(&out)
+    );
+    for r in server.requests() {
+        assert!(r.header("private-token").is_some(), "{}", r.path);
+        assert_eq!(r.header("authorization"), None, "{}", r.path);
+    }
+}
+
+#[test]
+fn a_missing_project_and_a_gone_download_are_notes() {
+    let nsys = require_nsys!("2024.2");
+    let head = analysed("compare-head", &nsys);
+    let server = Server::start(TOKEN);
+    // 404 on the pipelines: a note naming the request.
+    server.fault("GET", "/pipelines?", 404, "404 Project Not Found");
+    let out = gitlab_job(&server)
+        .args(["report", "--run-dir"])
+        .arg(&head.dir)
+        .args(["--baseline", "auto"])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let c = read_json(&head.path("comparison.json"));
+    let notes = c["notes"].to_string();
+    assert!(
+        notes.contains("listing the push pipelines of branch `main`"),
+        "{notes}"
+    );
+    assert!(notes.contains("HTTP 404"), "{notes}");
+
+    // 410 on a job's artifacts: the artifact has expired, a note; 401 on another: a note.
+    {
+        let mut s = server.state();
+        for (k, status) in [(305u64, 410u16), (304, 403)] {
+            s.pipelines.push(
+                json!({"id": k, "sha": sha(k), "ref": "main", "status": "success",
+                "source": "push", "tag": false}),
+            );
+            s.jobs.insert(
+                k,
+                vec![
+                    json!({"id": 2000 + k, "name": "profile", "status": "success",
+                "artifacts": [{"file_type": "archive", "size": 10}]}),
+                ],
+            );
+            s.downloads.insert(
+                2000 + k,
+                Download::Status(status, format!("{status} Gone or Forbidden")),
+            );
+        }
+    }
+    let out = gitlab_job(&server)
+        .args(["report", "--run-dir"])
+        .arg(&head.dir)
+        .args(["--baseline", "auto"])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let c = read_json(&head.path("comparison.json"));
+    let notes = c["notes"].to_string();
+    assert!(
+        notes.contains("pipeline 305 (bbbbbbb): the artifact has expired (HTTP 410"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("pipeline 304 (bbbbbbb): downloading its artifact"),
+        "{notes}"
+    );
+    assert!(notes.contains("HTTP 403"), "{notes}");
+}
+
+#[test]
+fn the_history_keeps_its_order_whatever_order_the_downloads_finish_in() {
+    let nsys = require_nsys!("2024.2");
+    let base = analysed("compare-base", &nsys);
+    let head = analysed("compare-head", &nsys);
+    let root = head.dir.parent().unwrap().join("blobs/blob");
+    std::fs::create_dir_all(&root).unwrap();
+    let storage = FileServer::serve(root.parent().unwrap());
+    let server = Server::start(TOKEN);
+    history(&server, &base.dir, &root, &storage);
+    // The newest two pipelines' artifacts come last: the older ones, fetched beside them,
+    // finish first.
+    server.state().slow = vec![
+        (
+            "/jobs/1305/artifacts".into(),
+            std::time::Duration::from_millis(1500),
+        ),
+        (
+            "/jobs/1304/artifacts".into(),
+            std::time::Duration::from_millis(1000),
+        ),
+    ];
+    let started = std::time::Instant::now();
+    let out = gitlab_job(&server)
+        .args(["report", "--run-dir"])
+        .arg(&head.dir)
+        .args(["--baseline", "auto", "--baseline-runs", "5"])
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    assert_status(&out, 0);
+    let c = read_json(&head.path("comparison.json"));
+    let ids: Vec<u64> = c["baseline"]["ci_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids, [305, 304, 303, 302, 301], "{}", stderr(&out));
+    let used: Vec<&str> = c["runs"][0]["history"]["used"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["run_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(used, ["base-301", "base-302", "base-304", "base-305"]);
+    let analyses: Vec<&str> = c["baseline"]["analyses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(analyses[0].starts_with("run 301/"), "{analyses:?}");
+    assert!(analyses[3].starts_with("run 305/"), "{analyses:?}");
+    // Overlapped: one after another would wait 2.5 s for the two slow answers alone, on top
+    // of everything else.
+    eprintln!("five pipelines, two slow downloads: {elapsed:?}");
+    assert!(elapsed < std::time::Duration::from_secs(10), "{elapsed:?}");
+}

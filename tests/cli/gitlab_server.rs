@@ -1,0 +1,438 @@
+//! A local GitLab-like REST API v4 for the GitLab tests: `GET /user`, a merge request's notes
+//! (paged with `x-next-page`, created, updated with `PUT`, deleted), a project's pipelines
+//! (filtered by `ref`, `status`, `source`, `scope=branches`), a pipeline's jobs, and a job's
+//! artifacts answering with a redirect to another port (the storage host) or a status
+//! (401/403/404/410). Scripted faults answer the next matching request; every request is
+//! recorded. Each connection is served on a thread of its own (requests may overlap); every
+//! answer can wait a fixed time first. Loopback only; it stops when dropped.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// A request as the server saw it.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub method: String,
+    pub path: String,
+    /// Lower-cased names.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Seen {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Note {
+    pub id: u64,
+    pub iid: u64,
+    pub author: String,
+    pub body: String,
+    pub system: bool,
+}
+
+/// How a job's artifacts download answers.
+#[derive(Debug, Clone)]
+pub enum Download {
+    /// 302 to this URL.
+    Redirect(String),
+    /// A status and its message.
+    Status(u16, String),
+}
+
+#[derive(Debug, Default)]
+pub struct State {
+    /// The token's user; `None`: `GET /user` answers 401.
+    pub user: Option<String>,
+    /// The token the API accepts (`PRIVATE-TOKEN`); anything else is a 401.
+    pub token: String,
+    pub notes: Vec<Note>,
+    pub next_id: u64,
+    /// Notes per page at most (GitLab: 100).
+    pub page_cap: usize,
+    /// Pipelines, newest first (`id`, `sha`, `ref`, `status`, `source`, `tag`, …).
+    pub pipelines: Vec<Value>,
+    /// Jobs by pipeline id.
+    pub jobs: HashMap<u64, Vec<Value>>,
+    /// Downloads by job id.
+    pub downloads: HashMap<u64, Download>,
+    /// Faults: (method, path part, status, body), each answering the next match once.
+    pub faults: VecDeque<(&'static str, String, u16, String)>,
+    /// Every answer waits this long first.
+    pub delay_each: Duration,
+    /// Answers to a path holding the text wait this long more.
+    pub slow: Vec<(String, Duration)>,
+    /// Files served without a token at `/blob/NAME` (a storage host on the same port).
+    pub blobs: HashMap<String, Vec<u8>>,
+    pub requests: Vec<Seen>,
+}
+
+pub struct Server {
+    pub port: u16,
+    state: Arc<Mutex<State>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Server {
+    /// A GitLab-like API at `http://127.0.0.1:PORT/api/v4`, accepting `token`, whose user is
+    /// `nsys-bot`.
+    pub fn start(token: &str) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        listener.set_nonblocking(true).expect("non-blocking");
+        let port = listener.local_addr().unwrap().port();
+        let state = Arc::new(Mutex::new(State {
+            user: Some("nsys-bot".into()),
+            token: token.into(),
+            next_id: 5000,
+            page_cap: 100,
+            ..State::default()
+        }));
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (state, stop) = (state.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let deadline = Instant::now() + Duration::from_secs(1500);
+                while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                    match listener.accept() {
+                        Ok((stream, _)) => {
+                            let state = state.clone();
+                            std::thread::spawn(move || {
+                                let _ = serve(stream, &state);
+                            });
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                            std::thread::sleep(Duration::from_millis(2));
+                        }
+                        Err(_) => break,
+                    }
+                }
+            })
+        };
+        Server {
+            port,
+            state,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    pub fn api_url(&self) -> String {
+        format!("http://127.0.0.1:{}/api/v4", self.port)
+    }
+
+    pub fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap()
+    }
+
+    pub fn requests(&self) -> Vec<Seen> {
+        self.state().requests.clone()
+    }
+
+    /// Adds a note by `author`; returns its id.
+    pub fn seed(&self, iid: u64, author: &str, body: &str) -> u64 {
+        let mut s = self.state();
+        s.next_id += 1;
+        let id = s.next_id;
+        s.notes.push(Note {
+            id,
+            iid,
+            author: author.into(),
+            body: body.into(),
+            system: false,
+        });
+        id
+    }
+
+    pub fn notes(&self, iid: u64) -> Vec<Note> {
+        self.state()
+            .notes
+            .iter()
+            .filter(|n| n.iid == iid && !n.system)
+            .cloned()
+            .collect()
+    }
+
+    pub fn fault(&self, method: &'static str, path: &str, status: u16, message: &str) {
+        self.state().faults.push_back((
+            method,
+            path.into(),
+            status,
+            json!({ "message": message }).to_string(),
+        ));
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+fn answer(status: u16, body: String) -> Answer {
+    Answer {
+        status,
+        headers: Vec::new(),
+        body: body.into_bytes(),
+    }
+}
+
+fn error(status: u16, message: &str) -> Answer {
+    answer(status, json!({ "message": message }).to_string())
+}
+
+fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
+    stream.set_nonblocking(false)?;
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or("").to_owned();
+    let path = parts.next().unwrap_or("").to_owned();
+    let mut headers = Vec::new();
+    let mut length = 0usize;
+    loop {
+        let mut h = String::new();
+        reader.read_line(&mut h)?;
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((n, v)) = h.split_once(':') {
+            let (n, v) = (n.trim().to_ascii_lowercase(), v.trim().to_owned());
+            if n == "content-length" {
+                length = v.parse().unwrap_or(0);
+            }
+            headers.push((n, v));
+        }
+    }
+    let mut raw = vec![0; length];
+    reader.read_exact(&mut raw)?;
+    let body: Option<Value> = serde_json::from_slice(&raw).ok();
+    let seen = Seen {
+        method: method.clone(),
+        path: path.clone(),
+        headers,
+    };
+    let (delay, response) = {
+        let mut s = state.lock().unwrap();
+        s.requests.push(seen.clone());
+        let delay = s.delay_each
+            + s.slow
+                .iter()
+                .filter(|(part, _)| path.contains(part.as_str()))
+                .map(|(_, d)| *d)
+                .sum::<Duration>();
+        let blob = path
+            .strip_prefix("/blob/")
+            .map(|name| name.split('?').next().unwrap_or(name))
+            .and_then(|name| s.blobs.get(name).cloned());
+        let fault = s
+            .faults
+            .iter()
+            .position(|(m, p, _, _)| *m == method && path.contains(p.as_str()))
+            .and_then(|i| s.faults.remove(i));
+        let response = match fault {
+            Some((_, _, status, body)) => answer(status, body),
+            None if blob.is_some() => Answer {
+                status: 200,
+                headers: Vec::new(),
+                body: blob.unwrap_or_default(),
+            },
+            None if seen.header("private-token") != Some(s.token.as_str()) => {
+                error(401, "401 Unauthorized")
+            }
+            None => route(&mut s, &method, &path, body.as_ref()),
+        };
+        (delay, response)
+    };
+    std::thread::sleep(delay);
+    let mut out = stream;
+    let mut head = format!("HTTP/1.1 {} Status\r\n", response.status);
+    for (n, v) in &response.headers {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    head.push_str(&format!(
+        "content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        response.body.len()
+    ));
+    out.write_all(head.as_bytes())?;
+    out.write_all(&response.body)?;
+    out.flush()
+}
+
+fn query(path: &str) -> HashMap<String, String> {
+    path.split_once('?')
+        .map(|(_, q)| {
+            q.split('&')
+                .filter_map(|kv| kv.split_once('='))
+                .map(|(k, v)| (k.to_owned(), v.replace("%2F", "/")))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// One page of `items` with GitLab's paging headers.
+fn paged(items: Vec<Value>, path: &str, cap: usize) -> Answer {
+    let q = query(path);
+    let per_page = q
+        .get("per_page")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20usize)
+        .clamp(1, 100)
+        .min(cap);
+    let page = q.get("page").and_then(|v| v.parse().ok()).unwrap_or(1usize);
+    let pages = items.len().div_ceil(per_page).max(1);
+    let shown: Vec<Value> = items
+        .into_iter()
+        .skip((page - 1) * per_page)
+        .take(per_page)
+        .collect();
+    let next = if page < pages {
+        (page + 1).to_string()
+    } else {
+        String::new()
+    };
+    Answer {
+        status: 200,
+        headers: vec![
+            ("x-page".into(), page.to_string()),
+            ("x-next-page".into(), next),
+            ("x-per-page".into(), per_page.to_string()),
+            ("x-total-pages".into(), pages.to_string()),
+        ],
+        body: Value::Array(shown).to_string().into_bytes(),
+    }
+}
+
+fn note_json(n: &Note) -> Value {
+    json!({"id": n.id, "type": null, "body": n.body, "system": n.system,
+           "author": {"id": 7, "username": n.author, "name": n.author},
+           "noteable_type": "MergeRequest", "noteable_iid": n.iid,
+           "created_at": "2026-11-01T00:00:00.000Z"})
+}
+
+fn route(s: &mut State, method: &str, full: &str, body: Option<&Value>) -> Answer {
+    let Some(rest) = full.strip_prefix("/api/v4") else {
+        return error(404, "404 Not Found");
+    };
+    let path = rest.split('?').next().unwrap_or("");
+    let seg: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let text = || {
+        body.and_then(|b| b.get("body"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    match (method, seg.as_slice()) {
+        ("GET", ["user"]) => match &s.user {
+            Some(u) => answer(200, json!({"id": 7, "username": u}).to_string()),
+            None => error(401, "401 Unauthorized"),
+        },
+        ("GET", ["projects", _, "merge_requests", iid, "notes"]) => {
+            let iid: u64 = iid.parse().unwrap_or(0);
+            let all = s
+                .notes
+                .iter()
+                .filter(|n| n.iid == iid)
+                .map(note_json)
+                .collect();
+            paged(all, rest, s.page_cap)
+        }
+        ("POST", ["projects", _, "merge_requests", iid, "notes"]) => {
+            let body = text();
+            if body.chars().count() > 1_000_000 {
+                return answer(
+                    400,
+                    json!({"message": {"note": ["is too long (maximum is 1000000 characters)"]}})
+                        .to_string(),
+                );
+            }
+            s.next_id += 1;
+            let n = Note {
+                id: s.next_id,
+                iid: iid.parse().unwrap_or(0),
+                author: s.user.clone().unwrap_or_default(),
+                body,
+                system: false,
+            };
+            s.notes.push(n.clone());
+            answer(201, note_json(&n).to_string())
+        }
+        ("PUT", ["projects", _, "merge_requests", _, "notes", id]) => {
+            let id: u64 = id.parse().unwrap_or(0);
+            let body = text();
+            match s.notes.iter_mut().find(|n| n.id == id) {
+                Some(n) => {
+                    n.body = body;
+                    let n = n.clone();
+                    answer(200, note_json(&n).to_string())
+                }
+                None => error(404, "404 Not found"),
+            }
+        }
+        ("DELETE", ["projects", _, "merge_requests", _, "notes", id]) => {
+            let id: u64 = id.parse().unwrap_or(0);
+            s.notes.retain(|n| n.id != id);
+            answer(204, String::new())
+        }
+        ("GET", ["projects", _, "pipelines"]) => {
+            let q = query(rest);
+            let list = s
+                .pipelines
+                .iter()
+                .filter(|p| q.get("ref").is_none_or(|r| p["ref"] == r.as_str()))
+                .filter(|p| q.get("status").is_none_or(|v| p["status"] == v.as_str()))
+                .filter(|p| q.get("source").is_none_or(|v| p["source"] == v.as_str()))
+                .filter(|p| {
+                    q.get("scope")
+                        .is_none_or(|v| v != "branches" || p["tag"] != true)
+                })
+                .cloned()
+                .collect();
+            paged(list, rest, 100)
+        }
+        ("GET", ["projects", _, "pipelines", id, "jobs"]) => {
+            let id: u64 = id.parse().unwrap_or(0);
+            match s.jobs.get(&id) {
+                Some(jobs) => paged(jobs.clone(), rest, 100),
+                None => error(404, "404 Not found"),
+            }
+        }
+        ("GET", ["projects", _, "jobs", id, "artifacts"]) => {
+            let id: u64 = id.parse().unwrap_or(0);
+            match s.downloads.get(&id) {
+                Some(Download::Redirect(url)) => Answer {
+                    status: 302,
+                    headers: vec![("location".into(), url.clone())],
+                    body: Vec::new(),
+                },
+                Some(Download::Status(status, message)) => error(*status, message),
+                None => error(404, "404 Not found"),
+            }
+        }
+        _ => error(404, "404 Not Found"),
+    }
+}

@@ -469,4 +469,8 @@ fn the_history_keeps_its_order_whatever_order_the_downloads_finish_in() {
     // of everything else.
     eprintln!("five pipelines, two slow downloads: {elapsed:?}");
     assert!(elapsed < std::time::Duration::from_secs(10), "{elapsed:?}");
+    // Bounded: the two slow downloads overlapped, and never more than 4 requests were under
+    // way at once (the default).
+    let most = server.state().most_in_flight;
+    assert!((2..=4).contains(&most), "{most} requests under way at once");
 }

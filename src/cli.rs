@@ -275,6 +275,11 @@ pub struct PostArgs {
     #[arg(long, requires = "analyses")]
     pub exact_names: bool,
 
+    /// With --analyses: also write the gate this command recomputed as a JUnit XML report to
+    /// FILE (see `run --junit`).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
     /// With --analyses: the gate the comment shows is recomputed from each analysis's
     /// warnings with this command's gate settings (the default set, --gate-on, --no-gate-on),
     /// never the gate the artifact says it had: another job's artifact, such as a fork's,
@@ -301,6 +306,12 @@ pub struct ReportArgs {
     /// run directory].
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    /// Also write the gate as a JUnit XML report to FILE, whether it passes or fails: one
+    /// test case per warning code of the gate set, failed when a warning of it was raised
+    /// (GitLab shows it in the merge request with `artifacts: reports: junit: FILE`).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 
     #[command(flatten)]
     pub render: RenderArgs,
@@ -329,6 +340,12 @@ pub struct RunArgs {
     /// Where to write the report [default: DIR/report.md of the first run directory].
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    /// Also write the gate as a JUnit XML report to FILE, whether it passes or fails: one
+    /// test case per warning code of the gate set, failed when a warning of it was raised
+    /// (GitLab shows it in the merge request with `artifacts: reports: junit: FILE`).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 
     #[command(flatten)]
     pub render: RenderArgs,

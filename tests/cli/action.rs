@@ -950,10 +950,11 @@ fn run_sh_escapes_inputs_in_workflow_commands() {
             "INPUT_NO_GATE_ON",
             "missing_iterations, capture_range_missing",
         ),
+        ("INPUT_JUNIT", "gate.xml"),
     ]);
     assert_eq!(code, Some(0), "{log}");
     assert!(
-        log.contains("called: post --analyses=results --gate-on=high_variance --no-gate-on=missing_iterations --no-gate-on=capture_range_missing"),
+        log.contains("called: post --analyses=results --gate-on=high_variance --no-gate-on=missing_iterations --no-gate-on=capture_range_missing --junit=gate.xml"),
         "{log}"
     );
     let (code, log) = run(&[
@@ -987,10 +988,11 @@ fn run_sh_escapes_inputs_in_workflow_commands() {
         ("INPUT_GATE_ON", "unclosed_ranges, *\ncross_thread_ranges"),
         ("INPUT_NO_GATE_ON", "missing_iterations"),
         ("INPUT_FAIL_ON_POST_ERROR", "true"),
+        ("INPUT_JUNIT", "-gate.xml"),
     ]);
     assert_eq!(code, Some(0), "{log}");
     assert!(
-        log.contains("called: run --run-dir=runs/a --top=3 --comment-author=profile-bot[bot] --gate-on=unclosed_ranges --gate-on=* --gate-on=cross_thread_ranges --no-gate-on=missing_iterations --fail-on-post-error"),
+        log.contains("called: run --run-dir=runs/a --top=3 --comment-author=profile-bot[bot] --gate-on=unclosed_ranges --gate-on=* --gate-on=cross_thread_ranges --no-gate-on=missing_iterations --junit=-gate.xml --fail-on-post-error"),
         "{log}"
     );
     std::fs::create_dir_all(tmp.path().join("-runs/-a")).unwrap();

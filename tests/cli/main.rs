@@ -20,6 +20,7 @@ mod gpu_work;
 mod gpu_work_per_iteration;
 mod history_sources;
 mod injection;
+mod junit;
 mod nsys_failures;
 mod output;
 mod post;

@@ -15,6 +15,7 @@ mod files;
 mod fixtures;
 mod github_server;
 mod gitlab;
+mod gitlab_pipeline;
 mod gitlab_server;
 mod gpu_work;
 mod gpu_work_per_iteration;

@@ -374,3 +374,107 @@ fn the_gitlab_template_installs_this_release() {
         assert!(ci.lines().any(|l| l == line), "no line {line:?}");
     }
 }
+
+/// The template's script, as the runner's shell gets it (the `- |` block under `.nsys-gate`).
+fn template_script() -> String {
+    let template =
+        std::fs::read_to_string(repo().join("examples/gitlab/nsys-gate.gitlab-ci.yml")).unwrap();
+    let start = template
+        .find("  script:\n    - |\n")
+        .expect("the template's script block");
+    template[start..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.is_empty() || l.starts_with("      "))
+        .map(|l| l.strip_prefix("      ").unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The template's install (its script alone, under `sh`, with a stand-in release): the binary
+/// runs only when its SHA-256 is the published one; a release URL that is not http(s) or file
+/// is refused before anything is fetched; the options reach `nsys-gate run`.
+#[test]
+fn the_gitlab_templates_install_checks_the_sha256_before_running_anything() {
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "x86_64",
+        "aarch64" => "aarch64",
+        other => {
+            eprintln!("SKIPPED: no nsys-gate release for {other}");
+            return;
+        }
+    };
+    let tmp = assert_fs::TempDir::new().unwrap();
+    let v = version();
+    let release = tmp.path().join(format!("mirror/v{v}"));
+    let stage = tmp.path().join("stage");
+    std::fs::create_dir_all(&release).unwrap();
+    std::fs::create_dir_all(&stage).unwrap();
+    std::fs::write(stage.join("nsys-gate"), "#!/bin/sh\necho \"called: $*\"\n").unwrap();
+    std::fs::set_permissions(
+        stage.join("nsys-gate"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let asset = format!("nsys-gate-{v}-linux-{arch}.tar.gz");
+    let status = Command::new("tar")
+        .arg("-czf")
+        .arg(release.join(&asset))
+        .arg("-C")
+        .arg(&stage)
+        .arg("nsys-gate")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let sum = Command::new("sha256sum")
+        .arg(&asset)
+        .current_dir(&release)
+        .output()
+        .unwrap();
+    let published = release.join(format!("{asset}.sha256"));
+    std::fs::write(&published, &sum.stdout).unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(work.join("runs/a")).unwrap();
+    let script = template_script();
+    let run = |url: &str| {
+        let out = Command::new("sh")
+            .args(["-c", &script])
+            .current_dir(&work)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("TMPDIR", tmp.path())
+            .env("NSYS_GATE_VERSION", &v)
+            .env("NSYS_GATE_RELEASE_URL", url)
+            .env("NSYS_GATE_RUN_DIR", "runs/*")
+            .env("NSYS_GATE_BASELINE", "auto")
+            .env("NSYS_GATE_ARGS", "--gate-on high_variance")
+            .output()
+            .unwrap();
+        (out.status.code(), text(&out))
+    };
+    let mirror = format!("file://{}", tmp.path().join("mirror").display());
+
+    let (code, log) = run(&mirror);
+    assert_eq!(code, Some(0), "{log}");
+    assert!(
+        log.contains(
+            "called: run --run-dir=runs/a --baseline=auto --junit=nsys-gate-junit.xml --gate-on high_variance"
+        ),
+        "{log}"
+    );
+
+    // Another archive under the published name: refused, never run.
+    std::fs::write(release.join(&asset), b"not the release").unwrap();
+    let (code, log) = run(&mirror);
+    assert_eq!(code, Some(2), "{log}");
+    assert!(log.contains("but the published checksum says"), "{log}");
+    assert!(!log.contains("called:"), "{log}");
+
+    // A value curl would read as an option.
+    let (code, log) = run("-K/etc/passwd");
+    assert_eq!(code, Some(2), "{log}");
+    assert!(
+        log.contains("must be an https://, http:// or file:// URL"),
+        "{log}"
+    );
+}

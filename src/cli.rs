@@ -208,7 +208,8 @@ pub struct ApiArgs {
     #[arg(long, value_name = "URL", env = "GITHUB_API_URL")]
     pub api_url: Option<String>,
 
-    /// Environment variable holding the API token [default: GITHUB_TOKEN].
+    /// Environment variable holding the API token [default: GITHUB_TOKEN; GitLab:
+    /// GITLAB_TOKEN].
     #[arg(long, value_name = "NAME")]
     pub token_env: Option<String>,
 }
@@ -222,11 +223,13 @@ pub struct CommentArgs {
     pub repo: Option<String>,
 
     /// The REST API's base URL [default: the CI's own, else `https://api.github.com`] (GitHub
-    /// Enterprise Server: `https://HOST/api/v3`; Gitea and Forgejo: `https://HOST/api/v1`).
+    /// Enterprise Server: `https://HOST/api/v3`; Gitea and Forgejo: `https://HOST/api/v1`;
+    /// GitLab: `https://HOST/api/v4`).
     #[arg(long, value_name = "URL", env = "GITHUB_API_URL")]
     pub api_url: Option<String>,
 
-    /// Pull-request number [default: from the event at $GITHUB_EVENT_PATH].
+    /// Pull-request number (GitLab: the merge request's IID) [default: from the event at
+    /// $GITHUB_EVENT_PATH; GitLab: $CI_MERGE_REQUEST_IID].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub pr: Option<u64>,
 
@@ -235,12 +238,13 @@ pub struct CommentArgs {
     #[arg(long, value_name = "KEY")]
     pub comment_key: Option<String>,
 
-    /// Environment variable holding the API token [default: GITHUB_TOKEN].
+    /// Environment variable holding the API token [default: GITHUB_TOKEN; GitLab:
+    /// GITLAB_TOKEN].
     #[arg(long, value_name = "NAME")]
     pub token_env: Option<String>,
 
     /// Login of the comment's author to update (`*`: any author) [default: github-actions[bot],
-    /// as which the workflow token posts].
+    /// as which the workflow token posts; GitLab: the token's own user].
     #[arg(long, value_name = "LOGIN")]
     pub comment_author: Option<String>,
 

@@ -47,6 +47,8 @@ read -r -a codes <<< "$(printf '%s' "${INPUT_GATE_ON:-}" | tr ',\r\n\t' '    ')"
 for code in "${codes[@]}"; do gate_args+=("--gate-on=$code"); done
 read -r -a codes <<< "$(printf '%s' "${INPUT_NO_GATE_ON:-}" | tr ',\r\n\t' '    ')"
 for code in "${codes[@]}"; do gate_args+=("--no-gate-on=$code"); done
+# The gate as a JUnit XML report (`run` and `post --analyses`, which both know it).
+[ -n "${INPUT_JUNIT:-}" ] && gate_args+=("--junit=$INPUT_JUNIT")
 
 if [ -n "${INPUT_POST_REPORT:-}" ]; then
   error "the post-report input was removed: it posted the artifact's report.md word for word, and on a fork's pull request the fork writes that file. Upload the analysis.json files instead and give their folder as post-analyses (see the README's fork-safe pattern)."

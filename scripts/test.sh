@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs the pinned Nsight Systems versions the tests
-# use (2024.2, 2023.4 and 2022.4, into .nsys/), act and cmark-gfm (into .tools/), checks formatting and
-# lints, then runs every test. With CI set, a test that cannot find nsys fails instead of skipping.
+# use (2024.2, 2023.4 and 2022.4, into .nsys/), act, gitlab-ci-local and cmark-gfm (into
+# .tools/), checks formatting and lints, then runs every test. With CI set, a test that cannot find nsys fails instead of skipping.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -10,11 +10,13 @@ for version in 2024.2 2023.4 2022.4; do
 done
 # act runs action.yml end to end in the tests.
 scripts/install-act.sh >/dev/null
+# gitlab-ci-local runs examples/gitlab/'s pipeline end to end in the tests.
+scripts/install-gitlab-ci-local.sh >/dev/null
 # cmark-gfm renders reports as GitHub does in the report tests.
 scripts/install-cmark-gfm.sh >/dev/null
 
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -- -D warnings
-# The benchmark's smoke run first, so that the test runner's summary closes the output.
-cargo test --locked --bench analyze
+# The benchmarks' smoke runs first, so that the test runner's summary closes the output.
+cargo test --locked --bench analyze --bench history
 cargo test --locked --lib --bins --tests

@@ -173,9 +173,9 @@ pub struct BaselineArgs {
     #[arg(long, value_name = "FILE|ID")]
     pub baseline_workflow: Option<String>,
 
-    /// `auto`: how many base runs are fetched at once (their requests and downloads
-    /// overlap); 1 fetches one after another.
-    #[arg(long, value_name = "N", default_value_t = crate::forge::history::CONCURRENT_RUNS, value_parser = clap::value_parser!(u16).range(1..=16), hide = true)]
+    /// `auto`: how many of the base runs' requests are under way at once (a run's locating
+    /// and its download, redirect included, each count one); 1 fetches one after another.
+    #[arg(long, value_name = "N", default_value_t = crate::forge::history::CONCURRENT_REQUESTS, value_parser = clap::value_parser!(u16).range(1..=16), hide = true)]
     pub baseline_concurrency: u16,
 
     /// `auto` on GitLab: the job whose artifacts hold the analysis.json files in each of the
@@ -208,7 +208,8 @@ pub struct ApiArgs {
     #[arg(long, value_name = "URL", env = "GITHUB_API_URL")]
     pub api_url: Option<String>,
 
-    /// Environment variable holding the API token [default: GITHUB_TOKEN].
+    /// Environment variable holding the API token [default: GITHUB_TOKEN; GitLab:
+    /// GITLAB_TOKEN].
     #[arg(long, value_name = "NAME")]
     pub token_env: Option<String>,
 }
@@ -222,11 +223,13 @@ pub struct CommentArgs {
     pub repo: Option<String>,
 
     /// The REST API's base URL [default: the CI's own, else `https://api.github.com`] (GitHub
-    /// Enterprise Server: `https://HOST/api/v3`; Gitea and Forgejo: `https://HOST/api/v1`).
+    /// Enterprise Server: `https://HOST/api/v3`; Gitea and Forgejo: `https://HOST/api/v1`;
+    /// GitLab: `https://HOST/api/v4`).
     #[arg(long, value_name = "URL", env = "GITHUB_API_URL")]
     pub api_url: Option<String>,
 
-    /// Pull-request number [default: from the event at $GITHUB_EVENT_PATH].
+    /// Pull-request number (GitLab: the merge request's IID) [default: from the event at
+    /// $GITHUB_EVENT_PATH; GitLab: $CI_MERGE_REQUEST_IID].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub pr: Option<u64>,
 
@@ -235,12 +238,13 @@ pub struct CommentArgs {
     #[arg(long, value_name = "KEY")]
     pub comment_key: Option<String>,
 
-    /// Environment variable holding the API token [default: GITHUB_TOKEN].
+    /// Environment variable holding the API token [default: GITHUB_TOKEN; GitLab:
+    /// GITLAB_TOKEN].
     #[arg(long, value_name = "NAME")]
     pub token_env: Option<String>,
 
     /// Login of the comment's author to update (`*`: any author) [default: github-actions[bot],
-    /// as which the workflow token posts].
+    /// as which the workflow token posts; GitLab: the token's own user].
     #[arg(long, value_name = "LOGIN")]
     pub comment_author: Option<String>,
 
@@ -275,6 +279,11 @@ pub struct PostArgs {
     #[arg(long, requires = "analyses")]
     pub exact_names: bool,
 
+    /// With --analyses: also write the gate this command recomputed as a JUnit XML report to
+    /// FILE (see `run --junit`).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
     /// With --analyses: the gate the comment shows is recomputed from each analysis's
     /// warnings with this command's gate settings (the default set, --gate-on, --no-gate-on),
     /// never the gate the artifact says it had: another job's artifact, such as a fork's,
@@ -301,6 +310,12 @@ pub struct ReportArgs {
     /// run directory].
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    /// Also write the gate as a JUnit XML report to FILE, whether it passes or fails: one
+    /// test case per warning code of the gate set, failed when a warning of it was raised
+    /// (GitLab shows it in the merge request with `artifacts: reports: junit: FILE`).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 
     #[command(flatten)]
     pub render: RenderArgs,
@@ -329,6 +344,12 @@ pub struct RunArgs {
     /// Where to write the report [default: DIR/report.md of the first run directory].
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    /// Also write the gate as a JUnit XML report to FILE, whether it passes or fails: one
+    /// test case per warning code of the gate set, failed when a warning of it was raised
+    /// (GitLab shows it in the merge request with `artifacts: reports: junit: FILE`).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 
     #[command(flatten)]
     pub render: RenderArgs,

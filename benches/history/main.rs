@@ -115,8 +115,22 @@ fn server(runs: u64, delay: Duration, analysis: &[u8]) -> Server {
     server
 }
 
-/// `report --baseline auto` as a GitLab merge request job runs it; how long it took.
-fn fetch(head: &Path, server: &Server, runs: u64, concurrency: u16) -> Duration {
+/// What one fetch took.
+struct Fetch {
+    elapsed: Duration,
+    /// Requests the server answered.
+    requests: usize,
+    /// The most under way at once.
+    most: usize,
+}
+
+/// `report --baseline auto` as a GitLab merge request job runs it.
+fn fetch(head: &Path, server: &Server, runs: u64, concurrency: u16) -> Fetch {
+    {
+        let mut s = server.state();
+        s.most_in_flight = 0;
+        s.requests.clear();
+    }
     let started = Instant::now();
     let out = Command::new(env!("CARGO_BIN_EXE_nsys-gate"))
         .args(["report", "--run-dir"])
@@ -150,7 +164,17 @@ fn fetch(head: &Path, server: &Server, runs: u64, concurrency: u16) -> Duration 
         stderr.contains(&format!("with {runs} base run(s)")),
         "not every run was read:\n{stderr}"
     );
-    elapsed
+    let s = server.state();
+    let most = s.most_in_flight;
+    assert!(
+        most <= usize::from(concurrency),
+        "{most} requests at once with --baseline-concurrency={concurrency}"
+    );
+    Fetch {
+        elapsed,
+        requests: s.requests.len(),
+        most,
+    }
 }
 
 fn main() {
@@ -171,12 +195,15 @@ fn main() {
     let server = server(runs, delay, &analysis);
     let one_by_one = fetch(&head, &server, runs, 1);
     let concurrent = fetch(&head, &server, runs, 4);
-    let speedup = one_by_one.as_secs_f64() / concurrent.as_secs_f64();
+    assert_eq!(one_by_one.requests, concurrent.requests);
+    let speedup = one_by_one.elapsed.as_secs_f64() / concurrent.elapsed.as_secs_f64();
     println!(
-        "history of {runs} runs, {} ms a request: one after another {:.2} s, 4 at a time {:.2} s: {speedup:.1}x",
+        "history of {runs} runs ({} requests), {} ms a request: one after another {:.2} s, 4 at a time {:.2} s ({} under way at most): {speedup:.1}x faster",
+        concurrent.requests,
         delay.as_millis(),
-        one_by_one.as_secs_f64(),
-        concurrent.as_secs_f64()
+        one_by_one.elapsed.as_secs_f64(),
+        concurrent.elapsed.as_secs_f64(),
+        concurrent.most,
     );
     if !smoke {
         assert!(speedup >= 3.0, "only {speedup:.1}x faster");

@@ -404,6 +404,10 @@ mod tests {
             "workflow_run",
             "head_sha",
             "head_branch",
+            // GitLab CI's keywords and fields
+            "expire_in",
+            "artifacts_expire_at",
+            "merge_request_event",
         ];
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut files = vec![root.join("action.yml"), root.join("README.md")];

@@ -30,7 +30,7 @@ use crate::interrupt;
 use crate::load;
 use crate::outcome::RunOutcome;
 use crate::publish::comment::{cut, print_post_failure};
-use crate::publish::Rendered;
+use crate::publish::{self, Rendered};
 use crate::render::{Budget, RenderOptions, Renderer, Template, DEFAULT_TOP};
 use crate::say::say;
 use crate::text::shown_path;
@@ -48,6 +48,10 @@ fn post_report(report: &Path, args: &PostArgs, forge: &dyn Forge) -> anyhow::Res
     anyhow::ensure!(
         args.baseline.baseline.is_empty(),
         "--baseline goes with --analyses: a --report is posted as it was rendered (give --baseline to the `run` or `report` that renders it)"
+    );
+    anyhow::ensure!(
+        args.junit.is_none(),
+        "--junit goes with --analyses: a --report is posted as it was rendered, its gate unknown here (give --junit to the `run` or `report` that renders it)"
     );
     anyhow::ensure!(
         args.gate.is_empty(),
@@ -123,6 +127,7 @@ fn post_analyses(dir: &Path, args: &PostArgs, forge: &dyn Forge) -> anyhow::Resu
         forge,
     )?;
     interrupt::doing("rendering the comment; nothing was posted");
+    publish::junit::write(args.junit.as_deref(), &outcomes)?;
     let report = renderer.render_with(&outcomes, comparison.as_ref(), &options)?;
     // The comment is found and updated by the key derived above: its marker must be the
     // body's first line, whatever the analyses hold.

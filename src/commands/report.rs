@@ -37,5 +37,6 @@ pub fn report(args: &ReportArgs, forge: &dyn Forge) -> anyhow::Result<Ending> {
         comparison: comparison.as_ref(),
     };
     interrupt::doing(WRITING);
+    publish::junit::write(args.junit.as_deref(), &outcomes)?;
     publish::deliver(&renderer, &outcomes, &output, forge).map(|(code, _)| code)
 }

@@ -53,6 +53,7 @@ pub fn run(args: &RunArgs, context: &Context, forge: &dyn Forge) -> anyhow::Resu
         comparison: comparison.as_ref(),
     };
     interrupt::doing(WRITING);
+    publish::junit::write(args.junit.as_deref(), &outcomes)?;
     let (code, report) = publish::deliver(&renderer, &outcomes, &output, forge)?;
     if args.no_post {
         return Ok(code);

@@ -8,9 +8,10 @@
 //!   folder, its analysis.json files read and reduced at once ([`RunLevel::read`]), the folder
 //!   removed; the unpacking and the reading ask the deadline and the signal flag between
 //!   pieces;
-//! - [`CONCURRENT_RUNS`] runs at a time (their requests, downloads and redirects overlap;
-//!   `HistoryRequest::concurrency` says otherwise), the history kept in the order the forge
-//!   listed the runs whatever order they finish in;
+//! - [`CONCURRENT_REQUESTS`] of the runs' requests under way at a time (a run's locating and
+//!   its download, redirect included, each take one place; `HistoryRequest::concurrency` says
+//!   otherwise), every run started at once and waiting for a place in the order the forge
+//!   listed them, the history kept in that order whatever order they finish in;
 //! - everything before the stage's deadline (`--baseline-timeout`): the runs fetched by then
 //!   are used, the others named in a note; a SIGINT/SIGTERM drops what is under way (its
 //!   temporary folders with it) and says what it stopped;
@@ -22,6 +23,7 @@ use std::cell::{Cell, RefCell};
 use std::future::Future;
 
 use futures_util::stream::{self, StreamExt};
+use tokio::sync::Semaphore;
 
 use super::http::{Client, PostError};
 use super::BaseRuns;
@@ -38,11 +40,15 @@ pub const MAX_ZIP_BYTES: u64 = 1 << 30;
 /// The most base runs read (`--baseline-runs`).
 pub const MAX_RUNS: usize = 100;
 
-/// How many runs are located, downloaded and read at once by default: enough to overlap the
-/// API's and the storage host's latency (10 runs from an API that answers each request after
-/// 300 ms take a third of the time one after another takes: docs/performance.md), few enough
-/// for the API's rate limits (a retry waits as the server says, within the deadline).
-pub const CONCURRENT_RUNS: u16 = 4;
+/// How many of the history's requests are under way at once by default: a run's locating (its
+/// artifact list, its pipeline's jobs) is one, its download (the API's answer and the storage
+/// host's, through the redirect) another. Enough to overlap the API's and the storage host's
+/// latency (10 runs from an API that answers each request after 300 ms take under a third of
+/// the time one after another takes: `cargo bench --bench history`, docs/performance.md), few
+/// enough for the API's rate limits (a retry waits as the server says, within the deadline).
+/// Places, not runs: a run's download can start while later runs are still being located, so
+/// no place waits for the slowest run of a batch.
+pub const CONCURRENT_REQUESTS: u16 = 4;
 
 /// The runs to read, newest first, from `candidates` (newest first, this run left out): from
 /// the run at the base commit on when there is one (else the newest, which the note says,
@@ -154,7 +160,8 @@ pub enum Located {
 }
 
 /// What a forge does for the history: where each listed run's artifact is. It may send
-/// requests (a run's own artifact list, a pipeline's jobs), [`CONCURRENT_RUNS`] at a time.
+/// requests (a run's own artifact list, a pipeline's jobs); each run's locating holds one of
+/// the [`CONCURRENT_REQUESTS`] places.
 pub(crate) trait Locate {
     /// The client of the API (its deadline bounds everything).
     fn client(&self) -> &Client;
@@ -265,7 +272,9 @@ enum Fetched {
 }
 
 /// Reads the artifacts of `runs` (newest first) into `found`: each run located by `source`,
-/// downloaded, unpacked, read, `concurrency` at a time; the history in `runs`' order.
+/// downloaded, unpacked, read; `concurrency` locatings and downloads under way at a time, the
+/// places given in `runs`' order (newest first: when the deadline comes, the older runs are
+/// the ones left); the history in `runs`' order.
 /// `found.source.ci_runs` lists every run read or tried (not one whose artifact could not be
 /// looked for), with its artifact.
 pub(crate) async fn fetch_runs(
@@ -275,9 +284,12 @@ pub(crate) async fn fetch_runs(
     doing: &Doing,
 ) {
     let deadline = source.client().config().deadline;
+    // Fair: the places go to the runs in the order they asked (a locating, then later a
+    // download), and every run asks at once.
+    let places = Semaphore::new(concurrency.max(1));
     let results: Vec<(Option<CiRunRef>, Fetched)> = stream::iter(runs)
-        .map(|run| one_run(source, run, doing))
-        .buffered(concurrency.max(1))
+        .map(|run| one_run(source, run, &places, doing))
+        .buffered(runs.len().max(1))
         .collect()
         .await;
     let mut found = found.borrow_mut();
@@ -303,17 +315,22 @@ pub(crate) async fn fetch_runs(
     }
 }
 
-/// One run: located, then (unless the deadline has passed) fetched.
+/// One run: located, then (unless the deadline has passed) fetched, each in one of `places`.
 async fn one_run(
     source: &impl Locate,
     run: &ListedRun,
+    places: &Semaphore,
     doing: &Doing,
 ) -> (Option<CiRunRef>, Fetched) {
     let deadline = source.client().config().deadline;
-    let located = if deadline.left().is_zero() {
-        Located::Late
-    } else {
-        source.locate(run, doing).await
+    let located = {
+        // Never closed: `Err` cannot happen, and would only mean no bound.
+        let _place = places.acquire().await.ok();
+        if deadline.left().is_zero() {
+            Located::Late
+        } else {
+            source.locate(run, doing).await
+        }
     };
     let artifact_id = match &located {
         Located::At { id, .. } => Some(*id),
@@ -334,9 +351,6 @@ async fn one_run(
         Located::Missing { note, .. } => return (Some(listed), Fetched::Note(note)),
         Located::At { url, size, .. } => (url, size),
     };
-    if deadline.left().is_zero() {
-        return (Some(listed), Fetched::Late);
-    }
     let which = run.which();
     if size.is_some_and(|n| n > MAX_ZIP_BYTES) {
         return (
@@ -346,6 +360,12 @@ async fn one_run(
                 MAX_ZIP_BYTES >> 20
             )),
         );
+    }
+    // Held through the unpacking and the reading too: they are synchronous (nothing else
+    // runs meanwhile), and at most this many temporary folders exist at once.
+    let _place = places.acquire().await.ok();
+    if deadline.left().is_zero() {
+        return (Some(listed), Fetched::Late);
     }
     let fetched = match download_and_read(source.client(), run, &url, doing).await {
         Ok(levels) => Fetched::Levels(levels),

@@ -209,7 +209,8 @@ pub struct HistoryRequest {
     pub token_env: Option<String>,
     /// The deadline of finding and fetching it all.
     pub timeout: Duration,
-    /// How many runs are fetched at once ([`history::CONCURRENT_RUNS`] by default).
+    /// How many of its requests are under way at once (a run's locating and its download each
+    /// count one; [`history::CONCURRENT_REQUESTS`] by default).
     pub concurrency: usize,
 }
 

@@ -23,7 +23,8 @@ use crate::post::analyses::{
 const ACT_VERSION: &str = "0.2.89";
 const TOKEN: &str = "ghs_e2eSecretThatMustNotLeak0123456789";
 
-/// The act tests run one at a time: they share the release mirror's build and two cores.
+/// The act tests (and the gitlab-ci-local ones, `gitlab_pipeline.rs`) run one at a time: they
+/// share the release mirror's build and two cores.
 static ACT_LOCK: Mutex<()> = Mutex::new(());
 
 /// Where `scripts/package-release.sh` builds for these tests.
@@ -39,8 +40,9 @@ fn source_build_dir() -> PathBuf {
 }
 
 /// The release mirror: `scripts/package-release.sh` run once per test run on this checkout,
-/// laid out as `vVERSION/FILE` (the shape of GitHub's `releases/download` URLs).
-fn release_mirror() -> &'static Path {
+/// laid out as `vVERSION/FILE` (the shape of GitHub's `releases/download` URLs); the
+/// gitlab-ci-local tests install from it too.
+pub(crate) fn release_mirror() -> &'static Path {
     static MIRROR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     MIRROR.get_or_init(|| {
         let mirror = repo().join("target/act-mirror");
@@ -62,7 +64,7 @@ fn release_mirror() -> &'static Path {
 }
 
 /// The version the action's Cargo.toml declares (the release the action looks for).
-fn version() -> String {
+pub(crate) fn version() -> String {
     let manifest = std::fs::read_to_string(repo().join("Cargo.toml")).unwrap();
     manifest
         .lines()
@@ -72,7 +74,7 @@ fn version() -> String {
         .to_owned()
 }
 
-fn act_lock() -> MutexGuard<'static, ()> {
+pub(crate) fn act_lock() -> MutexGuard<'static, ()> {
     ACT_LOCK.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -950,10 +952,11 @@ fn run_sh_escapes_inputs_in_workflow_commands() {
             "INPUT_NO_GATE_ON",
             "missing_iterations, capture_range_missing",
         ),
+        ("INPUT_JUNIT", "gate.xml"),
     ]);
     assert_eq!(code, Some(0), "{log}");
     assert!(
-        log.contains("called: post --analyses=results --gate-on=high_variance --no-gate-on=missing_iterations --no-gate-on=capture_range_missing"),
+        log.contains("called: post --analyses=results --gate-on=high_variance --no-gate-on=missing_iterations --no-gate-on=capture_range_missing --junit=gate.xml"),
         "{log}"
     );
     let (code, log) = run(&[
@@ -987,10 +990,11 @@ fn run_sh_escapes_inputs_in_workflow_commands() {
         ("INPUT_GATE_ON", "unclosed_ranges, *\ncross_thread_ranges"),
         ("INPUT_NO_GATE_ON", "missing_iterations"),
         ("INPUT_FAIL_ON_POST_ERROR", "true"),
+        ("INPUT_JUNIT", "-gate.xml"),
     ]);
     assert_eq!(code, Some(0), "{log}");
     assert!(
-        log.contains("called: run --run-dir=runs/a --top=3 --comment-author=profile-bot[bot] --gate-on=unclosed_ranges --gate-on=* --gate-on=cross_thread_ranges --no-gate-on=missing_iterations --fail-on-post-error"),
+        log.contains("called: run --run-dir=runs/a --top=3 --comment-author=profile-bot[bot] --gate-on=unclosed_ranges --gate-on=* --gate-on=cross_thread_ranges --no-gate-on=missing_iterations --junit=-gate.xml --fail-on-post-error"),
         "{log}"
     );
     std::fs::create_dir_all(tmp.path().join("-runs/-a")).unwrap();

@@ -15,10 +15,10 @@ use crate::file_server::FileServer;
 use crate::gitlab_server::{Download, Server};
 use crate::require_nsys;
 
-const TOKEN: &str = "glpat-NsysGateTestSecret7Qx2Lp9Vw4";
+pub(crate) const TOKEN: &str = "glpat-NsysGateTestSecret7Qx2Lp9Vw4";
 
 /// The commit of pipeline `k`.
-fn sha(k: u64) -> String {
+pub(crate) fn sha(k: u64) -> String {
     format!("bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb{k:04}")
 }
 
@@ -61,7 +61,7 @@ fn text(out: &Output) -> String {
 }
 
 /// Every API request carried the token as `PRIVATE-TOKEN`, none as `Authorization`.
-fn assert_private_token(server: &Server) {
+pub(crate) fn assert_private_token(server: &Server) {
     for r in server.requests() {
         assert_eq!(r.header("private-token"), Some(TOKEN), "{}", r.path);
         assert_eq!(r.header("authorization"), None, "{}", r.path);
@@ -147,7 +147,7 @@ fn run_posts_one_note_and_updates_it_among_other_notes_across_pages() {
 /// Pipelines 301..=305 of `main` (305 newest, at the merge request's base commit), each with
 /// its `profile` job whose artifacts hold the base trace moved a little; a tag's pipeline and
 /// a merge request's are listed too and never read.
-fn history(server: &Server, base: &Path, storage_root: &Path, storage: &FileServer) {
+pub(crate) fn history(server: &Server, base: &Path, storage_root: &Path, storage: &FileServer) {
     let analysis = std::fs::read(base.join("analysis.json")).unwrap();
     let offsets = [1.003, 0.996, 1.005, 0.998, 1.001];
     let mut s = server.state();
@@ -469,4 +469,8 @@ fn the_history_keeps_its_order_whatever_order_the_downloads_finish_in() {
     // of everything else.
     eprintln!("five pipelines, two slow downloads: {elapsed:?}");
     assert!(elapsed < std::time::Duration::from_secs(10), "{elapsed:?}");
+    // Bounded: the two slow downloads overlapped, and never more than 4 requests were under
+    // way at once (the default).
+    let most = server.state().most_in_flight;
+    assert!((2..=4).contains(&most), "{most} requests under way at once");
 }

@@ -3,8 +3,8 @@
 //! (filtered by `ref`, `status`, `source`, `scope=branches`), a pipeline's jobs, and a job's
 //! artifacts answering with a redirect to another port (the storage host) or a status
 //! (401/403/404/410). Scripted faults answer the next matching request; every request is
-//! recorded. Each connection is served on a thread of its own (requests may overlap); every
-//! answer can wait a fixed time first. Loopback only; it stops when dropped.
+//! recorded. Each connection is served on a thread of its own (requests may overlap, and the
+//! most under way at once is counted); every answer can wait a fixed time first. Loopback only; it stops when dropped.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -77,6 +77,9 @@ pub struct State {
     /// Files served without a token at `/blob/NAME` (a storage host on the same port).
     pub blobs: HashMap<String, Vec<u8>>,
     pub requests: Vec<Seen>,
+    /// Requests read and not yet answered, and the most there were at once.
+    pub in_flight: usize,
+    pub most_in_flight: usize,
 }
 
 pub struct Server {
@@ -239,6 +242,8 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
     let (delay, response) = {
         let mut s = state.lock().unwrap();
         s.requests.push(seen.clone());
+        s.in_flight += 1;
+        s.most_in_flight = s.most_in_flight.max(s.in_flight);
         let delay = s.delay_each
             + s.slow
                 .iter()
@@ -269,6 +274,9 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
         (delay, response)
     };
     std::thread::sleep(delay);
+    // Counted out before the answer is sent: a client that sends its next request as soon as
+    // it has this answer is never seen with both under way.
+    state.lock().unwrap().in_flight -= 1;
     let mut out = stream;
     let mut head = format!("HTTP/1.1 {} Status\r\n", response.status);
     for (n, v) in &response.headers {

@@ -12,7 +12,11 @@ fn help(args: &[&str]) -> String {
         .env_clear()
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -39,5 +43,9 @@ fn the_snapshots_cover_every_subcommand_listed() {
         .filter_map(|l| l.split_whitespace().next())
         .filter(|c| *c != "help")
         .collect();
-    assert_eq!(listed, ["analyze", "report", "run", "post", "compare"], "{top}");
+    assert_eq!(
+        listed,
+        ["analyze", "report", "run", "post", "compare"],
+        "{top}"
+    );
 }

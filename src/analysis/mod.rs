@@ -182,19 +182,13 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
 
         let samples = summary::Samples::new(rows, &counted, gpu.as_ref());
         let first_iteration = summary::first_iteration(rows, &counted, &samples.host_inclusive);
-        warnings.extend(timing_warnings::first_iteration_slow_warning(
-            first_iteration.as_ref(),
-            counted.len(),
-            settings.warmup,
-        ));
-        let slow =
-            timing_warnings::slow_iterations_warning(rows, &counted, &samples.host_inclusive);
-        warnings.extend(timing_warnings::high_variance_warning(
-            &samples.host_inclusive,
+        let timing = timing_warnings::Counted {
             rows,
-            &counted,
-            slow.as_ref(),
-        ));
+            counted: &counted,
+            host_inclusive: &samples.host_inclusive,
+        };
+        let (advisory, slow) = timing.warnings(first_iteration.as_ref(), settings.warmup);
+        warnings.extend(advisory);
         // The steady state's range tables take a walk of their own, here, beside the other
         // thread's (only when an iteration is slow).
         let steady = steady::split(&tree, rows, names, &counted, gpu.as_ref(), slow.as_ref());

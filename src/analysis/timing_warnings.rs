@@ -21,6 +21,35 @@ use crate::stats::{outlier_limit, Sample, OUTLIER_MADS};
 pub const FIRST_ITERATION_SLOW_RATIO: f64 = 1.5;
 pub const HIGH_VARIANCE_CV: f64 = 0.10;
 
+/// The counted iterations' host inclusive times, as the timing warnings read them.
+pub(super) struct Counted<'a> {
+    pub rows: &'a [PushPopRow],
+    pub counted: &'a [&'a Measured],
+    pub host_inclusive: &'a Sample,
+}
+
+impl Counted<'_> {
+    /// `first_iteration_slow` and `high_variance`, then `slow_iterations` apart (the steady
+    /// state leaves its iterations out).
+    pub(super) fn warnings(
+        &self,
+        first_iteration: Option<&FirstIteration>,
+        warmup: Option<u64>,
+    ) -> (Vec<Warning>, Option<Warning>) {
+        let slow = slow_iterations_warning(self.rows, self.counted, self.host_inclusive);
+        let advisory = first_iteration_slow_warning(first_iteration, self.counted.len(), warmup)
+            .into_iter()
+            .chain(high_variance_warning(
+                self.host_inclusive,
+                self.rows,
+                self.counted,
+                slow.as_ref(),
+            ))
+            .collect();
+        (advisory, slow)
+    }
+}
+
 /// `first_iteration_slow`, from the summary's first iteration and the number of counted
 /// iterations.
 pub(super) fn first_iteration_slow_warning(

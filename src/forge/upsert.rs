@@ -39,6 +39,94 @@ pub(crate) trait Thread {
     async fn delete(&self, id: u64) -> Result<(), PostError>;
 }
 
+/// The calls every forge's [`Thread`] makes the same way, on its own URLs and JSON: `T` is a
+/// comment as the forge's JSON has it, `comment` reads it as the crate does.
+pub(crate) mod calls {
+    use http::Method;
+    use serde::de::DeserializeOwned;
+    use serde_json::json;
+
+    use super::{Comment, Created};
+    use crate::forge::http::{Client, Once, PostError};
+
+    /// Every comment on every page from `url` (at most `max_pages`; more is an error naming
+    /// `what`), those `keep` keeps.
+    pub async fn list<T: DeserializeOwned>(
+        client: &Client,
+        url: String,
+        max_pages: usize,
+        what: &str,
+        keep: impl Fn(&T) -> bool,
+        comment: impl Fn(T) -> Comment,
+    ) -> Result<Vec<Comment>, PostError> {
+        let mut all = Vec::new();
+        let complete = client
+            .pages(url.clone(), max_pages, |page: Vec<T>| {
+                all.extend(page.into_iter().filter(|c| keep(c)).map(&comment));
+                true
+            })
+            .await?;
+        if !complete {
+            return Err(PostError::Response {
+                method: "GET".into(),
+                path: client.display_path(&url),
+                message: format!("more than {max_pages} pages of {what}"),
+            });
+        }
+        Ok(all)
+    }
+
+    /// One POST of `body` to `url`, never sent twice: the comment (200, 201), unknown, or
+    /// the failure.
+    pub async fn create<T: DeserializeOwned>(
+        client: &Client,
+        url: &str,
+        body: &str,
+        comment: impl FnOnce(T) -> Comment,
+    ) -> Result<Created, PostError> {
+        match client.post_once(url, &json!({ "body": body })).await? {
+            Once::Unknown { wait, reason } => Ok(Created::Unknown { wait, reason }),
+            Once::Reply(reply) if reply.status == 201 || reply.status == 200 => {
+                Ok(Created::Done(comment(client.parse("POST", url, &reply)?)))
+            }
+            Once::Reply(reply) => Err(client.failure("POST", url, &reply)),
+        }
+    }
+
+    /// `body` as comment `id`'s at `url`, by `method` (PATCH, PUT); a 204 (Gitea's answer for
+    /// a comment without content) is the comment with nothing known but its ID.
+    pub async fn update<T: DeserializeOwned>(
+        client: &Client,
+        method: Method,
+        url: &str,
+        id: u64,
+        body: &str,
+        comment: impl FnOnce(T) -> Comment,
+    ) -> Result<Comment, PostError> {
+        let name = method.as_str().to_owned();
+        let reply = client
+            .request(method, url, Some(&json!({ "body": body })))
+            .await?;
+        match reply.status {
+            200 | 201 => Ok(comment(client.parse(&name, url, &reply)?)),
+            204 => Ok(Comment {
+                id,
+                ..Comment::default()
+            }),
+            _ => Err(client.failure(&name, url, &reply)),
+        }
+    }
+
+    /// The comment at `url` deleted, or already gone (404: someone else deleted it first).
+    pub async fn delete(client: &Client, url: &str) -> Result<(), PostError> {
+        let reply = client.request(Method::DELETE, url, None).await?;
+        match reply.status {
+            200 | 204 | 404 => Ok(()),
+            _ => Err(client.failure("DELETE", url, &reply)),
+        }
+    }
+}
+
 /// What [`upsert`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Upserted {

@@ -9,12 +9,11 @@
 
 use http::Method;
 use serde::Deserialize;
-use serde_json::json;
 
 use super::repo::Repo;
 use crate::forge::comment::Comment;
-use crate::forge::http::{Client, Once, PostError};
-use crate::forge::upsert::{Created, Thread};
+use crate::forge::http::{Client, PostError};
+use crate::forge::upsert::{calls, Created, Thread};
 
 /// Pages of comments read at most (100 comments each).
 const MAX_PAGES: usize = 200;
@@ -78,68 +77,37 @@ impl Thread for Comments<'_> {
 
     async fn list(&self) -> Result<Vec<Comment>, PostError> {
         let url = self.client.url(&format!("{}?per_page=100", self.path()));
-        let mut all = Vec::new();
-        let complete = self
-            .client
-            .pages(url.clone(), MAX_PAGES, |page: Vec<GhComment>| {
-                all.extend(page.into_iter().map(|c| self.comment(c)));
-                true
-            })
-            .await?;
-        if !complete {
-            return Err(PostError::Response {
-                method: "GET".into(),
-                path: self.client.display_path(&url),
-                message: format!("more than {MAX_PAGES} pages of comments"),
-            });
-        }
-        Ok(all)
+        calls::list(
+            self.client,
+            url,
+            MAX_PAGES,
+            "comments",
+            |_: &GhComment| true,
+            |c| self.comment(c),
+        )
+        .await
     }
 
     async fn create(&self, body: &str) -> Result<Created, PostError> {
         let url = self.client.url(&self.path());
-        match self
-            .client
-            .post_once(&url, &json!({ "body": body }))
-            .await?
-        {
-            Once::Unknown { wait, reason } => Ok(Created::Unknown { wait, reason }),
-            Once::Reply(reply) if reply.status == 201 || reply.status == 200 => {
-                let c: GhComment = self.client.parse("POST", &url, &reply)?;
-                Ok(Created::Done(self.comment(c)))
-            }
-            Once::Reply(reply) => Err(self.client.failure("POST", &url, &reply)),
-        }
+        calls::create(self.client, &url, body, |c: GhComment| self.comment(c)).await
     }
 
     async fn update(&self, id: u64, body: &str) -> Result<Comment, PostError> {
         let url = self.comment_url(id);
-        let reply = self
-            .client
-            .request(Method::PATCH, &url, Some(&json!({ "body": body })))
-            .await?;
-        match reply.status {
-            200 | 201 => {
-                let c: GhComment = self.client.parse("PATCH", &url, &reply)?;
-                Ok(self.comment(c))
-            }
-            // Gitea answers 204 for a comment without content.
-            204 => Ok(Comment {
-                id,
-                ..Comment::default()
-            }),
-            _ => Err(self.client.failure("PATCH", &url, &reply)),
-        }
+        calls::update(
+            self.client,
+            Method::PATCH,
+            &url,
+            id,
+            body,
+            |c: GhComment| self.comment(c),
+        )
+        .await
     }
 
     async fn delete(&self, id: u64) -> Result<(), PostError> {
-        let url = self.comment_url(id);
-        let reply = self.client.request(Method::DELETE, &url, None).await?;
-        match reply.status {
-            // 404: someone else deleted it first.
-            200 | 204 | 404 => Ok(()),
-            _ => Err(self.client.failure("DELETE", &url, &reply)),
-        }
+        calls::delete(self.client, &self.comment_url(id)).await
     }
 }
 

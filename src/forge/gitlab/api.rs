@@ -5,11 +5,10 @@
 
 use http::Method;
 use serde::Deserialize;
-use serde_json::json;
 
 use crate::forge::comment::Comment;
-use crate::forge::http::{Client, Once, PostError};
-use crate::forge::upsert::{Created, Thread};
+use crate::forge::http::{Client, PostError};
+use crate::forge::upsert::{calls, Created, Thread};
 
 /// Pages of notes read at most (100 notes each).
 const MAX_NOTE_PAGES: usize = 200;
@@ -97,67 +96,33 @@ impl Thread for Notes<'_> {
             "{}?per_page=100&sort=asc&order_by=created_at",
             self.path()
         ));
-        let mut all = Vec::new();
-        let complete = self
-            .client
-            .pages(url.clone(), MAX_NOTE_PAGES, |page: Vec<GlNote>| {
-                all.extend(
-                    page.into_iter()
-                        .filter(|n| !n.system)
-                        .map(|n| self.comment(n)),
-                );
-                true
-            })
-            .await?;
-        if !complete {
-            return Err(PostError::Response {
-                method: "GET".into(),
-                path: self.client.display_path(&url),
-                message: format!("more than {MAX_NOTE_PAGES} pages of notes"),
-            });
-        }
-        Ok(all)
+        // GitLab's own notes (a push, a label) are not comments anyone wrote.
+        calls::list(
+            self.client,
+            url,
+            MAX_NOTE_PAGES,
+            "notes",
+            |n: &GlNote| !n.system,
+            |n| self.comment(n),
+        )
+        .await
     }
 
     async fn create(&self, body: &str) -> Result<Created, PostError> {
         let url = self.client.url(&self.path());
-        match self
-            .client
-            .post_once(&url, &json!({ "body": body }))
-            .await?
-        {
-            Once::Unknown { wait, reason } => Ok(Created::Unknown { wait, reason }),
-            Once::Reply(reply) if reply.status == 201 || reply.status == 200 => {
-                let n: GlNote = self.client.parse("POST", &url, &reply)?;
-                Ok(Created::Done(self.comment(n)))
-            }
-            Once::Reply(reply) => Err(self.client.failure("POST", &url, &reply)),
-        }
+        calls::create(self.client, &url, body, |n: GlNote| self.comment(n)).await
     }
 
     async fn update(&self, id: u64, body: &str) -> Result<Comment, PostError> {
         let url = self.note_url(id);
-        let reply = self
-            .client
-            .request(Method::PUT, &url, Some(&json!({ "body": body })))
-            .await?;
-        match reply.status {
-            200 | 201 => {
-                let n: GlNote = self.client.parse("PUT", &url, &reply)?;
-                Ok(self.comment(n))
-            }
-            _ => Err(self.client.failure("PUT", &url, &reply)),
-        }
+        calls::update(self.client, Method::PUT, &url, id, body, |n: GlNote| {
+            self.comment(n)
+        })
+        .await
     }
 
     async fn delete(&self, id: u64) -> Result<(), PostError> {
-        let url = self.note_url(id);
-        let reply = self.client.request(Method::DELETE, &url, None).await?;
-        match reply.status {
-            // 404: someone else deleted it first.
-            200 | 204 | 404 => Ok(()),
-            _ => Err(self.client.failure("DELETE", &url, &reply)),
-        }
+        calls::delete(self.client, &self.note_url(id)).await
     }
 }
 

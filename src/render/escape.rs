@@ -452,7 +452,9 @@ mod tests {
                 && word.chars().any(|c| c.is_ascii_alphabetic());
             prop_assert!(!sha, "commit SHA {word:?} in {out:?}");
         }
-        // A zero-width space only where it breaks one of the above.
+        // A zero-width space only where it breaks one of the above (those the text itself
+        // holds pass through as they are).
+        let mut unneeded = 0;
         for (at, _) in out.match_indices(ZWSP) {
             let before = out[..at].chars().next_back();
             let after = out[at + ZWSP.len_utf8()..].chars().next();
@@ -464,8 +466,12 @@ mod tests {
                 (Some(b), Some(a)) => b.is_ascii_hexdigit() && a.is_ascii_hexdigit(),
                 _ => false,
             };
-            prop_assert!(needed, "a zero-width space that breaks nothing in {out:?}");
+            unneeded += usize::from(!needed);
         }
+        prop_assert!(
+            unneeded <= text.matches(ZWSP).count(),
+            "a zero-width space that breaks nothing in {out:?}"
+        );
         let lower = out.to_ascii_lowercase();
         for (at, _) in lower.match_indices("gh-") {
             let next = lower[at + 3..].chars().next();

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::repo::Repo;
-use crate::forge::http::{Client, PostError};
+use crate::forge::http::{query_value, Client, PostError};
 
 /// Pages of runs read at most.
 const MAX_LIST_PAGES: usize = 10;
@@ -102,20 +102,6 @@ pub struct OnBranch {
     pub complete: bool,
 }
 
-/// Characters allowed in a query value as given (a branch name, a SHA, an artifact name)
-/// without encoding; anything else is percent-encoded.
-fn encode(value: &str) -> String {
-    value
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 impl Client {
     /// The newest successful runs of `workflow` (a file name or an ID) that ran on `push` to
     /// `branch` of `repo` itself, newest first: a pull request's run (whose branch may have
@@ -132,8 +118,8 @@ impl Client {
             "/repos/{}/{}/actions/workflows/{}/runs?branch={}&event=push&status=success&per_page=100",
             repo.owner,
             repo.name,
-            encode(workflow),
-            encode(branch)
+            query_value(workflow),
+            query_value(branch)
         ));
         let full_name = repo.to_string();
         let mut found = Vec::new();
@@ -178,7 +164,7 @@ impl Client {
             "/repos/{}/{}/actions/artifacts?name={}&per_page=100",
             repo.owner,
             repo.name,
-            encode(name)
+            query_value(name)
         ));
         let mut by_run: BTreeMap<u64, Artifact> = BTreeMap::new();
         self.pages(url, MAX_ARTIFACT_PAGES, |page: Artifacts| {
@@ -214,7 +200,7 @@ impl Client {
             "/repos/{}/{}/actions/runs/{run_id}/artifacts?name={}&per_page=100",
             repo.owner,
             repo.name,
-            encode(name)
+            query_value(name)
         ));
         let mut kept: Option<Artifact> = None;
         self.pages(url, MAX_ARTIFACT_PAGES, |page: Artifacts| {
@@ -246,7 +232,7 @@ impl Client {
             "/repos/{}/{}/commits?sha=refs/heads/{}&per_page=100",
             repo.owner,
             repo.name,
-            encode(branch)
+            query_value(branch)
         ));
         let wanted: std::collections::BTreeSet<String> =
             shas.iter().map(|s| s.to_ascii_lowercase()).collect();

@@ -7,7 +7,7 @@ use http::Method;
 use serde::Deserialize;
 
 use crate::forge::comment::Comment;
-use crate::forge::http::{Client, PostError};
+use crate::forge::http::{query_value, Client, PostError};
 use crate::forge::upsert::{calls, Created, Thread};
 
 /// Pages of notes read at most (100 notes each).
@@ -167,19 +167,6 @@ pub struct JobArtifact {
     pub size: Option<u64>,
 }
 
-/// Characters allowed in a query value as given; anything else percent-encoded.
-fn encode(value: &str) -> String {
-    value
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 /// The newest successful pipelines of `project` that ran on `push` to the branch `branch`
 /// (never a tag's, never a merge request's), newest first; pages are read until `enough`
 /// says the pipelines found so far are, or the list ends.
@@ -191,7 +178,7 @@ pub async fn push_pipelines(
 ) -> Result<Vec<Pipeline>, PostError> {
     let url = client.url(&format!(
         "/projects/{project}/pipelines?ref={}&status=success&source=push&scope=branches&order_by=id&sort=desc&per_page=100",
-        encode(branch)
+        query_value(branch)
     ));
     let mut found: Vec<Pipeline> = Vec::new();
     client

@@ -19,6 +19,19 @@ pub use config::{Auth, AuthHeader, ClientConfig};
 pub use error::PostError;
 pub use token::Token;
 
+/// The characters a query value keeps as given (RFC 3986's unreserved ones).
+const QUERY_VALUE: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// `value` (a branch, a workflow file, an artifact name) as a URL's query value or path
+/// segment: anything but letters, digits and `-_.~` percent-encoded.
+pub fn query_value(value: &str) -> String {
+    percent_encoding::utf8_percent_encode(value, QUERY_VALUE).to_string()
+}
+
 /// The one async runtime of a stage (posting, fetching the history): a current-thread tokio
 /// runtime; `Err` says why it cannot start.
 pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
@@ -26,4 +39,17 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_query_value_keeps_only_the_unreserved_characters() {
+        assert_eq!(super::query_value("main"), "main");
+        assert_eq!(super::query_value("a-b_c.d~e"), "a-b_c.d~e");
+        assert_eq!(
+            super::query_value("feat/x y&z=ü"),
+            "feat%2Fx%20y%26z%3D%C3%BC"
+        );
+    }
 }

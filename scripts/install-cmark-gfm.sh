@@ -23,6 +23,12 @@ fi
 source "$repo_root/scripts/lib/debian-packages.sh"
 fetch_debs "$dest" "bookworm main" -- \
   "cmark-gfm=$pin" "libcmark-gfm0.29.0.gfm.6=$pin" "libcmark-gfm-extensions0.29.0.gfm.6=$pin"
+# shellcheck source=scripts/lib/check-libs.sh
+source "$repo_root/scripts/lib/check-libs.sh"
+if ! check_libs cmark-gfm "$dest/prefix/usr/lib/x86_64-linux-gnu" "$dest/prefix/usr/bin/cmark-gfm"; then
+  say "cmark-gfm cannot run here: a library above is missing (not marked installed)"
+  exit 1
+fi
 cat > "$dest/cmark-gfm" <<'WRAP'
 #!/bin/sh
 # cmark-gfm from Debian 12, installed by scripts/install-cmark-gfm.sh

@@ -43,11 +43,14 @@ if [ -x "$dest/nsys" ] && [ -f "$dest/.complete" ] && [ "$(cat "$dest/.complete"
   exit 0
 fi
 
-# libssh-4 (needed by every version) comes from the system's own suite.
+# libssh-4 (needed by every version) and libelf1 (2023.4 and 2024.2), which a base Debian 12
+# lacks, come from the system's own suite.
 # shellcheck source=scripts/lib/debian-packages.sh
 source "$repo_root/scripts/lib/debian-packages.sh"
+# shellcheck source=scripts/lib/check-libs.sh
+source "$repo_root/scripts/lib/check-libs.sh"
 fetch_debs "$dest" "$suite non-free" "bookworm main" -- \
-  "nsight-systems=$pin" "nsight-systems-target=$pin" libssh-4 "${extra[@]}"
+  "nsight-systems=$pin" "nsight-systems-target=$pin" libssh-4 libelf1 "${extra[@]}"
 
 if [ ! -x "$dest/prefix/usr/bin/nsys" ]; then
   say "nsys not found in the unpacked packages under $dest/prefix"
@@ -64,6 +67,10 @@ exec "\$here/prefix/usr/bin/nsys" "\$@"
 WRAP
 chmod +x "$dest/nsys"
 
+if ! check_libs "nsys $version" "$dest/prefix/usr/lib/x86_64-linux-gnu" "$dest/prefix/usr/bin/nsys"; then
+  say "Nsight Systems $pin cannot run here: a library above is missing (not marked installed)"
+  exit 1
+fi
 "$dest/nsys" --version >&2
 echo "$pin" > "$dest/.complete"
 say "installed Nsight Systems $pin in $dest"

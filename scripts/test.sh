@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs the pinned Nsight Systems versions the tests
 # use (2024.2, 2023.4 and 2022.4, into .nsys/), act, gitlab-ci-local and cmark-gfm (into
-# .tools/), checks formatting and lints, then runs every test. With CI set, a test that cannot find nsys fails instead of skipping.
+# .tools/), checks that each installed tool's libraries resolve (scripts/check-tools.sh), checks
+# formatting and lints, then runs every test. With CI set, a test that cannot find nsys fails instead of skipping.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -14,6 +15,9 @@ scripts/install-act.sh >/dev/null
 scripts/install-gitlab-ci-local.sh >/dev/null
 # cmark-gfm renders reports as GitHub does in the report tests.
 scripts/install-cmark-gfm.sh >/dev/null
+# Every installed tool's libraries resolve: a missing one fails here, naming the tool, the
+# library and its Debian package, instead of failing a test.
+scripts/check-tools.sh
 
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -- -D warnings

@@ -46,7 +46,7 @@ mirror=$(debian_mirror)
 
 cleanup() {
   # Every mount under the root, deepest first; the root's files stay to look at.
-  grep -o " $root/[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" || true; done
+  { grep -o " $root/[^ ]*" /proc/mounts || true; } | sort -r | while read -r m; do umount -l "$m" || true; done
 }
 trap cleanup EXIT
 cleanup

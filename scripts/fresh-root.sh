@@ -62,9 +62,14 @@ debootstrap --variant=minbase --cache-dir="$root.cache" bookworm "$root" "$mirro
   say "debootstrap failed: see $root.debootstrap.log"
   exit 1
 }
-# The system's apt sources (the same mirror, as a fresh install has them), DNS and CA bundle.
+# The system's apt sources (the same mirror, as a fresh install has them), its settings for
+# reaching the mirror (the `Acquire::` ones: a mirror of a fixed date needs its date checks
+# off), and DNS.
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 echo "deb $mirror bookworm main" >"$root/etc/apt/sources.list"
+grep -l '^Acquire::' /etc/apt/apt.conf.d/* 2>/dev/null | while read -r conf; do
+  cp "$conf" "$root/etc/apt/apt.conf.d/"
+done
 mount -t proc proc "$root/proc"
 mount --rbind /dev "$root/dev"
 mount -t tmpfs tmpfs "$root/tmp"

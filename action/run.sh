@@ -51,7 +51,7 @@ for code in "${codes[@]}"; do gate_args+=("--no-gate-on=$code"); done
 [ -n "${INPUT_JUNIT:-}" ] && gate_args+=("--junit=$INPUT_JUNIT")
 
 if [ -n "${INPUT_POST_REPORT:-}" ]; then
-  error "the post-report input was removed: it posted the artifact's report.md word for word, and on a fork's pull request the fork writes that file. Upload the analysis.json files instead and give their folder as post-analyses (see the README's fork-safe pattern)."
+  error "the post-report input was removed: it posted the artifact's report.md word for word, and on a fork's pull request the fork writes that file. Upload the analysis.json files instead and give their folder as post-analyses (see docs/forks.md)."
   exit 2
 fi
 

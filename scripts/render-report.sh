@@ -9,7 +9,7 @@
 # MERMAID_JS: a mermaid.min.js (`npm install mermaid@10.9` or `mermaid@11` into a scratch
 # folder gives node_modules/mermaid/dist/mermaid.min.js); without it mermaid blocks stay code.
 # Needs cmark-gfm (the one scripts/install-cmark-gfm.sh puts in .tools/, installed there when
-# missing, else one on PATH) and Debian's chromium.
+# missing, else one on PATH) and Debian's chromium (scripts/install-chromium.sh).
 set -euo pipefail
 report=${1:?usage: render-report.sh REPORT.md OUT.png [WIDTH] [MERMAID_JS]}
 out=${2:?usage: render-report.sh REPORT.md OUT.png [WIDTH] [MERMAID_JS]}
@@ -26,7 +26,7 @@ if [ ! -x "$cmark" ]; then
   fi
 fi
 command -v chromium >/dev/null || {
-  echo "render-report: chromium not found: install Debian's (apt-get install chromium)" >&2
+  echo "render-report: chromium not found: scripts/install-chromium.sh installs Debian's (as root)" >&2
   exit 1
 }
 work=$(mktemp -d)

@@ -1206,12 +1206,12 @@ fn archive_of_sum(path: &Path) -> String {
     String::from_utf8_lossy(&out.stdout)[..64].to_owned()
 }
 
-/// Every input of action.yml is passed to a step and documented in the README's table, and so
-/// is every output; nothing is documented that action.yml does not have.
+/// Every input of action.yml is passed to a step and documented in docs/github-action.md's
+/// table, and so is every output; nothing is documented that action.yml does not have.
 #[test]
 fn action_inputs_and_outputs_are_used_and_documented() {
     let action = std::fs::read_to_string(repo().join("action.yml")).unwrap();
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let doc = std::fs::read_to_string(repo().join("docs/github-action.md")).unwrap();
     let section = |name: &str| -> Vec<String> {
         let mut names = Vec::new();
         let mut inside = false;
@@ -1229,8 +1229,8 @@ fn action_inputs_and_outputs_are_used_and_documented() {
         names
     };
     let table = |heading: &str| -> Vec<String> {
-        let start = readme.find(heading).unwrap();
-        readme[start..]
+        let start = doc.find(heading).unwrap();
+        doc[start..]
             .lines()
             .skip_while(|l| !l.starts_with("| "))
             .take_while(|l| l.starts_with('|'))
@@ -1260,11 +1260,14 @@ fn action_inputs_and_outputs_are_used_and_documented() {
             "input {input} is passed to no step"
         );
     }
-    let mut documented = table("### Inputs");
+    let mut documented = table("\n## Inputs\n");
     let mut declared = inputs.clone();
     documented.sort();
     declared.sort();
-    assert_eq!(documented, declared, "README's inputs table vs action.yml");
+    assert_eq!(
+        documented, declared,
+        "docs/github-action.md's inputs table vs action.yml"
+    );
 
     let outputs = section("outputs");
     for output in &outputs {
@@ -1273,11 +1276,14 @@ fn action_inputs_and_outputs_are_used_and_documented() {
             "output {output} is not the run step's"
         );
     }
-    let mut documented = table("### Outputs");
+    let mut documented = table("\n## Outputs\n");
     let mut declared = outputs;
     documented.sort();
     declared.sort();
-    assert_eq!(documented, declared, "README's outputs table vs action.yml");
+    assert_eq!(
+        documented, declared,
+        "docs/github-action.md's outputs table vs action.yml"
+    );
 }
 
 /// `baseline: auto` under act (issue 14): the pull request's job finds the base branch's run

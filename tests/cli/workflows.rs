@@ -119,11 +119,22 @@ fn unguarded(workflow: &str) -> Vec<String> {
         .collect()
 }
 
-/// The README's YAML blocks that are workflows.
+/// The YAML blocks that are workflows in the README and in docs/*.md (pages a reader copies
+/// from as well).
 fn readme_workflows() -> Vec<String> {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    readme
-        .split("```yaml\n")
+    let mut pages = vec![repo().join("README.md")];
+    let mut docs: Vec<_> = std::fs::read_dir(repo().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    pages.extend(docs);
+    let text: String = pages
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    text.split("```yaml\n")
         .skip(1)
         .filter_map(|rest| rest.split_once("\n```").map(|(yaml, _)| yaml.to_owned()))
         .filter(|yaml| yaml.contains("\njobs:"))
@@ -243,12 +254,17 @@ fn the_untrusted_half_is_the_documented_exception() {
         }
     }
     assert_eq!(exceptions, ["profile-untrusted.yml"]);
-    assert!(readme.contains("### Self-hosted runners and forks"));
+    let forks = std::fs::read_to_string(repo().join("docs/forks.md")).unwrap();
+    assert!(forks.contains("\n## Self-hosted runners and forks\n"));
     assert!(
-        readme.contains(
+        forks.contains(
             "`profile-untrusted.yml` runs a fork's pull request on a self-hosted GPU runner"
         ),
-        "the README's warning"
+        "docs/forks.md's warning"
+    );
+    assert!(
+        readme.contains("](docs/forks.md)") && readme.contains("\"Self-hosted runners and forks\""),
+        "the README points to it"
     );
 }
 

@@ -70,6 +70,15 @@ echo "deb $mirror bookworm main" >"$root/etc/apt/sources.list"
 grep -l '^Acquire::' /etc/apt/apt.conf.d/* 2>/dev/null | while read -r conf; do
   cp "$conf" "$root/etc/apt/apt.conf.d/"
 done
+# This machine's way to the package registries, as a fresh machine of its kind has it: its
+# local CA certificates (kept by ca-certificates when it is installed later), its CA bundle,
+# and npm's and pip's global settings (which name that bundle).
+mkdir -p "$root/usr/local/share/ca-certificates" "$root/etc/ssl/certs" "$root/usr/local/etc"
+cp -a /usr/local/share/ca-certificates/. "$root/usr/local/share/ca-certificates/" 2>/dev/null || true
+[ ! -f /etc/ssl/certs/ca-certificates.crt ] || cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/"
+npmrc=$(npm config get globalconfig 2>/dev/null || true)
+[ -z "$npmrc" ] || [ ! -f "$npmrc" ] || cp "$npmrc" "$root/usr/local/etc/npmrc"
+[ ! -f /etc/pip.conf ] || cp /etc/pip.conf "$root/etc/pip.conf"
 mount -t proc proc "$root/proc"
 mount --rbind /dev "$root/dev"
 mount -t tmpfs tmpfs "$root/tmp"

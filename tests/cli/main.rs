@@ -22,6 +22,7 @@ mod gpu_work_per_iteration;
 mod help;
 mod history_sources;
 mod injection;
+mod installers;
 mod junit;
 mod nsys_failures;
 mod output;

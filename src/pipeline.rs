@@ -178,7 +178,7 @@ pub fn analyze(
     // 3. The CSVs: the NVTX reports (required) beside the GPU-work reports (each optional).
     let (nvtx_rows, gpu_work_rows) = std::thread::scope(|scope| {
         let gpu_work_rows = scope.spawn(|| gpu_work::read(&stats_dir, &stamp));
-        let nvtx_rows = read_reports(&stats_dir, &stamp);
+        let nvtx_rows = read_reports(&stats_dir, &stamp, &run.trace_name);
         let gpu_work_rows = gpu_work_rows
             .join()
             .expect("the GPU-work readers do not panic");
@@ -325,7 +325,11 @@ struct NvtxRows {
 /// Reads the two NVTX reports at once, one per thread: nsys's time dominates big traces, and what
 /// is left is mostly reading. The projection's names are never looked up (rows join on
 /// RangeId), so it interns into a table of its own.
-fn read_reports(stats_dir: &Path, stamp: &StatsStamp) -> Result<NvtxRows, AnalyzeError> {
+fn read_reports(
+    stats_dir: &Path,
+    stamp: &StatsStamp,
+    trace_name: &str,
+) -> Result<NvtxRows, AnalyzeError> {
     let pushpop_path = nsys::csv_path(stats_dir, ReportName::PushPop.as_str());
     let gpu_path = nsys::csv_path(stats_dir, ReportName::GpuProjection.as_str());
     let pushpop_status = stamp.status(ReportName::PushPop);
@@ -375,7 +379,10 @@ fn read_reports(stats_dir: &Path, stamp: &StatsStamp) -> Result<NvtxRows, Analyz
             None,
             Some(format!(
                 "nsys skipped the GPU projection: {}",
-                gpu_status.message.as_deref().unwrap_or("no reason given")
+                gpu_status
+                    .message
+                    .as_deref()
+                    .map_or_else(|| "no reason given".to_owned(), |m| naming_the_trace(m, trace_name))
             )),
         ),
     };
@@ -385,6 +392,14 @@ fn read_reports(stats_dir: &Path, stamp: &StatsStamp) -> Result<NvtxRows, Analyz
         gpu,
         gpu_unavailable,
     })
+}
+
+/// nsys's words about a report it skipped name the file it read: for a `.nsys-rep`, the export
+/// `stats/trace.sqlite`, which is removed before anyone reads the warning. They name the trace
+/// (`trace.nsys-rep`) instead, the file the user has.
+fn naming_the_trace(message: &str, trace_name: &str) -> String {
+    let export = format!("{STATS_DIR}/{}", nsys::EXPORT_FILE);
+    message.replace(&export, trace_name)
 }
 
 /// The analysis of the rows with the manifest's settings ([`analysis::apply_rules`]).

@@ -101,7 +101,8 @@ fn write_files(report: &str, f: &Output) -> anyhow::Result<Written> {
 }
 
 /// Prints the report when it goes to standard output; not to a terminal when no run directory
-/// could be analysed (the errors above say it all).
+/// could be analysed (the errors above say it all), nor `run`'s to a terminal when it was
+/// written to a file (the summary above is what a person reads there; the file is named).
 fn print_report(
     report: &str,
     report_path: Option<&Path>,
@@ -118,6 +119,19 @@ fn print_report(
             report_path
                 .map(|p| format!("; it is in {}", shown_path(p)))
                 .unwrap_or_default()
+        );
+    } else if let (Destination::FileAndStdout(_), Some(path), true) = (
+        destination,
+        report_path,
+        say::stdout_is_terminal(),
+    ) {
+        // `run` in a terminal: a person reading. The report is markdown for a pull-request
+        // comment (HTML tags, entities, a mermaid block), and a page of it would scroll the
+        // summary above off the screen: it goes to its file, and to pipes and logs as before.
+        say!(
+            "nsys-gate: the report is markdown for a pull-request comment ({} lines), so it is not printed to a terminal: read {}, or pipe the command (`| less`) to print it",
+            report.lines().count(),
+            shown_path(path)
         );
     } else if print {
         // Inside GitHub Actions, between `::stop-commands::TOKEN` and `::TOKEN::`.

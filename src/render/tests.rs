@@ -1100,7 +1100,9 @@ fn a_small_spread_is_shown_in_its_own_unit() {
 #[test]
 fn the_chart_shows_the_outlier_as_one_and_the_sparkline_has_a_zero() {
     let md = render_default(&[outcome(cold_first_pass())], COMMENT).replace('\u{a0}', " ");
-    // The sparkline: from zero, the slow iteration the one tall bar, the steady ones level.
+    // The sparkline: from zero, the slow iteration the one full bar, cut at the top; the
+    // steady ones level, and (issue 34) not on the floor: as in the chart, the scale stops 1.3
+    // times above the slowest steady iteration, not at the outlier.
     let line = md
         .lines()
         .find(|l| l.starts_with("Host inclusive time per iteration: `"))
@@ -1108,8 +1110,9 @@ fn the_chart_shows_the_outlier_as_one_and_the_sparkline_has_a_zero() {
     let bars: Vec<char> = line.split('`').nth(1).unwrap().chars().collect();
     assert_eq!(bars[0], '█', "{line}");
     assert!(bars[1..].iter().all(|b| *b == bars[1]), "{line}");
+    assert!(!matches!(bars[1], '▁' | '█'), "{line}");
     assert!(
-        line.contains("(bars from 0 to 152 ms; iteration 0 (152 ms) is slow)"),
+        line.contains("(bars from 0 to 13.0 ms; iteration 0 (152 ms) is slow, off the scale)"),
         "{line}"
     );
     // The chart: the outlier's own bar series, drawn first, cut at the axis's top; the

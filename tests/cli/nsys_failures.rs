@@ -247,6 +247,13 @@ fn a_skipped_gpu_projection_is_reported_not_zero() {
             .contains("does not contain CUDA API data"),
         "{w}"
     );
+    // The warning names the input, not nsys's export (stats/trace.sqlite), which is removed
+    // by the time anyone reads it (issue 34).
+    assert_eq!(
+        w["message"],
+        "nsys skipped the GPU projection: trace.nsys-rep does not contain CUDA API data."
+    );
+    assert!(!run.dir.join("stats/trace.sqlite").exists());
     assert_eq!(a["gpu_projected_ranges"], serde_json::json!([]));
     assert!(a["iteration_summary"]["gpu_projected"].is_null());
     for it in a["iterations"].as_array().unwrap() {

@@ -509,6 +509,30 @@ fn a_full_step_summary_is_left_alone() {
     );
 }
 
+/// Issue 34: the bundled example has no CUDA data, so the first report a newcomer saw said
+/// "GPU projected unavailable". examples/llama-gpu/ is a run with GPU work (the `llama-gpu`
+/// fixture: a real nsys trace with synthetic CUDA work, tests/fixtures/README.md): its report
+/// has a GPU-projected median and the kernels.
+#[test]
+fn the_bundled_run_with_gpu_work_reports_gpu_time() {
+    let nsys = require_nsys!("2024.2");
+    let run = common::copy_run(&common::repo().join("examples/llama-gpu/runs/llama-gpu"));
+    let out = run_cmd(&[&run.dir], &nsys, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = report_md(&run);
+    let headline = report
+        .lines()
+        .find(|l| l.contains("GPU projected median"))
+        .expect("a headline");
+    assert!(!headline.contains("unavailable"), "{headline}");
+    assert!(!report.contains("gpu_projection_unavailable"), "{report}");
+    let a = run.analysis();
+    assert!(a["iteration_summary"]["gpu_projected"]["median_ns"].as_f64().unwrap() > 0.0);
+    assert!(!a["gpu_work"]["kernels"].as_array().unwrap().is_empty());
+    let readme = std::fs::read_to_string(common::repo().join("README.md")).unwrap();
+    assert!(readme.contains("--run-dir examples/llama-gpu/runs/llama-gpu"));
+}
+
 /// docs/example-report.md is the report of the bundled example run, as `run` renders it
 /// (with the run directory's path as in the repository). `NSYS_GATE_UPDATE_DOCS=1` rewrites it.
 #[test]

@@ -342,6 +342,50 @@ fn a_folder_of_runs_or_a_typo_names_the_run_directories_found() {
     );
 }
 
+/// Issue 34: `run` in a terminal printed 119 lines of raw markdown (HTML tags, `&nbsp;`, a
+/// mermaid block) that scrolled its own summary away. In a terminal it prints the summary and
+/// names report.md; piped, the markdown as before.
+#[test]
+fn run_prints_its_summary_not_the_markdown_to_a_terminal() {
+    let nsys = require_nsys!("2024.2");
+    let run = common::copy_run(&common::repo().join("examples/smoke-tensor/runs/20261129T120000Z"));
+    let exe = assert_cmd::cargo::cargo_bin("nsys-gate");
+    let command = format!(
+        "{} run --no-post --nsys {} --run-dir {}",
+        exe.display(),
+        nsys.display(),
+        run.dir.display()
+    );
+    // `script` runs the command with a pseudo-terminal as its standard output.
+    let out = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .expect("script (util-linux)");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    let report = std::fs::read_to_string(run.dir.join("report.md")).unwrap();
+    assert!(report.contains("<details>") && report.contains("```mermaid"));
+    for markdown in ["<details>", "&nbsp;", "```mermaid", "# ✅"] {
+        assert!(!shown.contains(markdown), "{markdown} in:\n{shown}");
+    }
+    assert!(shown.contains("gate passed") || shown.contains("gate: pass"), "{shown}");
+    assert!(
+        shown.contains(&format!(
+            "the report is markdown for a pull-request comment ({} lines), so it is not printed to a terminal",
+            report.lines().count()
+        )),
+        "{shown}"
+    );
+    assert!(shown.contains("report.md"), "{shown}");
+
+    // Piped: the markdown, whole.
+    let out = common::run_cmd(&[&run.dir], &nsys, &[]);
+    assert_status(&out, 0);
+    let report = std::fs::read_to_string(run.dir.join("report.md")).unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), report);
+}
+
 /// `run` with a mistyped `--run-dir` in a terminal: the error, not a page of markdown
 /// repeating it. Piped (a CI log, `> file`), the report is printed as before.
 #[test]

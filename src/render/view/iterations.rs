@@ -47,7 +47,7 @@ const PALETTE: &str = "#4e79a7, #e15759";
 const PALETTE_WITH_OUTLIERS: &str = "#f28e2b, #4e79a7, #e15759";
 /// Room above the steady iterations when some are off the scale: their cut bars stand this
 /// much taller than the tallest steady one, so that an outlier never looks level with the rest.
-const OUTLIER_ROOM: f64 = 1.3;
+pub(super) const OUTLIER_ROOM: f64 = 1.3;
 
 pub(super) fn iteration_table(
     a: &Analysis,

@@ -136,13 +136,20 @@ pub fn build(
         gate: overall_gate(outcomes, caps, base),
         headline: headline(outcomes),
         sparkline: match outcomes {
-            [RunOutcome::Analysed { analysis, .. }] => sparkline(analysis).map(|(line, top)| {
-                format!(
-                    "Host inclusive time per iteration: {line} (bars from 0 to {}{})",
-                    duration(top),
-                    slow_named(analysis)
-                )
-            }),
+            [RunOutcome::Analysed { analysis, .. }] => {
+                sparkline(analysis).map(|(line, top, off_scale)| {
+                    let named = slow_named(analysis);
+                    let off = match (off_scale, named.is_empty()) {
+                        (true, false) => format!("{named}, off the scale"),
+                        (true, true) => "; the full bars are off the scale".to_owned(),
+                        (false, _) => named,
+                    };
+                    format!(
+                        "Host inclusive time per iteration: {line} (bars from 0 to {}{off})",
+                        duration(top)
+                    )
+                })
+            }
             _ => None,
         },
         overview,

@@ -90,11 +90,13 @@ pub(super) fn overall_gate(
     }
 }
 
-/// The host inclusive times of the counted iterations as a sparkline in a code span, and the
-/// top of its scale, which starts at zero: a bar's height is the time, so 2 % of jitter is
-/// hardly a step and a slow iteration stands as tall as it is (15 times the others: the one
-/// full bar, the others on the floor). The caption gives the scale.
-pub(super) fn sparkline(a: &Analysis) -> Option<(String, f64)> {
+/// The host inclusive times of the counted iterations as a sparkline in a code span, the top
+/// of its scale, which starts at zero (a bar's height is the time, so 2 % of jitter is hardly a
+/// step), and whether some iterations are off that scale. As in the chart, one slow iteration
+/// (a cold first pass 15 times the others) does not size the scale: it stops above the slowest
+/// iteration that is not an outlier, with room above it, and the outliers are the full bars,
+/// cut at the top, named in the caption. Sized by the outlier, every other bar would be `▁`.
+pub(super) fn sparkline(a: &Analysis) -> Option<(String, f64, bool)> {
     let values: Vec<f64> = a
         .counted_iterations()
         .map(|i| i.host.inclusive_ns as f64)
@@ -102,8 +104,19 @@ pub(super) fn sparkline(a: &Analysis) -> Option<(String, f64)> {
     if values.len() < 2 {
         return None;
     }
-    let top = values.iter().copied().fold(0.0, f64::max);
-    Some((format!("`{}`", chart::sparkline(&values, 0.0, top)), top))
+    let max = values.iter().copied().fold(0.0, f64::max);
+    let kept = chart::axis_top(&values);
+    let off_scale = max > kept;
+    let top = if off_scale {
+        kept * super::iterations::OUTLIER_ROOM
+    } else {
+        max
+    };
+    Some((
+        format!("`{}`", chart::sparkline(&values, 0.0, top)),
+        top,
+        off_scale,
+    ))
 }
 
 /// The slow iterations (`slow_iterations`) the sparkline shows, named: `; iteration 0

@@ -86,7 +86,13 @@ mount -t tmpfs tmpfs "$root/tmp"
 say "cloning $(git -C "$repo_root" rev-parse --short HEAD) (committed files only) into $root/src"
 git clone --quiet --no-local "$repo_root" "$root/src"
 
-in_root() { chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin LANG=C.UTF-8 "$@"; }
+# This machine's variables that name its CA certificates (a fresh machine of its kind has them
+# too), passed into the root's otherwise empty environment.
+ca_env=()
+for name in NODE_EXTRA_CA_CERTS SSL_CERT_FILE SSL_CERT_DIR CURL_CA_BUNDLE PIP_CERT REQUESTS_CA_BUNDLE GIT_SSL_CAINFO; do
+  [ -z "${!name:-}" ] || ca_env+=("$name=${!name}")
+done
+in_root() { chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin LANG=C.UTF-8 "${ca_env[@]}" "$@"; }
 step() {
   local name=$1
   shift
@@ -125,7 +131,7 @@ if [ "$mode" != install ]; then
   mount --bind "$rustup_home" "$root/opt/rustup" && mount -o remount,bind,ro "$root/opt/rustup"
   mount --bind "$cargo_bin" "$root/opt/cargo-bin" && mount -o remount,bind,ro "$root/opt/cargo-bin"
   in_root_rust() {
-    chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 CI=true RUSTUP_HOME=/opt/rustup \
+    chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 CI=true RUSTUP_HOME=/opt/rustup "${ca_env[@]}" \
       RUSTUP_TOOLCHAIN="$(rustup show active-toolchain 2>/dev/null | awk '{print $1}')" \
       PATH=/opt/cargo-bin:/usr/local/bin:/usr/bin:/bin "$@"
   }

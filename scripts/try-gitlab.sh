@@ -11,28 +11,49 @@
 #     profiling;
 #   - NSYS_GATE_BASELINE is empty (no history to read) and a push pipeline notes nothing.
 #
-#   scripts/try-gitlab.sh [RUN_DIR...]
+#   scripts/try-gitlab.sh [--binary FILE] [RUN_DIR...]
 #
+# --binary FILE: put FILE (a built nsys-gate, such as target/debug/nsys-gate) in the mirror
+# instead of building the release with scripts/package-release.sh: quicker, the same check.
 # Installs gitlab-ci-local (scripts/install-gitlab-ci-local.sh, Node.js 20 needed) and
-# Nsight Systems 2024.2 (scripts/install-nsys.sh) when missing. Prints gitlab-ci-local's log and
+# Nsight Systems 2024.2 (scripts/install-nsys.sh) when missing; $GITLAB_CI_LOCAL and $NSYS,
+# when set, name ones to use instead. Prints gitlab-ci-local's log and
 # the artifacts the job kept; the pipeline's folder is kept and named at the end. Exits with
 # gitlab-ci-local's status (the job fails when the gate does).
 set -euo pipefail
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 say() { echo "try-gitlab: $*" >&2; }
 
+binary=
+if [ "${1:-}" = --binary ]; then
+  binary=$(realpath "${2:?--binary needs a file}")
+  shift 2
+fi
 runs=("$@")
 [ ${#runs[@]} -gt 0 ] || runs=("$repo_root"/examples/smoke-tensor/runs/*/)
 for run in "${runs[@]}"; do
   [ -f "$run/manifest.yaml" ] || { say "$run is not a run directory (no manifest.yaml)"; exit 2; }
 done
 
-tool=$("$repo_root/scripts/install-gitlab-ci-local.sh")
-nsys=$("$repo_root/scripts/install-nsys.sh" 2024.2 2>/dev/null)
+tool=${GITLAB_CI_LOCAL:-$("$repo_root/scripts/install-gitlab-ci-local.sh")}
+nsys=${NSYS:-$("$repo_root/scripts/install-nsys.sh" 2024.2 2>/dev/null)}
 mirror="$repo_root/target/try-gitlab-mirror"
-say "filling the release mirror $mirror (scripts/package-release.sh)"
 rm -rf "$mirror"
-"$repo_root/scripts/package-release.sh" "$mirror" >&2
+if [ -z "$binary" ]; then
+  say "filling the release mirror $mirror (scripts/package-release.sh)"
+  "$repo_root/scripts/package-release.sh" "$mirror" >&2
+else
+  # The layout scripts/package-release.sh writes: vVERSION/nsys-gate-VERSION-OS-ARCH.tar.gz
+  # and its .sha256.
+  version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$repo_root/Cargo.toml" | head -n 1)
+  name="nsys-gate-$version-$(uname -s | tr '[:upper:]' '[:lower:]')-$(uname -m)"
+  say "filling the release mirror $mirror with $binary"
+  mkdir -p "$mirror/v$version" "$mirror/stage"
+  cp "$binary" "$mirror/stage/nsys-gate"
+  tar -C "$mirror/stage" -czf "$mirror/v$version/$name.tar.gz" nsys-gate
+  (cd "$mirror/v$version" && sha256sum "$name.tar.gz" >"$name.tar.gz.sha256")
+  rm -rf "$mirror/stage"
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/nsys-gate-try-gitlab.XXXXXX")
 project="$work/project"
@@ -68,7 +89,7 @@ say "running the pipeline in $project"
 status=0
 (cd "$project" && env -i HOME="$work/home" PATH=/usr/local/bin:/usr/bin:/bin \
   "$tool" --no-color --home "$work/home" \
-  --variable "CI_PIPELINE_SOURCE=push" --variable "CI_COMMIT_BRANCH=main" \
+  --variable "GITLAB_CI=true" --variable "CI_PIPELINE_SOURCE=push" --variable "CI_COMMIT_BRANCH=main" \
   --variable "CI_DEFAULT_BRANCH=main" --variable "CI_PIPELINE_ID=1" \
   --variable "NSYS=$nsys" --variable "RUNS=$work/runs" --variable "NSYS_GATE_BASELINE=") || status=$?
 

@@ -160,6 +160,13 @@ fn on_the_llama_shape_the_slower_ensure_group_is_the_first_range_row() {
         markdown.contains("<summary>The largest ranges of this group in the head"),
         "{markdown}"
     );
+    // Issue 34: the title said "within noise" above a group judged slower; it says both.
+    assert!(
+        markdown
+            .lines()
+            .any(|l| l == "# nsys-gate: comparison · within noise · 1 range group slower"),
+        "{markdown}"
+    );
     assert_positional(&markdown);
     insta::assert_snapshot!(
         "compare_llama_ensure_group_slower",
@@ -243,6 +250,12 @@ fn a_kernel_fifteen_percent_slower_is_first_with_its_share_and_the_group_that_la
         markdown.contains(
             "**Host exclusive time per iteration:** none of the 5 range groups changed beyond its run-to-run noise."
         ),
+        "{markdown}"
+    );
+    assert!(
+        markdown
+            .lines()
+            .any(|l| l == "# nsys-gate: comparison · within noise · 1 kernel slower"),
         "{markdown}"
     );
     assert_positional(&markdown);

@@ -21,7 +21,7 @@ use self::tables::{
 use self::words::{differ, paragraph, pct, range_pct, signed_pct, spread};
 use crate::artifact::comparison::{
     BaselineKind, ChangeVerdict, Comparison, Drift, LeftOut, LeftOutReason, Measure, Method,
-    RunComparison, RunRef,
+    RangeChanges, RunComparison, RunRef,
 };
 use crate::render::chart;
 use crate::render::escape::{self, inline_shortened as esc};
@@ -207,8 +207,67 @@ fn title(c: &Comparison) -> String {
             }
             .to_owned(),
         );
+        // "within noise" while a table below says `slower` read as a contradiction: the
+        // tables' verdicts follow (`within noise · 1 range group slower`).
+        let mut title = format!(" · {}", parts.join(", "));
+        for item in items_beyond_noise(c) {
+            title.push_str(" · ");
+            title.push_str(&item);
+        }
+        return title;
     }
     format!(" · {}", parts.join(", "))
+}
+
+/// The range groups (host or GPU-projected, each group once), kernels and memory copies whose
+/// verdict is `slower` or `faster`, counted for the title: `1 range group slower`,
+/// `2 kernels faster`.
+fn items_beyond_noise(c: &Comparison) -> Vec<String> {
+    let mut out = Vec::new();
+    for verdict in [ChangeVerdict::Slower, ChangeVerdict::Faster] {
+        let word = if verdict == ChangeVerdict::Slower {
+            "slower"
+        } else {
+            "faster"
+        };
+        let count = |table: &dyn Fn(&RunComparison) -> Vec<&RangeChanges>| -> usize {
+            c.runs
+                .iter()
+                .map(|r| {
+                    table(r)
+                        .iter()
+                        .flat_map(|t| t.changed.iter())
+                        .filter(|x| x.verdict == verdict)
+                        .map(|x| x.name.as_str())
+                        .collect::<std::collections::BTreeSet<_>>()
+                        .len()
+                })
+                .sum()
+        };
+        let groups = count(&|r| {
+            std::iter::once(&r.host_ranges)
+                .chain(r.gpu_ranges.as_ref())
+                .collect()
+        });
+        let kernels = count(&|r| r.kernels.as_ref().map(|k| &k.items).into_iter().collect());
+        let copies = count(&|r| {
+            r.memory_copies
+                .as_ref()
+                .map(|k| &k.items)
+                .into_iter()
+                .collect()
+        });
+        for (n, one, many) in [
+            (groups, "range group", "range groups"),
+            (kernels, "kernel", "kernels"),
+            (copies, "memory copy", "memory copies"),
+        ] {
+            if n > 0 {
+                out.push(format!("{} {word}", plural(n, one, many)));
+            }
+        }
+    }
+    out
 }
 
 fn run_name(r: &RunRef, caps: &Caps) -> String {

@@ -43,7 +43,9 @@ else
     say "rsync cannot run here: a library above is missing (not marked installed)"
     exit 1
   }
-  # Its libraries on LD_LIBRARY_PATH for rsync alone, not for gitlab-ci-local or the jobs.
+  # Its libraries on LD_LIBRARY_PATH for rsync alone, not for gitlab-ci-local or the jobs
+  # (fetch_debs emptied $dest/rsync: bin/ is made again).
+  mkdir -p "$dest/rsync/bin"
   cat > "$dest/rsync/bin/rsync" <<'WRAP'
 #!/bin/sh
 # Debian 12's rsync with its libraries, installed by scripts/install-gitlab-ci-local.sh

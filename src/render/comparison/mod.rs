@@ -472,7 +472,7 @@ pub fn run(
     RunComparisonView {
         like_for_like: r.like_for_like,
         differing: differing(r),
-        history: history_line(r),
+        history: history_line(r, method.spread_floor_pct),
         change_point: r.history.change_point.as_ref().map(|p| {
             let older = r.history.used.iter().filter(|u| u.segment + 1 < segments(r)).count();
             format!(
@@ -552,7 +552,7 @@ pub fn run(
 
 /// `Base branch, 10 runs (oldest to newest) ▃▄▃▅▄▃▄▄▃▄, head ▇: 9.80 ms to 10.02 ms,
 /// run-to-run sd 0.8 %; head 10.4 ms.`
-fn history_line(r: &RunComparison) -> String {
+fn history_line(r: &RunComparison, spread_floor_pct: Option<f64>) -> String {
     let host = &r.measures[0];
     let values: Vec<f64> = r
         .history
@@ -561,7 +561,7 @@ fn history_line(r: &RunComparison) -> String {
         .filter_map(|b| b.host_inclusive_ns)
         .collect();
     let head = host.head.as_ref().map(|h| h.value_ns);
-    let spread = spread(host).filter(|_| !values.is_empty());
+    let spread = spread(host, spread_floor_pct).filter(|_| !values.is_empty());
     let Some(spread) = spread else {
         return "No base run has the head's conditions: there is no history to compare with."
             .to_owned();

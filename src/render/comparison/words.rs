@@ -162,7 +162,7 @@ fn capitalized(text: &str) -> String {
 }
 
 /// The history's level of a measure in words: `9.80-10.02 ms, run-to-run sd 0.8 %`.
-pub fn spread(m: &Measure) -> Option<String> {
+pub fn spread(m: &Measure, floor_pct: Option<f64>) -> Option<String> {
     let b = m.base.as_ref()?;
     let range = if b.runs == 1 {
         duration(b.level_ns)
@@ -173,9 +173,16 @@ pub fn spread(m: &Measure) -> Option<String> {
             duration(b.maximum_ns)
         )
     };
-    Some(match b.spread_pct {
-        Some(sd) => format!("{range}, run-to-run sd {}", pct(sd)),
-        None => range,
+    Some(match (b.spread_pct, floor_pct) {
+        // Identical runs (sd 0.0 %) beside an interval of ±3 % read as a contradiction: the
+        // spread judged with is the floor, named.
+        (Some(sd), Some(floor)) if sd < floor => format!(
+            "{range}, run-to-run sd {}, judged as {} (the least spread taken: runs that agree more closely are more likely copies of one run than a machine that quiet)",
+            pct(sd),
+            pct(floor)
+        ),
+        (Some(sd), _) => format!("{range}, run-to-run sd {}", pct(sd)),
+        (None, _) => range,
     })
 }
 

@@ -120,11 +120,9 @@ fn print_report(
                 .map(|p| format!("; it is in {}", shown_path(p)))
                 .unwrap_or_default()
         );
-    } else if let (Destination::FileAndStdout(_), Some(path), true) = (
-        destination,
-        report_path,
-        say::stdout_is_terminal(),
-    ) {
+    } else if let (Destination::FileAndStdout(_), Some(path), true) =
+        (destination, report_path, say::stdout_is_terminal())
+    {
         // `run` in a terminal: a person reading. The report is markdown for a pull-request
         // comment (HTML tags, entities, a mermaid block), and a page of it would scroll the
         // summary above off the screen: it goes to its file, and to pipes and logs as before.

@@ -109,10 +109,7 @@ fn a_library_of_no_known_package_is_named_with_how_to_find_it() {
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 2, "{err}");
     for (lib, package) in [
-        (
-            "libcmark-gfm.so.0.29.0.gfm.6",
-            "libcmark-gfm0.29.0.gfm.6",
-        ),
+        ("libcmark-gfm.so.0.29.0.gfm.6", "libcmark-gfm0.29.0.gfm.6"),
         (
             "libcmark-gfm-extensions.so.0.29.0.gfm.6",
             "libcmark-gfm-extensions0.29.0.gfm.6",
@@ -158,7 +155,10 @@ fn a_binary_of_base_libraries_passes_and_a_missing_binary_fails() {
     let out = check_libs("ghost", tmp.path(), &missing);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stderr(&out).contains(&format!("check-libs: ghost: {} does not exist", missing.display())),
+        stderr(&out).contains(&format!(
+            "check-libs: ghost: {} does not exist",
+            missing.display()
+        )),
         "{}",
         stderr(&out)
     );
@@ -192,9 +192,14 @@ fn every_installer_checks_its_libraries_and_the_suite_checks_every_tool() {
             "{name} marks the install complete before checking its libraries"
         );
     }
-    assert_eq!(installers, 3, "install-nsys, install-cmark-gfm, install-gitlab-ci-local");
+    assert_eq!(
+        installers, 3,
+        "install-nsys, install-cmark-gfm, install-gitlab-ci-local"
+    );
     let test = std::fs::read_to_string(scripts.join("test.sh")).unwrap();
-    let check = test.find("scripts/check-tools.sh").expect("test.sh runs check-tools.sh");
+    let check = test
+        .find("scripts/check-tools.sh")
+        .expect("test.sh runs check-tools.sh");
     assert!(check < test.find("cargo test").unwrap());
 }
 
@@ -215,5 +220,8 @@ fn the_installed_tools_pass_the_check() {
         return;
     }
     assert_eq!(out.status.code(), Some(0), "{err}");
-    assert!(err.contains("cmark-gfm") && err.contains("nsys 2024.2"), "{err}");
+    assert!(
+        err.contains("cmark-gfm") && err.contains("nsys 2024.2"),
+        "{err}"
+    );
 }

@@ -527,7 +527,12 @@ fn the_bundled_run_with_gpu_work_reports_gpu_time() {
     assert!(!headline.contains("unavailable"), "{headline}");
     assert!(!report.contains("gpu_projection_unavailable"), "{report}");
     let a = run.analysis();
-    assert!(a["iteration_summary"]["gpu_projected"]["median_ns"].as_f64().unwrap() > 0.0);
+    assert!(
+        a["iteration_summary"]["gpu_projected"]["median_ns"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
     assert!(!a["gpu_work"]["kernels"].as_array().unwrap().is_empty());
     let readme = std::fs::read_to_string(common::repo().join("README.md")).unwrap();
     assert!(readme.contains("--run-dir examples/llama-gpu/runs/llama-gpu"));

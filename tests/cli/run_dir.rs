@@ -369,7 +369,10 @@ fn run_prints_its_summary_not_the_markdown_to_a_terminal() {
     for markdown in ["<details>", "&nbsp;", "```mermaid", "# ✅"] {
         assert!(!shown.contains(markdown), "{markdown} in:\n{shown}");
     }
-    assert!(shown.contains("gate passed") || shown.contains("gate: pass"), "{shown}");
+    assert!(
+        shown.contains("gate passed") || shown.contains("gate: pass"),
+        "{shown}"
+    );
     assert!(
         shown.contains(&format!(
             "the report is markdown for a pull-request comment ({} lines), so it is not printed to a terminal",

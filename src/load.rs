@@ -44,7 +44,7 @@ const SHOWN_CHARS: usize = 300;
 /// What an analysis.json can be read as: the whole [`Analysis`], or a reader's view of it
 /// that leaves out what that reader does not use (and so need not keep): the comparison's
 /// [`Recorded`]. Either is checked against the same schema version, with the same messages.
-pub trait Readable: DeserializeOwned {
+pub trait Readable: DeserializeOwned + Send + 'static {
     /// The file's `schema_version`.
     fn schema_version(&self) -> u32;
 }
@@ -69,7 +69,8 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Analysis, String> {
 
 /// [`parse`], read as `T`.
 pub fn parse_as<T: Readable>(path: &Path, bytes: &[u8]) -> Result<T, String> {
-    parse_until(path, bytes, &|| false).map_err(|e| match e {
+    // Never asked to stop: parsed here, whatever its size.
+    judged(path, parse_bytes::<T>(bytes)).map_err(|e| match e {
         Unread::Refused(why) => why,
         Unread::Stopped => unreachable!("never asked to stop"),
     })
@@ -84,43 +85,88 @@ pub enum Unread {
     Stopped,
 }
 
-/// Files larger than this are parsed through a reader that asks `stop` after each piece of
-/// it: parsing a file of a gigabyte takes seconds.
-const PARSE_PIECE: usize = 1 << 20;
+/// Files larger than this are parsed on the parse thread ([`parser`]) while the caller asks
+/// `stop`: parsing a file of a gigabyte takes seconds, and a signal is answered within one.
+const PARSE_ALONE: usize = 1 << 20;
 
-/// A slice read a piece at a time, asking `stop` before each: an error of its own kind when
-/// told to stop (not `Interrupted`, which readers retry).
-struct Asking<'a> {
-    bytes: &'a [u8],
-    stop: &'a dyn Fn() -> bool,
-}
+/// How often a caller waiting for the parse thread asks `stop`.
+const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(20);
 
-impl std::io::Read for Asking<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if (self.stop)() {
-            return Err(std::io::Error::other("stopped"));
-        }
-        let n = buf.len().min(self.bytes.len()).min(PARSE_PIECE);
-        buf[..n].copy_from_slice(&self.bytes[..n]);
-        self.bytes = &self.bytes[n..];
-        Ok(n)
-    }
-}
-
-/// `bytes` as JSON of type `U`: at once when small, else a piece at a time, asking `stop`.
-fn from_bytes<U: DeserializeOwned>(
-    bytes: &[u8],
-    stop: &dyn Fn() -> bool,
-) -> Result<U, serde_json::Error> {
-    if bytes.len() > PARSE_PIECE {
-        let asking = Asking { bytes, stop };
-        return serde_json::from_reader(std::io::BufReader::with_capacity(PARSE_PIECE, asking));
-    }
+/// `text` as JSON of type `U`, at slice speed.
+fn from_text<U: DeserializeOwned>(text: &[u8]) -> Result<U, serde_json::Error> {
     // JSON is UTF-8: checked once for the whole file, so that serde_json does not check each
     // string again (`from_str`). Bytes that are not UTF-8 take `from_slice`, for its error.
-    match std::str::from_utf8(bytes) {
+    match std::str::from_utf8(text) {
         Ok(text) => serde_json::from_str::<U>(text),
-        Err(_) => serde_json::from_slice::<U>(bytes),
+        Err(_) => serde_json::from_slice::<U>(text),
+    }
+}
+
+/// A file that did not parse as `T`: serde's error, and the `schema_version` the file holds
+/// (only that is looked for, never the rest).
+type Unparsed = (serde_json::Error, Option<serde_json::Value>);
+
+/// `bytes` as `T`, or why not ([`Unparsed`]).
+fn parse_bytes<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Unparsed> {
+    from_text::<T>(bytes).map_err(|e| {
+        #[derive(serde::Deserialize)]
+        struct Version {
+            schema_version: Option<serde_json::Value>,
+        }
+        let version = from_text::<Version>(bytes)
+            .ok()
+            .and_then(|v| v.schema_version);
+        (e, version)
+    })
+}
+
+/// A piece of work for the parse thread.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The one thread that parses large files, started on first use and kept for the process:
+/// one thread (not one per file) keeps the parsed values in one allocator arena, and a caller
+/// told to stop returns at once, leaving the parse it no longer wants to finish unseen.
+fn parser() -> std::sync::mpsc::Sender<Job> {
+    static PARSER: std::sync::OnceLock<std::sync::Mutex<std::sync::mpsc::Sender<Job>>> =
+        std::sync::OnceLock::new();
+    PARSER
+        .get_or_init(|| {
+            let (send, jobs) = std::sync::mpsc::channel::<Job>();
+            std::thread::Builder::new()
+                .name("parse".into())
+                .spawn(move || jobs.into_iter().for_each(|job| job()))
+                .expect("a thread can be started");
+            std::sync::Mutex::new(send)
+        })
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone()
+}
+
+/// `bytes` as `T`: at once when small, else on the parse thread while `stop` is asked every
+/// [`STOP_POLL`]; `None` when `stop` said so first.
+fn parse_asking<T: Readable>(bytes: Vec<u8>, stop: &dyn Fn() -> bool) -> Option<Result<T, Unparsed>> {
+    if bytes.len() <= PARSE_ALONE {
+        return Some(parse_bytes(&bytes));
+    }
+    let (send, parsed) = std::sync::mpsc::channel();
+    let job: Job = Box::new(move || {
+        // The caller may have stopped waiting: then nobody wants the result.
+        let _ = send.send(parse_bytes::<T>(&bytes));
+    });
+    if parser().send(job).is_err() {
+        return None;
+    }
+    loop {
+        if stop() {
+            return None;
+        }
+        match parsed.recv_timeout(STOP_POLL) {
+            Ok(result) => return Some(result),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            // The parse thread is gone (a panic in serde): nothing comes.
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return None,
+        }
     }
 }
 
@@ -167,9 +213,15 @@ fn parse_error(e: &serde_json::Error) -> String {
 /// [`parse_as`], asking `stop` while a large file is parsed.
 pub fn parse_until<T: Readable>(
     path: &Path,
-    bytes: &[u8],
+    bytes: Vec<u8>,
     stop: &dyn Fn() -> bool,
 ) -> Result<T, Unread> {
+    let parsed = parse_asking::<T>(bytes, stop).ok_or(Unread::Stopped)?;
+    judged(path, parsed)
+}
+
+/// A parse's result as an analysis of this schema version, or the refusal naming `path`.
+fn judged<T: Readable>(path: &Path, parsed: Result<T, Unparsed>) -> Result<T, Unread> {
     let wrong_version = |v: &dyn std::fmt::Display| {
         format!(
             "{} has schema_version {v}; this nsys-gate reads {}",
@@ -177,37 +229,21 @@ pub fn parse_until<T: Readable>(
             artifact::SCHEMA_VERSION
         )
     };
-    match from_bytes::<T>(bytes, stop) {
+    match parsed {
         Ok(analysis) if analysis.schema_version() == artifact::SCHEMA_VERSION => Ok(analysis),
         Ok(analysis) => Err(Unread::Refused(wrong_version(&analysis.schema_version()))),
-        Err(_) if stop() => Err(Unread::Stopped),
-        Err(e) => {
-            // Only the version is looked for, never kept: a map of it alone.
-            #[derive(serde::Deserialize)]
-            struct Version {
-                schema_version: Option<serde_json::Value>,
-            }
-            let version = from_bytes::<Version>(bytes, stop)
-                .ok()
-                .and_then(|v| v.schema_version);
-            if stop() {
-                return Err(Unread::Stopped);
-            }
-            match version {
-                // A number is shown; anything else the file put there is not.
-                Some(v) if v != serde_json::json!(artifact::SCHEMA_VERSION) => {
-                    Err(Unread::Refused(match v.as_u64() {
-                        Some(n) => wrong_version(&n),
-                        None => wrong_version(&"that is not a whole number"),
-                    }))
-                }
-                _ => Err(Unread::Refused(format!(
-                    "{} is not an analysis.json that nsys-gate wrote: {}",
-                    shown_path(path),
-                    parse_error(&e)
-                ))),
-            }
+        // A number is shown; anything else the file put there is not.
+        Err((_, Some(v))) if v != serde_json::json!(artifact::SCHEMA_VERSION) => {
+            Err(Unread::Refused(match v.as_u64() {
+                Some(n) => wrong_version(&n),
+                None => wrong_version(&"that is not a whole number"),
+            }))
         }
+        Err((e, _)) => Err(Unread::Refused(format!(
+            "{} is not an analysis.json that nsys-gate wrote: {}",
+            shown_path(path),
+            parse_error(&e)
+        ))),
     }
 }
 
@@ -328,7 +364,7 @@ fn read_found<T: Readable>(
     let bytes = read_no_symlink(path, MAX_ANALYSIS_BYTES.min(*left), stop)
         .map_err(|e| e.naming(&name.display().to_string()))?;
     *left = left.saturating_sub(bytes.len() as u64);
-    parse_until(name, &bytes, stop)
+    parse_until(name, bytes, stop)
 }
 
 /// The bytes of the regular file `path` (never a symlink), read with `stop` asked between
@@ -405,7 +441,7 @@ pub fn each<T: Readable>(
         let shown = shown_path(&file);
         let read = read_no_symlink(&file, MAX_ANALYSIS_BYTES, stop)
             .map_err(|e| e.naming(&format!("cannot read {shown}")))
-            .and_then(|bytes| parse_until(&file, &bytes, stop));
+            .and_then(|bytes| parse_until(&file, bytes, stop));
         match read {
             Ok(analysis) => visit(analysis, file.display().to_string()),
             Err(Unread::Stopped) => {}

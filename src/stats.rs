@@ -164,17 +164,38 @@ pub fn outlier_limit(median: f64, mad: f64) -> f64 {
 /// The median of `values` and their median absolute deviation (unscaled), as [`Sample`]
 /// computes them, for values that are not whole nanoseconds.
 pub fn median_and_mad(values: &[f64]) -> (f64, f64) {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let median = percentile_sorted_f64(&sorted, 50.0);
-    (median, mad_around(sorted.into_iter(), median))
+    let mut values = values.to_vec();
+    let median = median_in_place(&mut values);
+    (median, mad_around(values.into_iter(), median))
 }
 
 /// The median of the values' absolute deviations from `median`.
 fn mad_around(values: impl Iterator<Item = f64>, median: f64) -> f64 {
     let mut deviations: Vec<f64> = values.map(|v| (v - median).abs()).collect();
-    deviations.sort_by(f64::total_cmp);
-    percentile_sorted_f64(&deviations, 50.0)
+    median_in_place(&mut deviations)
+}
+
+/// The median of `values` as a percentile of 50 of them sorted is (0 for none), found by
+/// selection rather than a sort: linear in their number. The values are left reordered.
+pub fn median_in_place(values: &mut [f64]) -> f64 {
+    middle_two(values).map_or(0.0, |(lower, upper)| lerp(lower, upper, 0.5))
+}
+
+/// The two middle values of `values` in sorted order (the same one twice for an odd number;
+/// `None` for none), found by selection: linear in their number. The values are left
+/// reordered.
+pub fn middle_two(values: &mut [f64]) -> Option<(f64, f64)> {
+    let n = values.len();
+    if n == 0 {
+        return None;
+    }
+    let (below, &mut upper, _) = values.select_nth_unstable_by(n / 2, f64::total_cmp);
+    if n % 2 == 1 {
+        return Some((upper, upper));
+    }
+    // The lower middle value is the largest of those below the upper one.
+    let lower = below.iter().copied().max_by(f64::total_cmp).unwrap_or(upper);
+    Some((lower, upper))
 }
 
 fn saturate(v: i128) -> i64 {
@@ -183,10 +204,6 @@ fn saturate(v: i128) -> i64 {
 
 fn percentile_sorted(sorted: &[i64], p: f64) -> f64 {
     percentile_by(sorted.len(), p, |i| sorted[i] as f64)
-}
-
-fn percentile_sorted_f64(sorted: &[f64], p: f64) -> f64 {
-    percentile_by(sorted.len(), p, |i| sorted[i])
 }
 
 /// Linear interpolation between the closest ranks of `n` sorted values read through `at`.
@@ -253,6 +270,21 @@ mod tests {
     }
 
     proptest! {
+        /// Selection finds what sorting does, to the bit.
+        #[test]
+        fn the_median_by_selection_is_the_sorted_one(values in prop::collection::vec(-1.0e12f64..1.0e12, 1..300)) {
+            let mut sorted = values.clone();
+            sorted.sort_by(f64::total_cmp);
+            let by_sorting = percentile_by(sorted.len(), 50.0, |i| sorted[i]);
+            let mut selected = values.clone();
+            prop_assert_eq!(median_in_place(&mut selected).to_bits(), by_sorting.to_bits());
+            let n = sorted.len();
+            prop_assert_eq!(middle_two(&mut values.clone()), Some((sorted[(n - 1) / 2], sorted[n / 2])));
+            let whole: Vec<i64> = values.iter().map(|&v| v as i64).collect();
+            let mut as_f64: Vec<f64> = whole.iter().map(|&v| v as f64).collect();
+            prop_assert_eq!(median_in_place(&mut as_f64).to_bits(), Sample::new(whole).median().to_bits());
+        }
+
         #[test]
         fn order_does_not_matter(mut values in prop::collection::vec(0i64..1_000_000_000, 1..200), seed in any::<u64>()) {
             let a = Sample::new(values.clone()).iteration_stats().unwrap();

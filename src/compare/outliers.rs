@@ -42,16 +42,11 @@ const MAD_TO_SD: f64 = 1.482_602_218_505_602;
 
 /// The median of `values` (`None` for none).
 pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
+    let (lower, upper) = crate::stats::middle_two(&mut values.to_vec())?;
+    Some(if lower == upper {
+        upper
     } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
+        0.5 * (lower + upper)
     })
 }
 

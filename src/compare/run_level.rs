@@ -20,7 +20,6 @@ use crate::artifact::{
     self, Advice, Analysis, CiRun, Gate, GpuProjectedRange, GpuProjectedRangeGroup, GpuWork,
     HostRange, HostRangeGroup, IterationSummary, MemoryCopies, Provenance, Run, Warning,
 };
-use crate::stats::Sample;
 
 /// An analysis.json as the comparison reads it ([`crate::load::each`]): every member of an
 /// [`Analysis`], read and checked as `Analysis` reads it, except the iterations. Of those only
@@ -419,7 +418,9 @@ fn iteration_sd(samples: &[f64]) -> Option<f64> {
 
 /// The median of durations, as the analysis computes medians; `None` when there are none.
 fn median(values: &[f64]) -> Option<f64> {
-    (!values.is_empty()).then(|| Sample::new(values.iter().map(|&v| v as i64).collect()).median())
+    // Whole nanoseconds, as the analysis has them.
+    let mut whole: Vec<f64> = values.iter().map(|&v| v as i64 as f64).collect();
+    (!whole.is_empty()).then(|| crate::stats::median_in_place(&mut whole))
 }
 
 fn work_totals(w: &GpuWork) -> WorkTotals {

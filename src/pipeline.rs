@@ -230,6 +230,13 @@ pub fn analyze(
         gpu_projected_ranges: findings.gpu_projected_ranges,
         gpu_work,
         advice: findings.advice,
+        ranks: findings.ranks.map(|mut ranks| {
+            let trace = run.trace_name.clone();
+            for r in &mut ranks {
+                r.trace = trace.clone();
+            }
+            ranks
+        }),
         label: options.label.clone(),
     };
     AnalyzeError::check_interrupt().map_err(add_facts)?;
@@ -550,3 +557,4 @@ mod tests {
         );
     }
 }
+

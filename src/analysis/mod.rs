@@ -39,6 +39,7 @@ mod groups;
 mod index_checks;
 mod iterations;
 mod ranges;
+mod ranks;
 pub mod stage_warnings;
 mod steady;
 mod summary;
@@ -56,7 +57,7 @@ use regex::Regex;
 
 use crate::artifact::{
     Advice, GpuProjectedRange, GpuProjectedRangeGroup, HostRange, HostRangeGroup, Iteration,
-    IterationSummary, SteadyState, Warning,
+    IterationSummary, Rank, SteadyState, Warning,
 };
 use crate::reports::{GpuProjRow, Interner, PushPopRow};
 
@@ -112,6 +113,9 @@ pub struct Findings {
     /// What to look at (`advice`), over the steady state, with the kernels of the GPU-bound
     /// groups when [`Reports::launches`] was given.
     pub advice: Vec<Advice>,
+    /// The ranks, when several processes each ran the iterations (`ranks`); `None` for one.
+    /// Each rank's `trace` is left empty here: the caller knows the file.
+    pub ranks: Option<Vec<Rank>>,
 }
 
 /// Rows that are individually valid but do not fit together.
@@ -130,7 +134,31 @@ pub struct DataError {
 /// Reads the reports' rows: the tree, the capture range, the measured iterations and their
 /// checks, the GPU join, then (beside the range tables, on a second thread) the statistics,
 /// the advice and the list of iterations.
+///
+/// When several processes each run the iterations (the ranks of a distributed run), each is
+/// analysed on its own and the findings are steps (`ranks`).
 pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, DataError> {
+    match ranks::find(settings, reports.pushpop, reports.names) {
+        Some(pids) => ranks::analyse(settings, reports, &pids),
+        None => analyse_rows(settings, reports, Scope::Process),
+    }
+}
+
+/// What [`analyse_rows`] reads: one process, or every rank at once (for the range tables over
+/// every rank's iterations: the capture range once per process, an index once per process;
+/// the warnings and statistics are the ranks' own then, and only the range tables' kept).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    Process,
+    Ranks,
+}
+
+fn analyse_rows(
+    settings: &Settings,
+    reports: &Reports<'_>,
+    scope: Scope,
+) -> Result<Findings, DataError> {
+    let per_process = scope == Scope::Ranks;
     let rows = reports.pushpop;
     let names = reports.names;
     // The pattern runs over the names while the tree is built.
@@ -147,14 +175,16 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
 
     let (captures, capture_warning) =
         capture::find(&tree, rows, names, settings.capture_range.as_deref());
-    warnings.extend(capture_warning);
+    if !per_process {
+        warnings.extend(capture_warning);
+    }
 
     let selected = iterations::select(&tree, rows, &matcher, &captures);
     warnings.extend(iterations::exceeded_warning(
         &tree, rows, &matcher, &captures, &selected,
     ));
     let mut measured = completeness::assess(&tree, rows, &selected, !captures.is_empty());
-    iterations::order_and_mark_duplicates(&mut measured, rows);
+    iterations::order_and_mark_duplicates(&mut measured, rows, per_process);
 
     let expected = settings.expected_iterations;
     warnings.extend(index_checks::missing_warning(&measured, expected));
@@ -187,7 +217,11 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
             counted: &counted,
             host_inclusive: &samples.host_inclusive,
         };
-        let (advisory, slow) = timing.warnings(first_iteration.as_ref(), settings.warmup);
+        let (advisory, slow) = if per_process {
+            (Vec::new(), None)
+        } else {
+            timing.warnings(first_iteration.as_ref(), settings.warmup)
+        };
         warnings.extend(advisory);
         // The steady state's range tables take a walk of their own, here, beside the other
         // thread's (only when an iteration is slow).
@@ -249,6 +283,9 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
         if let Some(mix) = &mut kernel_mix {
             advice::attach_kernels(&mut advice, std::mem::take(&mut mix.groups));
         }
+        if per_process {
+            warnings.retain(|w| w.code == crate::artifact::WarningCode::NestingTruncated);
+        }
         Ok(Findings {
             warnings,
             iteration_summary,
@@ -260,6 +297,7 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
             kernel_mix,
             steady_state,
             advice,
+            ranks: None,
         })
     })
 }

@@ -40,6 +40,7 @@ pub fn analysis(host_ns: &[i64], ranges: &[(&str, i64)], gpu: bool) -> Analysis 
                 projected_ns: ns / 2,
                 gpu_operation_count: 3,
             }),
+            rank: None,
         })
         .collect();
     let per_instance = |total: i64| {
@@ -113,6 +114,7 @@ pub fn analysis(host_ns: &[i64], ranges: &[(&str, i64)], gpu: bool) -> Analysis 
         gpu_projected_ranges,
         host_range_groups: Vec::new(),
         gpu_projected_range_groups: Vec::new(),
+        ranks: None,
         steady_state: None,
         gpu_work: None,
         advice: Vec::new(),

@@ -1,0 +1,270 @@
+//! The ranks of a distributed run: several processes that each run the iterations (the
+//! harness started once per rank, under one nsys or one nsys per rank).
+//!
+//! Owns the rules: a process is a rank when it holds a top-level capture range (with no
+//! capture range: a top-level range matching the iteration pattern), and a run is
+//! distributed when two or more processes are; each rank's iterations are judged on their own
+//! (its capture range, its missing, duplicate and unexpected indexes, its statistics), and its
+//! warnings name it (`rank`); a step is one index across the ranks, timed by its slowest rank
+//! (host inclusive; the GPU projection likewise, on its own clock), and complete when every
+//! rank completed that index; `iterations[]` and `iteration_summary` describe the steps, and
+//! the timing warnings are the steps'; the range tables cover every rank's counted iterations.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::thread;
+
+use super::capture::is_capture_name;
+use super::iterations::Measured;
+use super::timing_warnings;
+use super::{analyse_rows, DataError, Findings, Reports, Scope, Settings};
+use crate::artifact::{FirstIteration, Iteration, IterationSummary, Rank};
+use crate::reports::{GpuProjRow, Interner, NameId, PushPopRow};
+use crate::stats::Sample;
+
+/// The processes that are ranks (sorted by PID), when there are two or more.
+pub(super) fn find(settings: &Settings, rows: &[PushPopRow], names: &Interner) -> Option<Vec<u32>> {
+    let mut pids: Vec<u32> = rows
+        .iter()
+        .filter(|r| r.parent_id.is_none())
+        .filter(|r| {
+            let name = names.resolve(r.name);
+            match &settings.capture_range {
+                Some(cap) => is_capture_name(name, cap),
+                None => settings.iteration_pattern.is_match(name),
+            }
+        })
+        .map(|r| r.pid)
+        .collect();
+    pids.sort_unstable();
+    pids.dedup();
+    (pids.len() >= 2).then_some(pids)
+}
+
+/// One rank's rows, to be analysed alone.
+pub(super) struct RankRows {
+    pub rank: u64,
+    pub pid: u32,
+    pub device: Option<u64>,
+    pub pushpop: Vec<PushPopRow>,
+    pub gpu: Option<Vec<GpuProjRow>>,
+}
+
+/// The ranks of one trace, numbered by the order of their PIDs.
+pub(super) fn analyse(
+    settings: &Settings,
+    reports: &Reports<'_>,
+    pids: &[u32],
+) -> Result<Findings, DataError> {
+    let ranks: Vec<RankRows> = pids
+        .iter()
+        .enumerate()
+        .map(|(k, &pid)| RankRows {
+            rank: k as u64,
+            pid,
+            device: None,
+            pushpop: reports
+                .pushpop
+                .iter()
+                .filter(|r| r.pid == pid)
+                .cloned()
+                .collect(),
+            gpu: reports
+                .gpu
+                .map(|rows| rows.iter().filter(|r| r.pid == pid).cloned().collect()),
+        })
+        .collect();
+    analyse_ranks(settings, reports, &ranks)
+}
+
+/// Each rank alone, and every rank at once for the range tables (`all`: the rows of every
+/// rank, a process's PID telling its iterations apart), on threads; then the steps.
+pub(super) fn analyse_ranks(
+    settings: &Settings,
+    all: &Reports<'_>,
+    ranks: &[RankRows],
+) -> Result<Findings, DataError> {
+    let (union, each) = thread::scope(|scope| {
+        let union = scope.spawn(|| analyse_rows(settings, all, Scope::Ranks));
+        let each: Result<Vec<Findings>, DataError> = ranks
+            .iter()
+            .map(|r| {
+                let reports = Reports {
+                    names: all.names,
+                    pushpop: &r.pushpop,
+                    pushpop_path: all.pushpop_path,
+                    gpu: r.gpu.as_deref(),
+                    gpu_path: all.gpu_path,
+                    launches: None,
+                };
+                analyse_rows(settings, &reports, Scope::Process)
+            })
+            .collect();
+        (union.join().expect("the analysis does not panic"), each)
+    });
+    Ok(combine(settings, union?, ranks, each?))
+}
+
+/// The steps, their summary and timing warnings, the ranks' warnings (naming their rank) and
+/// `ranks[]`, over the range tables of every rank (`union`).
+fn combine(settings: &Settings, union: Findings, ranks: &[RankRows], each: Vec<Findings>) -> Findings {
+    let n = ranks.len();
+    let by_index: Vec<BTreeMap<u64, &Iteration>> = each
+        .iter()
+        .map(|f| {
+            f.iterations
+                .iter()
+                .filter(|i| !i.duplicate)
+                .map(|i| (i.index, i))
+                .collect()
+        })
+        .collect();
+    let indexes: BTreeSet<u64> = by_index.iter().flat_map(|m| m.keys().copied()).collect();
+    let mut slowest_steps = vec![0u64; n];
+    let mut steps = Vec::with_capacity(indexes.len());
+    for index in indexes {
+        let present: Vec<(usize, &Iteration)> = by_index
+            .iter()
+            .enumerate()
+            .filter_map(|(k, m)| m.get(&index).map(|i| (k, *i)))
+            .collect();
+        let complete = present.len() == n && present.iter().all(|(_, i)| i.complete);
+        // the slowest rank (ties: the lowest rank); of an incomplete step, the slowest of the
+        // iterations it has
+        let Some(&(k, slowest)) = present.iter().max_by(|a, b| {
+            a.1.host
+                .inclusive_ns
+                .cmp(&b.1.host.inclusive_ns)
+                .then_with(|| b.0.cmp(&a.0))
+        }) else {
+            continue;
+        };
+        let mut step = slowest.clone();
+        step.complete = complete;
+        step.rank = Some(ranks[k].rank);
+        step.gpu_projection = present
+            .iter()
+            .filter_map(|(_, i)| i.gpu_projection.as_ref())
+            .max_by_key(|g| g.projected_ns)
+            .cloned();
+        if complete {
+            slowest_steps[k] += 1;
+        }
+        steps.push(step);
+    }
+
+    // The steps' statistics and timing warnings, read as iterations of one process would be.
+    let counted: Vec<&Iteration> = steps.iter().filter(|s| s.complete).collect();
+    let step_rows: Vec<PushPopRow> = counted
+        .iter()
+        .enumerate()
+        .map(|(k, s)| PushPopRow {
+            start_ns: s.host.start_ns,
+            end_ns: s.host.end_ns,
+            dur_child_ns: s.host.child_total_ns,
+            range_id: k as u64,
+            parent_id: None,
+            name: NameId(0),
+            pid: s.pid as u32,
+            tid: s.tid as u32,
+            line: 0,
+        })
+        .collect();
+    let measured: Vec<Measured> = counted
+        .iter()
+        .enumerate()
+        .map(|(k, s)| Measured {
+            row: k as u32,
+            index: s.index,
+            complete: true,
+            duplicate: false,
+        })
+        .collect();
+    let measured_refs: Vec<&Measured> = measured.iter().collect();
+    let host_inclusive = Sample::new(counted.iter().map(|s| s.host.inclusive_ns).collect());
+    let host_exclusive = Sample::new(counted.iter().map(|s| s.host.exclusive_ns).collect());
+    let projection = each.iter().any(|f| f.iteration_summary.gpu_projected.is_some())
+        || steps.iter().any(|s| s.gpu_projection.is_some());
+    let gpu_projected = projection.then(|| {
+        Sample::new(
+            counted
+                .iter()
+                .filter_map(|s| s.gpu_projection.as_ref().map(|g| g.projected_ns))
+                .collect(),
+        )
+    });
+    let first_iteration = counted
+        .iter()
+        .min_by_key(|s| (s.host.start_ns, s.index))
+        .map(|s| {
+            let median = host_inclusive.median();
+            FirstIteration {
+                index: s.index,
+                host_inclusive_ns: s.host.inclusive_ns,
+                ratio_to_median: if median > 0.0 {
+                    s.host.inclusive_ns as f64 / median
+                } else {
+                    1.0
+                },
+            }
+        });
+    let timing = timing_warnings::Counted {
+        rows: &step_rows,
+        counted: &measured_refs,
+        host_inclusive: &host_inclusive,
+    };
+    let (advisory, slow) = timing.warnings(first_iteration.as_ref(), settings.warmup);
+
+    let mut warnings = Vec::new();
+    for (r, f) in ranks.iter().zip(&each) {
+        for w in &f.warnings {
+            let mut w = w.clone();
+            w.message = format!("rank {}: {}", r.rank, w.message);
+            w.rank = Some(r.rank);
+            warnings.push(w);
+        }
+    }
+    warnings.extend(union.warnings);
+    warnings.extend(advisory);
+    warnings.extend(slow);
+
+    let iteration_summary = IterationSummary {
+        expected: settings.expected_iterations,
+        found: steps.len() as u64,
+        complete: counted.len() as u64,
+        unattributed_ranges: each
+            .iter()
+            .map(|f| f.iteration_summary.unattributed_ranges)
+            .sum(),
+        host_inclusive: host_inclusive.iteration_stats(),
+        host_exclusive: host_exclusive.iteration_stats(),
+        gpu_projected: gpu_projected.and_then(|s| s.iteration_stats()),
+        first_iteration,
+    };
+    let rank_list = ranks
+        .iter()
+        .zip(&each)
+        .zip(slowest_steps)
+        .map(|((r, f), slowest)| Rank {
+            rank: r.rank,
+            pid: u64::from(r.pid),
+            device: r.device,
+            trace: String::new(),
+            iterations: f.iteration_summary.counted(),
+            iteration_summary: f.iteration_summary.clone(),
+            slowest_steps: slowest,
+        })
+        .collect();
+    Findings {
+        warnings,
+        iteration_summary,
+        iterations: steps,
+        host_ranges: union.host_ranges,
+        gpu_projected_ranges: union.gpu_projected_ranges,
+        host_range_groups: union.host_range_groups,
+        gpu_projected_range_groups: union.gpu_projected_range_groups,
+        kernel_mix: union.kernel_mix,
+        steady_state: None,
+        advice: union.advice,
+        ranks: Some(rank_list),
+    }
+}

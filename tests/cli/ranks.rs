@@ -1,0 +1,174 @@
+//! `ranks`: distributed runs recorded by the project's harness under real nsys, the ranks
+//! forked by the harness under one nsys (`--ranks N`): each process a rank judged on its own,
+//! steps timed by their slowest rank, checked against nsys's own push/pop report.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::{analyze, assert_status, codes, fixture, plain_pushpop, CsvRange, Run};
+use crate::require_nsys;
+
+/// The ranks-2 fixture of each tested nsys, with the nsys that reads it.
+const TWO_RANKS: [(&str, &str); 3] = [
+    ("ranks-2", "2024.2"),
+    ("ranks-2-2023.4", "2023.4"),
+    ("ranks-2-2022.4", "2022.4"),
+];
+
+/// The median as nsys-gate defines it (linear interpolation, `numpy.percentile`).
+fn median(values: &[i64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_unstable();
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2] as f64
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) as f64 / 2.0
+    }
+}
+
+/// The push/pop CSV nsys wrote for the run (2022.4: its legacy name).
+fn pushpop_csv(run: &Run) -> Vec<CsvRange> {
+    for name in ["nsys_nvtx_pushpop_trace.csv", "nsys_nvtxpptrace.csv"] {
+        let path = run.path("stats").join(name);
+        if path.exists() {
+            return plain_pushpop(&path);
+        }
+    }
+    panic!("no push/pop CSV under {}", run.path("stats").display());
+}
+
+/// Per PID: index -> host inclusive duration of the iterations under its capture range, as
+/// nsys's report gives them.
+fn iterations_by_pid(rows: &[CsvRange]) -> BTreeMap<u64, BTreeMap<u64, i64>> {
+    let captures: Vec<u64> = rows
+        .iter()
+        .filter(|r| r.parent_id.is_none() && r.name == "profile-target")
+        .map(|r| r.range_id)
+        .collect();
+    let mut out: BTreeMap<u64, BTreeMap<u64, i64>> = BTreeMap::new();
+    for r in rows {
+        if !r.parent_id.is_some_and(|p| captures.contains(&p)) {
+            continue;
+        }
+        if let Some(index) = r.name.strip_prefix("iteration ") {
+            out.entry(r.pid)
+                .or_default()
+                .insert(index.parse().unwrap(), r.duration);
+        }
+    }
+    out
+}
+
+/// What a distributed run with a slower rank must give: it passes the gate, no capture or
+/// duplicate warning, every rank's median is nsys's, the step median is the median of the
+/// per-index maxima, and `slow_rank` was the slowest in at least 8 of 10 steps.
+fn check_slower_rank(run: &Run, per_pid: &BTreeMap<u64, BTreeMap<u64, i64>>, ranks: usize, slow_rank: u64) {
+    let a = run.analysis();
+    let codes = codes(&a);
+    assert!(!codes.contains(&"capture_range_multiple".to_owned()), "{codes:?}");
+    assert!(!codes.contains(&"duplicate_iterations".to_owned()), "{codes:?}");
+    assert_eq!(a["gate"]["result"], "pass", "{codes:?}");
+    let list = a["ranks"].as_array().expect("ranks[]");
+    assert_eq!(list.len(), ranks);
+    assert_eq!(per_pid.len(), ranks);
+    for (k, (pid, iterations)) in per_pid.iter().enumerate() {
+        let rank = &list[k];
+        assert_eq!(rank["rank"], k as u64);
+        assert_eq!(rank["pid"], *pid);
+        assert_eq!(rank["iterations"], 10);
+        let values: Vec<i64> = iterations.values().copied().collect();
+        assert_eq!(
+            rank["iteration_summary"]["host_inclusive"]["median_ns"].as_f64().unwrap(),
+            median(&values),
+            "rank {k}"
+        );
+    }
+    // steps: the per-index maxima
+    let maxima: Vec<i64> = (0..10u64)
+        .map(|i| per_pid.values().map(|m| m[&i]).max().unwrap())
+        .collect();
+    let summary = &a["iteration_summary"];
+    assert_eq!(summary["expected"], 10);
+    assert_eq!(summary["found"], 10);
+    assert_eq!(summary["complete"], 10);
+    assert_eq!(
+        summary["host_inclusive"]["median_ns"].as_f64().unwrap(),
+        median(&maxima)
+    );
+    let steps = a["iterations"].as_array().unwrap();
+    assert_eq!(steps.len(), 10);
+    for (i, step) in steps.iter().enumerate() {
+        assert_eq!(step["index"], i as u64);
+        assert_eq!(step["host"]["inclusive_ns"], maxima[i]);
+        let rank = step["rank"].as_u64().unwrap();
+        assert_eq!(per_pid.values().nth(rank as usize).unwrap()[&(i as u64)], maxima[i]);
+    }
+    let slowest = list[slow_rank as usize]["slowest_steps"].as_u64().unwrap();
+    assert!(slowest >= 8, "rank {slow_rank} slowest in {slowest} of 10 steps");
+    let all: u64 = list.iter().map(|r| r["slowest_steps"].as_u64().unwrap()).sum();
+    assert_eq!(all, 10);
+}
+
+#[test]
+fn two_ranks_in_one_trace_pass_the_gate_on_each_tested_nsys() {
+    for (name, version) in TWO_RANKS {
+        let nsys = require_nsys!(version);
+        let run = fixture(name);
+        assert_status(&analyze(&run.dir, &nsys, &[]), 0);
+        let per_pid = iterations_by_pid(&pushpop_csv(&run));
+        check_slower_rank(&run, &per_pid, 2, 1);
+    }
+}
+
+#[test]
+fn four_ranks_in_one_trace_name_the_slower_one() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("ranks-4");
+    assert_status(&analyze(&run.dir, &nsys, &[]), 0);
+    let per_pid = iterations_by_pid(&pushpop_csv(&run));
+    check_slower_rank(&run, &per_pid, 4, 2);
+}
+
+#[test]
+fn a_rank_missing_iterations_fails_the_gate_naming_it() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("ranks-missing");
+    assert_status(&analyze(&run.dir, &nsys, &[]), 1);
+    let a = run.analysis();
+    let missing: Vec<&Value> = a["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "missing_iterations")
+        .collect();
+    assert_eq!(missing.len(), 1, "{:?}", a["warnings"]);
+    assert_eq!(missing[0]["rank"], 1);
+    assert_eq!(missing[0]["iterations"], serde_json::json!([8, 9]));
+    assert!(
+        missing[0]["message"].as_str().unwrap().starts_with("rank 1: "),
+        "{}",
+        missing[0]["message"]
+    );
+    assert!(missing[0]["gating"].as_bool().unwrap());
+    assert_eq!(a["ranks"][0]["iterations"], 10);
+    assert_eq!(a["ranks"][1]["iterations"], 8);
+    // steps 8 and 9 are incomplete: only rank 0 ran them
+    let summary = &a["iteration_summary"];
+    assert_eq!(summary["found"], 10);
+    assert_eq!(summary["complete"], 8);
+    assert!(!codes(&a).contains(&"capture_range_multiple".to_owned()));
+}
+
+#[test]
+fn a_run_of_one_process_has_no_ranks() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("clean");
+    assert_status(&analyze(&run.dir, &nsys, &[]), 0);
+    let a = run.analysis();
+    assert_eq!(a["ranks"], Value::Null);
+    assert!(a["iterations"][0].get("rank").is_none());
+    let _: &Path = &run.dir;
+}

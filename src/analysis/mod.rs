@@ -63,6 +63,7 @@ use crate::reports::{GpuProjRow, Interner, PushPopRow};
 
 pub use gpu_work::{KernelMix, Launches};
 pub use iterations::full_match_regex;
+pub use ranks::RankRows;
 
 use gpu::GpuIndex;
 use iterations::IterationIndexes;
@@ -142,6 +143,23 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
         Some(pids) => ranks::analyse(settings, reports, &pids),
         None => analyse_rows(settings, reports, Scope::Process),
     }
+}
+
+/// The ranks of a run recorded one trace per rank: each rank's rows (`ranks`, their own range
+/// ids), every rank's rows at once in `all` (range ids made distinct, a rank's PID its
+/// position in `ranks`), and the ranks the run should have had (`world_size`: a rank without
+/// a trace is `missing_iterations` for every index).
+pub fn apply_rules_per_rank(
+    settings: &Settings,
+    all: &Reports<'_>,
+    ranks: &[RankRows],
+    world_size: Option<u64>,
+) -> Result<Findings, DataError> {
+    let mut findings = ranks::analyse_ranks(settings, all, ranks)?;
+    findings
+        .warnings
+        .extend(ranks::missing_ranks(settings, ranks, world_size));
+    Ok(findings)
 }
 
 /// What [`analyse_rows`] reads: one process, or every rank at once (for the range tables over

@@ -17,7 +17,8 @@ use super::capture::is_capture_name;
 use super::iterations::Measured;
 use super::timing_warnings;
 use super::{analyse_rows, DataError, Findings, Reports, Scope, Settings};
-use crate::artifact::{FirstIteration, Iteration, IterationSummary, Rank};
+use super::wording::list_named_indexes;
+use crate::artifact::{FirstIteration, Iteration, IterationSummary, Rank, Warning, WarningCode};
 use crate::reports::{GpuProjRow, Interner, NameId, PushPopRow};
 use crate::stats::Sample;
 
@@ -41,7 +42,7 @@ pub(super) fn find(settings: &Settings, rows: &[PushPopRow], names: &Interner) -
 }
 
 /// One rank's rows, to be analysed alone.
-pub(super) struct RankRows {
+pub struct RankRows {
     pub rank: u64,
     pub pid: u32,
     pub device: Option<u64>,
@@ -267,4 +268,32 @@ fn combine(settings: &Settings, union: Findings, ranks: &[RankRows], each: Vec<F
         advice: union.advice,
         ranks: Some(rank_list),
     }
+}
+
+/// `missing_iterations` for every rank below `world_size` (or below the highest rank found)
+/// that has no trace: every index of it is missing.
+pub(super) fn missing_ranks(
+    settings: &Settings,
+    ranks: &[RankRows],
+    world_size: Option<u64>,
+) -> Vec<Warning> {
+    let highest = ranks.iter().map(|r| r.rank + 1).max().unwrap_or(0);
+    let expected = world_size.unwrap_or(0).max(highest);
+    let indexes: Vec<u64> = (0..settings.expected_iterations).collect();
+    (0..expected)
+        .filter(|k| !ranks.iter().any(|r| r.rank == *k))
+        .map(|k| {
+            let mut w = Warning::new(
+                WarningCode::MissingIterations,
+                format!(
+                    "rank {k}: no trace of this rank; {} missing",
+                    list_named_indexes(&indexes)
+                ),
+            )
+            .with_iterations(indexes.clone())
+            .with_count(settings.expected_iterations);
+            w.rank = Some(k);
+            w
+        })
+        .collect()
 }

@@ -65,7 +65,14 @@ fn iterations_by_pid(rows: &[CsvRange]) -> BTreeMap<u64, BTreeMap<u64, i64>> {
 /// What a distributed run with a slower rank must give: it passes the gate, no capture or
 /// duplicate warning, every rank's median is nsys's, the step median is the median of the
 /// per-index maxima, and `slow_rank` was the slowest in at least 8 of 10 steps.
-fn check_slower_rank(run: &Run, per_pid: &BTreeMap<u64, BTreeMap<u64, i64>>, ranks: usize, slow_rank: u64) {
+fn check_slower_rank(
+    run: &Run,
+    per_pid: &BTreeMap<u64, BTreeMap<u64, i64>>,
+    ranks: usize,
+    slow_rank: u64,
+) {
+    // one trace per rank: keyed by rank, and every process may have the same PID
+    let keyed_by_pid = !run.path("trace_0.nsys-rep").exists();
     let a = run.analysis();
     let codes = codes(&a);
     assert!(!codes.contains(&"capture_range_multiple".to_owned()), "{codes:?}");
@@ -77,7 +84,9 @@ fn check_slower_rank(run: &Run, per_pid: &BTreeMap<u64, BTreeMap<u64, i64>>, ran
     for (k, (pid, iterations)) in per_pid.iter().enumerate() {
         let rank = &list[k];
         assert_eq!(rank["rank"], k as u64);
-        assert_eq!(rank["pid"], *pid);
+        if keyed_by_pid {
+            assert_eq!(rank["pid"], *pid);
+        }
         assert_eq!(rank["iterations"], 10);
         let values: Vec<i64> = iterations.values().copied().collect();
         assert_eq!(
@@ -171,4 +180,53 @@ fn a_run_of_one_process_has_no_ranks() {
     assert_eq!(a["ranks"], Value::Null);
     assert!(a["iterations"][0].get("rank").is_none());
     let _: &Path = &run.dir;
+}
+
+#[test]
+fn one_trace_per_rank_gives_the_same() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("ranks-per-trace");
+    assert_status(&analyze(&run.dir, &nsys, &[]), 0);
+    // each rank's reports apart, under stats/RANK/; the ranks numbered by the file names
+    let mut per_trace: BTreeMap<u64, BTreeMap<u64, i64>> = BTreeMap::new();
+    for rank in 0..2u64 {
+        let csv = run
+            .path("stats")
+            .join(rank.to_string())
+            .join("nsys_nvtx_pushpop_trace.csv");
+        let by_pid = iterations_by_pid(&plain_pushpop(&csv));
+        assert_eq!(by_pid.len(), 1);
+        per_trace.insert(rank, by_pid.into_values().next().unwrap());
+    }
+    check_slower_rank(&run, &per_trace, 2, 1);
+    let a = run.analysis();
+    assert_eq!(a["ranks"][0]["trace"], "trace_0.nsys-rep");
+    assert_eq!(a["ranks"][1]["trace"], "trace_1.nsys-rep");
+}
+
+#[test]
+fn a_rank_without_its_trace_is_missing_every_iteration() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("ranks-per-trace");
+    // ranks 0 and 2 of 3: rank 1 has no trace, and the manifest says there are 3 ranks
+    std::fs::rename(run.path("trace_1.nsys-rep"), run.path("trace_2.nsys-rep")).unwrap();
+    let manifest = run.manifest();
+    run.set_manifest(&format!("{manifest}world_size: 4\n"));
+    assert_status(&analyze(&run.dir, &nsys, &[]), 1);
+    let a = run.analysis();
+    let missing: Vec<u64> = a["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "missing_iterations")
+        .map(|w| w["rank"].as_u64().unwrap())
+        .collect();
+    assert_eq!(missing, [1, 3]);
+    let ranks: Vec<u64> = a["ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["rank"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ranks, [0, 2]);
 }

@@ -217,7 +217,8 @@ fn combine(settings: &Settings, union: Findings, ranks: &[RankRows], each: Vec<F
 
     let mut warnings = Vec::new();
     for (r, f) in ranks.iter().zip(&each) {
-        for w in &f.warnings {
+        // the timing warnings are the steps' (each rank's timing is in `ranks[]`)
+        for w in f.warnings.iter().filter(|w| !is_timing(w.code)) {
             let mut w = w.clone();
             w.message = format!("rank {}: {}", r.rank, w.message);
             w.rank = Some(r.rank);
@@ -268,6 +269,13 @@ fn combine(settings: &Settings, union: Findings, ranks: &[RankRows], each: Vec<F
         advice: union.advice,
         ranks: Some(rank_list),
     }
+}
+
+fn is_timing(code: WarningCode) -> bool {
+    matches!(
+        code,
+        WarningCode::FirstIterationSlow | WarningCode::HighVariance | WarningCode::SlowIterations
+    )
 }
 
 /// `missing_iterations` for every rank below `world_size` (or below the highest rank found)

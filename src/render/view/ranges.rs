@@ -179,11 +179,19 @@ pub(super) fn host_table(
     // The share is of the iterations the rows cover: the steady state's when they are its.
     let iteration_total = match steady(a, exact_names) {
         Some(s) => s.host_inclusive.total_ns,
-        None => a
-            .iteration_summary
-            .host_inclusive
-            .as_ref()
-            .map_or(0, |h| h.total_ns),
+        // A distributed run's tables cover every rank's iterations: the share is of them all.
+        None => match a.ranks.as_deref() {
+            Some(ranks) => ranks
+                .iter()
+                .filter_map(|r| r.iteration_summary.host_inclusive.as_ref())
+                .map(|h| h.total_ns)
+                .sum(),
+            None => a
+                .iteration_summary
+                .host_inclusive
+                .as_ref()
+                .map_or(0, |h| h.total_ns),
+        },
     };
     let top: Vec<&HostRange> = ranges.iter().take(caps.top).copied().collect();
     // One unit per column.

@@ -230,3 +230,88 @@ fn a_rank_without_its_trace_is_missing_every_iteration() {
         .collect();
     assert_eq!(ranks, [0, 2]);
 }
+
+/// Analyses of `names` (distributed runs), as a history folder beside `head`: one folder per
+/// run, oldest first in path order.
+fn history_of(names: &[&str], nsys: &Path, head: &Run) -> std::path::PathBuf {
+    let folder = head.dir.parent().unwrap().join("history");
+    for (k, name) in names.iter().enumerate() {
+        let run = fixture(name);
+        assert_status(&analyze(&run.dir, nsys, &[]), 0);
+        let dir = folder.join(format!("{k:03}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(run.path("analysis.json"), dir.join("analysis.json")).unwrap();
+    }
+    folder
+}
+
+#[test]
+fn a_head_whose_rank_1_is_slower_is_slower_and_names_rank_1() {
+    let nsys = require_nsys!("2024.2");
+    let head = fixture("ranks-head");
+    assert_status(&analyze(&head.dir, &nsys, &[]), 0);
+    let bases = [
+        "ranks-base-1",
+        "ranks-base-2",
+        "ranks-base-3",
+        "ranks-base-4",
+        "ranks-base-5",
+    ];
+    let history = history_of(&bases, &nsys, &head);
+    let (out, c) = crate::compare::compare_json(&[&history, &head.dir]);
+    let run = &c["runs"][0];
+    assert_eq!(run["history"]["used"].as_array().unwrap().len(), 5, "{run}");
+    let host = run["measures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "host_inclusive")
+        .unwrap();
+    assert_eq!(host["verdict"], "slower", "{host}");
+    // each rank an item: rank 1 slower, rank 0 not
+    let ranks = run["ranks"]["changed"].as_array().expect("runs[].ranks");
+    let verdict = |rank: u64| {
+        ranks
+            .iter()
+            .find(|r| r["rank"] == rank)
+            .map(|r| r["verdict"].as_str().unwrap().to_owned())
+    };
+    assert_eq!(verdict(1).as_deref(), Some("slower"), "{ranks:?}");
+    assert_ne!(verdict(0).as_deref(), Some("slower"), "{ranks:?}");
+    let r1 = ranks.iter().find(|r| r["rank"] == 1).unwrap();
+    let pct = r1["change_pct"].as_f64().unwrap();
+    assert!((4.0..12.0).contains(&pct), "{pct}");
+    assert!(r1["p_value"].as_f64().is_some());
+    // the world size is a judged condition, the same here
+    let world = run["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "world_size")
+        .expect("world_size");
+    assert_eq!(world["judged"], true);
+    assert_eq!(world["differs"], false);
+    assert_eq!(world["head"], 2);
+    let markdown = String::from_utf8(out.stdout).unwrap();
+    assert!(markdown.contains("rank 1 +"), "{markdown}");
+    assert!(markdown.contains(", **slower**"), "{markdown}");
+}
+
+#[test]
+fn a_four_rank_head_against_two_rank_history_is_not_like_for_like() {
+    let nsys = require_nsys!("2024.2");
+    let head = fixture("ranks-4");
+    assert_status(&analyze(&head.dir, &nsys, &[]), 0);
+    let history = history_of(&["ranks-base-1", "ranks-base-2"], &nsys, &head);
+    let (out, c) = crate::compare::compare_json(&[&history, &head.dir]);
+    let run = &c["runs"][0];
+    assert_eq!(run["like_for_like"], false);
+    let conditions = run["conditions"].as_array().unwrap();
+    // said first
+    assert_eq!(conditions[0]["name"], "world_size");
+    assert_eq!(conditions[0]["differs"], true);
+    assert_eq!(conditions[0]["base"], 2);
+    assert_eq!(conditions[0]["head"], 4);
+    let markdown = String::from_utf8(out.stdout).unwrap();
+    assert!(markdown.contains("**Not like for like:** world size (ranks)"), "{markdown}");
+}

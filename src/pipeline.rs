@@ -213,7 +213,18 @@ pub fn analyze(
     // 6. analysis.json.
     let analysis = Analysis {
         schema_version: artifact::SCHEMA_VERSION,
-        provenance: provenance(&run, &stamp, options),
+        provenance: {
+            let mut p = provenance(&run, &stamp, options);
+            if let Some(traces) = &rank_traces {
+                p.traces = traces.iter().map(|(_, t)| t.trace_name.clone()).collect();
+                // the first rank's CSVs, under stats/RANK/
+                let first = Path::new(STATS_DIR).join(traces[0].0.to_string());
+                for (name, path) in &mut p.reports {
+                    *path = nsys::csv_path(&first, name).to_string_lossy().into_owned();
+                }
+            }
+            p
+        },
         run: run_settings(&run),
         gate,
         warnings,
@@ -455,6 +466,7 @@ fn provenance(run: &RunDir, stamp: &StatsStamp, options: &AnalyzeOptions) -> Pro
         manifest_sha256: run.manifest_sha256.clone(),
         trace_path: run.trace_name.clone(),
         trace_sha256: run.trace_sha256.clone(),
+        traces: Vec::new(),
         reports: ReportName::ALL
             .iter()
             .map(|r| {

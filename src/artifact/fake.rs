@@ -130,6 +130,7 @@ fn provenance(gpu: bool) -> Provenance {
         manifest_sha256: "0".repeat(64),
         trace_path: "trace.nsys-rep".to_owned(),
         trace_sha256: None,
+        traces: Vec::new(),
         reports: BTreeMap::new(),
         report_status: [(
             ReportName::GpuProjection.as_str().to_owned(),

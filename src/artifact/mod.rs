@@ -110,6 +110,11 @@ pub struct Provenance {
     /// the manifest gives one (it matched, or there is no analysis).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_sha256: Option<String>,
+    /// One trace per rank: every trace read, by rank (relative to `run_dir`; `trace_path` is
+    /// the first, and `reports` name the first's CSVs, each rank's being under
+    /// `stats/RANK/`). Absent for one trace.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub traces: Vec<String>,
     /// Report name -> CSV path relative to `run_dir`.
     pub reports: BTreeMap<String, String>,
     /// What nsys did with each report: `written`, or `skipped` with nsys's words.

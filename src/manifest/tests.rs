@@ -133,6 +133,7 @@ fn contract_example_reads_completely() {
             iterations: 2,
             iteration_pattern: DEFAULT_ITERATION_PATTERN.into(),
             trace_sha256: None,
+            trace_sha256_per_rank: None,
             expected_trace_path: Some(
                 "inference_profiling/snippets/smoke-tensor/runs/20261129T120000Z/trace.nsys-rep"
                     .into()

@@ -10,7 +10,8 @@ use super::{locate_trace, split_trace_path, ManifestRead, RunDir, RunDirError};
 /// nsys's placeholder for an environment variable in `-o`, here the rank's.
 const RANK_PLACEHOLDER: &str = "%q{RANK}";
 
-/// The traces of the ranks, sorted by rank, each a [`RunDir`] checked as a run's one trace;
+/// The traces of the ranks, sorted by rank, each a [`RunDir`] checked as a run's one trace
+/// (against its own digest when `trace_sha256` gives one per rank);
 /// `None` when the manifest names one trace. A manifest with the pattern and no trace that
 /// fits it is the missing-trace error of the pattern's rank 0.
 pub fn locate_rank_traces(read: &ManifestRead) -> Result<Option<Vec<(u64, RunDir)>>, RunDirError> {
@@ -29,9 +30,24 @@ pub fn locate_rank_traces(read: &ManifestRead) -> Result<Option<Vec<(u64, RunDir
         .into_iter()
         .map(|rank| {
             let mut one = read.clone();
-            one.manifest.expected_trace_path =
-                Some(value.replacen(RANK_PLACEHOLDER, &rank.to_string(), 1));
-            one.manifest.trace_sha256 = None;
+            let name = value.replacen(RANK_PLACEHOLDER, &rank.to_string(), 1);
+            one.manifest.expected_trace_path = Some(name.clone());
+            // a digest per rank: this rank's, and a rank with none listed is not the run's
+            if let Some(digests) = &read.manifest.trace_sha256_per_rank {
+                match digests.get(&rank) {
+                    Some(d) => one.manifest.trace_sha256 = Some(d.clone()),
+                    None => {
+                        let (file, _) = split_trace_path(&name)?;
+                        return Err(RunDirError::TraceHashMismatch {
+                            path: read.dir.join(file),
+                            expected: format!("no digest for rank {rank}"),
+                            actual: super::sha256_file(&read.dir.join(
+                                split_trace_path(&name)?.0,
+                            ))?,
+                        });
+                    }
+                }
+            }
             locate_trace(one).map(|run| (rank, run))
         })
         .collect::<Result<Vec<_>, _>>()

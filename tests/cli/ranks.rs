@@ -315,3 +315,43 @@ fn a_four_rank_head_against_two_rank_history_is_not_like_for_like() {
     let markdown = String::from_utf8(out.stdout).unwrap();
     assert!(markdown.contains("**Not like for like:** world size (ranks)"), "{markdown}");
 }
+
+fn sha256_of(path: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let bytes = std::fs::read(path).unwrap();
+    Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[test]
+fn each_rank_trace_is_checked_against_its_own_digest() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("ranks-per-trace");
+    let (d0, d1) = (
+        sha256_of(&run.path("trace_0.nsys-rep")),
+        sha256_of(&run.path("trace_1.nsys-rep")),
+    );
+    let manifest = run.manifest();
+    // a list, rank 0 first
+    run.set_manifest(&format!("{manifest}trace_sha256:\n- {d0}\n- {d1}\n"));
+    assert_status(&analyze(&run.dir, &nsys, &[]), 0);
+    let a = run.analysis();
+    assert_eq!(
+        a["provenance"]["traces"],
+        serde_json::json!(["trace_0.nsys-rep", "trace_1.nsys-rep"])
+    );
+    assert_eq!(
+        a["provenance"]["reports"]["nvtx_pushpop_trace"],
+        "stats/0/nsys_nvtx_pushpop_trace.csv"
+    );
+    // a mapping by rank, rank 1's digest wrong: refused, naming its trace
+    run.set_manifest(&format!(
+        "{manifest}trace_sha256:\n  0: {d0}\n  1: {d0}\n"
+    ));
+    let out = analyze(&run.dir, &nsys, &[]);
+    assert_status(&out, 2);
+    let err = crate::common::stderr(&out);
+    assert!(err.contains("trace_1.nsys-rep") && err.contains("trace_sha256"), "{err}");
+}

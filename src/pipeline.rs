@@ -517,70 +517,6 @@ impl ReportStatus {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn nsys_errors_keep_their_kind_version_words_and_command() {
-        let e = AnalyzeError::from(NsysError::IncompatibleTrace {
-            trace_version: "2024.2.3".into(),
-            nsys_version: "2023.4.4.54-234433681190v0".into(),
-            words: "Report was created in Nsight Systems version (2024.2.3), newer than your current version (2023.4.4).".into(),
-            command: "nsys stats …".into(),
-        });
-        let f = e.to_failure("/r".into());
-        assert_eq!(f.kind, FailureKind::IncompatibleTrace);
-        assert_eq!(
-            f.nsys_version.as_deref(),
-            Some("2023.4.4.54-234433681190v0")
-        );
-        assert_eq!(f.command.as_deref(), Some("nsys stats …"));
-        assert!(f
-            .nsys_words
-            .as_deref()
-            .is_some_and(|w| w.contains("newer than your current version")));
-        assert!(f.error.contains("newer than your current version"));
-
-        let e = AnalyzeError::from(NsysError::NotFound {
-            searched: vec!["PATH".into()],
-        });
-        let f = e.to_failure("/r".into());
-        assert_eq!(f.kind, FailureKind::MissingExecutable);
-        assert_eq!(f.nsys_version, None);
-        assert!(f.error.starts_with("no nsys executable found"));
-    }
-
-    #[test]
-    fn a_skipped_report_that_names_nvtx_is_no_nvtx_data() {
-        let failed = |words: &str| NsysError::Failed {
-            version: "2024.2".into(),
-            status: "exited with status 1".into(),
-            report: "nvtx_pushpop_trace",
-            command: "nsys stats".into(),
-            words: words.into(),
-        };
-        assert_eq!(
-            failed("does not contain NV Tools Extension (NVTX) data").kind(),
-            FailureKind::NoNvtxData
-        );
-        assert_eq!(failed("disk full").kind(), FailureKind::NsysFailed);
-    }
-
-    #[test]
-    fn run_directory_errors() {
-        let e = AnalyzeError::from(RunDirError::Missing("/nowhere".into(), Default::default()));
-        assert_eq!(e.kind, FailureKind::RunDirectory);
-        let e = AnalyzeError::from(RunDirError::NoTraceName { value: "x/".into() });
-        assert_eq!(e.kind, FailureKind::Manifest);
-        assert_eq!(
-            AnalyzeError::other(anyhow!("something else")).kind,
-            FailureKind::Other
-        );
-    }
-}
-
-
 /// What steps 2-4 of [`analyze`] give: the stamp, why there is no GPU projection, the GPU-work
 /// rows, the findings.
 type Analysed = (
@@ -723,5 +659,73 @@ fn analyze_rank_traces(
     )
     .map_err(|e| unfit(e, stamp))?;
     let mut first = per_trace.into_iter().next().expect("one trace at least");
-    Ok((first.0, first.1.gpu_unavailable.take(), gpu_work_rows, findings))
+    Ok((
+        first.0,
+        first.1.gpu_unavailable.take(),
+        gpu_work_rows,
+        findings,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nsys_errors_keep_their_kind_version_words_and_command() {
+        let e = AnalyzeError::from(NsysError::IncompatibleTrace {
+            trace_version: "2024.2.3".into(),
+            nsys_version: "2023.4.4.54-234433681190v0".into(),
+            words: "Report was created in Nsight Systems version (2024.2.3), newer than your current version (2023.4.4).".into(),
+            command: "nsys stats …".into(),
+        });
+        let f = e.to_failure("/r".into());
+        assert_eq!(f.kind, FailureKind::IncompatibleTrace);
+        assert_eq!(
+            f.nsys_version.as_deref(),
+            Some("2023.4.4.54-234433681190v0")
+        );
+        assert_eq!(f.command.as_deref(), Some("nsys stats …"));
+        assert!(f
+            .nsys_words
+            .as_deref()
+            .is_some_and(|w| w.contains("newer than your current version")));
+        assert!(f.error.contains("newer than your current version"));
+
+        let e = AnalyzeError::from(NsysError::NotFound {
+            searched: vec!["PATH".into()],
+        });
+        let f = e.to_failure("/r".into());
+        assert_eq!(f.kind, FailureKind::MissingExecutable);
+        assert_eq!(f.nsys_version, None);
+        assert!(f.error.starts_with("no nsys executable found"));
+    }
+
+    #[test]
+    fn a_skipped_report_that_names_nvtx_is_no_nvtx_data() {
+        let failed = |words: &str| NsysError::Failed {
+            version: "2024.2".into(),
+            status: "exited with status 1".into(),
+            report: "nvtx_pushpop_trace",
+            command: "nsys stats".into(),
+            words: words.into(),
+        };
+        assert_eq!(
+            failed("does not contain NV Tools Extension (NVTX) data").kind(),
+            FailureKind::NoNvtxData
+        );
+        assert_eq!(failed("disk full").kind(), FailureKind::NsysFailed);
+    }
+
+    #[test]
+    fn run_directory_errors() {
+        let e = AnalyzeError::from(RunDirError::Missing("/nowhere".into(), Default::default()));
+        assert_eq!(e.kind, FailureKind::RunDirectory);
+        let e = AnalyzeError::from(RunDirError::NoTraceName { value: "x/".into() });
+        assert_eq!(e.kind, FailureKind::Manifest);
+        assert_eq!(
+            AnalyzeError::other(anyhow!("something else")).kind,
+            FailureKind::Other
+        );
+    }
 }

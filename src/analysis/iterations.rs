@@ -180,7 +180,13 @@ pub(super) fn order_and_mark_duplicates(
     rows: &[PushPopRow],
     per_process: bool,
 ) {
-    let process = |m: &Measured| if per_process { rows[m.row as usize].pid } else { 0 };
+    let process = |m: &Measured| {
+        if per_process {
+            rows[m.row as usize].pid
+        } else {
+            0
+        }
+    };
     iterations.sort_by_key(|m| (process(m), m.index, rows[m.row as usize].start_ns, m.row));
     for pair in 1..iterations.len() {
         if iterations[pair].index == iterations[pair - 1].index

@@ -171,12 +171,35 @@ enum Scope {
     Ranks,
 }
 
+impl Scope {
+    /// The timing warnings: none when every rank is read at once (the steps' are made apart).
+    fn timing(
+        self,
+        timing: &timing_warnings::Counted<'_>,
+        first: Option<&crate::artifact::FirstIteration>,
+        warmup: Option<u64>,
+    ) -> (Vec<Warning>, Option<Warning>) {
+        match self {
+            Scope::Process => timing.warnings(first, warmup),
+            Scope::Ranks => (Vec::new(), None),
+        }
+    }
+
+    /// Every rank at once keeps only the range tables' warning (`nesting_truncated`): the
+    /// others are each rank's.
+    fn kept(self, mut warnings: Vec<Warning>) -> Vec<Warning> {
+        if self == Scope::Ranks {
+            warnings.retain(|w| w.code == crate::artifact::WarningCode::NestingTruncated);
+        }
+        warnings
+    }
+}
+
 fn analyse_rows(
     settings: &Settings,
     reports: &Reports<'_>,
-    scope: Scope,
+    reading: Scope,
 ) -> Result<Findings, DataError> {
-    let per_process = scope == Scope::Ranks;
     let rows = reports.pushpop;
     let names = reports.names;
     // The pattern runs over the names while the tree is built.
@@ -193,16 +216,14 @@ fn analyse_rows(
 
     let (captures, capture_warning) =
         capture::find(&tree, rows, names, settings.capture_range.as_deref());
-    if !per_process {
-        warnings.extend(capture_warning);
-    }
+    warnings.extend(capture_warning.filter(|_| reading == Scope::Process));
 
     let selected = iterations::select(&tree, rows, &matcher, &captures);
     warnings.extend(iterations::exceeded_warning(
         &tree, rows, &matcher, &captures, &selected,
     ));
     let mut measured = completeness::assess(&tree, rows, &selected, !captures.is_empty());
-    iterations::order_and_mark_duplicates(&mut measured, rows, per_process);
+    iterations::order_and_mark_duplicates(&mut measured, rows, reading == Scope::Ranks);
 
     let expected = settings.expected_iterations;
     warnings.extend(index_checks::missing_warning(&measured, expected));
@@ -235,11 +256,7 @@ fn analyse_rows(
             counted: &counted,
             host_inclusive: &samples.host_inclusive,
         };
-        let (advisory, slow) = if per_process {
-            (Vec::new(), None)
-        } else {
-            timing.warnings(first_iteration.as_ref(), settings.warmup)
-        };
+        let (advisory, slow) = reading.timing(&timing, first_iteration.as_ref(), settings.warmup);
         warnings.extend(advisory);
         // The steady state's range tables take a walk of their own, here, beside the other
         // thread's (only when an iteration is slow).
@@ -301,11 +318,8 @@ fn analyse_rows(
         if let Some(mix) = &mut kernel_mix {
             advice::attach_kernels(&mut advice, std::mem::take(&mut mix.groups));
         }
-        if per_process {
-            warnings.retain(|w| w.code == crate::artifact::WarningCode::NestingTruncated);
-        }
         Ok(Findings {
-            warnings,
+            warnings: reading.kept(warnings),
             iteration_summary,
             iterations: iteration_list,
             host_range_groups,

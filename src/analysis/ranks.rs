@@ -16,8 +16,8 @@ use std::thread;
 use super::capture::is_capture_name;
 use super::iterations::Measured;
 use super::timing_warnings;
-use super::{analyse_rows, DataError, Findings, Reports, Scope, Settings};
 use super::wording::list_named_indexes;
+use super::{analyse_rows, DataError, Findings, Reports, Scope, Settings};
 use crate::artifact::{FirstIteration, Iteration, IterationSummary, Rank, Warning, WarningCode};
 use crate::reports::{GpuProjRow, Interner, NameId, PushPopRow};
 use crate::stats::Sample;
@@ -107,114 +107,14 @@ pub(super) fn analyse_ranks(
 
 /// The steps, their summary and timing warnings, the ranks' warnings (naming their rank) and
 /// `ranks[]`, over the range tables of every rank (`union`).
-fn combine(settings: &Settings, union: Findings, ranks: &[RankRows], each: Vec<Findings>) -> Findings {
-    let n = ranks.len();
-    let by_index: Vec<BTreeMap<u64, &Iteration>> = each
-        .iter()
-        .map(|f| {
-            f.iterations
-                .iter()
-                .filter(|i| !i.duplicate)
-                .map(|i| (i.index, i))
-                .collect()
-        })
-        .collect();
-    let indexes: BTreeSet<u64> = by_index.iter().flat_map(|m| m.keys().copied()).collect();
-    let mut slowest_steps = vec![0u64; n];
-    let mut steps = Vec::with_capacity(indexes.len());
-    for index in indexes {
-        let present: Vec<(usize, &Iteration)> = by_index
-            .iter()
-            .enumerate()
-            .filter_map(|(k, m)| m.get(&index).map(|i| (k, *i)))
-            .collect();
-        let complete = present.len() == n && present.iter().all(|(_, i)| i.complete);
-        // the slowest rank (ties: the lowest rank); of an incomplete step, the slowest of the
-        // iterations it has
-        let Some(&(k, slowest)) = present.iter().max_by(|a, b| {
-            a.1.host
-                .inclusive_ns
-                .cmp(&b.1.host.inclusive_ns)
-                .then_with(|| b.0.cmp(&a.0))
-        }) else {
-            continue;
-        };
-        let mut step = slowest.clone();
-        step.complete = complete;
-        step.rank = Some(ranks[k].rank);
-        step.gpu_projection = present
-            .iter()
-            .filter_map(|(_, i)| i.gpu_projection.as_ref())
-            .max_by_key(|g| g.projected_ns)
-            .cloned();
-        if complete {
-            slowest_steps[k] += 1;
-        }
-        steps.push(step);
-    }
-
-    // The steps' statistics and timing warnings, read as iterations of one process would be.
-    let counted: Vec<&Iteration> = steps.iter().filter(|s| s.complete).collect();
-    let step_rows: Vec<PushPopRow> = counted
-        .iter()
-        .enumerate()
-        .map(|(k, s)| PushPopRow {
-            start_ns: s.host.start_ns,
-            end_ns: s.host.end_ns,
-            dur_child_ns: s.host.child_total_ns,
-            range_id: k as u64,
-            parent_id: None,
-            name: NameId(0),
-            pid: s.pid as u32,
-            tid: s.tid as u32,
-            line: 0,
-        })
-        .collect();
-    let measured: Vec<Measured> = counted
-        .iter()
-        .enumerate()
-        .map(|(k, s)| Measured {
-            row: k as u32,
-            index: s.index,
-            complete: true,
-            duplicate: false,
-        })
-        .collect();
-    let measured_refs: Vec<&Measured> = measured.iter().collect();
-    let host_inclusive = Sample::new(counted.iter().map(|s| s.host.inclusive_ns).collect());
-    let host_exclusive = Sample::new(counted.iter().map(|s| s.host.exclusive_ns).collect());
-    let projection = each.iter().any(|f| f.iteration_summary.gpu_projected.is_some())
-        || steps.iter().any(|s| s.gpu_projection.is_some());
-    let gpu_projected = projection.then(|| {
-        Sample::new(
-            counted
-                .iter()
-                .filter_map(|s| s.gpu_projection.as_ref().map(|g| g.projected_ns))
-                .collect(),
-        )
-    });
-    let first_iteration = counted
-        .iter()
-        .min_by_key(|s| (s.host.start_ns, s.index))
-        .map(|s| {
-            let median = host_inclusive.median();
-            FirstIteration {
-                index: s.index,
-                host_inclusive_ns: s.host.inclusive_ns,
-                ratio_to_median: if median > 0.0 {
-                    s.host.inclusive_ns as f64 / median
-                } else {
-                    1.0
-                },
-            }
-        });
-    let timing = timing_warnings::Counted {
-        rows: &step_rows,
-        counted: &measured_refs,
-        host_inclusive: &host_inclusive,
-    };
-    let (advisory, slow) = timing.warnings(first_iteration.as_ref(), settings.warmup);
-
+fn combine(
+    settings: &Settings,
+    union: Findings,
+    ranks: &[RankRows],
+    each: Vec<Findings>,
+) -> Findings {
+    let (steps, slowest_steps) = steps(ranks, &each);
+    let (iteration_summary, advisory, slow) = step_summary(settings, &steps, &each);
     let mut warnings = Vec::new();
     for (r, f) in ranks.iter().zip(&each) {
         // the timing warnings are the steps' (each rank's timing is in `ranks[]`)
@@ -229,19 +129,6 @@ fn combine(settings: &Settings, union: Findings, ranks: &[RankRows], each: Vec<F
     warnings.extend(advisory);
     warnings.extend(slow);
 
-    let iteration_summary = IterationSummary {
-        expected: settings.expected_iterations,
-        found: steps.len() as u64,
-        complete: counted.len() as u64,
-        unattributed_ranges: each
-            .iter()
-            .map(|f| f.iteration_summary.unattributed_ranges)
-            .sum(),
-        host_inclusive: host_inclusive.iteration_stats(),
-        host_exclusive: host_exclusive.iteration_stats(),
-        gpu_projected: gpu_projected.and_then(|s| s.iteration_stats()),
-        first_iteration,
-    };
     let rank_list = ranks
         .iter()
         .zip(&each)
@@ -304,4 +191,140 @@ pub(super) fn missing_ranks(
             w
         })
         .collect()
+}
+
+/// The steps (one per index any rank measured: the slowest rank's iteration, with `rank`)
+/// and, per rank, the complete steps it was the slowest in.
+fn steps(ranks: &[RankRows], each: &[Findings]) -> (Vec<Iteration>, Vec<u64>) {
+    let n = ranks.len();
+    let by_index: Vec<BTreeMap<u64, &Iteration>> = each
+        .iter()
+        .map(|f| {
+            f.iterations
+                .iter()
+                .filter(|i| !i.duplicate)
+                .map(|i| (i.index, i))
+                .collect()
+        })
+        .collect();
+    let indexes: BTreeSet<u64> = by_index.iter().flat_map(|m| m.keys().copied()).collect();
+    let mut slowest_steps = vec![0u64; n];
+    let mut steps = Vec::with_capacity(indexes.len());
+    for index in indexes {
+        let present: Vec<(usize, &Iteration)> = by_index
+            .iter()
+            .enumerate()
+            .filter_map(|(k, m)| m.get(&index).map(|i| (k, *i)))
+            .collect();
+        let complete = present.len() == n && present.iter().all(|(_, i)| i.complete);
+        // the slowest rank (ties: the lowest rank); of an incomplete step, the slowest of the
+        // iterations it has
+        let Some(&(k, slowest)) = present.iter().max_by(|a, b| {
+            a.1.host
+                .inclusive_ns
+                .cmp(&b.1.host.inclusive_ns)
+                .then_with(|| b.0.cmp(&a.0))
+        }) else {
+            continue;
+        };
+        let mut step = slowest.clone();
+        step.complete = complete;
+        step.rank = Some(ranks[k].rank);
+        step.gpu_projection = present
+            .iter()
+            .filter_map(|(_, i)| i.gpu_projection.as_ref())
+            .max_by_key(|g| g.projected_ns)
+            .cloned();
+        if complete {
+            slowest_steps[k] += 1;
+        }
+        steps.push(step);
+    }
+    (steps, slowest_steps)
+}
+
+/// The steps' summary and timing warnings, read as the iterations of one process would be.
+fn step_summary(
+    settings: &Settings,
+    steps: &[Iteration],
+    each: &[Findings],
+) -> (IterationSummary, Vec<Warning>, Option<Warning>) {
+    // The steps' statistics and timing warnings, read as iterations of one process would be.
+    let counted: Vec<&Iteration> = steps.iter().filter(|s| s.complete).collect();
+    let step_rows: Vec<PushPopRow> = counted
+        .iter()
+        .enumerate()
+        .map(|(k, s)| PushPopRow {
+            start_ns: s.host.start_ns,
+            end_ns: s.host.end_ns,
+            dur_child_ns: s.host.child_total_ns,
+            range_id: k as u64,
+            parent_id: None,
+            name: NameId(0),
+            pid: s.pid as u32,
+            tid: s.tid as u32,
+            line: 0,
+        })
+        .collect();
+    let measured: Vec<Measured> = counted
+        .iter()
+        .enumerate()
+        .map(|(k, s)| Measured {
+            row: k as u32,
+            index: s.index,
+            complete: true,
+            duplicate: false,
+        })
+        .collect();
+    let measured_refs: Vec<&Measured> = measured.iter().collect();
+    let host_inclusive = Sample::new(counted.iter().map(|s| s.host.inclusive_ns).collect());
+    let host_exclusive = Sample::new(counted.iter().map(|s| s.host.exclusive_ns).collect());
+    let projection = each
+        .iter()
+        .any(|f| f.iteration_summary.gpu_projected.is_some())
+        || steps.iter().any(|s| s.gpu_projection.is_some());
+    let gpu_projected = projection.then(|| {
+        Sample::new(
+            counted
+                .iter()
+                .filter_map(|s| s.gpu_projection.as_ref().map(|g| g.projected_ns))
+                .collect(),
+        )
+    });
+    let first_iteration = counted
+        .iter()
+        .min_by_key(|s| (s.host.start_ns, s.index))
+        .map(|s| {
+            let median = host_inclusive.median();
+            FirstIteration {
+                index: s.index,
+                host_inclusive_ns: s.host.inclusive_ns,
+                ratio_to_median: if median > 0.0 {
+                    s.host.inclusive_ns as f64 / median
+                } else {
+                    1.0
+                },
+            }
+        });
+    let timing = timing_warnings::Counted {
+        rows: &step_rows,
+        counted: &measured_refs,
+        host_inclusive: &host_inclusive,
+    };
+    let (advisory, slow) = timing.warnings(first_iteration.as_ref(), settings.warmup);
+
+    let summary = IterationSummary {
+        expected: settings.expected_iterations,
+        found: steps.len() as u64,
+        complete: counted.len() as u64,
+        unattributed_ranges: each
+            .iter()
+            .map(|f| f.iteration_summary.unattributed_ranges)
+            .sum(),
+        host_inclusive: host_inclusive.iteration_stats(),
+        host_exclusive: host_exclusive.iteration_stats(),
+        gpu_projected: gpu_projected.and_then(|s| s.iteration_stats()),
+        first_iteration,
+    };
+    (summary, advisory, slow)
 }

@@ -233,7 +233,12 @@ mod tests {
     }
 
     fn values(a: &Analysis) -> Recorded {
-        recorded(&a.run, &a.provenance, a.gpu_work.as_ref(), a.ranks.as_deref())
+        recorded(
+            &a.run,
+            &a.provenance,
+            a.gpu_work.as_ref(),
+            a.ranks.as_deref(),
+        )
     }
 
     fn differing(base: &Analysis, head: &Analysis) -> Vec<ConditionName> {

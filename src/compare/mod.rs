@@ -246,22 +246,7 @@ pub fn compare_key(
     let mut kernel_table = kernels.as_ref().map(|w| w.input.table(floor, gpu_shift));
     let mut copy_table = copies.as_ref().map(|w| w.input.table(floor, gpu_shift));
     // A distributed run's ranks: each rank's median, an item like a range group's.
-    let mut rank_table = (!head.first().ranks.is_empty()).then(|| {
-        items::Input {
-            head: head.runs.iter().map(|r| Cow::Borrowed(&r.ranks)).collect(),
-            used: points
-                .iter()
-                .map(|p| {
-                    p.runs
-                        .iter()
-                        .filter(|r| !r.ranks.is_empty())
-                        .map(|r| Cow::Borrowed(&r.ranks))
-                        .collect()
-                })
-                .collect(),
-        }
-        .table(floor, host_shift)
-    });
+    let mut rank_table = rank_table(&head, &points, floor, host_shift);
     let mut tables: Vec<&mut ranges::Table> = vec![&mut host];
     tables.extend(gpu.as_mut());
     tables.extend(kernel_table.as_mut());
@@ -301,6 +286,32 @@ pub fn compare_key(
         memory_copies,
         ranks: rank_table.map(|t| rank_changes(t.changes)),
     }
+}
+
+/// The ranks' table of the head and the used points (each rank's median, as `rank N`), when
+/// the head has ranks.
+fn rank_table(
+    head: &points::Point<'_>,
+    points: &[&points::Point<'_>],
+    floor: f64,
+    shift: f64,
+) -> Option<ranges::Table> {
+    (!head.first().ranks.is_empty()).then(|| {
+        items::Input {
+            head: head.runs.iter().map(|r| Cow::Borrowed(&r.ranks)).collect(),
+            used: points
+                .iter()
+                .map(|p| {
+                    p.runs
+                        .iter()
+                        .filter(|r| !r.ranks.is_empty())
+                        .map(|r| Cow::Borrowed(&r.ranks))
+                        .collect()
+                })
+                .collect(),
+        }
+        .table(floor, shift)
+    })
 }
 
 /// A rank table's changes, each item named by its rank.

@@ -335,12 +335,7 @@ impl Parts<'_> {
         RunLevel {
             run: self.run_ref(path),
             key: self.key(),
-            conditions: conditions::recorded(
-                self.run,
-                self.provenance,
-                self.gpu_work,
-                self.ranks,
-            ),
+            conditions: conditions::recorded(self.run, self.provenance, self.gpu_work, self.ranks),
             ranks: self
                 .ranks
                 .unwrap_or_default()

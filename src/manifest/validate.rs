@@ -343,8 +343,7 @@ impl Validator<'_> {
     fn trace_digests(
         &self,
         entry: Option<&Entry>,
-    ) -> Result<(Option<String>, Option<BTreeMap<u64, String>>), ManifestError>
-    {
+    ) -> Result<(Option<String>, Option<BTreeMap<u64, String>>), ManifestError> {
         const PER_RANK: &str =
             "be 64 hexadecimal digits (a sha-256 digest), a list of them (one per rank), a mapping from rank to digest, or null";
         let Some(entry) = entry else {

@@ -41,9 +41,7 @@ pub fn locate_rank_traces(read: &ManifestRead) -> Result<Option<Vec<(u64, RunDir
                         return Err(RunDirError::TraceHashMismatch {
                             path: read.dir.join(file),
                             expected: format!("no digest for rank {rank}"),
-                            actual: super::sha256_file(&read.dir.join(
-                                split_trace_path(&name)?.0,
-                            ))?,
+                            actual: super::sha256_file(&read.dir.join(split_trace_path(&name)?.0))?,
                         });
                     }
                 }
@@ -82,7 +80,13 @@ mod tests {
     #[test]
     fn ranks_are_the_numbers_between_prefix_and_suffix() {
         let tmp = tempfile::tempdir().unwrap();
-        for name in ["trace_0.nsys-rep", "trace_2.nsys-rep", "trace_x.nsys-rep", "trace_.nsys-rep", "trace_1.sqlite"] {
+        for name in [
+            "trace_0.nsys-rep",
+            "trace_2.nsys-rep",
+            "trace_x.nsys-rep",
+            "trace_.nsys-rep",
+            "trace_1.sqlite",
+        ] {
             std::fs::write(tmp.path().join(name), b"").unwrap();
         }
         assert_eq!(ranks_in(tmp.path(), "trace_", ".nsys-rep"), vec![0, 2]);

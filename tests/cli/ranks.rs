@@ -75,8 +75,14 @@ fn check_slower_rank(
     let keyed_by_pid = !run.path("trace_0.nsys-rep").exists();
     let a = run.analysis();
     let codes = codes(&a);
-    assert!(!codes.contains(&"capture_range_multiple".to_owned()), "{codes:?}");
-    assert!(!codes.contains(&"duplicate_iterations".to_owned()), "{codes:?}");
+    assert!(
+        !codes.contains(&"capture_range_multiple".to_owned()),
+        "{codes:?}"
+    );
+    assert!(
+        !codes.contains(&"duplicate_iterations".to_owned()),
+        "{codes:?}"
+    );
     assert_eq!(a["gate"]["result"], "pass", "{codes:?}");
     let list = a["ranks"].as_array().expect("ranks[]");
     assert_eq!(list.len(), ranks);
@@ -90,7 +96,9 @@ fn check_slower_rank(
         assert_eq!(rank["iterations"], 10);
         let values: Vec<i64> = iterations.values().copied().collect();
         assert_eq!(
-            rank["iteration_summary"]["host_inclusive"]["median_ns"].as_f64().unwrap(),
+            rank["iteration_summary"]["host_inclusive"]["median_ns"]
+                .as_f64()
+                .unwrap(),
             median(&values),
             "rank {k}"
         );
@@ -113,11 +121,20 @@ fn check_slower_rank(
         assert_eq!(step["index"], i as u64);
         assert_eq!(step["host"]["inclusive_ns"], maxima[i]);
         let rank = step["rank"].as_u64().unwrap();
-        assert_eq!(per_pid.values().nth(rank as usize).unwrap()[&(i as u64)], maxima[i]);
+        assert_eq!(
+            per_pid.values().nth(rank as usize).unwrap()[&(i as u64)],
+            maxima[i]
+        );
     }
     let slowest = list[slow_rank as usize]["slowest_steps"].as_u64().unwrap();
-    assert!(slowest >= 8, "rank {slow_rank} slowest in {slowest} of 10 steps");
-    let all: u64 = list.iter().map(|r| r["slowest_steps"].as_u64().unwrap()).sum();
+    assert!(
+        slowest >= 8,
+        "rank {slow_rank} slowest in {slowest} of 10 steps"
+    );
+    let all: u64 = list
+        .iter()
+        .map(|r| r["slowest_steps"].as_u64().unwrap())
+        .sum();
     assert_eq!(all, 10);
 }
 
@@ -157,7 +174,10 @@ fn a_rank_missing_iterations_fails_the_gate_naming_it() {
     assert_eq!(missing[0]["rank"], 1);
     assert_eq!(missing[0]["iterations"], serde_json::json!([8, 9]));
     assert!(
-        missing[0]["message"].as_str().unwrap().starts_with("rank 1: "),
+        missing[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("rank 1: "),
         "{}",
         missing[0]["message"]
     );
@@ -313,7 +333,10 @@ fn a_four_rank_head_against_two_rank_history_is_not_like_for_like() {
     assert_eq!(conditions[0]["base"], 2);
     assert_eq!(conditions[0]["head"], 4);
     let markdown = String::from_utf8(out.stdout).unwrap();
-    assert!(markdown.contains("**Not like for like:** world size (ranks)"), "{markdown}");
+    assert!(
+        markdown.contains("**Not like for like:** world size (ranks)"),
+        "{markdown}"
+    );
 }
 
 fn sha256_of(path: &Path) -> String {
@@ -347,11 +370,12 @@ fn each_rank_trace_is_checked_against_its_own_digest() {
         "stats/0/nsys_nvtx_pushpop_trace.csv"
     );
     // a mapping by rank, rank 1's digest wrong: refused, naming its trace
-    run.set_manifest(&format!(
-        "{manifest}trace_sha256:\n  0: {d0}\n  1: {d0}\n"
-    ));
+    run.set_manifest(&format!("{manifest}trace_sha256:\n  0: {d0}\n  1: {d0}\n"));
     let out = analyze(&run.dir, &nsys, &[]);
     assert_status(&out, 2);
     let err = crate::common::stderr(&out);
-    assert!(err.contains("trace_1.nsys-rep") && err.contains("trace_sha256"), "{err}");
+    assert!(
+        err.contains("trace_1.nsys-rep") && err.contains("trace_sha256"),
+        "{err}"
+    );
 }

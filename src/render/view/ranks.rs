@@ -35,9 +35,11 @@ pub struct RankRow {
 
 /// The rank slowest in the most steps (ties: the lowest rank).
 fn slowest(ranks: &[Rank]) -> Option<&Rank> {
-    ranks
-        .iter()
-        .max_by(|a, b| a.slowest_steps.cmp(&b.slowest_steps).then(b.rank.cmp(&a.rank)))
+    ranks.iter().max_by(|a, b| {
+        a.slowest_steps
+            .cmp(&b.slowest_steps)
+            .then(b.rank.cmp(&a.rank))
+    })
 }
 
 /// The step line (bold figures), for a run of several ranks.
@@ -49,10 +51,7 @@ pub(super) fn step_line(a: &Analysis) -> Option<String> {
         .host_inclusive
         .as_ref()
         .map_or_else(|| "n/a".to_owned(), |h| format::duration(h.median_ns));
-    let mut line = format!(
-        "**{}** ranks · step median **{median}**",
-        ranks.len()
-    );
+    let mut line = format!("**{}** ranks · step median **{median}**", ranks.len());
     if let Some(s) = slowest(ranks).filter(|s| s.slowest_steps > 0) {
         line.push_str(&format!(
             " · rank{NBSP}**{}** slowest in **{}{NBSP}of{NBSP}{steps}** steps",
@@ -75,7 +74,9 @@ pub(super) fn ranks(a: &Analysis, name_chars: usize) -> Option<RanksView> {
             RankRow {
                 rank: r.rank.to_string(),
                 pid: r.pid.to_string(),
-                device: r.device.map_or_else(|| "n/a".to_owned(), |d| format!("cuda:{d}")),
+                device: r
+                    .device
+                    .map_or_else(|| "n/a".to_owned(), |d| format!("cuda:{d}")),
                 trace: format!("`{}`", esc(&r.trace, name_chars).replace('`', "'")),
                 iterations: format!(
                     "{}{NBSP}/{NBSP}{}",

@@ -18,7 +18,9 @@ use super::iterations::Measured;
 use super::timing_warnings;
 use super::wording::list_named_indexes;
 use super::{analyse_rows, DataError, Findings, Reports, Scope, Settings};
-use crate::artifact::{FirstIteration, Iteration, IterationSummary, Rank, Warning, WarningCode};
+use crate::artifact::{
+    FirstIteration, HostRange, Iteration, IterationSummary, Rank, Warning, WarningCode,
+};
 use crate::reports::{GpuProjRow, Interner, NameId, PushPopRow};
 use crate::stats::Sample;
 
@@ -143,11 +145,13 @@ fn combine(
             slowest_steps: slowest,
         })
         .collect();
+    let mut host_ranges = union.host_ranges;
+    name_slowest_ranks(&mut host_ranges, ranks, &each);
     Findings {
         warnings,
         iteration_summary,
         iterations: steps,
-        host_ranges: union.host_ranges,
+        host_ranges,
         gpu_projected_ranges: union.gpu_projected_ranges,
         host_range_groups: union.host_range_groups,
         gpu_projected_range_groups: union.gpu_projected_range_groups,
@@ -327,4 +331,44 @@ fn step_summary(
         first_iteration,
     };
     (summary, advisory, slow)
+}
+
+/// Each host range's slowest rank (by mean inclusive time), where the ranks differ beyond
+/// their noise: the slowest rank's mean over the fastest's by more than 1 % and by more than
+/// three standard errors of the difference.
+fn name_slowest_ranks(host: &mut [HostRange], ranks: &[RankRows], each: &[Findings]) {
+    let per_rank: Vec<BTreeMap<&[String], &HostRange>> = each
+        .iter()
+        .map(|f| {
+            f.host_ranges
+                .iter()
+                .map(|r| (r.path.as_slice(), r))
+                .collect()
+        })
+        .collect();
+    for range in host.iter_mut() {
+        let present: Vec<(u64, &HostRange)> = ranks
+            .iter()
+            .zip(&per_rank)
+            .filter_map(|(r, m)| m.get(range.path.as_slice()).map(|h| (r.rank, *h)))
+            .collect();
+        if present.len() < 2 {
+            continue;
+        }
+        let mean = |h: &HostRange| h.inclusive.mean_ns;
+        let se = |h: &HostRange| h.inclusive.stddev_ns / (h.instances.max(1) as f64).sqrt();
+        let slowest = present
+            .iter()
+            .max_by(|a, b| mean(a.1).total_cmp(&mean(b.1)));
+        let fastest = present
+            .iter()
+            .min_by(|a, b| mean(a.1).total_cmp(&mean(b.1)));
+        if let (Some(&(rank, slow)), Some(&(_, fast))) = (slowest, fastest) {
+            let gap = mean(slow) - mean(fast);
+            let noise = 3.0 * (se(slow).powi(2) + se(fast).powi(2)).sqrt();
+            if gap > 0.01 * mean(fast) && gap > noise {
+                range.slowest_rank = Some(rank);
+            }
+        }
+    }
 }

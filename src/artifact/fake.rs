@@ -59,6 +59,7 @@ pub fn analysis(host_ns: &[i64], ranges: &[(&str, i64)], gpu: bool) -> Analysis 
             inclusive: per_instance(*total),
             exclusive: per_instance(*total),
             child_total_ns: 0,
+            slowest_rank: None,
         })
         .collect();
     let gpu_projected_ranges = if gpu {

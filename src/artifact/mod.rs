@@ -443,6 +443,10 @@ pub struct HostRange {
     pub inclusive: RangeStats,
     pub exclusive: RangeStats,
     pub child_total_ns: i64,
+    /// A distributed run: the rank the range took longest on (mean inclusive time), when the
+    /// ranks differ beyond their noise; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowest_rank: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -146,6 +146,16 @@ fn two_ranks_in_one_trace_pass_the_gate_on_each_tested_nsys() {
         assert_status(&analyze(&run.dir, &nsys, &[]), 0);
         let per_pid = iterations_by_pid(&pushpop_csv(&run));
         check_slower_rank(&run, &per_pid, 2, 1);
+        // the range tables cover both ranks, and name the rank `inference` took longest on
+        let a = run.analysis();
+        let inference = a["host_ranges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == "inference")
+            .unwrap();
+        assert_eq!(inference["instances"], 20, "{version}");
+        assert_eq!(inference["slowest_rank"], 1, "{version}");
     }
 }
 

@@ -80,6 +80,7 @@ pub(super) fn shown_ranges(
             inclusive: stats(&g.inclusive),
             exclusive: stats(&g.exclusive),
             child_total_ns: g.inclusive.total_ns - g.exclusive.total_ns,
+            slowest_rank: None,
         })
         .collect();
     let gpus = gpu_groups

@@ -80,7 +80,11 @@ pub(super) fn shown_ranges(
             inclusive: stats(&g.inclusive),
             exclusive: stats(&g.exclusive),
             child_total_ns: g.inclusive.total_ns - g.exclusive.total_ns,
-            slowest_rank: None,
+            // a group of one range: that range's slowest rank (a distributed run)
+            slowest_rank: (g.names == 1)
+                .then(|| a.host_ranges.iter().find(|r| r.name == g.group))
+                .flatten()
+                .and_then(|r| r.slowest_rank),
         })
         .collect();
     let gpus = gpu_groups
@@ -208,7 +212,14 @@ pub(super) fn host_table(
     let rows: Vec<HostRow> = top
         .iter()
         .map(|r| HostRow {
-            name: esc(&r.name, caps.name_chars),
+            name: match r.slowest_rank {
+                Some(rank) => format!(
+                    "{} (slowest on rank{}{rank})",
+                    esc(&r.name, caps.name_chars),
+                    format::NBSP
+                ),
+                None => esc(&r.name, caps.name_chars),
+            },
             instances: r.instances,
             exclusive_total: next(&mut exclusive_total),
             exclusive_mean: next(&mut exclusive_mean),

@@ -1076,3 +1076,20 @@ mod never_panics {
         }
     }
 }
+
+#[test]
+fn trace_sha256_may_be_given_per_rank() {
+    let (a, b) = ("AB".repeat(32), "cd".repeat(32));
+    let m = parse_str(&with(&format!("trace_sha256:\n- {a}\n- {b}\n"))).unwrap();
+    assert_eq!(m.trace_sha256, None);
+    let per_rank = m.trace_sha256_per_rank.unwrap();
+    assert_eq!(per_rank[&0], "ab".repeat(32));
+    assert_eq!(per_rank[&1], b);
+    let m = parse_str(&with(&format!("trace_sha256:\n  0: {a}\n  3: {b}\n"))).unwrap();
+    let per_rank = m.trace_sha256_per_rank.unwrap();
+    assert_eq!(per_rank.keys().copied().collect::<Vec<_>>(), [0, 3]);
+    // a rank that is not a number, or a digest that is not one
+    assert!(error(&with(&format!("trace_sha256:\n  first: {a}\n")))
+        .contains("a mapping from rank to digest"));
+    assert!(error(&with(&format!("trace_sha256:\n- {a}\n- abc\n"))).contains("one per rank"));
+}

@@ -444,6 +444,10 @@ fn settings_of(run: &RunDir) -> Result<analysis::Settings, AnalyzeError> {
             .workload
             .get("warmup")
             .and_then(serde_json::Value::as_u64),
+        world_size: manifest
+            .extra
+            .get("world_size")
+            .and_then(serde_json::Value::as_u64),
     })
 }
 

@@ -79,6 +79,9 @@ pub struct Settings {
     /// The warm-up passes the manifest records (`workload.warmup`), when it does: what a slow
     /// first iteration advises.
     pub warmup: Option<u64>,
+    /// The manifest's `world_size`, when it gives one: the ranks a distributed run should have
+    /// (a rank not found misses every index).
+    pub world_size: Option<u64>,
 }
 
 /// The rows of both reports, and where they came from (for error messages).
@@ -140,7 +143,14 @@ pub struct DataError {
 /// analysed on its own and the findings are steps (`ranks`).
 pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, DataError> {
     match ranks::find(settings, reports.pushpop, reports.names) {
-        Some(pids) => ranks::analyse(settings, reports, &pids),
+        Some(pids) => {
+            let mut findings = ranks::analyse(settings, reports, &pids)?;
+            let found: Vec<u64> = (0..pids.len() as u64).collect();
+            findings
+                .warnings
+                .extend(ranks::missing_ranks(settings, &found, settings.world_size));
+            Ok(findings)
+        }
         None => analyse_rows(settings, reports, Scope::Process),
     }
 }
@@ -156,9 +166,11 @@ pub fn apply_rules_per_rank(
     world_size: Option<u64>,
 ) -> Result<Findings, DataError> {
     let mut findings = ranks::analyse_ranks(settings, all, ranks)?;
-    findings
-        .warnings
-        .extend(ranks::missing_ranks(settings, ranks, world_size));
+    findings.warnings.extend(ranks::missing_ranks(
+        settings,
+        &ranks.iter().map(|r| r.rank).collect::<Vec<_>>(),
+        world_size,
+    ));
     Ok(findings)
 }
 

@@ -40,7 +40,9 @@ pub(super) fn find(settings: &Settings, rows: &[PushPopRow], names: &Interner) -
         .collect();
     pids.sort_unstable();
     pids.dedup();
-    (pids.len() >= 2).then_some(pids)
+    // one process of a run the manifest says has more ranks is a distributed run too
+    let distributed = pids.len() >= 2 || (pids.len() == 1 && settings.world_size > Some(1));
+    distributed.then_some(pids)
 }
 
 /// One rank's rows, to be analysed alone.
@@ -173,14 +175,14 @@ fn is_timing(code: WarningCode) -> bool {
 /// that has no trace: every index of it is missing.
 pub(super) fn missing_ranks(
     settings: &Settings,
-    ranks: &[RankRows],
+    found: &[u64],
     world_size: Option<u64>,
 ) -> Vec<Warning> {
-    let highest = ranks.iter().map(|r| r.rank + 1).max().unwrap_or(0);
+    let highest = found.iter().map(|r| r + 1).max().unwrap_or(0);
     let expected = world_size.unwrap_or(0).max(highest);
     let indexes: Vec<u64> = (0..settings.expected_iterations).collect();
     (0..expected)
-        .filter(|k| !ranks.iter().any(|r| r.rank == *k))
+        .filter(|k| !found.contains(k))
         .map(|k| {
             let mut w = Warning::new(
                 WarningCode::MissingIterations,

@@ -389,3 +389,28 @@ fn each_rank_trace_is_checked_against_its_own_digest() {
         "{err}"
     );
 }
+
+#[test]
+fn fewer_processes_than_the_world_size_miss_the_others() {
+    let nsys = require_nsys!("2024.2");
+    for (name, world, missing) in [("ranks-2", 3, vec![2]), ("clean", 2, vec![1])] {
+        let run = fixture(name);
+        let manifest = run.manifest();
+        run.set_manifest(&format!("{manifest}world_size: {world}\n"));
+        assert_status(&analyze(&run.dir, &nsys, &[]), 1);
+        let a = run.analysis();
+        let named: Vec<u64> = a["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|w| w["code"] == "missing_iterations")
+            .map(|w| w["rank"].as_u64().unwrap())
+            .collect();
+        assert_eq!(named, missing, "{name}");
+        assert_eq!(
+            a["ranks"].as_array().unwrap().len() as u64,
+            world - 1,
+            "{name}"
+        );
+    }
+}

@@ -48,6 +48,8 @@ SCENARIOS=(
   gpu-outside-capture gpu-outside-capture-2023.4
   gpu-work gpu-work-2023.4 gpu-work-2022.4 gpu-processes llama-gpu llama-cold
   compare-base compare-head
+  ranks-2 ranks-2-2023.4 ranks-2-2022.4 ranks-4 ranks-missing ranks-per-trace
+  ranks-base-1 ranks-base-2 ranks-base-3 ranks-base-4 ranks-base-5 ranks-head
   example-smoke-tensor
 )
 
@@ -70,6 +72,10 @@ die() { say "$*"; exit 1; }
 #               llama, or processes (full, a PyTorch kernel, and a second process whose
 #               correlation ids overlap the first's)
 #   gpu_expect  arguments of `fixtures.py check-gpu`
+#   ranks       0, or the ranks of a distributed run: the harness starts them itself
+#               (`--ranks N`, one trace), or with per_trace=1 nsys records each alone
+#               (`--rank R`, `-o trace_%q{RANK}` with RANK=R, one trace per rank)
+#   rank_expect arguments of `fixtures.py check-ranks` (instead of check-pushpop)
 # ------------------------------------------------------------------------------------------------
 scenario() {
   local name=$1
@@ -82,6 +88,7 @@ scenario() {
   expect=()
   tries=$attempts
   gpu='' gpu_skip='' gpu_work=projection gpu_expect=()
+  ranks=0 per_trace=0 rank_expect=()
   local plain=(--work plain --expect-unattributed 0)
 
   case $name in
@@ -263,6 +270,33 @@ scenario() {
       harness=(--warmup 1 --iterations 20)
       [ "$name" = compare-head ] && harness+=(--extra-inference-us 510)
       expect=(--expect-found 20 --expect-complete 20 "${plain[@]}") ;;
+    ranks-2|ranks-2-2023.4|ranks-2-2022.4|ranks-per-trace)
+      # two ranks of a distributed run, 10 passes each; rank 1 does 510 us more in every
+      # inference (20 % of a pass of about 2.55 ms), so it is the slowest rank of every step
+      case $name in *-2023.4) version=2023.4 ;; *-2022.4) version=2022.4 ;; esac
+      [ "$name" = ranks-per-trace ] && per_trace=1
+      ranks=2 m_iterations=10 m_warmup=1
+      harness=(--warmup 1 --iterations 10 --rank-extra-us 1:510)
+      rank_expect=(--expect-counts 10,10 --slow-rank 1 --min-slowest 9) ;;
+    ranks-4)
+      ranks=4 m_iterations=10 m_warmup=1
+      harness=(--warmup 1 --iterations 10 --rank-extra-us 2:510)
+      rank_expect=(--expect-counts 10,10,10,10 --slow-rank 2 --min-slowest 9) ;;
+    ranks-missing)
+      # rank 1 stops after 8 of its 10 passes
+      ranks=2 m_iterations=10 m_warmup=1
+      harness=(--warmup 1 --iterations 10 --rank-skip-from 1:8)
+      rank_expect=(--expect-counts 10,8) ;;
+    ranks-base-*|ranks-head)
+      # a history of two-rank runs, and a head whose rank 1 does 200 us more in every inference
+      # (8 % of a pass)
+      ranks=2 m_iterations=10 m_warmup=1
+      harness=(--warmup 1 --iterations 10)
+      rank_expect=(--expect-counts 10,10)
+      if [ "$name" = ranks-head ]; then
+        harness+=(--rank-extra-us 1:200)
+        rank_expect+=(--slow-rank 1 --min-slowest 8)
+      fi ;;
     example-smoke-tensor)
       version=2024.2
       m_run_id=20261129T120000Z m_iterations=8 m_warmup=1
@@ -346,8 +380,16 @@ record_once() {
   cp "$work/harness-$version" "$run/harness"
   local nsys=(in_sandbox "$prefix" "$run" "$prefix/usr/bin/nsys")
   local opts=(--trace=nvtx --sample=none --cpuctxsw=none)
-  [ -n "$capture" ] && opts+=(--capture-range=nvtx --nvtx-capture="$capture" --capture-range-end=stop)
+  # several ranks: the capture ends when the last process exits (with `stop` it ends when the
+  # first rank pops its capture range, and the slower ranks lose their last passes)
+  local end=stop
+  [ "$ranks" -gt 0 ] && end=none
+  [ -n "$capture" ] && opts+=(--capture-range=nvtx --nvtx-capture="$capture" --capture-range-end=$end)
 
+  if [ "$ranks" -gt 0 ]; then
+    record_ranks "$name" "$prefix" "$run" "${opts[@]}"
+    return
+  fi
   "${nsys[@]}" profile "${opts[@]}" -o trace ./harness "${harness[@]}" \
     >"$run/profile.log" 2>&1 || { cat "$run/profile.log" >&2; die "$name: nsys profile failed"; }
   if [ ! -f "$run/trace.nsys-rep" ]; then
@@ -383,9 +425,59 @@ record_once() {
   fi
 }
 
+# record_ranks NAME PREFIX RUN OPTS...: a distributed run, one trace (the harness starts the
+# ranks) or one per rank (trace_R.nsys-rep, nsys given `-o trace_%q{RANK}` and RANK=R); the
+# push/pop report of each under stats/R/ (one trace: stats/)
+record_ranks() {
+  local name=$1 prefix=$2 run=$3 reports traces=() r
+  shift 3
+  local opts=("$@")
+  if [ "$version" = 2022.4 ]; then reports=nvtxpptrace; else reports=nvtx_pushpop_trace; fi
+  if [ "$per_trace" = 1 ]; then
+    for ((r = 0; r < ranks; r++)); do
+      in_sandbox "$prefix" "$run" RANK=$r "$prefix/usr/bin/nsys" profile "${opts[@]}" \
+        -o 'trace_%q{RANK}' ./harness "${harness[@]}" --rank $r \
+        >"$run/profile-$r.log" 2>&1 || { cat "$run/profile-$r.log" >&2; die "$name: nsys profile failed"; }
+      traces+=("trace_$r")
+    done
+  else
+    in_sandbox "$prefix" "$run" "$prefix/usr/bin/nsys" profile "${opts[@]}" -o trace \
+      ./harness "${harness[@]}" --ranks "$ranks" \
+      >"$run/profile.log" 2>&1 || { cat "$run/profile.log" >&2; die "$name: nsys profile failed"; }
+    traces=(trace)
+  fi
+  for t in "${traces[@]}"; do
+    if [ ! -f "$run/$t.nsys-rep" ]; then
+      in_sandbox "$prefix" "$run" "$prefix/usr/lib/nsight-systems/host-linux-x64/QdstrmImporter" \
+        -i "$t.qdstrm" >"$run/import.log" 2>&1 || { say "$name: QdstrmImporter failed"; return 3; }
+    fi
+    [ -f "$run/$t.nsys-rep" ] || die "$name: no $t.nsys-rep (see $run)"
+    rm -f "$run/$t.qdstrm"
+    mkdir -p "$run/stats/$t"
+    in_sandbox "$prefix" "$run" "$prefix/usr/bin/nsys" stats --report "$reports" --format csv \
+      --timeunit nsec --output "stats/$t/nsys" --sqlite "stats/$t/trace.sqlite" \
+      --force-export=true --force-overwrite=true "$t.nsys-rep" >"$run/stats-$t.log" 2>&1 ||
+      { cat "$run/stats-$t.log" >&2; die "$name: nsys stats failed"; }
+  done
+}
+
+# check_ranks NAME RUN: the private checks and `fixtures.py check-ranks` over every trace
+check_ranks() {
+  local name=$1 run=$2 csvs=() t
+  for t in "$run"/stats/*/; do
+    t=$(basename "$t")
+    "${tool[@]}" check-private --sqlite "$run/stats/$t/trace.sqlite" --rep "$run/$t.nsys-rep" \
+      --repo "$repo" --neutral "$work" || return 1
+    if [ "$version" = 2022.4 ]; then csvs+=(--csv "$run/stats/$t/nsys_nvtxpptrace.csv")
+    else csvs+=(--csv "$run/stats/$t/nsys_nvtx_pushpop_trace.csv"); fi
+  done
+  "${tool[@]}" check-ranks "${csvs[@]}" --capture-range "$m_capture" "${rank_expect[@]}"
+}
+
 # check NAME RUN PREFIX: 0 keep, 3 record again (noisy timing), anything else: fail
 check() {
   local name=$1 run=$2 prefix=$3 pushpop gpucsv sqlite
+  if [ "$ranks" -gt 0 ]; then check_ranks "$name" "$run"; return; fi
   if [ "$version" = 2022.4 ]; then
     pushpop=$run/stats/nsys_nvtxpptrace.csv gpucsv=$run/stats/nsys_nvtxgpuproj.csv
   else
@@ -448,7 +540,12 @@ make_one() {
   [ -n "$gpu" ] && trace_file=trace.sqlite
   rm -rf "$dest"
   mkdir -p "$dest"
-  cp "$run/$trace_file" "$dest/$trace_file"
+  if [ "$per_trace" = 1 ]; then
+    cp "$run"/trace_*.nsys-rep "$dest/"
+    trace_file='trace_%q{RANK}.nsys-rep'
+  else
+    cp "$run/$trace_file" "$dest/$trace_file"
+  fi
   local manifest=(--out "$dest/manifest.yaml" --profile "$m_profile" --run-id "$m_run_id"
                   --run-dir-name "$(basename "$dest")" --trace-file "$trace_file"
                   --capture-range "$m_capture" --iterations "$m_iterations" --warmup "$m_warmup"
@@ -460,9 +557,9 @@ make_one() {
   # what nsys printed, for people to look at (not committed)
   mkdir -p "$csv_dir/$name"
   rm -f "$csv_dir/$name"/*
-  cp "$run"/stats/*.csv "$run/stats.log" "$run/pushpop-summary.json" "$csv_dir/$name/" 2>/dev/null || true
+  cp "$run"/stats/*.csv "$run"/stats/*/*.csv "$run/stats.log" "$run/pushpop-summary.json" "$csv_dir/$name/" 2>/dev/null || true
   echo "$version" > "$csv_dir/$name/nsys-version"
-  say "$name: kept $(du -h "$dest/$trace_file" | cut -f1) $dest/$trace_file (nsys $version, attempt $attempt)"
+  say "$name: kept $(du -ch "$dest"/trace* | tail -n 1 | cut -f1) $dest (nsys $version, attempt $attempt)"
 }
 
 main() {

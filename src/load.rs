@@ -145,7 +145,10 @@ fn parser() -> std::sync::mpsc::Sender<Job> {
 
 /// `bytes` as `T`: at once when small, else on the parse thread while `stop` is asked every
 /// [`STOP_POLL`]; `None` when `stop` said so first.
-fn parse_asking<T: Readable>(bytes: Vec<u8>, stop: &dyn Fn() -> bool) -> Option<Result<T, Unparsed>> {
+fn parse_asking<T: Readable>(
+    bytes: Vec<u8>,
+    stop: &dyn Fn() -> bool,
+) -> Option<Result<T, Unparsed>> {
     if bytes.len() <= PARSE_ALONE {
         return Some(parse_bytes(&bytes));
     }

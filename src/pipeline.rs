@@ -152,7 +152,13 @@ pub fn analyze(
         run_id: Some(read.manifest.run_id.clone()),
     };
     let add_facts = |e: AnalyzeError| e.with_facts(&facts);
-    let run = rundir::locate_trace(read).map_err(|e| add_facts(e.into()))?;
+    // One trace per rank (`expected_trace_path` with `%q{RANK}`): each checked as the one
+    // trace is; the first stands for the run's place.
+    let rank_traces = rundir::locate_rank_traces(&read).map_err(|e| add_facts(e.into()))?;
+    let run = match &rank_traces {
+        Some(traces) => traces[0].1.clone(),
+        None => rundir::locate_trace(read).map_err(|e| add_facts(e.into()))?,
+    };
     let output = options
         .output
         .clone()
@@ -171,23 +177,13 @@ pub fn analyze(
         add_facts(AnalyzeError::new(kind, e))
     })?;
 
-    // 2. nsys stats (or the CSVs an earlier run left).
-    let stamp = stats(options, &run, &stats_dir, progress).map_err(add_facts)?;
-    AnalyzeError::check_interrupt().map_err(add_facts)?;
-
-    // 3. The CSVs: the NVTX reports (required) beside the GPU-work reports (each optional).
-    let (nvtx_rows, gpu_work_rows) = std::thread::scope(|scope| {
-        let gpu_work_rows = scope.spawn(|| gpu_work::read(&stats_dir, &stamp));
-        let nvtx_rows = read_reports(&stats_dir, &stamp, &run.trace_name);
-        let gpu_work_rows = gpu_work_rows
-            .join()
-            .expect("the GPU-work readers do not panic");
-        (nvtx_rows, gpu_work_rows)
-    });
-    let nvtx_rows = nvtx_rows.map_err(add_facts)?;
-
-    // 4. The analysis.
-    let mut findings = analyze_rows(&run, &nvtx_rows, &gpu_work_rows, &stamp).map_err(add_facts)?;
+    // 2-4. nsys stats, the CSVs, the analysis: of the one trace, or of each rank's.
+    let (stamp, gpu_unavailable, gpu_work_rows, mut findings) = match &rank_traces {
+        Some(traces) => {
+            analyze_rank_traces(options, traces, &stats_dir, progress).map_err(add_facts)?
+        }
+        None => analyze_trace(options, &run, &stats_dir, progress).map_err(add_facts)?,
+    };
     let (gpu_work, gpu_warnings) = gpu_work_rows.assemble(
         findings.kernel_mix.take(),
         stamp.status(ReportName::GpuProjection).is_written(),
@@ -199,7 +195,7 @@ pub fn analyze(
         stamp.legacy_reports,
         &stamp.nsys_version,
     ));
-    if let Some(reason) = nvtx_rows.gpu_unavailable {
+    if let Some(reason) = gpu_unavailable {
         warnings.push(stage_warnings::gpu_projection_unavailable(reason));
     }
     warnings.extend(gpu_warnings);
@@ -217,7 +213,18 @@ pub fn analyze(
     // 6. analysis.json.
     let analysis = Analysis {
         schema_version: artifact::SCHEMA_VERSION,
-        provenance: provenance(&run, &stamp, options),
+        provenance: {
+            let mut p = provenance(&run, &stamp, options);
+            if let Some(traces) = &rank_traces {
+                p.traces = traces.iter().map(|(_, t)| t.trace_name.clone()).collect();
+                // the first rank's CSVs, under stats/RANK/
+                let first = Path::new(STATS_DIR).join(traces[0].0.to_string());
+                for (name, path) in &mut p.reports {
+                    *path = nsys::csv_path(&first, name).to_string_lossy().into_owned();
+                }
+            }
+            p
+        },
         run: run_settings(&run),
         gate,
         warnings,
@@ -230,6 +237,19 @@ pub fn analyze(
         gpu_projected_ranges: findings.gpu_projected_ranges,
         gpu_work,
         advice: findings.advice,
+        ranks: findings.ranks.map(|mut ranks| {
+            for r in &mut ranks {
+                r.trace = match &rank_traces {
+                    Some(traces) => traces
+                        .iter()
+                        .find(|(rank, _)| *rank == r.rank)
+                        .map(|(_, t)| t.trace_name.clone())
+                        .unwrap_or_default(),
+                    None => run.trace_name.clone(),
+                };
+            }
+            ranks
+        }),
         label: options.label.clone(),
     };
     AnalyzeError::check_interrupt().map_err(add_facts)?;
@@ -409,18 +429,7 @@ fn analyze_rows(
     gpu_work_rows: &gpu_work::GpuWorkRows,
     stamp: &StatsStamp,
 ) -> Result<analysis::Findings, AnalyzeError> {
-    let manifest = &run.manifest;
-    let settings = analysis::Settings {
-        capture_range: manifest.capture_range.clone(),
-        iteration_pattern: analysis::full_match_regex(&manifest.iteration_pattern)
-            .context("invalid `iteration_pattern`")
-            .map_err(AnalyzeError::other)?,
-        expected_iterations: manifest.iterations,
-        warmup: manifest
-            .workload
-            .get("warmup")
-            .and_then(serde_json::Value::as_u64),
-    };
+    let settings = settings_of(run)?;
     // As `provenance.reports` names them: relative to the run directory.
     let relative = |report: ReportName| nsys::csv_path(Path::new(STATS_DIR), report.as_str());
     analysis::apply_rules(
@@ -434,16 +443,39 @@ fn analyze_rows(
             launches: gpu_work_rows.launches(),
         },
     )
-    .map_err(|e| {
-        AnalyzeError::new(
-            FailureKind::ReportColumns,
-            anyhow!(e).context(format!(
-                "reports written by nsys {} do not fit together",
-                shown(&stamp.nsys_version)
-            )),
-        )
-        .with_version(&stamp.nsys_version)
+    .map_err(|e| unfit(e, stamp))
+}
+
+/// The manifest's settings the analysis needs.
+fn settings_of(run: &RunDir) -> Result<analysis::Settings, AnalyzeError> {
+    let manifest = &run.manifest;
+    Ok(analysis::Settings {
+        capture_range: manifest.capture_range.clone(),
+        iteration_pattern: analysis::full_match_regex(&manifest.iteration_pattern)
+            .context("invalid `iteration_pattern`")
+            .map_err(AnalyzeError::other)?,
+        expected_iterations: manifest.iterations,
+        warmup: manifest
+            .workload
+            .get("warmup")
+            .and_then(serde_json::Value::as_u64),
+        world_size: manifest
+            .extra
+            .get("world_size")
+            .and_then(serde_json::Value::as_u64),
     })
+}
+
+/// Reports whose rows do not fit together.
+fn unfit(e: analysis::DataError, stamp: &StatsStamp) -> AnalyzeError {
+    AnalyzeError::new(
+        FailureKind::ReportColumns,
+        anyhow!(e).context(format!(
+            "reports written by nsys {} do not fit together",
+            shown(&stamp.nsys_version)
+        )),
+    )
+    .with_version(&stamp.nsys_version)
 }
 
 fn provenance(run: &RunDir, stamp: &StatsStamp, options: &AnalyzeOptions) -> Provenance {
@@ -453,6 +485,7 @@ fn provenance(run: &RunDir, stamp: &StatsStamp, options: &AnalyzeOptions) -> Pro
         manifest_sha256: run.manifest_sha256.clone(),
         trace_path: run.trace_name.clone(),
         trace_sha256: run.trace_sha256.clone(),
+        traces: Vec::new(),
         reports: ReportName::ALL
             .iter()
             .map(|r| {
@@ -501,6 +534,157 @@ impl ReportStatus {
             None => self.status.as_str().to_owned(),
         }
     }
+}
+
+/// What steps 2-4 of [`analyze`] give: the stamp, why there is no GPU projection, the GPU-work
+/// rows, the findings.
+type Analysed = (
+    StatsStamp,
+    Option<String>,
+    gpu_work::GpuWorkRows,
+    analysis::Findings,
+);
+
+/// nsys stats (or the CSVs an earlier run left), the CSVs and the analysis of the one trace.
+fn analyze_trace(
+    options: &AnalyzeOptions,
+    run: &RunDir,
+    stats_dir: &Path,
+    progress: &mut Progress,
+) -> Result<Analysed, AnalyzeError> {
+    let stamp = stats(options, run, stats_dir, progress)?;
+    AnalyzeError::check_interrupt()?;
+    // The NVTX reports (required) beside the GPU-work reports (each optional).
+    let (nvtx_rows, gpu_work_rows) = std::thread::scope(|scope| {
+        let gpu_work_rows = scope.spawn(|| gpu_work::read(stats_dir, &stamp));
+        let nvtx_rows = read_reports(stats_dir, &stamp, &run.trace_name);
+        let gpu_work_rows = gpu_work_rows
+            .join()
+            .expect("the GPU-work readers do not panic");
+        (nvtx_rows, gpu_work_rows)
+    });
+    let nvtx_rows = nvtx_rows?;
+    let findings = analyze_rows(run, &nvtx_rows, &gpu_work_rows, &stamp)?;
+    Ok((stamp, nvtx_rows.gpu_unavailable, gpu_work_rows, findings))
+}
+
+/// One trace per rank: each trace's reports under `stats/RANK/`, made and read on a thread
+/// per trace; the ranks analysed as the processes of one trace are (`analysis::ranks`). The
+/// stamp, the projection's absence and the GPU-work reports are the first rank's.
+fn analyze_rank_traces(
+    options: &AnalyzeOptions,
+    traces: &[(u64, RunDir)],
+    stats_dir: &Path,
+    progress: &mut Progress,
+) -> Result<Analysed, AnalyzeError> {
+    let dirs: Vec<PathBuf> = traces
+        .iter()
+        .map(|(rank, _)| stats_dir.join(rank.to_string()))
+        .collect();
+    for dir in &dirs {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create {}", shown_path(dir)))
+            .map_err(AnalyzeError::other)?;
+    }
+    // The first trace with the progress shown, the others beside it.
+    let per_trace: Vec<Result<(StatsStamp, NvtxRows), AnalyzeError>> =
+        std::thread::scope(|scope| {
+            let others: Vec<_> = traces
+                .iter()
+                .zip(&dirs)
+                .skip(1)
+                .map(|((_, run), dir)| {
+                    scope.spawn(move || {
+                        let stamp = stats(options, run, dir, &mut Progress::quiet())?;
+                        let rows = read_reports(dir, &stamp, &run.trace_name)?;
+                        Ok((stamp, rows))
+                    })
+                })
+                .collect();
+            let first = stats(options, &traces[0].1, &dirs[0], progress).and_then(|stamp| {
+                read_reports(&dirs[0], &stamp, &traces[0].1.trace_name).map(|rows| (stamp, rows))
+            });
+            std::iter::once(first)
+                .chain(
+                    others
+                        .into_iter()
+                        .map(|h| h.join().expect("a trace's analysis does not panic")),
+                )
+                .collect()
+        });
+    let per_trace = per_trace.into_iter().collect::<Result<Vec<_>, _>>()?;
+    AnalyzeError::check_interrupt()?;
+    let gpu_work_rows = gpu_work::read(&dirs[0], &per_trace[0].0);
+
+    // One name table; each rank's rows with their own range ids, and every rank's at once with
+    // range ids made distinct and the rank's position for its PID.
+    let mut names = Interner::new();
+    let mut ranks = Vec::with_capacity(traces.len());
+    let mut all = Vec::new();
+    let mut all_gpu: Option<Vec<GpuProjRow>> = Some(Vec::new());
+    let mut offset = 0u64;
+    for (position, ((rank, _), (_, rows))) in traces.iter().zip(&per_trace).enumerate() {
+        let pushpop: Vec<PushPopRow> = rows
+            .pushpop
+            .iter()
+            .map(|r| PushPopRow {
+                name: names.intern(rows.names.resolve(r.name)),
+                ..r.clone()
+            })
+            .collect();
+        all.extend(pushpop.iter().map(|r| PushPopRow {
+            range_id: r.range_id + offset,
+            parent_id: r.parent_id.map(|p| p + offset),
+            pid: position as u32,
+            ..r.clone()
+        }));
+        match (&mut all_gpu, &rows.gpu) {
+            (Some(all_gpu), Some(gpu)) => all_gpu.extend(gpu.iter().map(|r| GpuProjRow {
+                range_id: r.range_id.map(|id| id + offset),
+                pid: position as u32,
+                ..r.clone()
+            })),
+            _ => all_gpu = None,
+        }
+        offset += rows.pushpop.iter().map(|r| r.range_id).max().unwrap_or(0) + 1;
+        ranks.push(analysis::RankRows {
+            rank: *rank,
+            pid: pushpop.first().map_or(0, |r| r.pid),
+            device: None,
+            pushpop,
+            gpu: rows.gpu.clone(),
+        });
+    }
+    let run = &traces[0].1;
+    let stamp = &per_trace[0].0;
+    let settings = settings_of(run)?;
+    let world_size = run
+        .manifest
+        .extra
+        .get("world_size")
+        .and_then(serde_json::Value::as_u64);
+    let relative = |report: ReportName| nsys::csv_path(Path::new(STATS_DIR), report.as_str());
+    let findings = analysis::apply_rules_per_rank(
+        &settings,
+        &analysis::Reports {
+            names: &names,
+            pushpop: &all,
+            pushpop_path: &relative(ReportName::PushPop),
+            gpu: all_gpu.as_deref(),
+            gpu_path: &relative(ReportName::GpuProjection),
+            launches: None,
+        },
+        &ranks,
+        world_size,
+    )
+    .map_err(|e| unfit(e, stamp))?;
+    let mut first = per_trace.into_iter().next().expect("one trace at least");
+    Ok((
+        first.0,
+        first.1.gpu_unavailable.take(),
+        gpu_work_rows,
+        findings,
+    ))
 }
 
 #[cfg(test)]

@@ -194,6 +194,9 @@ impl RunDirError {
     }
 }
 
+mod ranks;
+pub use ranks::locate_rank_traces;
+
 #[derive(Debug, Clone)]
 pub struct RunDir {
     /// Canonical absolute path.

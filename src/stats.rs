@@ -194,7 +194,11 @@ pub fn middle_two(values: &mut [f64]) -> Option<(f64, f64)> {
         return Some((upper, upper));
     }
     // The lower middle value is the largest of those below the upper one.
-    let lower = below.iter().copied().max_by(f64::total_cmp).unwrap_or(upper);
+    let lower = below
+        .iter()
+        .copied()
+        .max_by(f64::total_cmp)
+        .unwrap_or(upper);
     Some((lower, upper))
 }
 

@@ -259,6 +259,7 @@ mod tests {
             inclusive: Sample::new(times.iter().map(|t| t.0).collect()).range_stats(),
             exclusive: Sample::new(times.iter().map(|t| t.1).collect()).range_stats(),
             child_total_ns: times.iter().map(|t| t.0 - t.1).sum(),
+            slowest_rank: None,
         }
     }
 

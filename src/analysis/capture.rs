@@ -44,7 +44,7 @@ pub(super) fn find(
     (captures, warning)
 }
 
-fn is_capture_name(name: &str, capture: &str) -> bool {
+pub(super) fn is_capture_name(name: &str, capture: &str) -> bool {
     name == capture
         || name
             .split_once(':')

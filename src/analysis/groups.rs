@@ -147,6 +147,7 @@ mod tests {
             inclusive: stats(total, min, max, instances),
             exclusive: stats(total / 2, min / 2, max / 2, instances),
             child_total_ns: total - total / 2,
+            slowest_rank: None,
         }
     }
 

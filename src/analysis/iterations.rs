@@ -173,11 +173,25 @@ pub(super) fn exceeded_warning(
 }
 
 /// Puts the iterations in index order, then start time, and marks every pass of an index
-/// after the first as a duplicate.
-pub(super) fn order_and_mark_duplicates(iterations: &mut [Measured], rows: &[PushPopRow]) {
-    iterations.sort_by_key(|m| (m.index, rows[m.row as usize].start_ns, m.row));
+/// after the first as a duplicate; `per_process`: an index once per process (the ranks of a
+/// distributed run), ordered by process first.
+pub(super) fn order_and_mark_duplicates(
+    iterations: &mut [Measured],
+    rows: &[PushPopRow],
+    per_process: bool,
+) {
+    let process = |m: &Measured| {
+        if per_process {
+            rows[m.row as usize].pid
+        } else {
+            0
+        }
+    };
+    iterations.sort_by_key(|m| (process(m), m.index, rows[m.row as usize].start_ns, m.row));
     for pair in 1..iterations.len() {
-        if iterations[pair].index == iterations[pair - 1].index {
+        if iterations[pair].index == iterations[pair - 1].index
+            && process(&iterations[pair]) == process(&iterations[pair - 1])
+        {
             iterations[pair].duplicate = true;
         }
     }

@@ -39,6 +39,7 @@ mod groups;
 mod index_checks;
 mod iterations;
 mod ranges;
+mod ranks;
 pub mod stage_warnings;
 mod steady;
 mod summary;
@@ -56,12 +57,13 @@ use regex::Regex;
 
 use crate::artifact::{
     Advice, GpuProjectedRange, GpuProjectedRangeGroup, HostRange, HostRangeGroup, Iteration,
-    IterationSummary, SteadyState, Warning,
+    IterationSummary, Rank, SteadyState, Warning,
 };
 use crate::reports::{GpuProjRow, Interner, PushPopRow};
 
 pub use gpu_work::{KernelMix, Launches};
 pub use iterations::full_match_regex;
+pub use ranks::RankRows;
 
 use gpu::GpuIndex;
 use iterations::IterationIndexes;
@@ -77,6 +79,9 @@ pub struct Settings {
     /// The warm-up passes the manifest records (`workload.warmup`), when it does: what a slow
     /// first iteration advises.
     pub warmup: Option<u64>,
+    /// The manifest's `world_size`, when it gives one: the ranks a distributed run should have
+    /// (a rank not found misses every index).
+    pub world_size: Option<u64>,
 }
 
 /// The rows of both reports, and where they came from (for error messages).
@@ -112,6 +117,9 @@ pub struct Findings {
     /// What to look at (`advice`), over the steady state, with the kernels of the GPU-bound
     /// groups when [`Reports::launches`] was given.
     pub advice: Vec<Advice>,
+    /// The ranks, when several processes each ran the iterations (`ranks`); `None` for one.
+    /// Each rank's `trace` is left empty here: the caller knows the file.
+    pub ranks: Option<Vec<Rank>>,
 }
 
 /// Rows that are individually valid but do not fit together.
@@ -130,7 +138,80 @@ pub struct DataError {
 /// Reads the reports' rows: the tree, the capture range, the measured iterations and their
 /// checks, the GPU join, then (beside the range tables, on a second thread) the statistics,
 /// the advice and the list of iterations.
+///
+/// When several processes each run the iterations (the ranks of a distributed run), each is
+/// analysed on its own and the findings are steps (`ranks`).
 pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Findings, DataError> {
+    match ranks::find(settings, reports.pushpop, reports.names) {
+        Some(pids) => {
+            let mut findings = ranks::analyse(settings, reports, &pids)?;
+            let found: Vec<u64> = (0..pids.len() as u64).collect();
+            findings
+                .warnings
+                .extend(ranks::missing_ranks(settings, &found, settings.world_size));
+            Ok(findings)
+        }
+        None => analyse_rows(settings, reports, Scope::Process),
+    }
+}
+
+/// The ranks of a run recorded one trace per rank: each rank's rows (`ranks`, their own range
+/// ids), every rank's rows at once in `all` (range ids made distinct, a rank's PID its
+/// position in `ranks`), and the ranks the run should have had (`world_size`: a rank without
+/// a trace is `missing_iterations` for every index).
+pub fn apply_rules_per_rank(
+    settings: &Settings,
+    all: &Reports<'_>,
+    ranks: &[RankRows],
+    world_size: Option<u64>,
+) -> Result<Findings, DataError> {
+    let mut findings = ranks::analyse_ranks(settings, all, ranks)?;
+    findings.warnings.extend(ranks::missing_ranks(
+        settings,
+        &ranks.iter().map(|r| r.rank).collect::<Vec<_>>(),
+        world_size,
+    ));
+    Ok(findings)
+}
+
+/// What [`analyse_rows`] reads: one process, or every rank at once (for the range tables over
+/// every rank's iterations: the capture range once per process, an index once per process;
+/// the warnings and statistics are the ranks' own then, and only the range tables' kept).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    Process,
+    Ranks,
+}
+
+impl Scope {
+    /// The timing warnings: none when every rank is read at once (the steps' are made apart).
+    fn timing(
+        self,
+        timing: &timing_warnings::Counted<'_>,
+        first: Option<&crate::artifact::FirstIteration>,
+        warmup: Option<u64>,
+    ) -> (Vec<Warning>, Option<Warning>) {
+        match self {
+            Scope::Process => timing.warnings(first, warmup),
+            Scope::Ranks => (Vec::new(), None),
+        }
+    }
+
+    /// Every rank at once keeps only the range tables' warning (`nesting_truncated`): the
+    /// others are each rank's.
+    fn kept(self, mut warnings: Vec<Warning>) -> Vec<Warning> {
+        if self == Scope::Ranks {
+            warnings.retain(|w| w.code == crate::artifact::WarningCode::NestingTruncated);
+        }
+        warnings
+    }
+}
+
+fn analyse_rows(
+    settings: &Settings,
+    reports: &Reports<'_>,
+    reading: Scope,
+) -> Result<Findings, DataError> {
     let rows = reports.pushpop;
     let names = reports.names;
     // The pattern runs over the names while the tree is built.
@@ -147,14 +228,14 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
 
     let (captures, capture_warning) =
         capture::find(&tree, rows, names, settings.capture_range.as_deref());
-    warnings.extend(capture_warning);
+    warnings.extend(capture_warning.filter(|_| reading == Scope::Process));
 
     let selected = iterations::select(&tree, rows, &matcher, &captures);
     warnings.extend(iterations::exceeded_warning(
         &tree, rows, &matcher, &captures, &selected,
     ));
     let mut measured = completeness::assess(&tree, rows, &selected, !captures.is_empty());
-    iterations::order_and_mark_duplicates(&mut measured, rows);
+    iterations::order_and_mark_duplicates(&mut measured, rows, reading == Scope::Ranks);
 
     let expected = settings.expected_iterations;
     warnings.extend(index_checks::missing_warning(&measured, expected));
@@ -187,7 +268,7 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
             counted: &counted,
             host_inclusive: &samples.host_inclusive,
         };
-        let (advisory, slow) = timing.warnings(first_iteration.as_ref(), settings.warmup);
+        let (advisory, slow) = reading.timing(&timing, first_iteration.as_ref(), settings.warmup);
         warnings.extend(advisory);
         // The steady state's range tables take a walk of their own, here, beside the other
         // thread's (only when an iteration is slow).
@@ -250,7 +331,7 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
             advice::attach_kernels(&mut advice, std::mem::take(&mut mix.groups));
         }
         Ok(Findings {
-            warnings,
+            warnings: reading.kept(warnings),
             iteration_summary,
             iterations: iteration_list,
             host_range_groups,
@@ -260,6 +341,7 @@ pub fn apply_rules(settings: &Settings, reports: &Reports<'_>) -> Result<Finding
             kernel_mix,
             steady_state,
             advice,
+            ranks: None,
         })
     })
 }

@@ -268,6 +268,7 @@ fn tables(
             inclusive: Sample::new(a.inclusive).range_stats(),
             exclusive: Sample::new(a.exclusive).range_stats(),
             child_total_ns: clamp(a.child_total),
+            slowest_rank: None,
         });
     }
     host.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.path.cmp(&b.path)));

@@ -134,6 +134,7 @@ pub(super) fn iteration_list(
                     child_total_ns: r.dur_child_ns,
                 },
                 gpu_projection: gpu.and_then(|g| g.projection(m.row)),
+                rank: None,
             }
         })
         .collect()

@@ -41,6 +41,7 @@ fn run(capture: Option<&str>, expected: u64, rows: &[PushPopRow], names: &Intern
         iteration_pattern: full_match_regex(r"^iteration (\d+)$").unwrap(),
         expected_iterations: expected,
         warmup: None,
+        world_size: None,
     };
     apply_rules(
         &settings,

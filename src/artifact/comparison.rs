@@ -230,6 +230,11 @@ pub struct RunComparison {
     /// Memory copies by kind, the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_copies: Option<WorkChanges>,
+    /// A distributed run's ranks, each rank's median host inclusive time against its own
+    /// history, under the ranges' false-discovery control; `None` unless the head has ranks.
+    /// Absent in files written before ranks were judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<RankChanges>,
     /// Most of the host ranges moving alike (as on a slower runner): said once here, and each
     /// range then judged by how it moved beyond it; `null` when they did not. No verdict of
     /// its own: the measures carry it.
@@ -393,6 +398,9 @@ pub struct ChangePoint {
 /// `manifest.KEY`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ConditionName {
+    /// The ranks of a distributed run (the manifest's `world_size`, else the ranks found; 1
+    /// for a run of one process): listed, and judged, when either run has ranks.
+    WorldSize,
     Target,
     DataSource,
     Device,
@@ -450,6 +458,7 @@ impl ConditionName {
             ConditionName::NsysVersion => "nsys_version",
             ConditionName::ToolVersion => "tool_version",
             ConditionName::GitCommit => "git_commit",
+            ConditionName::WorldSize => "world_size",
             ConditionName::Workload(key) => return Cow::Owned(format!("workload.{key}")),
             ConditionName::Manifest(key) => return Cow::Owned(format!("manifest.{key}")),
         })
@@ -470,6 +479,7 @@ impl ConditionName {
             ConditionName::NsysVersion => "Nsight Systems version",
             ConditionName::ToolVersion => "nsys-gate version",
             ConditionName::GitCommit => "Git commit",
+            ConditionName::WorldSize => "world size (ranks)",
             ConditionName::Workload(_) | ConditionName::Manifest(_) => return self.as_str(),
         })
     }
@@ -481,6 +491,9 @@ impl ConditionName {
         }
         if let Some(key) = name.strip_prefix("manifest.") {
             return Some(ConditionName::Manifest(key.to_owned()));
+        }
+        if name == "world_size" {
+            return Some(ConditionName::WorldSize);
         }
         ConditionName::ALL.into_iter().find(|c| c.as_str() == name)
     }
@@ -498,6 +511,36 @@ impl<'de> Deserialize<'de> for ConditionName {
         ConditionName::from_name(&name)
             .ok_or_else(|| serde::de::Error::custom(format!("unknown condition `{name}`")))
     }
+}
+
+/// A distributed run's ranks against their history (`runs[].ranks`), in the shape of
+/// `runs[].kernels`' items.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankChanges {
+    /// The ranks judged, by how much they moved (the largest change first).
+    pub changed: Vec<RankChange>,
+    /// Ranks the head has and its history does not.
+    pub new: Vec<RankOnly>,
+    /// Ranks the history has and the head does not.
+    pub gone: Vec<RankOnly>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankChange {
+    pub rank: u64,
+    /// The rank's median host inclusive time: where its history puts it, and the head's.
+    pub base_median_ns: f64,
+    pub head_median_ns: f64,
+    pub change_pct: Option<f64>,
+    pub base_runs: u64,
+    pub p_value: Option<f64>,
+    pub verdict: ChangeVerdict,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankOnly {
+    pub rank: u64,
+    pub median_ns: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

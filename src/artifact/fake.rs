@@ -40,6 +40,7 @@ pub fn analysis(host_ns: &[i64], ranges: &[(&str, i64)], gpu: bool) -> Analysis 
                 projected_ns: ns / 2,
                 gpu_operation_count: 3,
             }),
+            rank: None,
         })
         .collect();
     let per_instance = |total: i64| {
@@ -58,6 +59,7 @@ pub fn analysis(host_ns: &[i64], ranges: &[(&str, i64)], gpu: bool) -> Analysis 
             inclusive: per_instance(*total),
             exclusive: per_instance(*total),
             child_total_ns: 0,
+            slowest_rank: None,
         })
         .collect();
     let gpu_projected_ranges = if gpu {
@@ -113,6 +115,7 @@ pub fn analysis(host_ns: &[i64], ranges: &[(&str, i64)], gpu: bool) -> Analysis 
         gpu_projected_ranges,
         host_range_groups: Vec::new(),
         gpu_projected_range_groups: Vec::new(),
+        ranks: None,
         steady_state: None,
         gpu_work: None,
         advice: Vec::new(),
@@ -128,6 +131,7 @@ fn provenance(gpu: bool) -> Provenance {
         manifest_sha256: "0".repeat(64),
         trace_path: "trace.nsys-rep".to_owned(),
         trace_sha256: None,
+        traces: Vec::new(),
         reports: BTreeMap::new(),
         report_status: [(
             ReportName::GpuProjection.as_str().to_owned(),

@@ -84,6 +84,12 @@ pub struct Analysis {
     /// the report then gives no advice.
     #[serde(default)]
     pub advice: Vec<Advice>,
+    /// The ranks of a distributed run (several processes each running the iterations, in one
+    /// trace or one trace per rank), sorted by `rank`; `null` for a run of one process and in
+    /// files written before it existed. With ranks, `iterations[]` and `iteration_summary`
+    /// describe steps: one index across the ranks, timed by its slowest rank.
+    #[serde(default)]
+    pub ranks: Option<Vec<Rank>>,
     /// `--label`: what the person running nsys-gate calls this run directory (a matrix leg's
     /// name); absent when not given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -104,6 +110,11 @@ pub struct Provenance {
     /// the manifest gives one (it matched, or there is no analysis).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_sha256: Option<String>,
+    /// One trace per rank: every trace read, by rank (relative to `run_dir`; `trace_path` is
+    /// the first, and `reports` name the first's CSVs, each rank's being under
+    /// `stats/RANK/`). Absent for one trace.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub traces: Vec<String>,
     /// Report name -> CSV path relative to `run_dir`.
     pub reports: BTreeMap<String, String>,
     /// What nsys did with each report: `written`, or `skipped` with nsys's words.
@@ -242,6 +253,9 @@ pub struct Warning {
     /// variance, the cv of the other counted iterations (under `threshold`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cv_without_slow: Option<f64>,
+    /// The rank the warning is about, in a distributed run (`ranks[].rank`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u64>,
 }
 
 impl Warning {
@@ -263,6 +277,7 @@ impl Warning {
             threshold_ns: None,
             warmup_passes: None,
             cv_without_slow: None,
+            rank: None,
         }
     }
 
@@ -359,12 +374,47 @@ pub struct Iteration {
     pub duplicate: bool,
     pub host: IterationHost,
     pub gpu_projection: Option<IterationGpu>,
+    /// In a distributed run, where the entry is a step: the rank that was slowest in it (whose
+    /// fields these are). Absent for a run of one process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u64>,
 }
 
 impl Iteration {
     /// Counted in every statistic: complete, and not a later pass of an index seen before.
     pub fn is_counted(&self) -> bool {
         self.complete && !self.duplicate
+    }
+}
+
+/// One rank of a distributed run (`ranks[]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rank {
+    /// The number in the trace's file name (one trace per rank), else the CUDA device when each
+    /// process launched its work on one of its own, else the order of the processes by PID.
+    pub rank: u64,
+    pub pid: u64,
+    /// The CUDA device the process launched its work on, when it used exactly one.
+    pub device: Option<u64>,
+    /// The trace's file name.
+    pub trace: String,
+    /// Its counted iterations.
+    pub iterations: u64,
+    /// Its iterations alone, as the top-level `iteration_summary` describes a run of one
+    /// process.
+    pub iteration_summary: IterationSummary,
+    /// In how many steps it was the slowest rank.
+    pub slowest_steps: u64,
+}
+
+/// How a distributed run's ranks were numbered (`ranks[]`), for the report.
+pub fn rank_identity(ranks: &[Rank]) -> &'static str {
+    if ranks.len() > 1 && ranks.windows(2).all(|w| w[0].trace != w[1].trace) {
+        "the number in each trace's file name"
+    } else if ranks.iter().all(|r| r.device == Some(r.rank)) {
+        "the CUDA device each process launched its work on"
+    } else {
+        "the order of the processes by PID"
     }
 }
 
@@ -393,6 +443,10 @@ pub struct HostRange {
     pub inclusive: RangeStats,
     pub exclusive: RangeStats,
     pub child_total_ns: i64,
+    /// A distributed run: the rank the range took longest on (mean inclusive time), when the
+    /// ranks differ beyond their noise; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowest_rank: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{json, Value};
 
 use crate::artifact::comparison::{Condition, ConditionName};
-use crate::artifact::{GpuWork, Provenance, Run};
+use crate::artifact::{GpuWork, Provenance, Rank, Run};
 
 /// Top-level manifest keys that differ but are not judged, shown at most: the rest are left
 /// out of `conditions` (they change no verdict).
@@ -37,14 +37,28 @@ pub struct Recorded {
     pub workload: BTreeMap<String, Value>,
     /// The top-level manifest keys nsys-gate does not know (`run.extra`).
     pub manifest: BTreeMap<String, Value>,
+    /// A distributed run's world size (the manifest's `world_size`, else the ranks found);
+    /// `None` for a run of one process.
+    pub world_size: Option<u64>,
 }
 
 /// Which top-level manifest keys the comparison judges (`--condition KEY`).
 pub type Judge<'a> = &'a [String];
 
 /// What a run recorded, from the parts of its analysis that say it.
-pub fn recorded(run: &Run, provenance: &Provenance, gpu_work: Option<&GpuWork>) -> Recorded {
+pub fn recorded(
+    run: &Run,
+    provenance: &Provenance,
+    gpu_work: Option<&GpuWork>,
+    ranks: Option<&[Rank]>,
+) -> Recorded {
     Recorded {
+        world_size: ranks.filter(|r| !r.is_empty()).map(|r| {
+            run.extra
+                .get("world_size")
+                .and_then(Value::as_u64)
+                .unwrap_or(r.len() as u64)
+        }),
         fixed: ConditionName::ALL
             .iter()
             .map(|name| value(name, run, provenance, gpu_work))
@@ -82,6 +96,20 @@ pub fn list(base: &Recorded, head: &Recorded, judge: Judge<'_>) -> Vec<Condition
             head: h.clone(),
         })
         .collect();
+    // A distributed run against a run of one process, or of another world size: said first.
+    if base.world_size.is_some() || head.world_size.is_some() {
+        let (b, h) = (base.world_size.unwrap_or(1), head.world_size.unwrap_or(1));
+        out.insert(
+            0,
+            Condition {
+                name: ConditionName::WorldSize,
+                judged: true,
+                differs: b != h,
+                base: Value::from(b),
+                head: Value::from(h),
+            },
+        );
+    }
     let own = |b: &BTreeMap<String, Value>, h: &BTreeMap<String, Value>| {
         let keys: BTreeSet<&String> = b.keys().chain(h.keys()).collect();
         keys.into_iter()
@@ -171,6 +199,8 @@ pub fn value(
         ConditionName::GitCommit => text(run.git_commit.as_ref()),
         ConditionName::Workload(key) => run.workload.get(key).cloned().unwrap_or(Value::Null),
         ConditionName::Manifest(key) => run.extra.get(key).cloned().unwrap_or(Value::Null),
+        // recorded apart (`Recorded::world_size`)
+        ConditionName::WorldSize => Value::Null,
     }
 }
 
@@ -203,7 +233,12 @@ mod tests {
     }
 
     fn values(a: &Analysis) -> Recorded {
-        recorded(&a.run, &a.provenance, a.gpu_work.as_ref())
+        recorded(
+            &a.run,
+            &a.provenance,
+            a.gpu_work.as_ref(),
+            a.ranks.as_deref(),
+        )
     }
 
     fn differing(base: &Analysis, head: &Analysis) -> Vec<ConditionName> {

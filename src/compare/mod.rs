@@ -39,9 +39,11 @@ pub mod ranges;
 pub mod run_level;
 pub mod trend;
 
+use std::borrow::Cow;
+
 use crate::artifact::comparison::{
-    BaselineSource, Comparison, MeasureName, Method, RunComparison, WorkChanges,
-    COMPARISON_SCHEMA_VERSION,
+    BaselineSource, Comparison, MeasureName, Method, RangeChanges, RankChange, RankChanges,
+    RankOnly, RunComparison, WorkChanges, COMPARISON_SCHEMA_VERSION,
 };
 use crate::artifact::TOOL_VERSION;
 
@@ -243,10 +245,13 @@ pub fn compare_key(
     let copies = items::work(&head, &points, Kind::MemoryCopies);
     let mut kernel_table = kernels.as_ref().map(|w| w.input.table(floor, gpu_shift));
     let mut copy_table = copies.as_ref().map(|w| w.input.table(floor, gpu_shift));
+    // A distributed run's ranks: each rank's median, an item like a range group's.
+    let mut rank_table = rank_table(&head, &points, floor, host_shift);
     let mut tables: Vec<&mut ranges::Table> = vec![&mut host];
     tables.extend(gpu.as_mut());
     tables.extend(kernel_table.as_mut());
     tables.extend(copy_table.as_mut());
+    tables.extend(rank_table.as_mut());
     ranges::decide(&mut tables, floor);
     if !exact {
         items::members(&mut host.changes, &head, &points, Clock::HostExclusive);
@@ -279,6 +284,73 @@ pub fn compare_key(
         gpu_work: gpu_work::changes(reference.gpu_work.as_ref(), head.first().gpu_work.as_ref()),
         kernels,
         memory_copies,
+        ranks: rank_table.map(|t| rank_changes(t.changes)),
+    }
+}
+
+/// The ranks' table of the head and the used points (each rank's median, as `rank N`), when
+/// the head has ranks.
+fn rank_table(
+    head: &points::Point<'_>,
+    points: &[&points::Point<'_>],
+    floor: f64,
+    shift: f64,
+) -> Option<ranges::Table> {
+    (!head.first().ranks.is_empty()).then(|| {
+        items::Input {
+            head: head.runs.iter().map(|r| Cow::Borrowed(&r.ranks)).collect(),
+            used: points
+                .iter()
+                .map(|p| {
+                    p.runs
+                        .iter()
+                        .filter(|r| !r.ranks.is_empty())
+                        .map(|r| Cow::Borrowed(&r.ranks))
+                        .collect()
+                })
+                .collect(),
+        }
+        .table(floor, shift)
+    })
+}
+
+/// A rank table's changes, each item named by its rank.
+fn rank_changes(changes: RangeChanges) -> RankChanges {
+    let rank = |name: &str| -> u64 {
+        name.strip_prefix(run_level::RANK_ITEM)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    RankChanges {
+        changed: changes
+            .changed
+            .iter()
+            .map(|c| RankChange {
+                rank: rank(&c.name),
+                base_median_ns: c.base_per_iteration_ns,
+                head_median_ns: c.head_per_iteration_ns,
+                change_pct: c.change_pct,
+                base_runs: c.base_runs,
+                p_value: c.p_value,
+                verdict: c.verdict,
+            })
+            .collect(),
+        new: changes
+            .new
+            .iter()
+            .map(|o| RankOnly {
+                rank: rank(&o.name),
+                median_ns: o.per_iteration_ns,
+            })
+            .collect(),
+        gone: changes
+            .gone
+            .iter()
+            .map(|o| RankOnly {
+                rank: rank(&o.name),
+                median_ns: o.per_iteration_ns,
+            })
+            .collect(),
     }
 }
 

@@ -18,7 +18,7 @@ use super::conditions;
 use crate::artifact::comparison::{MeasureName, RunKey, RunRef};
 use crate::artifact::{
     self, Advice, Analysis, CiRun, Gate, GpuProjectedRange, GpuProjectedRangeGroup, GpuWork,
-    HostRange, HostRangeGroup, IterationSummary, MemoryCopies, Provenance, Run, Warning,
+    HostRange, HostRangeGroup, IterationSummary, MemoryCopies, Provenance, Rank, Run, Warning,
 };
 
 /// An analysis.json as the comparison reads it ([`crate::load::each`]): every member of an
@@ -53,6 +53,8 @@ pub struct Recorded {
     _advice: Vec<Advice>,
     #[serde(default)]
     pub label: Option<String>,
+    #[serde(default)]
+    pub ranks: Option<Vec<Rank>>,
 }
 
 /// The counted iterations' durations, in index order: `iterations` read without keeping it.
@@ -153,7 +155,11 @@ struct Parts<'a> {
     gpu_projected_ranges: &'a [GpuProjectedRange],
     gpu_work: Option<&'a GpuWork>,
     label: Option<&'a String>,
+    ranks: Option<&'a [Rank]>,
 }
+
+/// How a rank is named as an item of the comparison's tables: `rank 2`.
+pub const RANK_ITEM: &str = "rank ";
 
 /// A run as the comparison uses it.
 #[derive(Debug, Clone, PartialEq)]
@@ -178,6 +184,9 @@ pub struct RunLevel {
     /// The capture's kernels by name and memory copies by kind, total time of each; `None`
     /// when the run records no GPU work.
     pub gpu_work: Option<WorkTotals>,
+    /// A distributed run's ranks: each rank's median host inclusive time, by `rank N` (empty
+    /// for a run of one process).
+    pub ranks: BTreeMap<String, f64>,
     /// The counted iterations' host inclusive durations, in index order.
     pub host_samples: Vec<f64>,
     /// The counted iterations' GPU-projected durations (those that launched GPU work).
@@ -249,6 +258,7 @@ impl RunLevel {
             gpu_projected_ranges: &analysis.gpu_projected_ranges,
             gpu_work: analysis.gpu_work.as_ref(),
             label: analysis.label.as_ref(),
+            ranks: analysis.ranks.as_deref(),
         };
         parts.level(path, host_samples, gpu_samples)
     }
@@ -264,6 +274,7 @@ impl RunLevel {
             gpu_projected_ranges: &recorded.gpu_projected_ranges,
             gpu_work: recorded.gpu_work.as_ref(),
             label: recorded.label.as_ref(),
+            ranks: recorded.ranks.as_deref(),
         };
         let Counted { host, gpu } = recorded.iterations;
         parts.level(path, host, gpu)
@@ -323,7 +334,16 @@ impl Parts<'_> {
         RunLevel {
             run: self.run_ref(path),
             key: self.key(),
-            conditions: conditions::recorded(self.run, self.provenance, self.gpu_work),
+            conditions: conditions::recorded(self.run, self.provenance, self.gpu_work, self.ranks),
+            ranks: self
+                .ranks
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|r| {
+                    let median = r.iteration_summary.host_inclusive.as_ref()?.median_ns;
+                    Some((format!("{RANK_ITEM}{}", r.rank), median))
+                })
+                .collect(),
             gpu_available,
             iterations: counted,
             host_inclusive_ns: median(&host_samples),

@@ -23,6 +23,9 @@ pub struct Manifest {
     pub iteration_pattern: String,
     /// `trace_sha256`, lowercased: 64 hexadecimal digits the trace must hash to.
     pub trace_sha256: Option<String>,
+    /// `trace_sha256` given per rank (one trace per rank): a list (rank 0 first) or a mapping
+    /// from rank to digest, lowercased; `None` when it is one digest or absent.
+    pub trace_sha256_per_rank: Option<std::collections::BTreeMap<u64, String>>,
     /// `expected_trace_path`, as written.
     pub expected_trace_path: Option<String>,
     /// `device`, e.g. `cuda:0`.

@@ -133,6 +133,7 @@ fn contract_example_reads_completely() {
             iterations: 2,
             iteration_pattern: DEFAULT_ITERATION_PATTERN.into(),
             trace_sha256: None,
+            trace_sha256_per_rank: None,
             expected_trace_path: Some(
                 "inference_profiling/snippets/smoke-tensor/runs/20261129T120000Z/trace.nsys-rep"
                     .into()
@@ -1074,4 +1075,21 @@ mod never_panics {
             let _ = parse(text.as_bytes(), Path::new("manifest.yaml"));
         }
     }
+}
+
+#[test]
+fn trace_sha256_may_be_given_per_rank() {
+    let (a, b) = ("AB".repeat(32), "cd".repeat(32));
+    let m = parse_str(&with(&format!("trace_sha256:\n- {a}\n- {b}\n"))).unwrap();
+    assert_eq!(m.trace_sha256, None);
+    let per_rank = m.trace_sha256_per_rank.unwrap();
+    assert_eq!(per_rank[&0], "ab".repeat(32));
+    assert_eq!(per_rank[&1], b);
+    let m = parse_str(&with(&format!("trace_sha256:\n  0: {a}\n  3: {b}\n"))).unwrap();
+    let per_rank = m.trace_sha256_per_rank.unwrap();
+    assert_eq!(per_rank.keys().copied().collect::<Vec<_>>(), [0, 3]);
+    // a rank that is not a number, or a digest that is not one
+    assert!(error(&with(&format!("trace_sha256:\n  first: {a}\n")))
+        .contains("a mapping from rank to digest"));
+    assert!(error(&with(&format!("trace_sha256:\n- {a}\n- abc\n"))).contains("one per rank"));
 }

@@ -123,7 +123,8 @@ impl Validator<'_> {
         let capture_range = self.capture_range(&known, &missing)?;
         let (iterations, workload) = self.workload(&known, &missing)?;
         let iteration_pattern = self.iteration_pattern(known.get("iteration_pattern"))?;
-        let trace_sha256 = self.trace_sha256(known.get("trace_sha256"))?;
+        let (trace_sha256, trace_sha256_per_rank) =
+            self.trace_digests(known.get("trace_sha256"))?;
         let text = |key: &str| self.optional_text(known.get(key), key);
         let mapping = |key: &str| self.optional_mapping(known.get(key), key);
         Ok(Manifest {
@@ -133,6 +134,7 @@ impl Validator<'_> {
             iterations,
             iteration_pattern,
             trace_sha256,
+            trace_sha256_per_rank,
             expected_trace_path: text("expected_trace_path")?,
             device: text("device")?,
             git_commit: text("git_commit")?,
@@ -335,6 +337,45 @@ impl Validator<'_> {
     }
 
     /// `trace_sha256`: 64 hexadecimal digits, lowercased.
+    /// `trace_sha256`: one digest, or one per rank (a list, rank 0 first, or a mapping from
+    /// rank to digest: one trace per rank).
+    #[allow(clippy::type_complexity)]
+    fn trace_digests(
+        &self,
+        entry: Option<&Entry>,
+    ) -> Result<(Option<String>, Option<BTreeMap<u64, String>>), ManifestError> {
+        const PER_RANK: &str =
+            "be 64 hexadecimal digits (a sha-256 digest), a list of them (one per rank), a mapping from rank to digest, or null";
+        let Some(entry) = entry else {
+            return Ok((None, None));
+        };
+        let digest = |node: &Node| match &node.kind {
+            Kind::Scalar {
+                value: ScalarValue::Str | ScalarValue::Int(_),
+                text,
+            } if text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                Some(text.to_ascii_lowercase())
+            }
+            _ => None,
+        };
+        match &entry.value.kind {
+            Kind::Seq(items) => items
+                .iter()
+                .enumerate()
+                .map(|(k, n)| digest(n).map(|d| (k as u64, d)))
+                .collect::<Option<_>>()
+                .map(|m| (None, Some(m)))
+                .ok_or_else(|| self.invalid(entry, "trace_sha256", PER_RANK)),
+            Kind::Map(entries) => entries
+                .iter()
+                .map(|e| Some((e.key.parse::<u64>().ok()?, digest(&e.value)?)))
+                .collect::<Option<_>>()
+                .map(|m| (None, Some(m)))
+                .ok_or_else(|| self.invalid(entry, "trace_sha256", PER_RANK)),
+            _ => Ok((self.trace_sha256(Some(entry))?, None)),
+        }
+    }
+
     fn trace_sha256(&self, entry: Option<&Entry>) -> Result<Option<String>, ManifestError> {
         const KEY: &str = "trace_sha256";
         let Some(entry) = entry else {

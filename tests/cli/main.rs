@@ -27,6 +27,7 @@ mod junit;
 mod nsys_failures;
 mod output;
 mod post;
+mod ranks;
 mod report;
 mod report_layout;
 mod run_dir;

@@ -575,3 +575,21 @@ fn the_example_report_in_docs_is_current() {
     let png = std::fs::read(common::repo().join("docs/images/example-report.png")).unwrap();
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");
 }
+
+#[test]
+fn snapshot_ranks() {
+    // Issue 35, item 5: a distributed run leads with its step, and the rank table follows.
+    let nsys = require_nsys!("2024.2");
+    let report = snapshot_of("ranks-2", &nsys, 0);
+    let headline = report
+        .lines()
+        .find(|l| l.contains("**gate passed**"))
+        .expect("headline");
+    assert!(
+        headline.contains("**2** ranks · step median **")
+            && headline.contains("slowest in **10\u{a0}of\u{a0}10** steps"),
+        "{headline}"
+    );
+    assert!(report.contains("### Ranks"), "{report}");
+    insta::assert_snapshot!("ranks", report);
+}

@@ -155,7 +155,8 @@ def cmd_manifest(args):
 # ------------------------------------------------------------------------------------------------
 
 # The only variables the recording environment may hold (LD_PRELOAD is nsys's own).
-ALLOWED_ENV = {"PATH", "HOME", "LD_LIBRARY_PATH", "NSYS_NVTX_PROFILER_REGISTER_ONLY", "LD_PRELOAD"}
+ALLOWED_ENV = {"PATH", "HOME", "LD_LIBRARY_PATH", "NSYS_NVTX_PROFILER_REGISTER_ONLY", "LD_PRELOAD",
+               "RANK"}  # RANK: the rank of a per-rank recording, as a launcher sets it
 # The processes a trace may list: nsys's own and the harness (recorded in a PID namespace).
 ALLOWED_PROCESSES = {"./harness", "harness", "nsys", "nsys-launcher", "nsys-tee"}
 # Values of the invoking environment too common to mean anything when found in a trace.
@@ -541,6 +542,58 @@ def cmd_check_pushpop(args):
     if timing:
         sys.exit(3)
     print("push/pop: as intended")
+
+
+# ------------------------------------------------------------------------------------------------
+# check-ranks
+# ------------------------------------------------------------------------------------------------
+
+
+def cmd_check_ranks(args):
+    """The iterations of each process (a rank, ranks ordered by PID) under its own capture range:
+    the counts each rank must have, and (timing) the slower rank slowest in enough indexes and
+    every rank's passes steady (coefficient of variation under 0.15). One CSV per trace: the
+    ranks of each trace follow the previous one's."""
+    per_pid = {}
+    for trace, path in enumerate(args.csv):
+        rows = read_pushpop(path) or []
+        by_id = {r["id"]: r for r in rows}
+        regex = re.compile(args.pattern)
+        for r in rows:
+            parent = by_id.get(r["parent"]) if r["parent"] is not None else None
+            if parent is None or parent["parent"] is not None or parent["name"] != args.capture_range:
+                continue
+            m = regex.fullmatch(r["name"])
+            if m:
+                per_pid.setdefault((trace, r["pid"]), {})[int(m.group(1))] = r["duration"]
+    ranks = [per_pid[p] for p in sorted(per_pid)]
+    print("ranks:", json.dumps([{"trace": t, "pid": p, "iterations": len(per_pid[(t, p)])}
+                                for t, p in sorted(per_pid)]))
+    want = [int(x) for x in args.expect_counts.split(",")]
+    if [len(r) for r in ranks] != want:
+        print(f"SHAPE: iterations per rank: expected {want}, got {[len(r) for r in ranks]}")
+        sys.exit(1)
+    timing = []
+    for k, r in enumerate(ranks):
+        values = list(r.values())
+        mean = sum(values) / len(values)
+        sd = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+        if mean > 0 and sd / mean > 0.15:
+            timing.append(f"rank {k}: cv {sd / mean:.3f} (durations {values})")
+    if args.slow_rank is not None:
+        slowest = 0
+        for index in ranks[args.slow_rank]:
+            times = [(r.get(index, -1), k) for k, r in enumerate(ranks)]
+            if max(times)[1] == args.slow_rank:
+                slowest += 1
+        if slowest < args.min_slowest:
+            timing.append(f"rank {args.slow_rank} slowest in {slowest} indexes, "
+                          f"expected at least {args.min_slowest}")
+    for p in timing:
+        print(f"TIMING: {p}")
+    if timing:
+        sys.exit(3)
+    print("ranks: as intended")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1054,6 +1107,15 @@ def main():
     p.add_argument("--name-prefix", default="")
     p.add_argument("--summary-out")
     p.set_defaults(func=cmd_check_pushpop)
+
+    p = sub.add_parser("check-ranks")
+    p.add_argument("--csv", action="append", required=True, help="one per trace")
+    p.add_argument("--capture-range", required=True)
+    p.add_argument("--pattern", default=DEFAULT_PATTERN)
+    p.add_argument("--expect-counts", required=True, help="iterations per rank, by PID: 10,10")
+    p.add_argument("--slow-rank", type=int)
+    p.add_argument("--min-slowest", type=int, default=0)
+    p.set_defaults(func=cmd_check_ranks)
 
     p = sub.add_parser("add-gpu-work")
     p.add_argument("--sqlite", required=True)

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -72,6 +73,12 @@ struct options {
     int cold_forward_us;          /* --llama: host work of each forward_layer_L in the first pass */
     int realtime;                 /* the measured loop at real-time priority, where permitted */
     int extra_inference_us;       /* more work in every pass's inference (a slower version) */
+    int ranks;                    /* 0, or start this many processes, one per rank (--ranks) */
+    int rank;                     /* -1, or the rank this process is (--rank) */
+    int slow_rank;                /* -1, or the rank given --rank-extra-us */
+    int slow_rank_us;             /* its more work in every pass's inference */
+    int short_rank;               /* -1, or the rank given --rank-skip-from */
+    int short_rank_from;          /* it stops the measured loop before this index */
 };
 
 static struct options opt = {
@@ -83,6 +90,9 @@ static struct options opt = {
     .nvtx = 1,
     .iteration_format = "iteration %d",
     .first_pass_factor = 1,
+    .rank = -1,
+    .slow_rank = -1,
+    .short_rank = -1,
 };
 
 static void usage(FILE *out)
@@ -131,6 +141,13 @@ static void usage(FILE *out)
         "  --realtime               run the measured loop at real-time priority (SCHED_FIFO 1)\n"
         "                           where permitted, so that other processes on a busy machine\n"
         "                           do not make waits end milliseconds late\n"
+        "  --ranks N                start N processes of this program (each `--rank R`, R =\n"
+        "                           0..N-1, by fork and exec), as a distributed launcher starts\n"
+        "                           one process per rank, and wait for them\n"
+        "  --rank R                 run as rank R (what --ranks gives each process; alone, one\n"
+        "                           rank of a run recorded one trace per rank)\n"
+        "  --rank-extra-us R:N      rank R does N more microseconds in every pass's inference\n"
+        "  --rank-skip-from R:K     rank R stops its measured loop before index K\n"
         "  -h, --help               show this help\n",
         out);
 }
@@ -194,6 +211,19 @@ static void check_iteration_format(const char *fmt)
     }
     if (conversions != 1)
         die("--iteration-format needs exactly one %%d, got '%s'", fmt);
+}
+
+/* "R:N" -> rank R, value N */
+static void parse_rank_value(const char *flag, const char *text, int *rank, int *value)
+{
+    char buffer[64];
+    const char *colon = strchr(text, ':');
+    if (colon == NULL || (size_t)(colon - text) >= sizeof buffer)
+        die("%s needs RANK:VALUE", flag);
+    memcpy(buffer, text, (size_t)(colon - text));
+    buffer[colon - text] = '\0';
+    *rank = parse_count(flag, buffer);
+    *value = parse_count(flag, colon + 1);
 }
 
 static void parse_args(int argc, char **argv)
@@ -269,6 +299,18 @@ static void parse_args(int argc, char **argv)
         } else if (strcmp(flag, "--cold-forward-us") == 0) {
             NEEDS_VALUE();
             opt.cold_forward_us = parse_count(flag, value);
+        } else if (strcmp(flag, "--ranks") == 0) {
+            NEEDS_VALUE();
+            opt.ranks = parse_count(flag, value);
+        } else if (strcmp(flag, "--rank") == 0) {
+            NEEDS_VALUE();
+            opt.rank = parse_count(flag, value);
+        } else if (strcmp(flag, "--rank-extra-us") == 0) {
+            NEEDS_VALUE();
+            parse_rank_value(flag, value, &opt.slow_rank, &opt.slow_rank_us);
+        } else if (strcmp(flag, "--rank-skip-from") == 0) {
+            NEEDS_VALUE();
+            parse_rank_value(flag, value, &opt.short_rank, &opt.short_rank_from);
         } else if (strcmp(flag, "--first-pass-factor") == 0) {
             NEEDS_VALUE();
             opt.first_pass_factor = parse_count(flag, value);
@@ -288,6 +330,10 @@ static void parse_args(int argc, char **argv)
             opt.indexes[i] = i;
         opt.index_count = opt.iterations;
     }
+    if (opt.rank >= 0 && opt.rank == opt.slow_rank)
+        opt.extra_inference_us += opt.slow_rank_us;
+    if (opt.rank >= 0 && opt.rank == opt.short_rank)
+        opt.skip_from = opt.short_rank_from;
     if (opt.capture_twice && !opt.capture_range)
         die("%s cannot be combined with --no-capture-range", "--capture-twice");
     if (opt.llama_layers > 0 && (opt.hostile_names || opt.slow_count > 0))
@@ -656,9 +702,46 @@ static void measured_loop(void)
         pthread_join(worker, NULL);
 }
 
+/* --ranks N: one process per rank, each this program again with `--rank R` (exec, as a launcher
+ * starts its workers: nsys follows an exec'd child), then wait for every one. */
+static int launch_ranks(int argc, char **argv)
+{
+    pid_t children[256];
+    if (opt.ranks > 256)
+        die("%s: at most 256 ranks", "--ranks");
+    for (int r = 0; r < opt.ranks; r++) {
+        pid_t pid = fork();
+        if (pid < 0)
+            die("%s", "fork failed");
+        if (pid == 0) {
+            char rank[16];
+            snprintf(rank, sizeof rank, "%d", r);
+            char **args = calloc((size_t)argc + 3, sizeof(char *));
+            if (args == NULL)
+                die("%s", "out of memory");
+            for (int i = 0; i < argc; i++)
+                args[i] = argv[i];
+            args[argc] = "--rank";
+            args[argc + 1] = rank;
+            execv(argv[0], args);
+            die("%s", "exec failed");
+        }
+        children[r] = pid;
+    }
+    int failed = 0;
+    for (int r = 0; r < opt.ranks; r++) {
+        int status;
+        if (waitpid(children[r], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            failed = 1;
+    }
+    return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     parse_args(argc, argv);
+    if (opt.ranks > 0 && opt.rank < 0)
+        return launch_ranks(argc, argv);
 
     /* Sleep as precisely as the kernel allows (the default slack is 50 us). */
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);

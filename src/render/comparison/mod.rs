@@ -88,6 +88,9 @@ pub struct RunComparisonView {
     pub base: String,
     /// Where the change is: every table's `slower` and `faster` items in one line.
     pub where_line: Option<String>,
+    /// A distributed run's ranks, each against its history, in one line (`rank 1 +8.1 %,
+    /// slower`); `None` for a run of one process.
+    pub ranks: Option<String>,
     pub host_ranges: ItemTable,
     pub gpu_ranges: Option<ItemTable>,
     /// Kernels and memory copies, each with what its numbers are.
@@ -531,6 +534,7 @@ pub fn run(
             esc(&r.base.analysis_path, caps.name_chars.max(300))
         ),
         where_line: where_line(r, caps),
+        ranks: r.ranks.as_ref().map(rank_line),
         host_ranges: item_table(&r.host_ranges, ranges, None, caps),
         gpu_ranges: r
             .gpu_ranges
@@ -755,4 +759,30 @@ pub fn render_alone(c: &Comparison, top: usize) -> Result<String, super::RenderE
         tool_version: crate::artifact::TOOL_VERSION,
     };
     renderer.render_value(&view)
+}
+
+/// Each rank's median against its history, by rank: `rank 1 +8.1 %, slower`, the slower and
+/// faster ranks first; then the ranks new or gone.
+fn rank_line(r: &crate::artifact::comparison::RankChanges) -> String {
+    let mut changed: Vec<_> = r.changed.iter().collect();
+    changed.sort_by_key(|c| (!flagged_verdict(c.verdict), c.rank));
+    let mut parts: Vec<String> = changed
+        .iter()
+        .map(|c| {
+            let change = c.change_pct.map_or("n/a".to_owned(), words::signed_pct);
+            let verdict = c.verdict.as_str();
+            if flagged_verdict(c.verdict) {
+                format!("rank {} {change}, **{verdict}**", c.rank)
+            } else {
+                format!("rank {} {change}, {verdict}", c.rank)
+            }
+        })
+        .collect();
+    parts.extend(r.new.iter().map(|o| format!("rank {} new", o.rank)));
+    parts.extend(r.gone.iter().map(|o| format!("rank {} gone", o.rank)));
+    format!("**Ranks** (each rank's median): {}.", parts.join("; "))
+}
+
+fn flagged_verdict(v: ChangeVerdict) -> bool {
+    matches!(v, ChangeVerdict::Slower | ChangeVerdict::Faster)
 }

@@ -18,6 +18,7 @@ mod gpu_work;
 mod iterations;
 mod page;
 mod ranges;
+mod ranks;
 mod run;
 
 use std::path::Path;

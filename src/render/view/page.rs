@@ -215,6 +215,15 @@ pub(super) fn headline(outcomes: &[RunOutcome]) -> String {
                 .gpu_busy_per_iteration()
                 .map(|b| format!(" · GPU busy **{}** per iteration", format::duration(b)))
                 .unwrap_or_default();
+            // A distributed run leads with its step.
+            if let Some(step) = super::ranks::step_line(a) {
+                return format!(
+                    "{gate} · {step} · GPU projected step median **{gpu}**{busy} · **{}{nb}/{nb}{}** steps complete · {}",
+                    s.complete,
+                    s.expected,
+                    warning_count(a)
+                );
+            }
             format!(
                 "{gate} · host median **{host}** · GPU projected median **{gpu}**{busy} · **{}{nb}/{nb}{}** iterations complete · {}",
                 s.complete,

@@ -80,6 +80,11 @@ pub(super) fn shown_ranges(
             inclusive: stats(&g.inclusive),
             exclusive: stats(&g.exclusive),
             child_total_ns: g.inclusive.total_ns - g.exclusive.total_ns,
+            // a group of one range: that range's slowest rank (a distributed run)
+            slowest_rank: (g.names == 1)
+                .then(|| a.host_ranges.iter().find(|r| r.name == g.group))
+                .flatten()
+                .and_then(|r| r.slowest_rank),
         })
         .collect();
     let gpus = gpu_groups
@@ -179,11 +184,19 @@ pub(super) fn host_table(
     // The share is of the iterations the rows cover: the steady state's when they are its.
     let iteration_total = match steady(a, exact_names) {
         Some(s) => s.host_inclusive.total_ns,
-        None => a
-            .iteration_summary
-            .host_inclusive
-            .as_ref()
-            .map_or(0, |h| h.total_ns),
+        // A distributed run's tables cover every rank's iterations: the share is of them all.
+        None => match a.ranks.as_deref() {
+            Some(ranks) => ranks
+                .iter()
+                .filter_map(|r| r.iteration_summary.host_inclusive.as_ref())
+                .map(|h| h.total_ns)
+                .sum(),
+            None => a
+                .iteration_summary
+                .host_inclusive
+                .as_ref()
+                .map_or(0, |h| h.total_ns),
+        },
     };
     let top: Vec<&HostRange> = ranges.iter().take(caps.top).copied().collect();
     // One unit per column.
@@ -199,7 +212,14 @@ pub(super) fn host_table(
     let rows: Vec<HostRow> = top
         .iter()
         .map(|r| HostRow {
-            name: esc(&r.name, caps.name_chars),
+            name: match r.slowest_rank {
+                Some(rank) => format!(
+                    "{} (slowest on rank{}{rank})",
+                    esc(&r.name, caps.name_chars),
+                    format::NBSP
+                ),
+                None => esc(&r.name, caps.name_chars),
+            },
             instances: r.instances,
             exclusive_total: next(&mut exclusive_total),
             exclusive_mean: next(&mut exclusive_mean),

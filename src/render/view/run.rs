@@ -59,6 +59,8 @@ pub struct AnalysedView {
     pub grouped: bool,
     /// This run against its baseline run, when it has one.
     pub comparison: Option<RunComparisonView>,
+    /// The ranks of a distributed run (the step line, the rank table); `None` for one process.
+    pub ranks: Option<super::ranks::RanksView>,
 }
 
 #[derive(Debug, Serialize)]
@@ -148,10 +150,15 @@ pub(super) fn analysed(
                 gating: w.gating,
                 icon: if w.gating { "❌" } else { "⚠️" },
                 message: escape::message(&w.message, caps.message_chars),
-                explanation: explained
-                    .iter()
-                    .position(|(code, _)| *code == Some(w.code))
-                    .map(|i| explained.remove(i).1),
+                // a rank's warning is said as its message, which names the rank
+                explanation: if w.rank.is_some() {
+                    None
+                } else {
+                    explained
+                        .iter()
+                        .position(|(code, _)| *code == Some(w.code))
+                        .map(|i| explained.remove(i).1)
+                },
             }),
         }
     }
@@ -218,6 +225,7 @@ pub(super) fn analysed(
         grouped: !options.exact_names && hosts.len() < a.host_ranges.len(),
         analysis_path: path_text,
         comparison: None,
+        ranks: super::ranks::ranks(a, caps.name_chars),
     }
 }
 

@@ -254,6 +254,7 @@ mod tests {
                 id: Some(0),
                 kernels: 1,
                 memory_operations: 0,
+                ..Default::default()
             }]),
             ..GpuWork::default()
         }

@@ -265,7 +265,8 @@ scenario() {
       # for part of its time (exposed per iteration by construction: device 0 200 us, device 1
       # 250 us), and a peer-to-peer copy from device 0 to device 1
       [ "$name" = gpu-devices ] || version=${name#gpu-devices-}
-      harness=(--warmup 1 --iterations 5)
+      tries=$((attempts > 30 ? attempts : 30))
+      harness=(--warmup 1 --iterations 5 --realtime)
       expect=(--expect-found 5 --expect-complete 5 --expect-measured 0,1,2,3,4 "${plain[@]}")
       gpu=all gpu_work=devices
       gpu_expect=(--expect-rows 11 --expect-root 0 --expect-name profile-target=1

@@ -51,7 +51,7 @@ SCENARIOS=(
   example-smoke-tensor
 )
 # One process driving two GPUs: each device's compute and NCCL communication (issue 35).
-SCENARIOS+=(gpu-devices gpu-devices-2023.4 gpu-devices-2022.4)
+SCENARIOS+=(gpu-devices gpu-devices-2023.4 gpu-devices-2022.4 gpu-devices-head)
 
 say() { echo "make-fixtures: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -259,16 +259,18 @@ scenario() {
         # 2024.2 filters out the root row: a 0-byte CSV, and nsys prints neither PROCESSED nor SKIPPED
         gpu_expect=(--expect-rows 0)
       fi ;;
-    gpu-devices|gpu-devices-2023.4|gpu-devices-2022.4)
+    gpu-devices|gpu-devices-2023.4|gpu-devices-2022.4|gpu-devices-head)
       # one process driving two GPUs (fixtures.py DEVICE_KERNELS): per inference, compute
       # kernels on each device and an NCCL all-reduce on a stream of its own overlapping them
       # for part of its time (exposed per iteration by construction: device 0 200 us, device 1
       # 250 us), and a peer-to-peer copy from device 0 to device 1
-      [ "$name" = gpu-devices ] || version=${name#gpu-devices-}
+      # gpu-devices-head: device 1's all-reduce 100 us later, 350 us exposed (+40 %)
+      case $name in gpu-devices-20*) version=${name#gpu-devices-} ;; esac
       tries=$((attempts > 30 ? attempts : 30))
       harness=(--warmup 1 --iterations 5 --realtime)
       expect=(--expect-found 5 --expect-complete 5 --expect-measured 0,1,2,3,4 "${plain[@]}")
       gpu=all gpu_work=devices
+      [ "$name" = gpu-devices-head ] && gpu_work=devices-late
       gpu_expect=(--expect-rows 11 --expect-root 0 --expect-name profile-target=1
                   --expect-name inference=5 --expect-name preprocessing=0)
       for i in 0 1 2 3 4; do gpu_expect+=(--expect-name "iteration $i=1"); done ;;

@@ -7,6 +7,7 @@ mod baseline_auto;
 mod baseline_faults;
 mod common;
 mod compare;
+mod compare_devices;
 mod compare_where;
 mod csv_input;
 mod faults;

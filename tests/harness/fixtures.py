@@ -755,8 +755,8 @@ class EnclosingRanges:
 
 def cmd_add_gpu_work(args):
     llama = args.work == "llama"
-    tables = CUDA_TABLES + (FULL_TABLES if args.work in ("full", "llama", "processes", "devices")
-                            else [])
+    tables = CUDA_TABLES + (FULL_TABLES if args.work in ("full", "llama", "processes", "devices",
+                                                         "devices-late") else [])
     schema = sqlite3.connect(f"file:{args.schema_from}?mode=ro", uri=True)
     ddl = []
     for table in tables:
@@ -777,8 +777,8 @@ def cmd_add_gpu_work(args):
     for statement in ddl:
         con.execute(statement)
 
-    if args.work == "devices":
-        added = add_devices_work(con)
+    if args.work in ("devices", "devices-late"):
+        added = add_devices_work(con, DEVICE_LATE_US if args.work == "devices-late" else 0)
         con.commit()
         con.execute("VACUUM")
         con.close()
@@ -1000,9 +1000,12 @@ DEVICE_PEER_COPY = (1100, 30, 64 * 1024)
 # communication, and communication while no compute kernel runs.
 DEVICE_EXPECTED = {0: {"compute": 700, "communication": 500, "exposed": 200},
                    1: {"compute": 800, "communication": 400, "exposed": 250}}
+# `--work devices-late` (the gpu-devices-head fixture): device 1's all-reduce starts this much
+# later (µs), so that 100 µs more of it is exposed (350 µs, +40 %); device 0 is unchanged.
+DEVICE_LATE_US = 100
 
 
-def add_devices_work(con):
+def add_devices_work(con, late_us=0):
     """The gpu-devices work: DEVICE_KERNELS and DEVICE_PEER_COPY launched from each `inference`
     of the main thread (a call each, 10 µs apart from 10 µs into the range), with a
     TARGET_INFO_GPU row per device. Returns what it added."""
@@ -1028,6 +1031,8 @@ def add_devices_work(con):
             raise SystemExit(f"`inference` at {start} is too short for the launches")
         api = start + 10 * us
         for device, stream, short, demangled, offset, duration in DEVICE_KERNELS:
+            if device == 1 and stream == NCCL_STREAM:
+                offset += late_us
             correlation += 1
             insert(con, "CUPTI_ACTIVITY_KIND_RUNTIME", start=api, end=api + API_NS,
                    eventClass=EVENT_CLASS_CUDA_RUNTIME, globalTid=tid,
@@ -1054,8 +1059,10 @@ def add_devices_work(con):
                srcKind=MEM_KIND_DEVICE, dstKind=MEM_KIND_DEVICE, srcDeviceId=0,
                srcContextId=1, dstDeviceId=1, dstContextId=2)
         copies += 1
+    expected = {d: dict(e) for d, e in DEVICE_EXPECTED.items()}
+    expected[1]["exposed"] += late_us
     return {"iterations": len(inferences), "kernels": kernels, "copies": copies,
-            "expected_per_iteration_us": DEVICE_EXPECTED}
+            "expected_per_iteration_us": expected}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1160,7 +1167,8 @@ def main():
     p.add_argument("--pattern", default=DEFAULT_PATTERN)
     p.add_argument("--mode", choices=["all", "skip-iteration", "outside-only"], default="all")
     p.add_argument("--skip-iteration", type=int)
-    p.add_argument("--work", choices=["projection", "full", "llama", "processes", "devices"],
+    p.add_argument("--work", choices=["projection", "full", "llama", "processes", "devices",
+                                            "devices-late"],
                    default="projection",
                    help="full: also memsets, copies to and from pageable memory, a kernel with "
                         "a hostile name and TARGET_INFO_GPU (the gpu-work fixtures); llama: "
@@ -1169,7 +1177,9 @@ def main():
                         "PyTorch kernel, and a second process with its own ranges and kernels "
                         "whose correlation ids overlap the first's (the gpu-processes fixture); "
                         "devices: compute and NCCL kernels on two GPUs, overlapping for part "
-                        "of their time, and a peer-to-peer copy (the gpu-devices fixtures)")
+                        "of their time, and a peer-to-peer copy (the gpu-devices fixtures); "
+                        "devices-late: the same with device 1's all-reduce 100 us later "
+                        "(gpu-devices-head)")
     p.set_defaults(func=cmd_add_gpu_work)
 
     p = sub.add_parser("check-gpu")

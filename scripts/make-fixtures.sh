@@ -52,6 +52,8 @@ SCENARIOS=(
   ranks-base-1 ranks-base-2 ranks-base-3 ranks-base-4 ranks-base-5 ranks-head
   example-smoke-tensor
 )
+# One process driving two GPUs: each device's compute and NCCL communication (issue 35).
+SCENARIOS+=(gpu-devices gpu-devices-2023.4 gpu-devices-2022.4 gpu-devices-head)
 
 say() { echo "make-fixtures: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -69,8 +71,9 @@ die() { say "$*"; exit 1; }
 #               work (the run directory then holds trace.sqlite)
 #   gpu_work    `fixtures.py add-gpu-work --work`: projection (kernels and copies), full (also
 #               memsets, pageable copies both ways, a hostile kernel name, TARGET_INFO_GPU),
-#               llama, or processes (full, a PyTorch kernel, and a second process whose
-#               correlation ids overlap the first's)
+#               llama, processes (full, a PyTorch kernel, and a second process whose
+#               correlation ids overlap the first's), or devices (compute and NCCL kernels
+#               on two GPUs, a peer-to-peer copy)
 #   gpu_expect  arguments of `fixtures.py check-gpu`
 #   ranks       0, or the ranks of a distributed run: the harness starts them itself
 #               (`--ranks N`, one trace), or with per_trace=1 nsys records each alone
@@ -263,6 +266,21 @@ scenario() {
         # 2024.2 filters out the root row: a 0-byte CSV, and nsys prints neither PROCESSED nor SKIPPED
         gpu_expect=(--expect-rows 0)
       fi ;;
+    gpu-devices|gpu-devices-2023.4|gpu-devices-2022.4|gpu-devices-head)
+      # one process driving two GPUs (fixtures.py DEVICE_KERNELS): per inference, compute
+      # kernels on each device and an NCCL all-reduce on a stream of its own overlapping them
+      # for part of its time (exposed per iteration by construction: device 0 200 us, device 1
+      # 250 us), and a peer-to-peer copy from device 0 to device 1
+      # gpu-devices-head: device 1's all-reduce 100 us later, 350 us exposed (+40 %)
+      case $name in gpu-devices-20*) version=${name#gpu-devices-} ;; esac
+      tries=$((attempts > 30 ? attempts : 30))
+      harness=(--warmup 1 --iterations 5 --realtime)
+      expect=(--expect-found 5 --expect-complete 5 --expect-measured 0,1,2,3,4 "${plain[@]}")
+      gpu=all gpu_work=devices
+      [ "$name" = gpu-devices-head ] && gpu_work=devices-late
+      gpu_expect=(--expect-rows 11 --expect-root 0 --expect-name profile-target=1
+                  --expect-name inference=5 --expect-name preprocessing=0)
+      for i in 0 1 2 3 4; do gpu_expect+=(--expect-name "iteration $i=1"); done ;;
     compare-base|compare-head)
       # The same program at two known speeds: head does 510 us more in every inference, 20 %
       # of a pass of about 2.55 ms (nsys-gate compare must find it slower by about 20 %).

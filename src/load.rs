@@ -503,6 +503,7 @@ mod tests {
                     id: Some(0),
                     kernels: 2,
                     memory_operations: 1,
+                    ..Default::default()
                 }]),
                 kernels: Some(vec![KernelStats {
                     name: "k".into(),

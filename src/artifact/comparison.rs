@@ -235,6 +235,12 @@ pub struct RunComparison {
     /// Absent in files written before ranks were judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranks: Option<RankChanges>,
+    /// Exposed communication device by device (`gpu_work.devices[].exposed_communication_ns`,
+    /// each item named as the device, `NAME (ID)`), the same way; `None` unless the head and
+    /// the history have a device that communicated. Absent in files written before it was
+    /// judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exposed_communication: Option<WorkChanges>,
     /// Most of the host ranges moving alike (as on a slower runner): said once here, and each
     /// range then judged by how it moved beyond it; `null` when they did not. No verdict of
     /// its own: the measures carry it.

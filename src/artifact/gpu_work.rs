@@ -54,7 +54,10 @@ impl GpuWork {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One GPU's work: what ran on it over the capture (`cuda_gpu_trace`), and, per counted
+/// iteration, its compute, its communication and the communication no compute hid. The
+/// fields after `memory_operations` are absent in files written before they were added.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct GpuDevice {
     /// As nsys writes it: `NAME (ID)`, e.g. `NVIDIA A100-SXM4-80GB (0)`.
     pub device: String,
@@ -64,6 +67,43 @@ pub struct GpuDevice {
     pub id: Option<u64>,
     pub kernels: u64,
     pub memory_operations: u64,
+    /// Sum of its kernels' durations over the capture.
+    #[serde(default)]
+    pub kernel_total_ns: Option<i64>,
+    /// Sum of its memory copies' and memsets' durations over the capture.
+    #[serde(default)]
+    pub memory_total_ns: Option<i64>,
+    /// Its memory copies by copy kind (`Peer-to-Peer` a kind of its own; memsets left out),
+    /// largest total first.
+    #[serde(default)]
+    pub memory_copies: Option<Vec<DeviceCopies>>,
+    /// Kernels launched inside the counted iterations that ran on this device; `null` when the
+    /// kernels could not be attributed (`kernel_attribution` is `null`) or the device has no id.
+    #[serde(default)]
+    pub iteration_kernels: Option<u64>,
+    /// Per counted iteration: the time at least one compute kernel (a kernel not NCCL's)
+    /// launched inside the counted iterations ran on this device (overlapping kernels counted
+    /// once). `null` as `iteration_kernels`, or without a counted iteration.
+    #[serde(default)]
+    pub compute_ns: Option<f64>,
+    /// Per counted iteration: the time at least one communication kernel (NCCL's: a base name
+    /// starting with `nccl`) launched inside the counted iterations ran on this device.
+    #[serde(default)]
+    pub communication_ns: Option<f64>,
+    /// Per counted iteration: the part of `communication_ns` during which no compute kernel
+    /// (launched anywhere) ran on this device: communication that compute did not hide.
+    #[serde(default)]
+    pub exposed_communication_ns: Option<f64>,
+}
+
+/// A device's memory copies of one copy kind (`devices[].memory_copies`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceCopies {
+    /// As `memory_copies[].copy_kind`: `Host-to-Device`, `Peer-to-Peer`, …
+    pub copy_kind: String,
+    pub count: u64,
+    pub bytes: u64,
+    pub total_ns: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

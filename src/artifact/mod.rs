@@ -25,8 +25,8 @@ mod vocabulary;
 
 pub use advice::{Advice, AdviceKernels, AdviceKind};
 pub use gpu_work::{
-    kernel_base_name, GpuDevice, GpuWork, IterationKernels, KernelAttribution, KernelBaseName,
-    KernelStats, LaunchingGroup, MemoryCopies, Memsets, OtherKernels, RangeKernel,
+    kernel_base_name, DeviceCopies, GpuDevice, GpuWork, IterationKernels, KernelAttribution,
+    KernelBaseName, KernelStats, LaunchingGroup, MemoryCopies, Memsets, OtherKernels, RangeKernel,
     RangeKernelGroup, RangeKernels, LAUNCHING_GROUPS,
 };
 use layout::JsonLayout;

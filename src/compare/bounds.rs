@@ -18,9 +18,13 @@ pub fn bounded(mut c: Comparison) -> Comparison {
         if let Some(gpu) = run.gpu_ranges.as_mut() {
             bound_ranges(gpu);
         }
-        for work in [run.kernels.as_mut(), run.memory_copies.as_mut()]
-            .into_iter()
-            .flatten()
+        for work in [
+            run.kernels.as_mut(),
+            run.memory_copies.as_mut(),
+            run.exposed_communication.as_mut(),
+        ]
+        .into_iter()
+        .flatten()
         {
             bound_ranges(&mut work.items);
         }

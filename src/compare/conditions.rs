@@ -289,6 +289,7 @@ mod tests {
                 id: Some(0),
                 kernels: 1,
                 memory_operations: 0,
+                ..Default::default()
             }]),
             ..GpuWork::default()
         }

@@ -14,6 +14,9 @@
 //!   said in a note. Copies are on that basis on every tested nsys: their launching calls are
 //!   known only from `cuda_api_trace`, which nsys-gate asks only of an nsys without
 //!   `cuda_kern_exec_trace`.
+//! - **Exposed communication** by device (`NAME (ID)`): each device's communication per
+//!   counted iteration during which no compute kernel ran (`gpu_work.devices[]`), of the
+//!   devices that have some.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -157,6 +160,8 @@ pub struct Work<'a> {
 pub enum Kind {
     Kernels,
     MemoryCopies,
+    /// Each device's exposed communication per counted iteration (always per iteration).
+    ExposedCommunication,
 }
 
 impl Kind {
@@ -165,6 +170,7 @@ impl Kind {
         match self {
             Kind::Kernels => &w.kernel_bases,
             Kind::MemoryCopies => &w.memory_copies,
+            Kind::ExposedCommunication => &w.exposed_communication,
         }
     }
 
@@ -172,6 +178,7 @@ impl Kind {
         match self {
             Kind::Kernels => w.kernels_per_iteration.as_ref(),
             Kind::MemoryCopies => w.copies_per_iteration.as_ref(),
+            Kind::ExposedCommunication => Some(&w.exposed_communication),
         }
     }
 }
@@ -216,10 +223,10 @@ pub fn work<'a>(head: &Point<'a>, used: &[&Point<'a>], kind: Kind) -> Option<Wor
     let note = (basis == WorkBasis::Capture).then(|| {
         let what = match kind {
             Kind::Kernels => "Kernels",
-            Kind::MemoryCopies => "Memory copies",
+            Kind::MemoryCopies | Kind::ExposedCommunication => "Memory copies",
         };
         let why = match (kind, head_lacks) {
-            (Kind::MemoryCopies, _) => "their time inside the iterations is known only when nsys gives their launching calls (`cuda_api_trace`)".to_owned(),
+            (Kind::MemoryCopies | Kind::ExposedCommunication, _) => "their time inside the iterations is known only when nsys gives their launching calls (`cuda_api_trace`)".to_owned(),
             (Kind::Kernels, true) => "the head records no kernel time per iteration (its kernels were not attributed to its iterations, or its analysis.json was written before `kernels_by_base_name`)".to_owned(),
             (Kind::Kernels, false) => format!(
                 "{bases_lacking} of the {} base runs record no kernel time per iteration (written before `kernels_by_base_name`, or not attributed)",

@@ -15,8 +15,8 @@
 //! - [`measures`]: host inclusive and GPU-projected time per iteration, each with the change
 //!   within the pair of runs ([`interval`]: Hodges-Lehmann, Mann-Whitney);
 //! - [`items`]: the tables judged item by item: range groups (as the report groups names),
-//!   kernels by base name, memory copies by kind, each run's number of an item per counted
-//!   iteration;
+//!   kernels by base name, memory copies by kind, each device's exposed communication, each
+//!   run's number of an item per counted iteration;
 //! - [`ranges`]: any such table item by item, each run's own offset taken out, with the
 //!   false-discovery rate controlled over every item of a run;
 //! - [`gpu_work`]: the capture's kernels and memory copies, when both runs record them;
@@ -243,15 +243,18 @@ pub fn compare_key(
         .then(|| items::ranges(&head, &points, Clock::GpuProjected, exact).table(floor, gpu_shift));
     let kernels = items::work(&head, &points, Kind::Kernels);
     let copies = items::work(&head, &points, Kind::MemoryCopies);
+    let exposed = items::work(&head, &points, Kind::ExposedCommunication);
     let mut kernel_table = kernels.as_ref().map(|w| w.input.table(floor, gpu_shift));
     let mut copy_table = copies.as_ref().map(|w| w.input.table(floor, gpu_shift));
     // A distributed run's ranks: each rank's median, an item like a range group's.
     let mut rank_table = rank_table(&head, &points, floor, host_shift);
+    let mut exposed_table = exposed.as_ref().map(|w| w.input.table(floor, gpu_shift));
     let mut tables: Vec<&mut ranges::Table> = vec![&mut host];
     tables.extend(gpu.as_mut());
     tables.extend(kernel_table.as_mut());
     tables.extend(copy_table.as_mut());
     tables.extend(rank_table.as_mut());
+    tables.extend(exposed_table.as_mut());
     ranges::decide(&mut tables, floor);
     if !exact {
         items::members(&mut host.changes, &head, &points, Clock::HostExclusive);
@@ -270,6 +273,7 @@ pub fn compare_key(
     };
     let kernels = judged_work(kernels, kernel_table, Kind::Kernels);
     let memory_copies = judged_work(copies, copy_table, Kind::MemoryCopies);
+    let exposed_communication = judged_work(exposed, exposed_table, Kind::ExposedCommunication);
     RunComparison {
         key: head.first().key.clone(),
         heads: heads.iter().map(|r| r.run.clone()).collect(),
@@ -284,6 +288,7 @@ pub fn compare_key(
         gpu_work: gpu_work::changes(reference.gpu_work.as_ref(), head.first().gpu_work.as_ref()),
         kernels,
         memory_copies,
+        exposed_communication,
         ranks: rank_table.map(|t| rank_changes(t.changes)),
     }
 }

@@ -236,6 +236,9 @@ pub struct WorkTotals {
     pub copies_per_iteration: Option<BTreeMap<String, f64>>,
     /// The range groups that launched most of each kernel base name's time.
     pub launched_by: BTreeMap<String, Vec<String>>,
+    /// Exposed communication per counted iteration, by device (`NAME (ID)`), of the devices
+    /// that communicated and had some exposed.
+    pub exposed_communication: BTreeMap<String, f64>,
 }
 
 impl RunLevel {
@@ -486,6 +489,14 @@ fn work_totals(w: &GpuWork) -> WorkTotals {
         }
     }
     totals.copies_per_iteration = per_iteration;
+    for d in w.devices.iter().flatten() {
+        if let Some(exposed) = d.exposed_communication_ns.filter(|&e| e > 0.0) {
+            *totals
+                .exposed_communication
+                .entry(d.device.clone())
+                .or_default() += exposed;
+        }
+    }
     totals
 }
 

@@ -110,8 +110,10 @@ fn exec_calls(rows: Vec<KernelExecRow>, names: Interner) -> Calls {
                 },
                 KernelLaunch {
                     corr_id,
+                    start_ns: r.start_ns,
                     duration_ns: r.duration_ns,
                     name: r.name,
+                    device: r.device.unwrap_or(rules::NO_DEVICE),
                 },
             )
         })
@@ -344,6 +346,12 @@ impl GpuWorkRows {
         if let (Some(t), Some(m)) = (&mut trace, &kernel_mix) {
             let launched = m.copies.as_ref().map(|c| (c, m.iteration.iterations));
             rules::attach_iteration_copies(&mut t.memory_copies, launched);
+        }
+        if let Some(t) = &mut trace {
+            let work = kernel_mix
+                .as_ref()
+                .map(|m| (&m.devices, m.iteration.iterations));
+            rules::attach_device_work(&mut t.devices, work);
         }
         let (iteration_kernels, per_range_kernels, per_range_kernel_groups, kernel_attribution) =
             match kernel_mix {

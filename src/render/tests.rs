@@ -523,6 +523,7 @@ fn t4_work(total: i64) -> crate::artifact::GpuWork {
             id: Some(0),
             kernels: 1,
             memory_operations: 1,
+            ..Default::default()
         }]),
         kernels: Some(vec![crate::artifact::KernelStats {
             name: "gemm<float, 2>".into(),

@@ -22,10 +22,10 @@ use super::parts;
 use super::reader::{intern_name, open, parse_report_into, NameError, Names, ReadOptions, Report};
 use super::scan::{Cell, ColType, Schema, Span};
 
-/// One row of `cuda_gpu_trace`: a kernel (`bytes` is `None`), a memory copy or a memset
-/// (`Start` is checked, not kept).
+/// One row of `cuda_gpu_trace`: a kernel (`bytes` is `None`), a memory copy or a memset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GpuOpRow {
+    pub start_ns: i64,
     pub duration_ns: i64,
     pub corr_id: Option<u64>,
     pub bytes: Option<u64>,
@@ -98,6 +98,7 @@ pub(crate) struct GpuTraceSchema {
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Pending {
+    pub start_ns: i64,
     pub duration_ns: i64,
     pub corr_id: Option<u64>,
     /// `None`: a kernel.
@@ -125,9 +126,8 @@ impl Schema for GpuTraceSchema {
                 "a row is either a kernel (`GrdX`, no `Bytes`) or a memory operation (`Bytes`, no `GrdX`)".to_owned(),
             ));
         }
-        // `Start` is not kept, but must be a time like the others.
-        required_i64(cells, c[START])?;
         Ok(Pending {
+            start_ns: required_i64(cells, c[START])?,
             duration_ns: required_i64(cells, c[DURATION])?,
             corr_id: cells[c[CORR_ID]].as_num(),
             bytes,
@@ -172,6 +172,7 @@ impl Report for GpuTraceSchema {
         let src = optional(p.src)?;
         let dst = optional(p.dst)?;
         Ok(GpuOpRow {
+            start_ns: p.start_ns,
             duration_ns: p.duration_ns,
             corr_id: p.corr_id,
             bytes: p.bytes,

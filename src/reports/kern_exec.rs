@@ -2,7 +2,7 @@
 //! kernel with the CUDA API call that launched it, which nsys joins on the correlation id *and*
 //! the process (`k.globalPid == (r.globalTid & 0xFFFFFFFFFF000000)`), so that processes whose
 //! correlation ids repeat (each process counts its own) are told apart. Kept: the call's start
-//! and end, its process and thread, the kernel's duration and name.
+//! and end, its process and thread, the kernel's start, duration, device and name.
 //!
 //! Text columns: `API Function`, `GridXYZ` and `BlockXYZ` in the middle (no commas: a function
 //! name, `%4d %4d %4d`), `Kernel Name` last (a demangled signature: commas, quotes,
@@ -28,8 +28,11 @@ pub struct KernelExecRow {
     /// nsys writes 24-bit process and thread ids.
     pub pid: u32,
     pub tid: u32,
-    /// The kernel's duration on the GPU.
+    /// The kernel's start and duration on the GPU.
+    pub start_ns: i64,
     pub duration_ns: i64,
+    /// The CUDA device that ran it (`DevId`); `None` when nsys gave none.
+    pub device: Option<u32>,
     pub name: NameId,
 }
 
@@ -52,7 +55,7 @@ pub(crate) const DEFS: &[ColumnDef] = &[
     def("Total Dur", true, true, ColType::Unsigned),
     def("PID", false, true, ColType::Unsigned).or(&["Pid"]),
     def("TID", false, true, ColType::Unsigned).or(&["Tid"]),
-    def("DevId", false, false, ColType::Lenient),
+    def("DevId", false, false, ColType::OptUnsigned),
     def("Kernel Name", false, true, ColType::Text),
 ];
 
@@ -63,11 +66,14 @@ const KERNEL_DUR: usize = 5;
 const TOTAL: usize = 6;
 const PID: usize = 7;
 const TID: usize = 8;
+const DEVICE: usize = 9;
 const NAME: usize = 10;
 
 pub(crate) struct KernExecSchema {
     pub layout: Layout,
     col: [usize; DEFS.len()],
+    /// Whether the header has `DevId`.
+    device: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -76,7 +82,9 @@ pub(crate) struct Pending {
     api_end_ns: i64,
     pid: u32,
     tid: u32,
+    start_ns: i64,
     duration_ns: i64,
+    device: Option<u32>,
     name: Span,
 }
 
@@ -110,7 +118,15 @@ impl Schema for KernExecSchema {
             api_end_ns: api_end,
             pid: required_id(cells, c[PID])?,
             tid: required_id(cells, c[TID])?,
+            start_ns: kernel_start,
             duration_ns: duration,
+            device: if self.device {
+                cells[c[DEVICE]]
+                    .as_num()
+                    .map(|d| u32::try_from(d).unwrap_or(u32::MAX))
+            } else {
+                None
+            },
             name: spans[c[NAME]],
         })
     }
@@ -121,8 +137,12 @@ impl Report for KernExecSchema {
     const DEFS: &'static [ColumnDef] = DEFS;
 
     fn build(layout: Layout) -> Option<Self> {
-        let (col, _) = layout.resolve(DEFS)?;
-        Some(Self { layout, col })
+        let (col, present) = layout.resolve(DEFS)?;
+        Some(Self {
+            layout,
+            col,
+            device: present[DEVICE],
+        })
     }
 
     fn layout(&self) -> &Layout {
@@ -141,7 +161,9 @@ impl Report for KernExecSchema {
             api_end_ns: p.api_end_ns,
             pid: p.pid,
             tid: p.tid,
+            start_ns: p.start_ns,
             duration_ns: p.duration_ns,
+            device: p.device,
             name: intern_name(record, p.name, names.interner, false)?,
         })
     }
@@ -173,6 +195,11 @@ mod tests {
         .unwrap();
         let mut names = Interner::new();
         let rows = read_kernel_exec_trace(&path, &mut names).unwrap();
+        let placed: Vec<(i64, Option<u32>)> = rows.iter().map(|r| (r.start_ns, r.device)).collect();
+        assert_eq!(
+            placed,
+            [(1495921, Some(0)), (2808281, Some(0)), (2800000, Some(1))]
+        );
         let got: Vec<(i64, i64, u32, u32, i64, &str)> = rows
             .iter()
             .map(|r| {

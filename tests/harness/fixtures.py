@@ -808,7 +808,8 @@ class EnclosingRanges:
 
 def cmd_add_gpu_work(args):
     llama = args.work == "llama"
-    tables = CUDA_TABLES + (FULL_TABLES if args.work in ("full", "llama", "processes") else [])
+    tables = CUDA_TABLES + (FULL_TABLES if args.work in ("full", "llama", "processes", "devices",
+                                                         "devices-late") else [])
     schema = sqlite3.connect(f"file:{args.schema_from}?mode=ro", uri=True)
     ddl = []
     for table in tables:
@@ -828,6 +829,14 @@ def cmd_add_gpu_work(args):
             raise SystemExit(f"{args.sqlite}: already has {table}; expected a CPU-only export")
     for statement in ddl:
         con.execute(statement)
+
+    if args.work in ("devices", "devices-late"):
+        added = add_devices_work(con, DEVICE_LATE_US if args.work == "devices-late" else 0)
+        con.commit()
+        con.execute("VACUUM")
+        con.close()
+        print("gpu work:", json.dumps(added))
+        return
 
     marks = con.execute(
         """SELECT e.start, e.globalTid, coalesce(s.value, e.text) FROM NVTX_EVENTS AS e
@@ -1014,6 +1023,102 @@ def cmd_add_gpu_work(args):
 
 
 # ------------------------------------------------------------------------------------------------
+# add-gpu-work --work devices (the gpu-devices fixtures): one process driving two GPUs, each
+# with compute kernels and an NCCL all-reduce on a stream of its own that overlaps the compute
+# for part of its time, so that each device's exposed communication is known by construction.
+# ------------------------------------------------------------------------------------------------
+
+MEMCPY_PTOP = 10
+NCCL_STREAM = 20
+# Per `inference` of the main thread, from G (100 µs after the range's start): each entry is
+# (device, stream, short name, demangled name, start after G, duration), in µs.
+DEVICE_KERNELS = [
+    (0, 7, "gemm_fp16_kernel",
+     "void gemm_fp16_kernel<128, 128, 32>(__half const*, __half const*, __half*, int, int, int)",
+     0, 600),
+    (0, 8, "bias_gelu_kernel", "void bias_gelu_kernel<__half>(__half*, __half const*, int)",
+     500, 200),
+    (0, NCCL_STREAM, "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+     "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", 400, 500),
+    (1, 7, "gemm_fp16_kernel",
+     "void gemm_fp16_kernel<128, 128, 32>(__half const*, __half const*, __half*, int, int, int)",
+     0, 800),
+    (1, NCCL_STREAM, "ncclKernel_AllReduce_RING_LL_Sum_float",
+     "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", 650, 400),
+]
+# A peer-to-peer copy from device 0 to device 1 after the all-reduces: (start after G,
+# duration, bytes).
+DEVICE_PEER_COPY = (1100, 30, 64 * 1024)
+# What each device does per iteration, by construction (µs): compute (overlaps counted once),
+# communication, and communication while no compute kernel runs.
+DEVICE_EXPECTED = {0: {"compute": 700, "communication": 500, "exposed": 200},
+                   1: {"compute": 800, "communication": 400, "exposed": 250}}
+# `--work devices-late` (the gpu-devices-head fixture): device 1's all-reduce starts this much
+# later (µs), so that 100 µs more of it is exposed (350 µs, +40 %); device 0 is unchanged.
+DEVICE_LATE_US = 100
+
+
+def add_devices_work(con, late_us=0):
+    """The gpu-devices work: DEVICE_KERNELS and DEVICE_PEER_COPY launched from each `inference`
+    of the main thread (a call each, 10 µs apart from 10 µs into the range), with a
+    TARGET_INFO_GPU row per device. Returns what it added."""
+    for device, bus in ((0, "0000:07:00.0"), (1, "0000:0f:00.0")):
+        insert(con, "TARGET_INFO_GPU", vmId=0, id=device, name=GPU_NAME, busLocation=bus,
+               isDiscrete=1, totalMemory=85899345920, smCount=108, cuDevice=device,
+               computeMajor=8, computeMinor=0)
+    inferences = con.execute(
+        """SELECT e.start, e.end, e.globalTid FROM NVTX_EVENTS AS e
+           LEFT JOIN StringIds AS s ON e.textId = s.id
+           WHERE e.eventType = ? AND coalesce(s.value, e.text) = 'inference'
+           ORDER BY e.start""", (EVENT_TYPE_PUSHPOP,)).fetchall()
+    if not inferences:
+        raise SystemExit("no `inference` ranges to launch the devices' work from")
+    launch = string_id(con, "cudaLaunchKernel_v7000")
+    memcpy = string_id(con, "cudaMemcpyPeerAsync_v4000")
+    correlation, grid_id, kernels, copies = 100, 1, 0, 0
+    us = 1_000
+    for start, end, tid in inferences:
+        gpid = tid & 0xFFFFFFFFFF000000
+        g = start + 100 * us
+        if end is None or end <= start + 10 * us * (len(DEVICE_KERNELS) + 2):
+            raise SystemExit(f"`inference` at {start} is too short for the launches")
+        api = start + 10 * us
+        for device, stream, short, demangled, offset, duration in DEVICE_KERNELS:
+            if device == 1 and stream == NCCL_STREAM:
+                offset += late_us
+            correlation += 1
+            insert(con, "CUPTI_ACTIVITY_KIND_RUNTIME", start=api, end=api + API_NS,
+                   eventClass=EVENT_CLASS_CUDA_RUNTIME, globalTid=tid,
+                   correlationId=correlation, nameId=launch, returnValue=0)
+            insert(con, "CUPTI_ACTIVITY_KIND_KERNEL", start=g + offset * us,
+                   end=g + (offset + duration) * us, deviceId=device, contextId=device + 1,
+                   streamId=stream, correlationId=correlation, globalPid=gpid,
+                   demangledName=string_id(con, demangled), shortName=string_id(con, short),
+                   launchType=LAUNCH_REGULAR, cacheConfig=0, registersPerThread=32,
+                   gridX=256, gridY=1, gridZ=1, blockX=128, blockY=1, blockZ=1,
+                   staticSharedMemory=0, dynamicSharedMemory=0, localMemoryPerThread=0,
+                   localMemoryTotal=0, gridId=grid_id, sharedMemoryExecuted=0)
+            grid_id += 1
+            kernels += 1
+            api += 10 * us
+        offset, duration, size = DEVICE_PEER_COPY
+        correlation += 1
+        insert(con, "CUPTI_ACTIVITY_KIND_RUNTIME", start=api, end=api + API_NS,
+               eventClass=EVENT_CLASS_CUDA_RUNTIME, globalTid=tid, correlationId=correlation,
+               nameId=memcpy, returnValue=0)
+        insert(con, "CUPTI_ACTIVITY_KIND_MEMCPY", start=g + offset * us,
+               end=g + (offset + duration) * us, deviceId=0, contextId=1, streamId=21,
+               correlationId=correlation, globalPid=gpid, bytes=size, copyKind=MEMCPY_PTOP,
+               srcKind=MEM_KIND_DEVICE, dstKind=MEM_KIND_DEVICE, srcDeviceId=0,
+               srcContextId=1, dstDeviceId=1, dstContextId=2)
+        copies += 1
+    expected = {d: dict(e) for d, e in DEVICE_EXPECTED.items()}
+    expected[1]["exposed"] += late_us
+    return {"iterations": len(inferences), "kernels": kernels, "copies": copies,
+            "expected_per_iteration_us": expected}
+
+
+# ------------------------------------------------------------------------------------------------
 # check-gpu
 # ------------------------------------------------------------------------------------------------
 
@@ -1124,14 +1229,19 @@ def main():
     p.add_argument("--pattern", default=DEFAULT_PATTERN)
     p.add_argument("--mode", choices=["all", "skip-iteration", "outside-only"], default="all")
     p.add_argument("--skip-iteration", type=int)
-    p.add_argument("--work", choices=["projection", "full", "llama", "processes"],
+    p.add_argument("--work", choices=["projection", "full", "llama", "processes", "devices",
+                                            "devices-late"],
                    default="projection",
                    help="full: also memsets, copies to and from pageable memory, a kernel with "
                         "a hostile name and TARGET_INFO_GPU (the gpu-work fixtures); llama: "
                         "the kernels of harness --llama --gpu-markers passes (LLAMA_KERNELS) "
                         "and TARGET_INFO_GPU (the llama-gpu fixture); processes: full, a "
                         "PyTorch kernel, and a second process with its own ranges and kernels "
-                        "whose correlation ids overlap the first's (the gpu-processes fixture)")
+                        "whose correlation ids overlap the first's (the gpu-processes fixture); "
+                        "devices: compute and NCCL kernels on two GPUs, overlapping for part "
+                        "of their time, and a peer-to-peer copy (the gpu-devices fixtures); "
+                        "devices-late: the same with device 1's all-reduce 100 us later "
+                        "(gpu-devices-head)")
     p.set_defaults(func=cmd_add_gpu_work)
 
     p = sub.add_parser("check-gpu")

@@ -9,6 +9,7 @@ use rustc_hash::FxHashMap;
 use super::super::iterations::Measured;
 use super::super::ranges::{clamp, Scopes};
 use super::super::tree::{Tree, NONE};
+use super::devices::{DeviceSpans, DeviceWork};
 use super::share;
 use super::trace::{copy_key, CopyKey, CopyLaunch, KernelLaunch, Totals};
 use crate::artifact::{
@@ -61,6 +62,8 @@ pub struct KernelMix {
     /// The memory copies launched inside the counted iterations, by copy group; `None` when
     /// the copies' launching calls are unknown ([`Launches::copies`]).
     pub copies: Option<BTreeMap<CopyKey, Totals>>,
+    /// Each device's compute and communication inside the counted iterations, by device id.
+    pub devices: BTreeMap<u32, DeviceWork>,
 }
 
 /// The kernels of one base name launched inside the counted iterations.
@@ -138,17 +141,22 @@ pub(in crate::analysis) fn kernel_mix(
     let mut by_scope: Vec<Mix> = (0..scopes.parent.len()).map(|_| Mix::default()).collect();
     // Each kernel name's launches and time by the innermost scope around them.
     let mut innermost: FxHashMap<(NameId, u32), (u64, i128)> = FxHashMap::default();
+    let mut devices = DeviceSpans::default();
     for k in launches.kernels {
         let call = by_corr.get(&k.corr_id).copied().unwrap_or(NONE);
         if call == NONE {
             attribution.without_api_call += 1;
+            devices.add(k, false, launches.names);
             continue;
         }
         if call == AMBIGUOUS {
             attribution.ambiguous += 1;
+            devices.add(k, false, launches.names);
             continue;
         }
-        match place.get(&call).copied() {
+        let scope = place.get(&call).copied();
+        devices.add(k, scope.is_some(), launches.names);
+        match scope {
             None => attribution.elsewhere += 1,
             Some(scope) => {
                 attribution.in_counted_iterations += 1;
@@ -195,6 +203,7 @@ pub(in crate::analysis) fn kernel_mix(
     });
     let sums = group_sums(&by_scope, scopes);
     KernelMix {
+        devices: devices.finish(),
         by_base_name: by_base_name(&innermost, scopes, launches),
         copies,
         iteration,
@@ -626,8 +635,10 @@ mod tests {
         let relu = kernel_names.intern_bytes(b"relu").unwrap();
         let launch = |corr_id, duration_ns, name| KernelLaunch {
             corr_id,
+            start_ns: 0,
             duration_ns,
             name,
+            device: 0,
         };
         let kernels = [
             launch(1, 10, gemm),
@@ -810,8 +821,10 @@ mod tests {
             for &(name, duration_ns) in kernels {
                 m.add(&KernelLaunch {
                     corr_id: 0,
+                    start_ns: 0,
                     duration_ns,
                     name,
+                    device: 0,
                 });
             }
             m

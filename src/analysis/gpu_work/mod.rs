@@ -26,17 +26,19 @@
 //!   ambiguous and left out.
 
 mod by_base_name;
+mod devices;
 mod kernels;
 mod mix;
 mod names;
 mod trace;
 
 pub use by_base_name::{attach_iteration_copies, kernels_by_base_name, IterationLaunches};
+pub use devices::attach_device_work;
 pub use kernels::kernel_table;
 pub(super) use mix::{kernel_mix, MixInput};
 pub use mix::{KernelMix, Launches};
 pub use names::attach_base_names;
-pub use trace::{pageable_warning, GpuTraceParts, GpuTraceSummary, KernelLaunch};
+pub use trace::{pageable_warning, GpuTraceParts, GpuTraceSummary, KernelLaunch, NO_DEVICE};
 
 /// `part` as a share of `all` (0 when `all` is not positive).
 fn share(part: i128, all: i128) -> f64 {

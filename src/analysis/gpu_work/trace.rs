@@ -5,16 +5,22 @@ use rustc_hash::FxHashMap;
 
 use super::super::ranges::clamp;
 use super::super::wording::noun_for;
-use crate::artifact::{GpuDevice, MemoryCopies, Memsets, Warning, WarningCode};
+use crate::artifact::{DeviceCopies, GpuDevice, MemoryCopies, Memsets, Warning, WarningCode};
 use crate::reports::{GpuOpRow, Interner, NameId};
 
-/// A kernel as the join needs it: its correlation id, duration and name.
+/// A kernel as the join needs it: its correlation id, start, duration, device and name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KernelLaunch {
     pub corr_id: u64,
+    pub start_ns: i64,
     pub duration_ns: i64,
     pub name: NameId,
+    /// The CUDA device id that ran it; [`NO_DEVICE`] when unknown.
+    pub device: u32,
 }
+
+/// [`KernelLaunch::device`] of a kernel whose device is unknown.
+pub const NO_DEVICE: u32 = u32::MAX;
 
 /// A memory operation as the join needs it: its correlation id, duration, bytes and its kind
 /// as `cuda_gpu_trace` names it (operation, source and destination memory).
@@ -56,10 +62,14 @@ impl Totals {
     }
 }
 
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 struct DeviceCounts {
     kernels: u64,
     memory: u64,
+    kernel_ns: i128,
+    memory_ns: i128,
+    /// Memory copies by `cuda_gpu_trace`'s name (memsets included, told apart at the end).
+    copies: FxHashMap<NameId, Totals>,
 }
 
 /// `cuda_gpu_trace` as it streams by: memory operations grouped by (name, source, destination),
@@ -80,16 +90,26 @@ impl Extend<GpuOpRow> for GpuTraceSummary {
             match row.bytes {
                 None => {
                     device.kernels += 1;
+                    device.kernel_ns += i128::from(row.duration_ns);
                     if let Some(corr_id) = row.corr_id {
                         self.launches.push(KernelLaunch {
                             corr_id,
+                            start_ns: row.start_ns,
                             duration_ns: row.duration_ns,
                             name: row.name,
+                            // The device's name for now: its id in `finish`.
+                            device: row.device.map_or(NO_DEVICE, |d| d.0),
                         });
                     }
                 }
                 Some(bytes) => {
                     device.memory += 1;
+                    device.memory_ns += i128::from(row.duration_ns);
+                    device.copies.entry(row.name).or_default().add(Totals {
+                        count: 1,
+                        bytes,
+                        total_ns: i128::from(row.duration_ns),
+                    });
                     if let Some(corr_id) = row.corr_id {
                         self.copies.push(CopyLaunch {
                             corr_id,
@@ -170,6 +190,25 @@ impl GpuTraceSummary {
                 .then_with(|| a.destination.cmp(&b.destination))
         });
         let kernels = self.devices.values().map(|c| c.kernels).sum();
+        // Each launch's device: from its name (`NAME (ID)`) to its id.
+        let ids: FxHashMap<u32, u32> = self
+            .devices
+            .keys()
+            .flatten()
+            .map(|&d| {
+                let id = split_device(names.resolve(d)).1;
+                (
+                    d.0,
+                    id.and_then(|i| u32::try_from(i).ok()).unwrap_or(NO_DEVICE),
+                )
+            })
+            .collect();
+        let mut launches = self.launches;
+        for k in &mut launches {
+            if k.device != NO_DEVICE {
+                k.device = ids.get(&k.device).copied().unwrap_or(NO_DEVICE);
+            }
+        }
         let mut devices: Vec<GpuDevice> = self
             .devices
             .into_iter()
@@ -182,6 +221,10 @@ impl GpuTraceSummary {
                     device,
                     kernels: counts.kernels,
                     memory_operations: counts.memory,
+                    kernel_total_ns: Some(clamp(counts.kernel_ns)),
+                    memory_total_ns: Some(clamp(counts.memory_ns)),
+                    memory_copies: Some(device_copies(names, counts.copies)),
+                    ..GpuDevice::default()
                 }
             })
             .collect();
@@ -194,11 +237,37 @@ impl GpuTraceSummary {
                 bytes: memsets.bytes,
                 total_ns: clamp(memsets.total_ns),
             },
-            launches: self.launches,
+            launches,
             copies: self.copies,
             kernels,
         }
     }
+}
+
+/// A device's memory copies by copy kind (memsets left out), largest total first.
+fn device_copies(names: &Interner, by_name: FxHashMap<NameId, Totals>) -> Vec<DeviceCopies> {
+    let mut kinds: FxHashMap<String, Totals> = FxHashMap::default();
+    for (name, t) in by_name {
+        let name = names.resolve(name);
+        if name != MEMSET {
+            kinds.entry(copy_kind(name)).or_default().add(t);
+        }
+    }
+    let mut out: Vec<DeviceCopies> = kinds
+        .into_iter()
+        .map(|(copy_kind, t)| DeviceCopies {
+            copy_kind,
+            count: t.count,
+            bytes: t.bytes,
+            total_ns: clamp(t.total_ns),
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| a.copy_kind.cmp(&b.copy_kind))
+    });
+    out
 }
 
 /// `[CUDA memcpy Host-to-Device]` -> `Host-to-Device`; nsys 2022.4's `[CUDA memcpy HtoD]` and

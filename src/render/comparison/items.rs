@@ -24,6 +24,8 @@ pub enum Items {
     },
     Kernels,
     Copies,
+    /// Each device's exposed communication.
+    ExposedCommunication,
 }
 
 impl Items {
@@ -34,6 +36,7 @@ impl Items {
             Items::Ranges { grouped: false } => ("range", "ranges"),
             Items::Kernels => ("kernel", "kernels"),
             Items::Copies => ("memory copy kind", "memory copy kinds"),
+            Items::ExposedCommunication => ("device", "devices"),
         }
     }
 
@@ -44,6 +47,7 @@ impl Items {
             Items::Ranges { .. } => "",
             Items::Kernels => "of kernel time",
             Items::Copies => "of copy time",
+            Items::ExposedCommunication => "of exposed communication",
         }
     }
 
@@ -54,6 +58,7 @@ impl Items {
             Items::Ranges { grouped: false } => "range",
             Items::Kernels => "kernel",
             Items::Copies => "copy kind",
+            Items::ExposedCommunication => "device",
         }
     }
 }
@@ -313,17 +318,24 @@ fn members(r: &RangeChange, caps: &Caps) -> Option<String> {
 /// Flagged items listed per table in the line of where, at most.
 const WHERE_ITEMS: usize = 3;
 
+/// What an exposed-communication table's numbers are.
+pub const EXPOSED_WHAT: &str = "Exposed communication per iteration, device by device (NCCL's kernels while no compute kernel ran on the device)";
+
 /// Each table's flagged items (what they are, and the items, largest change first).
 fn flagged_items(r: &RunComparison) -> Vec<(String, Vec<&RangeChange>)> {
     let grouped = r.host_ranges.changed.iter().any(|c| c.members.is_some());
     let (range_one, _) = Items::Ranges { grouped }.noun();
-    let tables: [(Option<&RangeChanges>, String); 4] = [
+    let tables: [(Option<&RangeChanges>, String); 5] = [
         (Some(&r.host_ranges), format!("host {range_one}")),
         (r.gpu_ranges.as_ref(), format!("GPU-projected {range_one}")),
         (r.kernels.as_ref().map(|w| &w.items), "kernel".to_owned()),
         (
             r.memory_copies.as_ref().map(|w| &w.items),
             "memory copy".to_owned(),
+        ),
+        (
+            r.exposed_communication.as_ref().map(|w| &w.items),
+            "exposed communication of".to_owned(),
         ),
     ];
     tables

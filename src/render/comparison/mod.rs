@@ -98,6 +98,9 @@ pub struct RunComparisonView {
     pub kernels_what: &'static str,
     pub copies: Option<ItemTable>,
     pub copies_what: &'static str,
+    /// Each device's exposed communication.
+    pub exposed: Option<ItemTable>,
+    pub exposed_what: &'static str,
     /// The history's runs, oldest first (collapsed).
     pub base_runs: Vec<BaseRunRow>,
 }
@@ -550,6 +553,11 @@ pub fn run(
             .as_ref()
             .map(|w| item_table(&w.items, Items::Copies, Some(w), caps)),
         copies_what: r.memory_copies.as_ref().map_or("", |w| work_what(w, false)),
+        exposed: r
+            .exposed_communication
+            .as_ref()
+            .map(|w| item_table(&w.items, Items::ExposedCommunication, Some(w), caps)),
+        exposed_what: items::EXPOSED_WHAT,
         base_runs: base_run_rows(&r.history, commit_prefix),
     }
 }

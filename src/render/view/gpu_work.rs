@@ -13,6 +13,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::devices::{devices_table, DeviceRow};
 use super::ranges::{group_display, names_by_group};
 use super::{left_out_note, path_text, Table};
 use crate::artifact::{
@@ -30,6 +31,8 @@ use crate::render::RenderOptions;
 pub struct GpuWorkView {
     /// One line: the GPUs, kernel time and launches, copies, memsets.
     pub summary: String,
+    /// Each GPU's work and communication, when the run used several or communicated.
+    pub devices: Option<Table<DeviceRow>>,
     /// The parts of gpu_work that are unavailable (the `gpu_work_unavailable` warnings say
     /// why), in one line.
     pub unavailable: Option<String>,
@@ -241,6 +244,7 @@ pub(super) fn gpu_work_view(
     named.extend(advice_kernels(a).map(|k| k.name.as_str()));
     Some(GpuWorkView {
         summary: gpu_work_summary(g, caps),
+        devices: devices_table(g, caps, path),
         unavailable,
         kernels: Table {
             note: left_out_note(kernels.len(), all.len(), "kernels", path),

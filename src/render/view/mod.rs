@@ -13,6 +13,7 @@
 //! - [`failed`]: a run directory that could not be analysed.
 
 mod advice;
+mod devices;
 mod failed;
 mod gpu_work;
 mod iterations;

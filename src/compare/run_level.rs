@@ -17,8 +17,8 @@ use serde_json::Value;
 use super::conditions;
 use crate::artifact::comparison::{MeasureName, RunKey, RunRef};
 use crate::artifact::{
-    self, Advice, Analysis, CiRun, Gate, GpuProjectedRange, GpuProjectedRangeGroup, GpuWork,
-    HostRange, HostRangeGroup, IterationSummary, MemoryCopies, Provenance, Run, Warning,
+    self, Advice, Analysis, CiRun, Environment, Gate, GpuProjectedRange, GpuProjectedRangeGroup,
+    GpuWork, HostRange, HostRangeGroup, IterationSummary, MemoryCopies, Provenance, Run, Warning,
 };
 use crate::stats::Sample;
 
@@ -54,6 +54,8 @@ pub struct Recorded {
     _advice: Vec<Advice>,
     #[serde(default)]
     pub label: Option<String>,
+    #[serde(default)]
+    pub environment: Option<Environment>,
 }
 
 /// The counted iterations' durations, in index order: `iterations` read without keeping it.
@@ -154,6 +156,7 @@ struct Parts<'a> {
     gpu_projected_ranges: &'a [GpuProjectedRange],
     gpu_work: Option<&'a GpuWork>,
     label: Option<&'a String>,
+    environment: Option<&'a Environment>,
 }
 
 /// A run as the comparison uses it.
@@ -189,7 +192,9 @@ pub struct RunLevel {
     pub created_at: Option<String>,
     /// The CI run the analysis was made in (`provenance.ci_run`).
     pub ci_run: Option<CiRun>,
-    /// The CI runner it ran on (`provenance.runner`).
+    /// The CI runner it ran on (`provenance.runner`), followed by the UUIDs of the GPUs that
+    /// ran its work when the trace records them (`environment.gpus[].uuid`): two GPUs of one
+    /// host are two runners.
     pub runner: Option<String>,
     /// The spread of the counted iterations' host inclusive and GPU-projected durations
     /// (the robust standard deviation of their logarithms): how well the run's median knows
@@ -230,6 +235,25 @@ pub struct WorkTotals {
     pub launched_by: BTreeMap<String, Vec<String>>,
 }
 
+/// The runner as the comparison's runner model tells runners apart: the runner's name and the
+/// physical GPUs (`NAME GPU-…`, the UUIDs alone outside CI); the name alone when the trace
+/// records no UUID.
+fn runner(name: Option<&str>, environment: Option<&Environment>) -> Option<String> {
+    let uuids: Vec<&str> = environment
+        .iter()
+        .flat_map(|e| &e.gpus)
+        .filter_map(|g| g.uuid.as_deref())
+        .collect();
+    if uuids.is_empty() {
+        return name.map(str::to_owned);
+    }
+    let gpus = uuids.join(",");
+    Some(match name {
+        Some(name) => format!("{name} {gpus}"),
+        None => gpus,
+    })
+}
+
 impl RunLevel {
     /// `analysis` (read from `path`, as people should see it) reduced.
     pub fn of(analysis: &Analysis, path: &str) -> RunLevel {
@@ -250,6 +274,7 @@ impl RunLevel {
             gpu_projected_ranges: &analysis.gpu_projected_ranges,
             gpu_work: analysis.gpu_work.as_ref(),
             label: analysis.label.as_ref(),
+            environment: analysis.environment.as_ref(),
         };
         parts.level(path, host_samples, gpu_samples)
     }
@@ -265,6 +290,7 @@ impl RunLevel {
             gpu_projected_ranges: &recorded.gpu_projected_ranges,
             gpu_work: recorded.gpu_work.as_ref(),
             label: recorded.label.as_ref(),
+            environment: recorded.environment.as_ref(),
         };
         let Counted { host, gpu } = recorded.iterations;
         parts.level(path, host, gpu)
@@ -324,7 +350,12 @@ impl Parts<'_> {
         RunLevel {
             run: self.run_ref(path),
             key: self.key(),
-            conditions: conditions::recorded(self.run, self.provenance, self.gpu_work),
+            conditions: conditions::recorded(conditions::Sources {
+                run: self.run,
+                provenance: self.provenance,
+                gpu_work: self.gpu_work,
+                environment: self.environment,
+            }),
             gpu_available,
             iterations: counted,
             host_inclusive_ns: median(&host_samples),
@@ -351,7 +382,7 @@ impl Parts<'_> {
             ci_run_id: None,
             created_at: None,
             ci_run: self.provenance.ci_run.clone(),
-            runner: self.provenance.runner.clone(),
+            runner: runner(self.provenance.runner.as_deref(), self.environment),
         }
     }
 

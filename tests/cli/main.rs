@@ -9,6 +9,7 @@ mod common;
 mod compare;
 mod compare_where;
 mod csv_input;
+mod environment;
 mod faults;
 mod file_server;
 mod files;

@@ -158,8 +158,8 @@ fn the_public_llama3_traces_gpu_driver_and_cuda_are_recorded() {
 
     // The report's run header.
     let out = common::bin()
-        .arg("report")
-        .arg(run.path("analysis.json"))
+        .args(["report", "--output", "-", "--run-dir"])
+        .arg(&run.dir)
         .output()
         .unwrap();
     assert_status(&out, 0);
@@ -207,8 +207,8 @@ fn every_tested_nsys_export_gives_the_environment_its_rows_hold() {
         assert!(env["cpu"].is_string(), "{name}");
         // A trace with a GPU and no driver: no line is left unsaid, none is guessed.
         let out = common::bin()
-            .arg("report")
-            .arg(run.path("analysis.json"))
+            .args(["report", "--output", "-", "--run-dir"])
+            .arg(&run.dir)
             .output()
             .unwrap();
         let md = String::from_utf8(out.stdout).unwrap();
@@ -256,8 +256,8 @@ fn a_trace_without_a_gpu_gives_nulls_and_no_error_on_every_nsys() {
         assert_eq!(env["cuda_driver_version"], Value::Null, "{name}");
         // No GPU and no driver: the report's header has no environment line.
         let md = common::bin()
-            .arg("report")
-            .arg(run.path("analysis.json"))
+            .args(["report", "--output", "-", "--run-dir"])
+            .arg(&run.dir)
             .output()
             .unwrap();
         assert!(!String::from_utf8_lossy(&md.stdout).contains("**GPU:**"));

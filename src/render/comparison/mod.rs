@@ -545,7 +545,7 @@ fn left_out(r: &RunComparison) -> Option<String> {
             "{} left out of the history: {} {} from the head's.",
             is_are(by_conditions.len()),
             kinds.join("; "),
-            if by_conditions.len() == 1 && !kinds[0].contains(',') {
+            if kinds.len() == 1 && !kinds[0].contains(',') {
                 "differs"
             } else {
                 "differ"

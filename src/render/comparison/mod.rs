@@ -20,8 +20,8 @@ use self::tables::{
 };
 use self::words::{differ, paragraph, pct, range_pct, signed_pct, spread};
 use crate::artifact::comparison::{
-    BaselineKind, ChangeVerdict, Comparison, ConditionName, Drift, LeftOut, LeftOutReason, Measure,
-    Method, RunComparison, RunRef,
+    BaselineKind, ChangeVerdict, Comparison, Condition, ConditionName, Drift, LeftOut,
+    LeftOutReason, Measure, Method, RunComparison, RunRef,
 };
 use crate::render::chart;
 use crate::render::escape::{self, inline_shortened as esc};
@@ -398,13 +398,28 @@ pub fn run(
     let ranges = Items::Ranges {
         grouped: method.ranges_grouped == Some(true),
     };
+    // The environment's conditions count where a run records them (a trace without CUDA
+    // records no GPU, driver or CUDA version).
+    let counted = |c: &&Condition| {
+        c.judged
+            && !(matches!(
+                c.name,
+                ConditionName::Gpu
+                    | ConditionName::Driver
+                    | ConditionName::Cuda
+                    | ConditionName::Cpu
+                    | ConditionName::Os
+            ) && c.base.is_null()
+                && c.head.is_null())
+    };
     let same: Vec<String> = r
         .conditions
         .iter()
-        .filter(|c| c.judged && !c.differs)
+        .filter(counted)
+        .filter(|c| !c.differs)
         .map(|c| words::condition(&c.name))
         .collect();
-    let judged = r.conditions.iter().filter(|c| c.judged).count();
+    let judged = r.conditions.iter().filter(counted).count();
     let same = match same.len() {
         0 => format!("None of the {judged} conditions is the same."),
         n if n == judged => format!("The same in all {judged} conditions: {}.", same.join(", ")),

@@ -118,6 +118,7 @@ class Case:
     noisy_sd: float = 0.05
     runners: float = 0.0  # two named runners this far apart, runs on either at random
     gpus: float = 0.0  # one runner whose two GPUs (their UUIDs) are this far apart
+    gpu_uuids: bool = True  # the two GPUs' UUIDs are recorded
     drift_runs: int = 0  # the last N base points each `drift_step` slower than the one before
     drift_step: float = 1.0
     head_follows_drift: bool = True  # the head at the drifted level
@@ -229,6 +230,8 @@ CASES = [
          0.01, drift_runs=10, drift_step=1.008, count="drift"),
     Case("r12", "reference: 10 base runs of one level, noise 1 %: drift named", 0.01,
          count="drift"),
+    Case("r13", "reference: as w6, the GPUs' UUIDs not recorded", 0.01, gpus=1.04,
+         gpu_uuids=False, head_change=1.05, count="slower"),
 ]
 
 # The base-run counts whose smallest detectable change the comment states (reference).
@@ -520,7 +523,8 @@ def make_points(rng: random.Random, case: Case) -> list[Point]:
         gpu_uuid = ""
         if case.gpus:
             which = rng.randrange(2)
-            gpu_uuid = f"GPU-0000000{which + 1}-aaaa-bbbb-cccc-dddddddddddd"
+            if case.gpu_uuids:
+                gpu_uuid = f"GPU-0000000{which + 1}-aaaa-bbbb-cccc-dddddddddddd"
             factor *= case.gpus if which else 1.0
         if case.drift_runs:
             merges = i - (n - case.drift_runs) + 1

@@ -226,7 +226,7 @@ pub(super) fn analysed(
 }
 
 /// The run header's environment line: `**GPU:** NVIDIA H100 80GB HBM3 x 8 · driver
-/// 570.172.08 · CUDA 12.8 · SM clock not recorded`. `None` when the trace records neither a
+/// 570.172.08 · CUDA 12.8 · SM clock unknown`. `None` when the trace records neither a
 /// GPU nor a driver (a trace recorded without CUDA).
 pub(super) fn environment_line(e: Option<&Environment>, caps: &Caps) -> Option<String> {
     let e = e?;
@@ -239,7 +239,7 @@ pub(super) fn environment_line(e: Option<&Environment>, caps: &Caps) -> Option<S
         None => format!("{what} not recorded"),
     };
     Some(format!(
-        "**GPU:** {} · {} · {} · SM clock not recorded",
+        "**GPU:** {} · {} · {} · SM clock unknown",
         gpus.map_or("not recorded".to_owned(), |g| esc(&g, caps.name_chars)),
         recorded("driver", e.driver_version.as_ref()),
         recorded("CUDA", e.cuda_driver_version.as_ref()),

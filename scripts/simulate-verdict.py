@@ -117,6 +117,8 @@ class Case:
     noisy_p: float = 0.0  # each point at run-to-run noise `noisy_sd` with this probability
     noisy_sd: float = 0.05
     runners: float = 0.0  # two named runners this far apart, runs on either at random
+    gpus: float = 0.0  # one runner whose two GPUs (their UUIDs) are this far apart
+    gpu_uuids: bool = True  # the two GPUs' UUIDs are recorded
     drift_runs: int = 0  # the last N base points each `drift_step` slower than the one before
     drift_step: float = 1.0
     head_follows_drift: bool = True  # the head at the drifted level
@@ -180,6 +182,9 @@ CASES = [
          runners=1.04, target=("max", 8)),
     Case("w5", "two runners 4 % apart, runs on either, noise 1 %, real 5 % slowdown", 0.01,
          runners=1.04, head_change=1.05, count="slower", target=("min", 90)),
+    Case("w6", "one runner whose two GPUs are 4 % apart (told apart by their UUIDs), runs on "
+         "either, noise 1 %, real 5 % slowdown", 0.01,
+         gpus=1.04, head_change=1.05, count="slower", target=("min", 90)),
     Case("s1", "a step of +5 % 3 runs back, head a further 5 % slower, noise 1 %", 0.01,
          last_slow=3, head_change=1.05, count="slower", target=("min", 85)),
     Case("d1", "20 base runs, the last 12 each 0.8 % slower, noise 1 %: drift named", 0.01,
@@ -225,6 +230,8 @@ CASES = [
          0.01, drift_runs=10, drift_step=1.008, count="drift"),
     Case("r12", "reference: 10 base runs of one level, noise 1 %: drift named", 0.01,
          count="drift"),
+    Case("r13", "reference: as w6, the GPUs' UUIDs not recorded", 0.01, gpus=1.04,
+         gpu_uuids=False, head_change=1.05, count="slower"),
 ]
 
 # The base-run counts whose smallest detectable change the comment states (reference).
@@ -308,6 +315,7 @@ class Point:
     counted: int = ITERATIONS
     head: bool = False
     invalid: bool = False
+    gpu_uuid: str = ""  # the GPU's UUID in `environment`, when the case has two GPUs
 
 
 def make_analysis(rng: random.Random, case: Case, point: Point, point_offset: float) -> dict:
@@ -416,7 +424,7 @@ def gpu_work_json(run: dict) -> dict | None:
 
 
 def analysis_json(run: dict, specs: list[tuple[str, float, bool]], run_id: str, commit: str,
-                  ci_run: int, runner: str) -> str:
+                  ci_run: int, runner: str, gpu_uuid: str = "") -> str:
     """An analysis.json the tool accepts (the shape of src/artifact/fake.rs)."""
     host, gpu, counted = run["host"], run["gpu"], run["counted"]
     # The iterations, as json.dumps would write them (a template: the bulk of the file, and
@@ -480,6 +488,13 @@ def analysis_json(run: dict, specs: list[tuple[str, float, bool]], run_id: str, 
     work = gpu_work_json(run)
     if work is not None:
         value["gpu_work"] = work
+    if gpu_uuid:
+        value["environment"] = {
+            "gpus": [{"id": 0, "name": "NVIDIA L4", "uuid": gpu_uuid, "sm_count": 58,
+                      "max_clock_mhz": 2040, "memory_bytes": 24_152_899_584,
+                      "compute_capability": "8.9"}],
+            "driver_version": "570.172.08", "cuda_driver_version": "12.8", "cpu": None,
+            "os": None, "kernel": None}
     text = json.dumps(value, separators=(",", ":"))
     return text.replace('"@ITERATIONS@"', "[" + ",".join(iterations) + "]", 1)
 
@@ -505,6 +520,12 @@ def make_points(rng: random.Random, case: Case) -> list[Point]:
             which = rng.randrange(2)
             runner = f"runner-{which + 1}"
             factor *= case.runners if which else 1.0
+        gpu_uuid = ""
+        if case.gpus:
+            which = rng.randrange(2)
+            if case.gpu_uuids:
+                gpu_uuid = f"GPU-0000000{which + 1}-aaaa-bbbb-cccc-dddddddddddd"
+            factor *= case.gpus if which else 1.0
         if case.drift_runs:
             merges = i - (n - case.drift_runs) + 1
             if head:
@@ -518,7 +539,8 @@ def make_points(rng: random.Random, case: Case) -> list[Point]:
             factor *= case.newest_off
         analyses = case.head_repeats if head else case.repeats
         counted = case.head_counted if head else ITERATIONS
-        points.append(Point(factor, runner, analyses, counted, head, i == invalid_at))
+        points.append(Point(factor, runner, analyses, counted, head, i == invalid_at,
+                            gpu_uuid))
     if case.hostile:
         # The newest base point: one artifact with 3 analyses of the head's level.
         points[n - 1] = replace(points[n - 1], factor=case.head_change, analyses=3)
@@ -545,7 +567,8 @@ def write_trial(rng: random.Random, case: Case, folder: str) -> list[str]:
                 run = first if not point.head else scaled(first, case.head_change)
             run_id = f"{name}-{r}"
             text = analysis_json(run, specs, run_id, f"{p_index:07x}",
-                                 9_999 if point.head else 1_000 + p_index, point.runner)
+                                 9_999 if point.head else 1_000 + p_index, point.runner,
+                                 point.gpu_uuid)
             os.mkdir(os.path.join(point_dir, f"r{r}"))
             with open(os.path.join(point_dir, f"r{r}", "analysis.json"), "w",
                       encoding="utf-8") as f:

@@ -118,9 +118,10 @@ pub struct CompareArgs {
     #[arg(long, value_name = "PCT", default_value_t = crate::compare::DEFAULT_NOISE_FLOOR_PCT, value_parser = noise_floor)]
     pub noise_floor: f64,
 
-    /// A top-level manifest key nsys-gate does not know (kept in `run.extra`), judged as a
-    /// condition: runs that differ in it are not like for like (repeatable). Without it such
-    /// a key is only shown when it differs; every key under `workload` is always judged.
+    /// A top-level manifest key nsys-gate does not know (kept in `run.extra`), or `cpu` or `os`
+    /// (as the trace recorded them), judged as a condition: runs that differ in it are not
+    /// like for like (repeatable). Without it such a key is only shown when it differs; every
+    /// key under `workload` is always judged.
     #[arg(long = "condition", value_name = "KEY")]
     pub conditions: Vec<String>,
 
@@ -162,9 +163,10 @@ pub struct BaselineArgs {
     #[arg(long, value_name = "PCT", default_value_t = crate::compare::DEFAULT_NOISE_FLOOR_PCT, value_parser = noise_floor)]
     pub noise_floor: f64,
 
-    /// A top-level manifest key nsys-gate does not know (kept in `run.extra`), judged as a
-    /// condition: runs that differ in it are not like for like (repeatable). Without it such
-    /// a key is only shown when it differs; every key under `workload` is always judged.
+    /// A top-level manifest key nsys-gate does not know (kept in `run.extra`), or `cpu` or `os`
+    /// (as the trace recorded them), judged as a condition: runs that differ in it are not
+    /// like for like (repeatable). Without it such a key is only shown when it differs; every
+    /// key under `workload` is always judged.
     #[arg(long = "condition", value_name = "KEY")]
     pub conditions: Vec<String>,
 

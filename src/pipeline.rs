@@ -211,6 +211,16 @@ pub fn analyze(
     let gate = gate::apply(&options.gate, &mut warnings);
 
     // 6. analysis.json.
+    let environment = stamp.environment.clone().map(|e| {
+        let ran_work: Vec<u64> = gpu_work
+            .as_ref()
+            .and_then(|w| w.devices.as_ref())
+            .into_iter()
+            .flatten()
+            .filter_map(|d| d.id)
+            .collect();
+        e.of_gpus_that_ran_work(&ran_work)
+    });
     let analysis = Analysis {
         schema_version: artifact::SCHEMA_VERSION,
         provenance: {
@@ -251,6 +261,7 @@ pub fn analyze(
             ranks
         }),
         label: options.label.clone(),
+        environment,
     };
     AnalyzeError::check_interrupt().map_err(add_facts)?;
     files::write_atomically_with(&output, |out| analysis.write_json(out))
@@ -292,6 +303,7 @@ fn stats(
     };
     let stamp = stamp.map(|mut stamp| {
         stamp.credential_variables = recorded_credentials(environment);
+        stamp.environment = recorded_environment(environment);
         stamp
     });
     if !options.keep_export && !nsys::is_sqlite_trace(&run.trace) {
@@ -317,6 +329,22 @@ fn recorded_credentials(export: &Path) -> Vec<String> {
         );
         Vec::new()
     })
+}
+
+/// The GPUs, driver and system recorded in a SQLite export; `None` (and a note on standard
+/// error) when it cannot be read.
+fn recorded_environment(export: &Path) -> Option<artifact::Environment> {
+    if !export.is_file() {
+        return None;
+    }
+    trace_env::environment(export)
+        .map_err(|e| {
+            say!(
+                "nsys-gate: note: could not read the GPUs and driver recorded in {}: {e}",
+                shown_path(export)
+            )
+        })
+        .ok()
 }
 
 /// Removes nsys's export (and the journal SQLite may leave beside it); a failure is a note.

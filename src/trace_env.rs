@@ -6,11 +6,19 @@
 //! table, whose `DeviceEnvironment` row holds the environment as `NAME=VALUE` entries joined by
 //! `;` (nsys 2023.4, 2024.2) or by NUL bytes in a TEXT value (2022.4). Only the variables'
 //! names ever leave this module; their values are looked at here and dropped.
+//!
+//! [`environment`] reads the hardware and software the trace was recorded on from the same
+//! export: `TARGET_INFO_GPU` (one row per GPU) and five named rows of `TARGET_INFO_SYSTEM_ENV`,
+//! never its host name, paths or variables. Both tables have the same columns in the exports
+//! of nsys 2022.4, 2023.4 and 2024.2; a trace recorded with no GPU has no `TARGET_INFO_GPU`
+//! and an `NvDriverVersion` of `0`.
 
 use std::path::Path;
 use std::sync::LazyLock;
 
 use rusqlite::{Connection, OpenFlags};
+
+use crate::artifact::{Environment, GpuInfo};
 
 /// The table and the row of the export that hold the recorded environment.
 const QUERY: &str =
@@ -43,6 +51,102 @@ pub fn credential_variables(export: &Path) -> Result<Vec<String>, rusqlite::Erro
         }
     }
     Ok(names.into_iter().collect())
+}
+
+/// The rows of `TARGET_INFO_GPU` read, in device id order.
+const GPU_QUERY: &str = "SELECT id, name, uuid, smCount, clockRate, totalMemory, computeMajor, computeMinor FROM TARGET_INFO_GPU ORDER BY id";
+
+/// The rows of `TARGET_INFO_SYSTEM_ENV` read: nothing else of that table leaves this module.
+const SYSTEM_QUERY: &str = "SELECT name, CAST(value AS TEXT) FROM TARGET_INFO_SYSTEM_ENV WHERE name IN ('NvDriverVersion', 'CudaDriverVersion', 'CpuDescription', 'OsDescription', 'SoftwareReleaseVersion')";
+
+/// The GPUs (every one the trace lists), driver and system recorded in a SQLite export. A
+/// missing table or row leaves its fields `null`.
+pub fn environment(export: &Path) -> Result<Environment, rusqlite::Error> {
+    let db = Connection::open_with_flags(
+        export,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    let mut out = Environment::default();
+    match db.prepare(GPU_QUERY) {
+        Ok(mut statement) => {
+            let mut rows = statement.query([])?;
+            while let Some(row) = rows.next()? {
+                out.gpus.push(gpu(row)?);
+            }
+        }
+        Err(e) if is_missing_table(&e) => {}
+        Err(e) => return Err(e),
+    }
+    match db.prepare(SYSTEM_QUERY) {
+        Ok(mut statement) => {
+            let mut rows = statement.query([])?;
+            while let Some(row) = rows.next()? {
+                let name: String = row.get(0)?;
+                let value: Option<String> = row.get(1)?;
+                let Some(value) = value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
+                else {
+                    continue;
+                };
+                match name.as_str() {
+                    "NvDriverVersion" => out.driver_version = driver_version(&value),
+                    "CudaDriverVersion" => out.cuda_driver_version = cuda_version(&value),
+                    "CpuDescription" => out.cpu = Some(value),
+                    "OsDescription" => out.os = Some(value),
+                    "SoftwareReleaseVersion" => out.kernel = Some(value),
+                    _ => {}
+                }
+            }
+        }
+        Err(e) if is_missing_table(&e) => {}
+        Err(e) => return Err(e),
+    }
+    Ok(out)
+}
+
+/// One row of [`GPU_QUERY`]. Sizes and counts of 0 or less are not recorded (`null`).
+fn gpu(row: &rusqlite::Row<'_>) -> Result<GpuInfo, rusqlite::Error> {
+    let positive = |i: usize| -> Result<Option<u64>, rusqlite::Error> {
+        let v: Option<i64> = row.get(i)?;
+        Ok(v.and_then(|v| u64::try_from(v).ok()).filter(|v| *v > 0))
+    };
+    let text = |i: usize| -> Result<Option<String>, rusqlite::Error> {
+        let v: Option<String> = row.get(i)?;
+        Ok(v.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()))
+    };
+    let id: i64 = row.get(0)?;
+    let major: Option<i64> = row.get(6)?;
+    let minor: Option<i64> = row.get(7)?;
+    Ok(GpuInfo {
+        id: u64::try_from(id).unwrap_or_default(),
+        name: text(1)?,
+        uuid: text(2)?,
+        sm_count: positive(3)?,
+        // Hz; the maximum clock is a whole number of MHz.
+        max_clock_mhz: positive(4)?.map(|hz| (hz + 500_000) / 1_000_000),
+        memory_bytes: positive(5)?,
+        compute_capability: match (major, minor) {
+            (Some(major), Some(minor)) if major > 0 && minor >= 0 => {
+                Some(format!("{major}.{minor}"))
+            }
+            _ => None,
+        },
+    })
+}
+
+/// The driver's version as recorded; `0` is what nsys records on a machine without an NVIDIA
+/// driver.
+fn driver_version(value: &str) -> Option<String> {
+    (value != "0").then(|| value.to_owned())
+}
+
+/// The CUDA version the driver supports, as `12.8`: recorded as the CUDA API writes it
+/// (`1000 * major + 10 * minor`, `12080`), or already dotted. `0` (no driver) is `null`.
+fn cuda_version(value: &str) -> Option<String> {
+    if value.contains('.') {
+        return Some(value.to_owned());
+    }
+    let number: u64 = value.parse().ok()?;
+    (number >= 1000).then(|| format!("{}.{}", number / 1000, number % 1000 / 10))
 }
 
 fn is_missing_table(e: &rusqlite::Error) -> bool {
@@ -141,6 +245,18 @@ static SECRET_VALUE: LazyLock<regex::Regex> = LazyLock::new(|| {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn versions_as_recorded_and_none_for_no_driver() {
+        assert_eq!(cuda_version("12080").as_deref(), Some("12.8"));
+        assert_eq!(cuda_version("12020").as_deref(), Some("12.2"));
+        assert_eq!(cuda_version("11080").as_deref(), Some("11.8"));
+        assert_eq!(cuda_version("12.8").as_deref(), Some("12.8"));
+        assert_eq!(cuda_version("0"), None);
+        assert_eq!(cuda_version("n/a"), None);
+        assert_eq!(driver_version("0"), None);
+        assert_eq!(driver_version("570.172.08").as_deref(), Some("570.172.08"));
+    }
 
     fn flagged(recorded: &[u8]) -> Vec<&str> {
         let mut names: Vec<&str> = variables(recorded)

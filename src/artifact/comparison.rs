@@ -341,6 +341,9 @@ pub struct BaseRun {
     /// noise. 0 throughout without a shift.
     #[serde(default)]
     pub segment: u64,
+    /// The NVIDIA driver its trace recorded (`environment.driver_version`), when it did.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub driver_version: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -400,8 +403,14 @@ pub struct ChangePoint {
 /// when the comparison is asked to (`--condition KEY`): real manifests carry keys that differ
 /// on every run (`ci: {job, attempt}`).
 ///
+/// The environment the trace recorded follows (analysis.json's `environment`): the GPUs that
+/// ran work (`gpu`: names, SM counts and memory), the driver (`driver`) and the CUDA version
+/// it supports (`cuda`) are judged, each only when both runs record it; the CPU (`cpu`) and
+/// the operating system (`os`) are shown, judged only when the comparison is asked to
+/// (`--condition cpu`, `--condition os`).
+///
 /// Written as a string in comparison.json: `target`, …, `git_commit`, `workload.KEY`,
-/// `manifest.KEY`.
+/// `manifest.KEY`, `gpu`, `driver`, `cuda`, `cpu`, `os`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ConditionName {
     /// The ranks of a distributed run (the manifest's `world_size`, else the ranks found; 1
@@ -422,11 +431,16 @@ pub enum ConditionName {
     Workload(String),
     /// A top-level key of the manifest that nsys-gate does not know.
     Manifest(String),
+    Gpu,
+    Driver,
+    Cuda,
+    Cpu,
+    Os,
 }
 
 impl ConditionName {
     /// Every condition every run has, in the order listed (the run's own keys follow them).
-    pub const ALL: [ConditionName; 11] = [
+    pub const ALL: [ConditionName; 16] = [
         ConditionName::Target,
         ConditionName::DataSource,
         ConditionName::Device,
@@ -438,14 +452,23 @@ impl ConditionName {
         ConditionName::NsysVersion,
         ConditionName::ToolVersion,
         ConditionName::GitCommit,
+        ConditionName::Gpu,
+        ConditionName::Driver,
+        ConditionName::Cuda,
+        ConditionName::Cpu,
+        ConditionName::Os,
     ];
 
-    /// Whether a difference makes the comparison "not like for like" (a `manifest.KEY` only
-    /// when the comparison is asked to judge it: see [`Condition::judged`]).
+    /// Whether a difference makes the comparison "not like for like" (a `manifest.KEY`, `cpu`
+    /// and `os` only when the comparison is asked to judge it: see [`Condition::judged`]).
     pub fn judged(&self) -> bool {
         !matches!(
             self,
-            ConditionName::ToolVersion | ConditionName::GitCommit | ConditionName::Manifest(_)
+            ConditionName::ToolVersion
+                | ConditionName::GitCommit
+                | ConditionName::Manifest(_)
+                | ConditionName::Cpu
+                | ConditionName::Os
         )
     }
 
@@ -465,6 +488,11 @@ impl ConditionName {
             ConditionName::ToolVersion => "tool_version",
             ConditionName::GitCommit => "git_commit",
             ConditionName::WorldSize => "world_size",
+            ConditionName::Gpu => "gpu",
+            ConditionName::Driver => "driver",
+            ConditionName::Cuda => "cuda",
+            ConditionName::Cpu => "cpu",
+            ConditionName::Os => "os",
             ConditionName::Workload(key) => return Cow::Owned(format!("workload.{key}")),
             ConditionName::Manifest(key) => return Cow::Owned(format!("manifest.{key}")),
         })
@@ -486,6 +514,11 @@ impl ConditionName {
             ConditionName::ToolVersion => "nsys-gate version",
             ConditionName::GitCommit => "Git commit",
             ConditionName::WorldSize => "world size (ranks)",
+            ConditionName::Gpu => "GPU",
+            ConditionName::Driver => "driver",
+            ConditionName::Cuda => "CUDA version",
+            ConditionName::Cpu => "CPU",
+            ConditionName::Os => "operating system",
             ConditionName::Workload(_) | ConditionName::Manifest(_) => return self.as_str(),
         })
     }

@@ -120,6 +120,7 @@ pub fn analysis(host_ns: &[i64], ranges: &[(&str, i64)], gpu: bool) -> Analysis 
         gpu_work: None,
         advice: Vec::new(),
         label: None,
+        environment: None,
     }
 }
 

@@ -7,7 +7,7 @@ use std::io::Write;
 /// contract's example. One line per iteration, warning or range keeps a large analysis
 /// readable and greppable, and a large analysis a third smaller than fully indented JSON.
 /// `gpu_work` goes one level deeper (one line per kernel, copy group, device or range), its
-/// lists being one level further down.
+/// lists being one level further down, and so does `environment` (one line per GPU).
 #[derive(Default)]
 pub(super) struct JsonLayout {
     /// Containers open.
@@ -22,12 +22,12 @@ pub(super) struct JsonLayout {
 
 /// Containers opened at this level or deeper are written on one line.
 const INLINE_LEVEL: usize = 3;
-/// The top-level member whose lists hold objects one level deeper.
-const DEEPER_MEMBER: &str = "gpu_work";
+/// The top-level members whose lists hold objects one level deeper.
+const DEEPER_MEMBERS: [&str; 2] = ["gpu_work", "environment"];
 
 impl JsonLayout {
     fn inline(&self) -> bool {
-        let inline_level = if self.top_key == DEEPER_MEMBER {
+        let inline_level = if DEEPER_MEMBERS.contains(&self.top_key.as_str()) {
             INLINE_LEVEL + 1
         } else {
             INLINE_LEVEL

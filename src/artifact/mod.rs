@@ -17,6 +17,7 @@ use std::io::Write;
 
 mod advice;
 pub mod comparison;
+mod environment;
 #[cfg(test)]
 pub(crate) mod fake;
 mod gpu_work;
@@ -24,6 +25,7 @@ mod layout;
 mod vocabulary;
 
 pub use advice::{Advice, AdviceKernels, AdviceKind};
+pub use environment::{Environment, GpuInfo};
 pub use gpu_work::{
     kernel_base_name, DeviceCopies, GpuDevice, GpuWork, IterationKernels, KernelAttribution,
     KernelBaseName, KernelStats, LaunchingGroup, MemoryCopies, Memsets, OtherKernels, RangeKernel,
@@ -94,6 +96,10 @@ pub struct Analysis {
     /// name); absent when not given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// The GPUs, driver and system nsys recorded in the trace ([`Environment`]). `null` when
+    /// the trace's SQLite export could not be read, and in files written before it existed.
+    #[serde(default)]
+    pub environment: Option<Environment>,
 }
 
 /// Where the numbers came from.

@@ -12,13 +12,18 @@
 //! (`run.extra`) is `manifest.KEY`: shown when it differs (at most [`MAX_SHOWN_KEYS`] of
 //! them), judged only when the comparison names it ([`Judge`]), since real manifests carry
 //! keys that differ on every run (`ci: {job, attempt}`).
+//!
+//! The environment the trace recorded (analysis.json's `environment`) gives five more: the
+//! GPUs that ran work (`gpu`: a MIG slice, with fewer SMs, is another GPU), the driver and the
+//! CUDA version it supports (judged, each only when both runs record it), the CPU and the
+//! operating system (shown; judged when the comparison names `cpu` or `os`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Value};
 
 use crate::artifact::comparison::{Condition, ConditionName};
-use crate::artifact::{GpuWork, Provenance, Rank, Run};
+use crate::artifact::{Environment, GpuWork, Provenance, Rank, Run};
 
 /// Top-level manifest keys that differ but are not judged, shown at most: the rest are left
 /// out of `conditions` (they change no verdict).
@@ -42,18 +47,33 @@ pub struct Recorded {
     pub world_size: Option<u64>,
 }
 
+impl Recorded {
+    /// What the run recorded for one of the fixed conditions ([`ConditionName::ALL`]).
+    pub fn get(&self, name: &ConditionName) -> Option<&Value> {
+        let i = ConditionName::ALL.iter().position(|n| n == name)?;
+        self.fixed.get(i)
+    }
+}
+
 /// Which top-level manifest keys the comparison judges (`--condition KEY`).
 pub type Judge<'a> = &'a [String];
 
+/// The parts of an analysis that say what a run recorded for the fixed conditions.
+#[derive(Debug, Clone, Copy)]
+pub struct Sources<'a> {
+    pub run: &'a Run,
+    pub provenance: &'a Provenance,
+    pub gpu_work: Option<&'a GpuWork>,
+    pub environment: Option<&'a Environment>,
+    /// A distributed run's ranks; `None` for a run of one process.
+    pub ranks: Option<&'a [Rank]>,
+}
+
 /// What a run recorded, from the parts of its analysis that say it.
-pub fn recorded(
-    run: &Run,
-    provenance: &Provenance,
-    gpu_work: Option<&GpuWork>,
-    ranks: Option<&[Rank]>,
-) -> Recorded {
+pub fn recorded(sources: Sources<'_>) -> Recorded {
+    let run = sources.run;
     Recorded {
-        world_size: ranks.filter(|r| !r.is_empty()).map(|r| {
+        world_size: sources.ranks.filter(|r| !r.is_empty()).map(|r| {
             run.extra
                 .get("world_size")
                 .and_then(Value::as_u64)
@@ -61,7 +81,7 @@ pub fn recorded(
         }),
         fixed: ConditionName::ALL
             .iter()
-            .map(|name| value(name, run, provenance, gpu_work))
+            .map(|name| value(name, sources))
             .collect(),
         workload: run
             .workload
@@ -90,7 +110,9 @@ pub fn list(base: &Recorded, head: &Recorded, judge: Judge<'_>) -> Vec<Condition
         .zip(base.fixed.iter().zip(&head.fixed))
         .map(|(name, (b, h))| Condition {
             name: name.clone(),
-            judged: name.judged(),
+            judged: name.judged()
+                || (matches!(name, ConditionName::Cpu | ConditionName::Os)
+                    && judge.iter().any(|k| *k == name.as_str())),
             differs: differs(name, b, h),
             base: b.clone(),
             head: h.clone(),
@@ -168,12 +190,14 @@ fn text(v: Option<&String>) -> Value {
 
 /// What a run recorded for one of the fixed conditions (`null`: not recorded), from the parts
 /// of its analysis that say it.
-pub fn value(
-    name: &ConditionName,
-    run: &Run,
-    provenance: &Provenance,
-    gpu_work: Option<&GpuWork>,
-) -> Value {
+pub fn value(name: &ConditionName, sources: Sources<'_>) -> Value {
+    let Sources {
+        run,
+        provenance,
+        gpu_work,
+        environment,
+        ranks: _,
+    } = sources;
     match name {
         ConditionName::Target => run.target.clone().unwrap_or(Value::Null),
         ConditionName::DataSource => json!({
@@ -181,10 +205,7 @@ pub fn value(
             "record_count": run.record_count,
             "record_ids_sha256": run.record_ids_sha256,
         }),
-        ConditionName::Device => json!({
-            "device": run.device,
-            "gpus": gpu_work.map(GpuWork::gpu_names),
-        }),
+        ConditionName::Device => json!({ "device": run.device }),
         ConditionName::Synchronization => run.cuda.clone().unwrap_or(Value::Null),
         ConditionName::CaptureRange => text(run.capture_range.as_ref()),
         ConditionName::IterationPattern => Value::String(run.iteration_pattern.clone()),
@@ -197,6 +218,11 @@ pub fn value(
         ConditionName::NsysVersion => Value::String(provenance.nsys_version.clone()),
         ConditionName::ToolVersion => Value::String(provenance.tool_version.clone()),
         ConditionName::GitCommit => text(run.git_commit.as_ref()),
+        ConditionName::Gpu => gpus(environment, gpu_work),
+        ConditionName::Driver => text(environment.and_then(|e| e.driver_version.as_ref())),
+        ConditionName::Cuda => text(environment.and_then(|e| e.cuda_driver_version.as_ref())),
+        ConditionName::Cpu => text(environment.and_then(|e| e.cpu.as_ref())),
+        ConditionName::Os => text(environment.and_then(|e| e.os.as_ref())),
         ConditionName::Workload(key) => run.workload.get(key).cloned().unwrap_or(Value::Null),
         ConditionName::Manifest(key) => run.extra.get(key).cloned().unwrap_or(Value::Null),
         // recorded apart (`Recorded::world_size`)
@@ -204,9 +230,46 @@ pub fn value(
     }
 }
 
+/// The GPUs that ran work, each `{name, sm_count, memory_bytes}`, sorted: from the recorded
+/// environment, else (an analysis written before it was recorded) the names of
+/// `gpu_work.devices` with the rest `null`. `null` when neither names a GPU.
+fn gpus(environment: Option<&Environment>, gpu_work: Option<&GpuWork>) -> Value {
+    let mut gpus: Vec<Value> = match environment.filter(|e| !e.gpus.is_empty()) {
+        Some(e) => e
+            .gpus
+            .iter()
+            .map(
+                |g| json!({"name": g.name, "sm_count": g.sm_count, "memory_bytes": g.memory_bytes}),
+            )
+            .collect(),
+        None => gpu_work
+            .map(GpuWork::gpu_names)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|name| json!({"name": name, "sm_count": null, "memory_bytes": null}))
+            .collect(),
+    };
+    if gpus.is_empty() {
+        return Value::Null;
+    }
+    gpus.sort_by_key(|g| g.to_string());
+    Value::Array(gpus)
+}
+
+/// Whether two lists of GPUs ([`gpus`]) differ: in number, or in a name, SM count or memory
+/// that both record.
+fn gpus_differ(b: &[Value], h: &[Value]) -> bool {
+    b.len() != h.len()
+        || b.iter().zip(h).any(|(x, y)| {
+            ["name", "sm_count", "memory_bytes"]
+                .iter()
+                .any(|k| !x[k].is_null() && !y[k].is_null() && x[k] != y[k])
+        })
+}
+
 /// Whether two recorded values differ. Parts that only one side can record (the record ids'
-/// digest, missing from older analyses; the GPU names, missing without GPU work) count only
-/// when both sides have them.
+/// digest, missing from older analyses; the environment, missing from older analyses and
+/// from traces without it) count only when both sides have them.
 fn differs(name: &ConditionName, b: &Value, h: &Value) -> bool {
     let part_differs = |key: &str| {
         let (x, y) = (&b[key], &h[key]);
@@ -218,7 +281,14 @@ fn differs(name: &ConditionName, b: &Value, h: &Value) -> bool {
                 || b["record_count"] != h["record_count"]
                 || part_differs("record_ids_sha256")
         }
-        ConditionName::Device => b["device"] != h["device"] || part_differs("gpus"),
+        ConditionName::Device => b["device"] != h["device"],
+        ConditionName::Gpu => match (b.as_array(), h.as_array()) {
+            (Some(b), Some(h)) => gpus_differ(b, h),
+            _ => false,
+        },
+        ConditionName::Driver | ConditionName::Cuda | ConditionName::Cpu | ConditionName::Os => {
+            !b.is_null() && !h.is_null() && b != h
+        }
         _ => b != h,
     }
 }
@@ -233,12 +303,13 @@ mod tests {
     }
 
     fn values(a: &Analysis) -> Recorded {
-        recorded(
-            &a.run,
-            &a.provenance,
-            a.gpu_work.as_ref(),
-            a.ranks.as_deref(),
-        )
+        recorded(Sources {
+            run: &a.run,
+            provenance: &a.provenance,
+            gpu_work: a.gpu_work.as_ref(),
+            environment: a.environment.as_ref(),
+            ranks: a.ranks.as_deref(),
+        })
     }
 
     fn differing(base: &Analysis, head: &Analysis) -> Vec<ConditionName> {
@@ -258,7 +329,7 @@ mod tests {
                 .iter()
                 .filter(|c| c.judged)
                 .count(),
-            9
+            12
         );
     }
 
@@ -306,7 +377,7 @@ mod tests {
         base.run.record_ids_sha256 = Some("cd".into());
         assert_eq!(
             differing(&base, &head),
-            vec![ConditionName::DataSource, ConditionName::Device]
+            vec![ConditionName::DataSource, ConditionName::Gpu]
         );
     }
 

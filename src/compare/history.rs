@@ -34,7 +34,8 @@ use super::points::{self, Point};
 use super::run_level::RunLevel;
 use super::trend::{self, Trend};
 use crate::artifact::comparison::{
-    BaseRun, ChangePoint, Drift, History, LeftOut, LeftOutReason, MeasureName, RunMark,
+    BaseRun, ChangePoint, ConditionName, Drift, History, LeftOut, LeftOutReason, MeasureName,
+    RunMark,
 };
 
 /// A head's history, sorted out.
@@ -198,6 +199,11 @@ fn base_run(point: &Point<'_>, position: usize) -> BaseRun {
         ci_run: first.ci_run.clone(),
         runner: point.runner().map(str::to_owned),
         segment: 0,
+        driver_version: first
+            .conditions
+            .get(&ConditionName::Driver)
+            .and_then(|v| v.as_str())
+            .map(str::to_owned),
     }
 }
 

@@ -17,8 +17,9 @@ use serde_json::Value;
 use super::conditions;
 use crate::artifact::comparison::{MeasureName, RunKey, RunRef};
 use crate::artifact::{
-    self, Advice, Analysis, CiRun, Gate, GpuProjectedRange, GpuProjectedRangeGroup, GpuWork,
-    HostRange, HostRangeGroup, IterationSummary, MemoryCopies, Provenance, Rank, Run, Warning,
+    self, Advice, Analysis, CiRun, Environment, Gate, GpuProjectedRange, GpuProjectedRangeGroup,
+    GpuWork, HostRange, HostRangeGroup, IterationSummary, MemoryCopies, Provenance, Rank, Run,
+    Warning,
 };
 
 /// An analysis.json as the comparison reads it ([`crate::load::each`]): every member of an
@@ -55,6 +56,7 @@ pub struct Recorded {
     pub label: Option<String>,
     #[serde(default)]
     pub ranks: Option<Vec<Rank>>,
+    pub environment: Option<Environment>,
 }
 
 /// The counted iterations' durations, in index order: `iterations` read without keeping it.
@@ -156,6 +158,7 @@ struct Parts<'a> {
     gpu_work: Option<&'a GpuWork>,
     label: Option<&'a String>,
     ranks: Option<&'a [Rank]>,
+    environment: Option<&'a Environment>,
 }
 
 /// How a rank is named as an item of the comparison's tables: `rank 2`.
@@ -197,7 +200,9 @@ pub struct RunLevel {
     pub created_at: Option<String>,
     /// The CI run the analysis was made in (`provenance.ci_run`).
     pub ci_run: Option<CiRun>,
-    /// The CI runner it ran on (`provenance.runner`).
+    /// The CI runner it ran on (`provenance.runner`), followed by the UUIDs of the GPUs that
+    /// ran its work when the trace records them (`environment.gpus[].uuid`): two GPUs of one
+    /// host are two runners.
     pub runner: Option<String>,
     /// The spread of the counted iterations' host inclusive and GPU-projected durations
     /// (the robust standard deviation of their logarithms): how well the run's median knows
@@ -241,6 +246,25 @@ pub struct WorkTotals {
     pub exposed_communication: BTreeMap<String, f64>,
 }
 
+/// The runner as the comparison's runner model tells runners apart: the runner's name and the
+/// physical GPUs (`NAME GPU-…`, the UUIDs alone outside CI); the name alone when the trace
+/// records no UUID.
+fn runner(name: Option<&str>, environment: Option<&Environment>) -> Option<String> {
+    let uuids: Vec<&str> = environment
+        .iter()
+        .flat_map(|e| &e.gpus)
+        .filter_map(|g| g.uuid.as_deref())
+        .collect();
+    if uuids.is_empty() {
+        return name.map(str::to_owned);
+    }
+    let gpus = uuids.join(",");
+    Some(match name {
+        Some(name) => format!("{name} {gpus}"),
+        None => gpus,
+    })
+}
+
 impl RunLevel {
     /// `analysis` (read from `path`, as people should see it) reduced.
     pub fn of(analysis: &Analysis, path: &str) -> RunLevel {
@@ -262,6 +286,7 @@ impl RunLevel {
             gpu_work: analysis.gpu_work.as_ref(),
             label: analysis.label.as_ref(),
             ranks: analysis.ranks.as_deref(),
+            environment: analysis.environment.as_ref(),
         };
         parts.level(path, host_samples, gpu_samples)
     }
@@ -278,6 +303,7 @@ impl RunLevel {
             gpu_work: recorded.gpu_work.as_ref(),
             label: recorded.label.as_ref(),
             ranks: recorded.ranks.as_deref(),
+            environment: recorded.environment.as_ref(),
         };
         let Counted { host, gpu } = recorded.iterations;
         parts.level(path, host, gpu)
@@ -337,7 +363,6 @@ impl Parts<'_> {
         RunLevel {
             run: self.run_ref(path),
             key: self.key(),
-            conditions: conditions::recorded(self.run, self.provenance, self.gpu_work, self.ranks),
             ranks: self
                 .ranks
                 .unwrap_or_default()
@@ -347,6 +372,13 @@ impl Parts<'_> {
                     Some((format!("{RANK_ITEM}{}", r.rank), median))
                 })
                 .collect(),
+            conditions: conditions::recorded(conditions::Sources {
+                run: self.run,
+                provenance: self.provenance,
+                gpu_work: self.gpu_work,
+                environment: self.environment,
+                ranks: self.ranks,
+            }),
             gpu_available,
             iterations: counted,
             host_inclusive_ns: median(&host_samples),
@@ -373,7 +405,7 @@ impl Parts<'_> {
             ci_run_id: None,
             created_at: None,
             ci_run: self.provenance.ci_run.clone(),
-            runner: self.provenance.runner.clone(),
+            runner: runner(self.provenance.runner.as_deref(), self.environment),
         }
     }
 

@@ -29,6 +29,12 @@ pub struct StatsStamp {
     /// as the first analysis did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub credential_variables: Vec<String>,
+    /// The GPUs, driver and system recorded in the trace (every GPU it lists), read from the
+    /// export with the credentials, so that `--reuse-stats` records them as the first analysis
+    /// did. Absent in stamps written before it was read: the analysis's `environment` is then
+    /// `null`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<crate::artifact::Environment>,
 }
 
 impl StatsStamp {

@@ -126,6 +126,7 @@ pub fn run_stats(
         legacy_reports: legacy,
         reports: statuses,
         credential_variables: Vec::new(),
+        environment: None,
     })
 }
 

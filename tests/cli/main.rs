@@ -10,6 +10,7 @@ mod compare;
 mod compare_devices;
 mod compare_where;
 mod csv_input;
+mod environment;
 mod faults;
 mod file_server;
 mod files;

@@ -20,8 +20,8 @@ use self::tables::{
 };
 use self::words::{differ, paragraph, pct, range_pct, signed_pct, spread};
 use crate::artifact::comparison::{
-    BaselineKind, ChangeVerdict, Comparison, Drift, LeftOut, LeftOutReason, Measure, Method,
-    RangeChanges, RunComparison, RunRef,
+    BaselineKind, ChangeVerdict, Comparison, Condition, ConditionName, Drift, LeftOut,
+    LeftOutReason, Measure, Method, RangeChanges, RunComparison, RunRef,
 };
 use crate::render::chart;
 use crate::render::escape::{self, inline_shortened as esc};
@@ -463,13 +463,28 @@ pub fn run(
     let ranges = Items::Ranges {
         grouped: method.ranges_grouped == Some(true),
     };
+    // The environment's conditions count where a run records them (a trace without CUDA
+    // records no GPU, driver or CUDA version).
+    let counted = |c: &&Condition| {
+        c.judged
+            && !(matches!(
+                c.name,
+                ConditionName::Gpu
+                    | ConditionName::Driver
+                    | ConditionName::Cuda
+                    | ConditionName::Cpu
+                    | ConditionName::Os
+            ) && c.base.is_null()
+                && c.head.is_null())
+    };
     let same: Vec<String> = r
         .conditions
         .iter()
-        .filter(|c| c.judged && !c.differs)
+        .filter(counted)
+        .filter(|c| !c.differs)
         .map(|c| words::condition(&c.name))
         .collect();
-    let judged = r.conditions.iter().filter(|c| c.judged).count();
+    let judged = r.conditions.iter().filter(counted).count();
     let same = match same.len() {
         0 => format!("None of the {judged} conditions is the same."),
         n if n == judged => format!("The same in all {judged} conditions: {}.", same.join(", ")),
@@ -616,13 +631,14 @@ fn left_out(r: &RunComparison) -> Option<String> {
             "{} left out of the history: {} {} from the head's.",
             is_are(by_conditions.len()),
             kinds.join("; "),
-            if by_conditions.len() == 1 && !kinds[0].contains(',') {
+            if kinds.len() == 1 && !kinds[0].contains(',') {
                 "differs"
             } else {
                 "differ"
             }
         ));
     }
+    parts.extend(driver_change(r));
     let outliers: Vec<&LeftOut> = r
         .history
         .left_out
@@ -672,6 +688,54 @@ fn left_out(r: &RunComparison) -> Option<String> {
         ));
     }
     (!parts.is_empty()).then(|| parts.join(" "))
+}
+
+/// When base runs were left out because their driver differs from the head's: `The runner's
+/// driver changed (550.54 -> 570.172) 4 runs ago; 4 base runs have this driver.`, the runs
+/// counted from the newest base run with another driver.
+fn driver_change(r: &RunComparison) -> Option<String> {
+    let head = r
+        .conditions
+        .iter()
+        .find(|c| c.name == ConditionName::Driver)?
+        .head
+        .as_str()?;
+    let before = r
+        .history
+        .left_out
+        .iter()
+        .filter(|l| {
+            l.reason == LeftOutReason::Conditions && l.differs.contains(&ConditionName::Driver)
+        })
+        .max_by_key(|l| l.run.position)?;
+    let old = before.run.driver_version.as_deref()?;
+    let all = r
+        .history
+        .used
+        .iter()
+        .chain(r.history.left_out.iter().map(|l| &l.run));
+    let newer = all
+        .clone()
+        .filter(|b| b.position > before.run.position)
+        .count();
+    let same = all
+        .filter(|b| b.driver_version.as_deref() == Some(head))
+        .count();
+    let when = match newer {
+        0 => "with this run".to_owned(),
+        1 => "1 run ago".to_owned(),
+        n => format!("{n} runs ago"),
+    };
+    Some(format!(
+        "The runner's driver changed ({} -> {}) {when}; {} this driver.",
+        esc(old, 40),
+        esc(head, 40),
+        match same {
+            0 => "no base run has".to_owned(),
+            1 => "1 base run has".to_owned(),
+            n => format!("{n} base runs have"),
+        }
+    ))
 }
 
 /// `1 base run is`, `3 base runs are`.

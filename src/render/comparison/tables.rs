@@ -139,8 +139,42 @@ fn condition_text(
             text
         }
         ConditionName::GitCommit => commit(v.as_str(), commit_prefix),
+        ConditionName::Gpu => match v.as_array() {
+            Some(gpus) => gpu_text(gpus, caps),
+            None => shown_value(v, caps),
+        },
         _ => shown_value(v, caps),
     }
+}
+
+/// The GPUs of the `gpu` condition: `NVIDIA A100-SXM4-80GB (108 SMs, 80 GiB) x 2`, each kind
+/// once with its count.
+fn gpu_text(gpus: &[serde_json::Value], caps: &Caps) -> String {
+    let mut kinds: Vec<(String, usize)> = Vec::new();
+    for g in gpus {
+        let mut text = g["name"]
+            .as_str()
+            .map_or("unnamed GPU".to_owned(), |n| esc(n, caps.name_chars));
+        let mut details = Vec::new();
+        if let Some(sm) = g["sm_count"].as_u64() {
+            details.push(format!("{sm} SMs"));
+        }
+        if let Some(bytes) = g["memory_bytes"].as_u64() {
+            details.push(format!("{:.0} GiB", bytes as f64 / f64::from(1u32 << 30)));
+        }
+        if !details.is_empty() {
+            text.push_str(&format!(" ({})", details.join(", ")));
+        }
+        match kinds.iter_mut().find(|(k, _)| *k == text) {
+            Some((_, n)) => *n += 1,
+            None => kinds.push((text, 1)),
+        }
+    }
+    kinds
+        .into_iter()
+        .map(|(k, n)| if n == 1 { k } else { format!("{k} x {n}") })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The conditions table: every judged condition that differs, then the ones shown but never
@@ -162,10 +196,16 @@ pub fn condition_rows(
             "same"
         },
     };
+    // The CPU and the operating system are listed when a run records them.
+    let recorded = |c: &&Condition| {
+        !matches!(c.name, ConditionName::Cpu | ConditionName::Os)
+            || !c.base.is_null()
+            || !c.head.is_null()
+    };
     conditions
         .iter()
         .filter(|c| c.judged && c.differs)
-        .chain(conditions.iter().filter(|c| !c.judged))
+        .chain(conditions.iter().filter(|c| !c.judged).filter(recorded))
         .map(row)
         .collect()
 }

@@ -10,7 +10,7 @@ use super::gpu_work::{gpu_work_view, GpuWorkView};
 use super::iterations::{chart, iteration_table, ChartView, IterationRow};
 use super::ranges::{gpu_table, host_table, shown_ranges, steady_note, GpuRow, HostRow};
 use super::{code_list, not_recorded, path_text, run_title, Table};
-use crate::artifact::{Analysis, GateResult, IterationStats, Warning, WarningCode};
+use crate::artifact::{Analysis, Environment, GateResult, IterationStats, Warning, WarningCode};
 use crate::render::comparison::RunComparisonView;
 use crate::render::escape::{self, inline_shortened as esc};
 use crate::render::format::{self, duration, duration_i, plural};
@@ -22,6 +22,9 @@ use crate::stats::OUTLIER_MADS;
 pub struct AnalysedView {
     /// `profile · run ID`.
     pub title: String,
+    /// The GPUs (and how many), driver, CUDA version and clocks the trace recorded, on one
+    /// line; `None` when it records neither a GPU nor a driver.
+    pub environment: Option<String>,
     pub gate: GateResult,
     /// `✅ passed` or `❌ failed: …`.
     pub gate_line: String,
@@ -193,6 +196,7 @@ pub(super) fn analysed(
 
     AnalysedView {
         title: run_title(a, caps),
+        environment: environment_line(a.environment.as_ref(), caps),
         gate: a.gate.result,
         gate_line,
         warnings,
@@ -227,6 +231,27 @@ pub(super) fn analysed(
         comparison: None,
         ranks: super::ranks::ranks(a, caps.name_chars),
     }
+}
+
+/// The run header's environment line: `**GPU:** NVIDIA H100 80GB HBM3 x 8 · driver
+/// 570.172.08 · CUDA 12.8 · SM clock unknown`. `None` when the trace records neither a
+/// GPU nor a driver (a trace recorded without CUDA).
+pub(super) fn environment_line(e: Option<&Environment>, caps: &Caps) -> Option<String> {
+    let e = e?;
+    let gpus = e.gpu_summary();
+    if gpus.is_none() && e.driver_version.is_none() {
+        return None;
+    }
+    let recorded = |what: &str, v: Option<&String>| match v {
+        Some(v) => format!("{what} {}", esc(v, caps.name_chars)),
+        None => format!("{what} not recorded"),
+    };
+    Some(format!(
+        "**GPU:** {} · {} · {} · SM clock unknown",
+        gpus.map_or("not recorded".to_owned(), |g| esc(&g, caps.name_chars)),
+        recorded("driver", e.driver_version.as_ref()),
+        recorded("CUDA", e.cuda_driver_version.as_ref()),
+    ))
 }
 
 /// Where the reader finds analysis.json: a path on the runner is no use in a comment.

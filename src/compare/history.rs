@@ -351,7 +351,7 @@ struct Fitted {
 pub const MIN_RUNNER_POINTS: usize = 3;
 
 /// The level of the F test that gives the head's runner a spread of its own.
-pub const SPREAD_TEST_ALPHA: f64 = 0.05;
+pub const SPREAD_TEST_ALPHA: f64 = 0.2;
 
 /// The newest one or two points beyond the rest of the history, the way the head went.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -451,29 +451,34 @@ fn learn(
             with_runners,
         })
     };
+    // The head's runner's own spread, when an F test (on the fit of every point but the
+    // gross outliers, before the outlier test, which would trim the noisier runner's tail)
+    // says it differs from the others': the others then weigh by its spread over theirs.
     let unit = vec![1.0; y.len()];
-    let Some(mut fitted) = [true, false]
-        .into_iter()
-        .filter(|&w| !w || groups.columns > 0)
-        .find_map(|w| attempt(w, &unit))
-    else {
-        return learned;
-    };
-    // The head's runner's own spread, when an F test says it differs from the others'.
-    let mut own_spread = false;
-    if fitted.with_runners {
-        if let Some(ratio) = spreads_differ(&fitted, &groups, least_spread) {
+    let weighted = (groups.columns > 0)
+        .then(|| {
+            let rows: Vec<Vec<f64>> = kept
+                .iter()
+                .map(|&k| groups.row(shape.row(positions[k]), Some(k), true))
+                .collect();
+            let fit = Fit::new(&rows, &kept.iter().map(|&k| y[k]).collect::<Vec<_>>())?;
+            let df = kept.len() as f64 - fit.rank as f64;
+            let ratio = spreads_differ(&fit.residuals, &kept, df, &groups, least_spread)?;
             let weights: Vec<f64> = (0..y.len())
                 .map(|k| if groups.column[k].is_none() { 1.0 } else { ratio })
                 .collect();
-            if let Some(weighted) = attempt(true, &weights) {
-                if head_spread(&weighted, &groups).is_some() {
-                    fitted = weighted;
-                    own_spread = true;
-                }
-            }
-        }
-    }
+            attempt(true, &weights).filter(|f| head_spread(f, &groups).is_some())
+        })
+        .flatten();
+    let own_spread = weighted.is_some();
+    let Some(fitted) = weighted.or_else(|| {
+        [true, false]
+            .into_iter()
+            .filter(|&w| !w || groups.columns > 0)
+            .find_map(|w| attempt(w, &unit))
+    }) else {
+        return learned;
+    };
     learned.runners = fitted.with_runners;
     if let Some(name) = runner {
         let points = (0..y.len())
@@ -555,18 +560,24 @@ fn learn(
     learned
 }
 
-/// The F test of the head's runner's spread against the other points' (the residuals of
-/// `fitted`, each spread never under `least`): `Some(s_head / s_others)` when they differ at
+/// The F test of the head's runner's spread against the other points' (the `residuals` of a
+/// fit of the values `used` with `df` degrees of freedom, each spread never under `least`): `Some(s_head / s_others)` when they differ at
 /// [`SPREAD_TEST_ALPHA`] (two-sided).
-fn spreads_differ(fitted: &Fitted, groups: &Runners, least: f64) -> Option<f64> {
+fn spreads_differ(
+    residuals: &[f64],
+    used: &[usize],
+    df: f64,
+    groups: &Runners,
+    least: f64,
+) -> Option<f64> {
     let (mut ss, mut n) = ([0.0; 2], [0usize; 2]);
-    for (j, &k) in fitted.used.iter().enumerate() {
+    for (j, &k) in used.iter().enumerate() {
         let g = usize::from(groups.column[k].is_some());
-        ss[g] += fitted.fit.residuals[j].powi(2);
+        ss[g] += residuals[j].powi(2);
         n[g] += 1;
     }
     let df_head = n[0] as f64 - 1.0;
-    let df_others = fitted.df - df_head;
+    let df_others = df - df_head;
     if df_head < 1.0 || df_others < 1.0 {
         return None;
     }

@@ -556,9 +556,21 @@ fn learn(
             }
         }
     }
+    // A head on a runner the history barely knows (fewer than MIN_RUNNER_POINTS of its points,
+    // while another runner has a level of its own) is judged against the others' level, with
+    // the spread between runners added: its own one or two points cannot say its speed (one
+    // of them may be planted), and runners of one pool differ by a few %.
+    if learned.head_runner.is_some_and(|h| h.barely_known) {
+        let between = BARELY_KNOWN_RUNNER_SPREAD * (1.0 + floor).ln();
+        prediction.spread = prediction.spread.hypot(between);
+    }
     learned.prediction = Some(prediction);
     learned
 }
+
+/// The spread between runners, in noise floors, added for a head on a runner the history
+/// barely knows: 2.5 % with the default floor of 1 %.
+pub const BARELY_KNOWN_RUNNER_SPREAD: f64 = 2.5;
 
 /// The F test of the head's runner's spread against the other points' (the `residuals` of a
 /// fit of the values `used` with `df` degrees of freedom, each spread never under `least`): `Some(s_head / s_others)` when they differ at

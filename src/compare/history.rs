@@ -465,7 +465,13 @@ fn learn(
             let df = kept.len() as f64 - fit.rank as f64;
             let ratio = spreads_differ(&fit.residuals, &kept, df, &groups, least_spread)?;
             let weights: Vec<f64> = (0..y.len())
-                .map(|k| if groups.column[k].is_none() { 1.0 } else { ratio })
+                .map(|k| {
+                    if groups.column[k].is_none() {
+                        1.0
+                    } else {
+                        ratio
+                    }
+                })
                 .collect();
             attempt(true, &weights).filter(|f| head_spread(f, &groups).is_some())
         })
@@ -480,18 +486,93 @@ fn learn(
         return learned;
     };
     learned.runners = fitted.with_runners;
-    if let Some(name) = runner {
-        let points = (0..y.len())
-            .filter(|&k| fitted.keep[k] && alike[index[k]].runner() == Some(name))
-            .count();
-        let own_level = groups.count(name) >= MIN_RUNNER_POINTS;
-        learned.head_runner = Some(RunnerInfo {
-            points,
-            own_level,
-            own_spread,
-            barely_known: !own_level && groups.any_own,
-        });
+    learned.head_runner = runner.map(|name| RunnerInfo {
+        own_spread,
+        ..runner_info(name, &fitted, &groups)
+    });
+    record(&mut learned, &fitted, &shape, &index, &positions, &y);
+    let used = fitted.keep.iter().filter(|&&k| k).count();
+    if used < MIN_BASE_RUNS || fitted.df < 2.0 {
+        return learned;
     }
+    let within: Vec<f64> = index
+        .iter()
+        .zip(&fitted.keep)
+        .filter(|(_, &k)| k)
+        .map(|(&i, _)| alike[i].within(measure).unwrap_or(0.0))
+        .collect();
+    let (mut prediction, newest) = predict(&fitted, &groups, own_spread, &within, head, floor);
+    learned.newest = newest.map(|n| Newest {
+        since: index[n.since],
+        ..n
+    });
+    // A head on a runner the history barely knows (fewer than MIN_RUNNER_POINTS of its points,
+    // while another runner has a level of its own) is judged against the others' level, with
+    // the spread between runners added: its own one or two points cannot say its speed (one
+    // of them may be planted), and runners of one pool differ by a few %.
+    if learned.head_runner.is_some_and(|h| h.barely_known) {
+        let between = BARELY_KNOWN_RUNNER_SPREAD * (1.0 + floor).ln();
+        prediction.spread = prediction.spread.hypot(between);
+    }
+    learned.prediction = Some(prediction);
+    learned
+}
+
+/// The prediction of a fit (the head's runner's own spread when `own_spread`; `within`: the
+/// used points' own variances) and the newest runs beyond the rest of the history (their
+/// `since` an index into the values), with the provisional level of two that agree.
+fn predict(
+    fitted: &Fitted,
+    groups: &Runners,
+    own_spread: bool,
+    within: &[f64],
+    head: Option<f64>,
+    floor: f64,
+) -> (Prediction, Option<Newest>) {
+    let least = SPREAD_FLOOR * (1.0 + floor).ln();
+    let mut newest = None;
+    let (spread, df) = if own_spread {
+        head_spread(fitted, groups).expect("checked above")
+    } else {
+        ((fitted.fit.rss() / fitted.df).sqrt(), fitted.df)
+    };
+    let mut prediction = Prediction {
+        level: fitted.fit.predict(&fitted.head),
+        spread,
+        df,
+        leverage: fitted.fit.leverage(&fitted.head),
+        within: within.iter().sum::<f64>() / within.len() as f64,
+    };
+    if let Some(h) = head {
+        if let Some((moved, provisional)) =
+            newest_moved(fitted, groups, h - prediction.level, least, floor)
+        {
+            newest = Some(moved);
+            if let Some(p) = provisional {
+                prediction = Prediction {
+                    level: p.level,
+                    leverage: p.leverage,
+                    spread: p.spread,
+                    df: if own_spread { df.min(p.df) } else { p.df },
+                    ..prediction
+                };
+            }
+        }
+    }
+    (prediction, newest)
+}
+
+/// What `learned` says of the fit: the points kept, their levels, the outliers (with how far
+/// each is from the others' fit at its place), the shifts and the trend as fitted.
+fn record(
+    learned: &mut Learned,
+    fitted: &Fitted,
+    shape: &Shape,
+    index: &[usize],
+    positions: &[f64],
+    y: &[f64],
+) {
+    let newest = positions[positions.len() - 1];
     for (k, &i) in index.iter().enumerate() {
         learned.kept[i] = fitted.keep[k];
         learned.segment[i] = shape.segment(positions[k]);
@@ -501,7 +582,7 @@ fn learn(
             learned.outliers.push((i, ratio));
         }
     }
-    match &shape {
+    match shape {
         Shape::Shifted(at) => learned.shifts = at.iter().map(|&a| a as usize).collect(),
         Shape::Drift(since, found) => {
             // The trend as fitted without the outliers, its p-value as found.
@@ -515,57 +596,20 @@ fn learn(
         }
         Shape::Level => {}
     }
-    let used = fitted.keep.iter().filter(|&&k| k).count();
-    if used < MIN_BASE_RUNS || fitted.df < 2.0 {
-        return learned;
+}
+
+/// The head's runner (`name`) as a fit knows it.
+fn runner_info(name: &str, fitted: &Fitted, groups: &Runners) -> RunnerInfo {
+    let points = (0..fitted.keep.len())
+        .filter(|&k| fitted.keep[k] && groups.names[k].as_deref() == Some(name))
+        .count();
+    let own_level = groups.count(name) >= MIN_RUNNER_POINTS;
+    RunnerInfo {
+        points,
+        own_level,
+        own_spread: false,
+        barely_known: !own_level && groups.any_own,
     }
-    let within: Vec<f64> = index
-        .iter()
-        .zip(&fitted.keep)
-        .filter(|(_, &k)| k)
-        .map(|(&i, _)| alike[i].within(measure).unwrap_or(0.0))
-        .collect();
-    let (spread, df) = if own_spread {
-        head_spread(&fitted, &groups).expect("checked above")
-    } else {
-        ((fitted.fit.rss() / fitted.df).sqrt(), fitted.df)
-    };
-    let mut prediction = Prediction {
-        level: fitted.fit.predict(&fitted.head),
-        spread,
-        df,
-        leverage: fitted.fit.leverage(&fitted.head),
-        within: within.iter().sum::<f64>() / within.len() as f64,
-    };
-    if let Some(h) = head {
-        if let Some((moved, provisional)) =
-            newest_moved(&fitted, &groups, h - prediction.level, least_spread, floor)
-        {
-            learned.newest = Some(Newest {
-                since: index[moved.since],
-                ..moved
-            });
-            if let Some(p) = provisional {
-                prediction = Prediction {
-                    level: p.level,
-                    leverage: p.leverage,
-                    spread: p.spread,
-                    df: if own_spread { df.min(p.df) } else { p.df },
-                    ..prediction
-                };
-            }
-        }
-    }
-    // A head on a runner the history barely knows (fewer than MIN_RUNNER_POINTS of its points,
-    // while another runner has a level of its own) is judged against the others' level, with
-    // the spread between runners added: its own one or two points cannot say its speed (one
-    // of them may be planted), and runners of one pool differ by a few %.
-    if learned.head_runner.is_some_and(|h| h.barely_known) {
-        let between = BARELY_KNOWN_RUNNER_SPREAD * (1.0 + floor).ln();
-        prediction.spread = prediction.spread.hypot(between);
-    }
-    learned.prediction = Some(prediction);
-    learned
 }
 
 /// The spread between runners, in noise floors, added for a head on a runner the history
@@ -594,10 +638,7 @@ fn spreads_differ(
         return None;
     }
     let floor = least * least;
-    let (vh, vo) = (
-        (ss[0] / df_head).max(floor),
-        (ss[1] / df_others).max(floor),
-    );
+    let (vh, vo) = ((ss[0] / df_head).max(floor), (ss[1] / df_others).max(floor));
     let f = FisherSnedecor::new(df_head, df_others).ok()?;
     let c = f.cdf(vh / vo);
     let p = 2.0 * c.min(1.0 - c);

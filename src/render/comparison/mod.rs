@@ -21,8 +21,7 @@ use self::tables::{
 use self::words::{differ, paragraph, pct, range_pct, signed_pct, spread};
 use crate::artifact::comparison::{
     BaselineKind, ChangeVerdict, Comparison, Drift, LeftOut, LeftOutReason, Measure, Method,
-    NewestMoved,
-    RunComparison, RunRef,
+    NewestMoved, RunComparison, RunRef,
 };
 use crate::render::chart;
 use crate::render::escape::{self, inline_shortened as esc};

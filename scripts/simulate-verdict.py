@@ -129,11 +129,26 @@ class Case:
     kernel_change: float = 1.0  # kernel 0 of the head, times
     llama: bool = False  # the ranges of a llama-shaped trace (8 layers, a token per iteration)
     group_change: float = 1.0  # the head's `ensure_layer_L_weights` ranges, times
+    # Runners (issue 33): `b_points` base points (at random places) on `runner-b`, which is
+    # `b_factor` times A's speed, the oldest of them also `b_planted` times (a planted file);
+    # `b_half`: each point on A or B at random instead; `b_sd`: B's run-to-run noise (else
+    # run_sd); `head_on_b`: the head on runner-b.
+    b_points: int = 0
+    b_factor: float = 1.0
+    b_planted: float = 1.0
+    b_half: bool = False
+    b_sd: float = 0.0
+    head_on_b: bool = False
+    slots: int = 0  # each point (and the head) on one of this many reused runner names
+    ar_phi: float = 0.0  # AR(1) run-to-run offsets with this coefficient (same sd)
+    kernel_sd: float = 0.003  # each kernel's own run-to-run offset
     # What is counted: "measure" (host inclusive slower or faster), "slower" (host inclusive
     # slower), "any_range", "range0_slower", "over3" (more than 3 ranges flagged), "drift"
     # (the history's drift named), "comment" (anything slower or faster: measures, range
     # groups, kernels, copies), "kernel0_first" (kernel 0 the first changed kernel, slower),
-    # "group_first" (the ensure group the first range row, slower, by 6-10 %).
+    # "group_first" (the ensure group the first range row, slower, by 6-10 %), "newest"
+    # (`history.newest_moved` said), "shift" (a level shift named), "run_wide" (said),
+    # "kernel0_slower" (kernel 0 slower).
     count: str = "measure"
     # ("max", pct), ("min", pct), ("eq", pct) or None (for reference).
     target: tuple[str, float] | None = None
@@ -210,6 +225,64 @@ CASES = [
     Case("lg", "llama-shaped (1,538 ranges in 5 groups), the ensure_layer_#_weights group 8 % "
          "slower, noise 1 %: that group the first row, slower, 6-10 %", 0.01, llama=True,
          group_change=1.08, count="group_first", target=("min", 90)),
+    # Issue 33: runners, legs and the newest base runs.
+    Case("u1", "10 points on runner A, 1 planted on B at +10 %, head on B at +10 %", 0.01,
+         bases=11, b_points=1, b_planted=1.10, head_on_b=True, head_change=1.10,
+         count="slower", target=("min", 90)),
+    Case("u1b", "as u1, the B point planted at -30 %, head on B unchanged", 0.01, bases=11,
+         b_points=1, b_planted=0.70, head_on_b=True, target=("max", 8)),
+    Case("u2", "one honest +15 % hiccup on the head's runner, head +12 %", 0.01, hiccup=1.15,
+         head_change=1.12, count="slower", target=("min", 90)),
+    Case("u3", "runner names that are reused slots (GitHub Actions 1..12), real +5 %", 0.01,
+         slots=12, head_change=1.05, count="slower", target=("min", 90)),
+    Case("u4", "runners A (sd 0.5 %) and B (sd 3 %), same speed, head on B, no change", 0.005,
+         b_half=True, b_sd=0.03, head_on_b=True, target=("max", 8)),
+    Case("u5", "runners A (sd 0.5 %) and B (sd 3 %), same speed, head on quiet A, +3 %", 0.005,
+         b_half=True, b_sd=0.03, head_change=1.03, count="slower", target=("min", 80)),
+    Case("u6", "two points on the head's runner B (one honest, one planted at +20 %), head +10 %",
+         0.01, b_points=2, b_planted=1.20, head_on_b=True, head_change=1.10, count="slower",
+         target=("min", 90)),
+    Case("u7", "kept: 9 runs on A, 1 on B (+4 %), head on B at +5 % (of B)", 0.01, b_points=1,
+         b_factor=1.04, head_on_b=True, head_change=1.05, count="slower", target=("min", 80)),
+    Case("nw1", "newest base run +5 %, head like it: newest_moved said", 0.01, last_slow=1,
+         count="newest", target=("min", 90)),
+    Case("nw1v", "newest base run +5 %, head like it: slower (one run decides nothing)", 0.01,
+         last_slow=1, count="slower"),
+    Case("nw2", "newest 2 base runs +5 %, head like them: slower", 0.01, last_slow=2,
+         count="slower", target=("max", 10)),
+    Case("nw2m", "newest 2 base runs +5 %, head like them: newest_moved said", 0.01, last_slow=2,
+         count="newest", target=("min", 90)),
+    Case("nw3", "newest 2 base runs +5 %, head +5 % above them: slower (median size in details)",
+         0.01, last_slow=2, head_change=1.05, count="slower", target=("min", 90)),
+    Case("nw4", "20 flat runs, one planted newest point at +6 %, head +8 %", 0.01, bases=20,
+         newest_off=1.06, head_change=1.08, count="slower", target=("min", 90)),
+    Case("nw5", "20 flat runs, one planted newest point at +3 %, head +5 %", 0.01, bases=20,
+         newest_off=1.03, head_change=1.05, count="slower", target=("min", 90)),
+    Case("g3", "3 range groups, head on a runner with 1 point of 10: a range flagged", 0.01,
+         b_points=1, head_on_b=True, count="any_range", target=("max", 3)),
+    Case("g3b", "3 range groups, head on a runner with 1 point of 20: a range flagged", 0.01,
+         bases=20, b_points=1, head_on_b=True, count="any_range", target=("max", 3)),
+    Case("g4", "3 range groups, 20 runs, step +10 % 3 runs back, head at the new level: a "
+         "range flagged", 0.01, bases=20, last_slow=3, slow_runner=1.10, count="any_range",
+         target=("max", 3)),
+    Case("a1", "AR(1) noise, phi 0.8, 20 runs, no change: drift named", 0.01, bases=20,
+         ar_phi=0.8, count="drift", target=("max", 3)),
+    Case("a1s", "AR(1) noise, phi 0.8, 20 runs, no change: level shift named", 0.01, bases=20,
+         ar_phi=0.8, count="shift", target=("max", 10)),
+    Case("rw", "20 range groups, no change: run_wide said", 0.01, ranges=20, count="run_wide",
+         target=("max", 10)),
+    Case("k50", "one kernel of 50 at +8 %, kernels' own sd 2 %: that kernel slower", 0.01,
+         ranges=5, gpu=True, kernels=50, kernel_change=1.08, kernel_sd=0.02,
+         count="kernel0_slower", target=("min", 80)),
+    Case("q1", "kept: one quiet runner (sd 0.5 %), +3 %", 0.005, head_change=1.03,
+         count="slower", target=("min", 80)),
+    Case("f20", "kept: 20 flat runs, +5 %", 0.01, bases=20, head_change=1.05, count="slower",
+         target=("min", 95)),
+    Case("f5", "kept: -5 %, noise 1 %: faster", 0.01, head_change=0.95, target=("min", 90)),
+    Case("s5", "kept: a step +5 % 5 runs back, head at the new level", 0.01, last_slow=5,
+         target=("max", 10)),
+    Case("k0", "kept: 50 kernels, no change: anything slower or faster", 0.01, ranges=5,
+         gpu=True, kernels=50, count="comment", target=("max", 8)),
     Case("r1", "reference: real 3 % slowdown, run-to-run noise 2 % (power)", 0.02,
          head_change=1.03),
     Case("r2", "reference: 2 base runs, no change, noise 1 %", 0.01, bases=2),
@@ -316,6 +389,7 @@ class Point:
     head: bool = False
     invalid: bool = False
     gpu_uuid: str = ""  # the GPU's UUID in `environment`, when the case has two GPUs
+    sd: float | None = None  # its run-to-run noise, when not the case's
 
 
 def make_analysis(rng: random.Random, case: Case, point: Point, point_offset: float) -> dict:
@@ -350,7 +424,7 @@ def make_analysis(rng: random.Random, case: Case, point: Point, point_offset: fl
         g = factor * (1.0 + rng.gauss(0.0, GPU_OWN_SD))
         for k, level in enumerate(kernel_levels(case.kernels)):
             change = case.kernel_change if point.head and k == 0 else 1.0
-            kernels.append(level * g * change * (1.0 + rng.gauss(0.0, KERNEL_OWN_SD))
+            kernels.append(level * g * change * (1.0 + rng.gauss(0.0, case.kernel_sd))
                            * (1.0 + rng.gauss(0.0, ITER_SD / math.sqrt(counted))))
         for *_, level in COPY_LEVELS:
             copies.append(level * g * (counted + 1) * (1.0 + rng.gauss(0.0, KERNEL_OWN_SD)))
@@ -504,6 +578,7 @@ def make_points(rng: random.Random, case: Case) -> list[Point]:
     points = []
     n = case.bases
     hiccup_at = rng.randrange(n) if case.hiccup != 1.0 else -1
+    on_b = sorted(rng.sample(range(n), case.b_points)) if case.b_points else []
     invalid_at = rng.randrange(n) if case.invalid else -1
     for i in range(n + 1):
         head = i == n
@@ -531,6 +606,18 @@ def make_points(rng: random.Random, case: Case) -> list[Point]:
             if head:
                 merges = case.drift_runs if case.head_follows_drift else 0
             factor *= case.drift_step ** max(0, merges)
+        sd = None
+        b = (head and case.head_on_b) or i in on_b or (
+            case.b_half and not head and rng.randrange(2) == 1)
+        if b:
+            runner = "runner-b"
+            factor *= case.b_factor
+            if on_b and i == on_b[0]:
+                factor *= case.b_planted
+            if case.b_sd:
+                sd = case.b_sd
+        if case.slots:
+            runner = f"GitHub Actions {rng.randrange(case.slots) + 1}"
         if head:
             factor *= case.head_change
         elif i == hiccup_at:
@@ -540,7 +627,7 @@ def make_points(rng: random.Random, case: Case) -> list[Point]:
         analyses = case.head_repeats if head else case.repeats
         counted = case.head_counted if head else ITERATIONS
         points.append(Point(factor, runner, analyses, counted, head, i == invalid_at,
-                            gpu_uuid))
+                            gpu_uuid, sd))
     if case.hostile:
         # The newest base point: one artifact with 3 analyses of the head's level.
         points[n - 1] = replace(points[n - 1], factor=case.head_change, analyses=3)
@@ -553,9 +640,18 @@ def write_trial(rng: random.Random, case: Case, folder: str) -> list[str]:
     points = make_points(rng, case)
     paths = []
     first = None
+    previous = 0.0
     for p_index, point in enumerate(points):
         sd = case.noisy_sd if (case.noisy_p and rng.random() < case.noisy_p) else case.run_sd
+        if point.sd is not None:
+            sd = point.sd
         point_offset = offset(rng, case, sd)
+        if case.ar_phi:
+            # AR(1): the same standard deviation, each offset following the one before.
+            if p_index > 0:
+                point_offset = (case.ar_phi * previous
+                                + math.sqrt(1 - case.ar_phi ** 2) * point_offset)
+            previous = point_offset
         name = "head" if point.head else f"base-{p_index:03d}"
         point_dir = os.path.join(folder, name)
         os.mkdir(point_dir)
@@ -588,6 +684,7 @@ class Outcome:
     measure_verdict: str | None
     p_value: float | None
     detectable: float | None
+    change: float | None
     change_point: bool
     drift: bool
     outliers: int
@@ -647,10 +744,19 @@ def run_trial(binary: str, workdir: str, seed: int, case: Case, trial: int) -> O
         right = (first.get("name") == ENSURE_GROUP
                  and 6.0 <= (first.get("change_pct") or 0.0) <= 10.0)
         verdict = first["verdict"] if right else "within_noise"
+    elif case.count == "newest":
+        verdict = "slower" if run["history"].get("newest_moved") else "within_noise"
+    elif case.count == "shift":
+        verdict = "slower" if run["history"].get("change_point") else "within_noise"
+    elif case.count == "run_wide":
+        verdict = "slower" if run.get("run_wide") else "within_noise"
+    elif case.count == "kernel0_slower":
+        verdict = next((k["verdict"] for k in (run.get("kernels") or {}).get("changed", [])
+                        if k["name"] == kernel_name(0)), "within_noise")
     else:  # comment
         verdict = next((v for v in said if v in FLAGGED), "within_noise")
     if case.count in ("slower", "range0_slower", "drift", "over3", "kernel0_first",
-                      "group_first"):
+                      "group_first", "newest", "shift", "run_wide", "kernel0_slower"):
         counted = verdict == "slower"
     else:
         counted = verdict in FLAGGED
@@ -662,6 +768,7 @@ def run_trial(binary: str, workdir: str, seed: int, case: Case, trial: int) -> O
         measure_verdict=host["verdict"],
         p_value=host["p_value"],
         detectable=host.get("detectable_pct"),
+        change=host.get("change_pct"),
         change_point=run["history"]["change_point"] is not None,
         drift=run["history"].get("drift") is not None,
         outliers=sum(1 for x in left_out if x["reason"] == "outlier"),
@@ -697,7 +804,9 @@ WHAT = {"measure": "slower or faster", "slower": "slower", "any_range": "any ran
         "range0_slower": "that range slower", "over3": "over 3 ranges flagged",
         "drift": "drift named", "comment": "anything slower or faster",
         "kernel0_first": "that kernel first and slower",
-        "group_first": "that group first, slower, 6-10 %"}
+        "group_first": "that group first, slower, 6-10 %", "newest": "newest_moved said",
+        "shift": "level shift named", "run_wide": "run_wide said",
+        "kernel0_slower": "that kernel slower"}
 
 
 def target_text(target: tuple[str, float] | None, count: str) -> str:
@@ -844,6 +953,7 @@ def main() -> int:
             unknown = sum(o.measure_verdict == "noise_unknown" for o in outcomes)
             used = sorted(o.used for o in outcomes)
             detectable = [o.detectable for o in outcomes if o.detectable is not None]
+            changes = [o.change for o in outcomes if o.change is not None]
             details.append(
                 f"| {case.id} | {pct(sum(o.change_point for o in outcomes), n):.1f} "
                 f"| {pct(sum(o.drift for o in outcomes), n):.1f} "
@@ -855,6 +965,7 @@ def main() -> int:
                 f"| {sum(o.ranges_flagged for o in outcomes) / n:.2f} "
                 f"| {pct(sum(o.false_range_flags > 0 for o in outcomes), n):.1f} "
                 f"| {median(detectable) if detectable else float('nan'):.2f} "
+                f"| {median(changes) if changes else float('nan'):.2f} "
                 f"| {time.monotonic() - t0:.0f} s |")
     elapsed = time.monotonic() - started
 
@@ -869,9 +980,10 @@ def main() -> int:
         print("| case | % level shift named | % drift named | % with outliers left out "
               "| % with invalid runs left out | points used: median (min–max) "
               "| % noise_unknown | host p-value 10 % / 50 % / 90 % | ranges flagged per trial "
-              "| % with an unchanged range flagged | median detectable_pct | time |")
+              "| % with an unchanged range flagged | median detectable_pct "
+              "| median host change_pct | time |")
         print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-              "| ---: |")
+              "| ---: | ---: |")
         print("\n".join(details))
     if args.trials < 1000:
         print(f"\nWith {args.trials} trials a case the figures are rough (see the intervals): "

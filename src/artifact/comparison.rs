@@ -275,6 +275,47 @@ pub struct History {
     /// before it was looked for.
     #[serde(default)]
     pub drift: Option<Drift>,
+    /// The newest one or two base runs, when they lie beyond the rest of the history's
+    /// interval the way the head went: the change may already be on the base branch. Absent
+    /// in files written before it was looked for.
+    #[serde(default)]
+    pub newest_moved: Option<NewestMoved>,
+    /// The head's runner as the history knows it; `null` when the head names none. Absent in
+    /// files written before it was said.
+    #[serde(default)]
+    pub head_runner: Option<HeadRunner>,
+}
+
+/// The newest base runs beyond the rest of the history, the way the head went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewestMoved {
+    /// The measure they moved in.
+    pub measure: MeasureName,
+    /// How many (1 or 2): two that agree are a provisional new level the head is judged
+    /// against; one decides nothing.
+    pub runs: u64,
+    /// Their change against what the rest of the history predicts at their place, in %.
+    pub change_pct: f64,
+    /// Whether the head was judged against them (two that agree with each other).
+    pub provisional_level: bool,
+    /// The first of them.
+    pub since: RunMark,
+}
+
+/// The head's runner, as the history knows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeadRunner {
+    pub name: String,
+    /// Used base points that ran on it.
+    pub points: u64,
+    /// Whether it has a level of its own (3 points or more, and other runners beside it);
+    /// else the head is judged against the history's level and spread, runners mixed.
+    pub own_level: bool,
+    /// Whether it has a spread of its own (an F test says the runners' spreads differ).
+    pub own_spread: bool,
+    /// Whether some runner of the history has a level of its own while the head's has not:
+    /// the head's runner is barely known, and what the history sees is wider.
+    pub barely_known: bool,
 }
 
 /// The base branch's level moving steadily, run after run.

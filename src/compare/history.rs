@@ -28,15 +28,16 @@
 use super::change_point;
 use super::conditions;
 use super::fit::Fit;
-use super::noise::{Prediction, MIN_BASE_RUNS, SPREAD_FLOOR};
+use super::noise::{students_t, Prediction, MIN_BASE_RUNS, SPREAD_FLOOR, VERDICT_CONFIDENCE};
 use super::outliers;
 use super::points::{self, Point};
 use super::run_level::RunLevel;
 use super::trend::{self, Trend};
 use crate::artifact::comparison::{
-    BaseRun, ChangePoint, ConditionName, Drift, History, LeftOut, LeftOutReason, MeasureName,
-    RunMark,
+    BaseRun, ChangePoint, ConditionName, Drift, HeadRunner, History, LeftOut, LeftOutReason,
+    MeasureName, NewestMoved, RunMark,
 };
+use statrs::distribution::{ContinuousCDF, FisherSnedecor};
 
 /// A head's history, sorted out.
 pub struct Chosen<'a> {
@@ -87,6 +88,10 @@ pub struct Learned {
     pub prediction: Option<Prediction>,
     /// Whether the runners' offsets were modelled.
     pub runners: bool,
+    /// The newest one or two points beyond the rest, the way the head went.
+    pub newest: Option<Newest>,
+    /// The head's runner as the history knows it (when the head names one).
+    pub head_runner: Option<RunnerInfo>,
 }
 
 /// Sorts `candidates` (the base runs of the head's key, oldest first) against the head
@@ -124,7 +129,7 @@ pub fn choose<'a>(
         }
     }
     let learned = [MeasureName::HostInclusive, MeasureName::GpuProjected]
-        .map(|m| learn(&alike, m, head.runner(), floor));
+        .map(|m| learn(&alike, m, head.runner(), head.log(m), floor));
     let chosen = Chosen {
         alike,
         learned,
@@ -133,6 +138,8 @@ pub fn choose<'a>(
             left_out: Vec::new(),
             change_point: None,
             drift: None,
+            newest_moved: None,
+            head_runner: None,
         },
     };
     let lead = chosen.lead();
@@ -141,6 +148,8 @@ pub fn choose<'a>(
         left_out,
         change_point: None,
         drift: None,
+        newest_moved: None,
+        head_runner: None,
     };
     for (i, point) in chosen.alike.iter().enumerate() {
         let l = &chosen.learned[lead];
@@ -173,6 +182,26 @@ pub fn choose<'a>(
             history.drift = drift_of(&chosen.alike, l, measure);
         }
     }
+    // The newest runs and the head's runner, as the leading measure learned them.
+    let l = &chosen.learned[lead];
+    let measure = [MeasureName::HostInclusive, MeasureName::GpuProjected][lead];
+    history.newest_moved = l.newest.map(|n| NewestMoved {
+        measure,
+        runs: n.runs as u64,
+        change_pct: change_pct_of(n.change.exp()),
+        provisional_level: n.provisional,
+        since: mark(&chosen.alike[n.since]),
+    });
+    history.head_runner = head.runner().map(|name| {
+        let info = l.head_runner.unwrap_or_default();
+        HeadRunner {
+            name: name.to_owned(),
+            points: info.points as u64,
+            own_level: info.own_level,
+            own_spread: info.own_spread,
+            barely_known: info.barely_known,
+        }
+    });
     Chosen { history, ..chosen }
 }
 
@@ -306,8 +335,15 @@ struct Fitted {
     fit: Fit,
     /// Per value: used.
     keep: Vec<bool>,
+    /// The values used, in the fit's order.
+    used: Vec<usize>,
     /// The design's rows, per value.
     rows: Vec<Vec<f64>>,
+    /// The rows and values as fitted: times each value's weight (1 for the head's runner; its
+    /// spread over the others' when the runners' spreads differ).
+    scaled: Vec<Vec<f64>>,
+    scaled_y: Vec<f64>,
+    weights: Vec<f64>,
     /// The head's row: the newest point's place, on the head's runner.
     head: Vec<f64>,
     /// Degrees of freedom of the residuals.
@@ -315,8 +351,45 @@ struct Fitted {
     with_runners: bool,
 }
 
-/// Learns `measure` from the alike points (oldest first) for a head on `runner`.
-fn learn(alike: &[Point<'_>], measure: MeasureName, runner: Option<&str>, floor: f64) -> Learned {
+/// A runner has a level of its own only with this many points: with fewer, one planted file
+/// would be its runner's whole level (or half of it), and no outlier test could see it.
+pub const MIN_RUNNER_POINTS: usize = 3;
+
+/// The level of the F test that gives the head's runner a spread of its own.
+pub const SPREAD_TEST_ALPHA: f64 = 0.2;
+
+/// The newest one or two points beyond the rest of the history, the way the head went.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Newest {
+    /// The alike point of the first of them.
+    pub since: usize,
+    /// 1 or 2.
+    pub runs: usize,
+    /// Their mean distance from what the rest predicts at their place (a logarithm).
+    pub change: f64,
+    /// Two that agree: the head was judged against them.
+    pub provisional: bool,
+}
+
+/// The head's runner, as the history knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct RunnerInfo {
+    /// Used points on it.
+    pub points: usize,
+    pub own_level: bool,
+    pub own_spread: bool,
+    pub barely_known: bool,
+}
+
+/// Learns `measure` from the alike points (oldest first) for a head on `runner` at `head`
+/// (the logarithm of its value, when it has one).
+fn learn(
+    alike: &[Point<'_>],
+    measure: MeasureName,
+    runner: Option<&str>,
+    head: Option<f64>,
+    floor: f64,
+) -> Learned {
     let n = alike.len();
     let logs: Vec<Option<f64>> = alike.iter().map(|p| p.log(measure)).collect();
     let index: Vec<usize> = (0..n).filter(|&i| logs[i].is_some()).collect();
@@ -344,21 +417,27 @@ fn learn(alike: &[Point<'_>], measure: MeasureName, runner: Option<&str>, floor:
     );
     // The outliers of that shape and the fit without them: with the runners' offsets when
     // they are modelled, unless the head's runner then has no point left or too few degrees
-    // of freedom are.
+    // of freedom are; each value weighted (1 unless the runners' spreads differ).
     let newest = positions[positions.len() - 1];
-    let attempt = |with_runners: bool| -> Option<Fitted> {
+    let attempt = |with_runners: bool, weights: &[f64]| -> Option<Fitted> {
         let rows: Vec<Vec<f64>> = (0..y.len())
             .map(|k| groups.row(shape.row(positions[k]), Some(k), with_runners))
             .collect();
+        let scaled: Vec<Vec<f64>> = rows
+            .iter()
+            .zip(weights)
+            .map(|(r, &w)| r.iter().map(|x| x * w).collect())
+            .collect();
+        let scaled_y: Vec<f64> = y.iter().zip(weights).map(|(v, w)| v * w).collect();
         let start: Vec<bool> = gross.iter().map(|g| !g).collect();
-        let keep = outliers::esd(&rows, &y, &start, least_spread);
+        let keep = outliers::esd(&scaled, &scaled_y, &start, least_spread);
         if with_runners && !groups.has_head_point(&keep) {
             return None;
         }
         let used: Vec<usize> = (0..y.len()).filter(|&k| keep[k]).collect();
         let fit = Fit::new(
-            &used.iter().map(|&k| rows[k].clone()).collect::<Vec<_>>(),
-            &used.iter().map(|&k| y[k]).collect::<Vec<_>>(),
+            &used.iter().map(|&k| scaled[k].clone()).collect::<Vec<_>>(),
+            &used.iter().map(|&k| scaled_y[k]).collect::<Vec<_>>(),
         )?;
         let df = used.len() as f64 - fit.rank as f64;
         if with_runners && df < 2.0 {
@@ -368,19 +447,137 @@ fn learn(alike: &[Point<'_>], measure: MeasureName, runner: Option<&str>, floor:
             head: groups.row(shape.row(newest), None, with_runners),
             fit,
             keep,
+            used,
             rows,
+            scaled,
+            scaled_y,
+            weights: weights.to_vec(),
             df,
             with_runners,
         })
     };
-    let Some(fitted) = [true, false]
-        .into_iter()
-        .filter(|&w| !w || groups.columns > 0)
-        .find_map(attempt)
-    else {
+    // The head's runner's own spread, when an F test (on the fit of every point but the
+    // gross outliers, before the outlier test, which would trim the noisier runner's tail)
+    // says it differs from the others': the others then weigh by its spread over theirs.
+    let unit = vec![1.0; y.len()];
+    let weighted = (groups.columns > 0)
+        .then(|| {
+            let rows: Vec<Vec<f64>> = kept
+                .iter()
+                .map(|&k| groups.row(shape.row(positions[k]), Some(k), true))
+                .collect();
+            let fit = Fit::new(&rows, &kept.iter().map(|&k| y[k]).collect::<Vec<_>>())?;
+            let df = kept.len() as f64 - fit.rank as f64;
+            let ratio = spreads_differ(&fit.residuals, &kept, df, &groups, least_spread)?;
+            let weights: Vec<f64> = (0..y.len())
+                .map(|k| {
+                    if groups.column[k].is_none() {
+                        1.0
+                    } else {
+                        ratio
+                    }
+                })
+                .collect();
+            attempt(true, &weights).filter(|f| head_spread(f, &groups).is_some())
+        })
+        .flatten();
+    let own_spread = weighted.is_some();
+    let Some(fitted) = weighted.or_else(|| {
+        [true, false]
+            .into_iter()
+            .filter(|&w| !w || groups.columns > 0)
+            .find_map(|w| attempt(w, &unit))
+    }) else {
         return learned;
     };
     learned.runners = fitted.with_runners;
+    learned.head_runner = runner.map(|name| RunnerInfo {
+        own_spread,
+        ..runner_info(name, &fitted, &groups)
+    });
+    record(&mut learned, &fitted, &shape, &index, &positions, &y);
+    let used = fitted.keep.iter().filter(|&&k| k).count();
+    if used < MIN_BASE_RUNS || fitted.df < 2.0 {
+        return learned;
+    }
+    let within: Vec<f64> = index
+        .iter()
+        .zip(&fitted.keep)
+        .filter(|(_, &k)| k)
+        .map(|(&i, _)| alike[i].within(measure).unwrap_or(0.0))
+        .collect();
+    let (mut prediction, newest) = predict(&fitted, &groups, own_spread, &within, head, floor);
+    learned.newest = newest.map(|n| Newest {
+        since: index[n.since],
+        ..n
+    });
+    // A head on a runner the history barely knows (fewer than MIN_RUNNER_POINTS of its points,
+    // while another runner has a level of its own) is judged against the others' level, with
+    // the spread between runners added: its own one or two points cannot say its speed (one
+    // of them may be planted), and runners of one pool differ by a few %.
+    if learned.head_runner.is_some_and(|h| h.barely_known) {
+        let between = BARELY_KNOWN_RUNNER_SPREAD * (1.0 + floor).ln();
+        prediction.spread = prediction.spread.hypot(between);
+    }
+    learned.prediction = Some(prediction);
+    learned
+}
+
+/// The prediction of a fit (the head's runner's own spread when `own_spread`; `within`: the
+/// used points' own variances) and the newest runs beyond the rest of the history (their
+/// `since` an index into the values), with the provisional level of two that agree.
+fn predict(
+    fitted: &Fitted,
+    groups: &Runners,
+    own_spread: bool,
+    within: &[f64],
+    head: Option<f64>,
+    floor: f64,
+) -> (Prediction, Option<Newest>) {
+    let least = SPREAD_FLOOR * (1.0 + floor).ln();
+    let mut newest = None;
+    let (spread, df) = if own_spread {
+        head_spread(fitted, groups).expect("checked above")
+    } else {
+        ((fitted.fit.rss() / fitted.df).sqrt(), fitted.df)
+    };
+    let mut prediction = Prediction {
+        level: fitted.fit.predict(&fitted.head),
+        spread,
+        df,
+        leverage: fitted.fit.leverage(&fitted.head),
+        within: within.iter().sum::<f64>() / within.len() as f64,
+    };
+    if let Some(h) = head {
+        if let Some((moved, provisional)) =
+            newest_moved(fitted, groups, h - prediction.level, least, floor)
+        {
+            newest = Some(moved);
+            if let Some(p) = provisional {
+                prediction = Prediction {
+                    level: p.level,
+                    leverage: p.leverage,
+                    spread: p.spread,
+                    df: if own_spread { df.min(p.df) } else { p.df },
+                    ..prediction
+                };
+            }
+        }
+    }
+    (prediction, newest)
+}
+
+/// What `learned` says of the fit: the points kept, their levels, the outliers (with how far
+/// each is from the others' fit at its place), the shifts and the trend as fitted.
+fn record(
+    learned: &mut Learned,
+    fitted: &Fitted,
+    shape: &Shape,
+    index: &[usize],
+    positions: &[f64],
+    y: &[f64],
+) {
+    let newest = positions[positions.len() - 1];
     for (k, &i) in index.iter().enumerate() {
         learned.kept[i] = fitted.keep[k];
         learned.segment[i] = shape.segment(positions[k]);
@@ -390,7 +587,7 @@ fn learn(alike: &[Point<'_>], measure: MeasureName, runner: Option<&str>, floor:
             learned.outliers.push((i, ratio));
         }
     }
-    match &shape {
+    match shape {
         Shape::Shifted(at) => learned.shifts = at.iter().map(|&a| a as usize).collect(),
         Shape::Drift(since, found) => {
             // The trend as fitted without the outliers, its p-value as found.
@@ -404,24 +601,159 @@ fn learn(alike: &[Point<'_>], measure: MeasureName, runner: Option<&str>, floor:
         }
         Shape::Level => {}
     }
-    let used = fitted.keep.iter().filter(|&&k| k).count();
-    if used < MIN_BASE_RUNS || fitted.df < 2.0 {
-        return learned;
+}
+
+/// The head's runner (`name`) as a fit knows it.
+fn runner_info(name: &str, fitted: &Fitted, groups: &Runners) -> RunnerInfo {
+    let points = (0..fitted.keep.len())
+        .filter(|&k| fitted.keep[k] && groups.names[k].as_deref() == Some(name))
+        .count();
+    let own_level = groups.count(name) >= MIN_RUNNER_POINTS;
+    RunnerInfo {
+        points,
+        own_level,
+        own_spread: false,
+        barely_known: !own_level && groups.any_own,
     }
-    let within: Vec<f64> = index
+}
+
+/// The spread between runners, in noise floors, added for a head on a runner the history
+/// barely knows: 2.5 % with the default floor of 1 %.
+pub const BARELY_KNOWN_RUNNER_SPREAD: f64 = 2.5;
+
+/// The F test of the head's runner's spread against the other points' (the `residuals` of a
+/// fit of the values `used` with `df` degrees of freedom, each spread never under `least`): `Some(s_head / s_others)` when they differ at
+/// [`SPREAD_TEST_ALPHA`] (two-sided).
+fn spreads_differ(
+    residuals: &[f64],
+    used: &[usize],
+    df: f64,
+    groups: &Runners,
+    least: f64,
+) -> Option<f64> {
+    let (mut ss, mut n) = ([0.0; 2], [0usize; 2]);
+    for (j, &k) in used.iter().enumerate() {
+        let g = usize::from(groups.column[k].is_some());
+        ss[g] += residuals[j].powi(2);
+        n[g] += 1;
+    }
+    let df_head = n[0] as f64 - 1.0;
+    let df_others = df - df_head;
+    if df_head < 1.0 || df_others < 1.0 {
+        return None;
+    }
+    let floor = least * least;
+    let (vh, vo) = ((ss[0] / df_head).max(floor), (ss[1] / df_others).max(floor));
+    let f = FisherSnedecor::new(df_head, df_others).ok()?;
+    let c = f.cdf(vh / vo);
+    let p = 2.0 * c.min(1.0 - c);
+    (p < SPREAD_TEST_ALPHA).then(|| (vh / vo).sqrt())
+}
+
+/// The head's runner's own spread and its degrees of freedom (its used points less one), from
+/// a weighted fit; `None` with fewer than 2.
+fn head_spread(fitted: &Fitted, groups: &Runners) -> Option<(f64, f64)> {
+    let (ss, n) = fitted
+        .used
         .iter()
-        .zip(&fitted.keep)
-        .filter(|(_, &k)| k)
-        .map(|(&i, _)| alike[i].within(measure).unwrap_or(0.0))
-        .collect();
-    learned.prediction = Some(Prediction {
-        level: fitted.fit.predict(&fitted.head),
-        spread: (fitted.fit.rss() / fitted.df).sqrt(),
-        df: fitted.df,
-        leverage: fitted.fit.leverage(&fitted.head),
-        within: within.iter().sum::<f64>() / within.len() as f64,
-    });
-    learned
+        .enumerate()
+        .filter(|(_, &k)| groups.column[k].is_none())
+        .fold((0.0, 0usize), |(s, n), (j, _)| {
+            (s + fitted.fit.residuals[j].powi(2), n + 1)
+        });
+    let df = n as f64 - 1.0;
+    (df >= 2.0).then(|| ((ss / df).sqrt(), df))
+}
+
+/// What the newest two points, when they agree, predict for the head.
+struct Provisional {
+    level: f64,
+    leverage: f64,
+    spread: f64,
+    df: f64,
+}
+
+/// The newest one or two values against the fit of the others (`toward`: the head's distance
+/// from the prediction, whose sign is the way that counts): beyond its 95 % prediction
+/// interval that way (and by the noise floor). Two that are, and agree with each other
+/// within the noise, give a provisional level.
+fn newest_moved(
+    fitted: &Fitted,
+    groups: &Runners,
+    toward: f64,
+    least: f64,
+    floor: f64,
+) -> Option<(Newest, Option<Provisional>)> {
+    let n = fitted.keep.len();
+    if n < MIN_BASE_RUNS + 2 || toward == 0.0 {
+        return None;
+    }
+    let (last, before) = (n - 1, n - 2);
+    let mut keep = fitted.keep.clone();
+    keep[last] = false;
+    keep[before] = false;
+    if fitted.with_runners && !groups.has_head_point(&keep) {
+        return None;
+    }
+    let used: Vec<usize> = (0..n).filter(|&k| keep[k]).collect();
+    if used.len() < MIN_BASE_RUNS {
+        return None;
+    }
+    let fit = Fit::new(
+        &used
+            .iter()
+            .map(|&k| fitted.scaled[k].clone())
+            .collect::<Vec<_>>(),
+        &used.iter().map(|&k| fitted.scaled_y[k]).collect::<Vec<_>>(),
+    )?;
+    let df = used.len() as f64 - fit.rank as f64;
+    if df < 2.0 {
+        return None;
+    }
+    let spread = (fit.rss() / df).sqrt();
+    let s = spread.max(least);
+    let critical = students_t(df).inverse_cdf(1.0 - (1.0 - VERDICT_CONFIDENCE) / 2.0);
+    let y = |k: usize| fitted.scaled_y[k] / fitted.weights[k];
+    let deviation = |k: usize| {
+        let d = y(k) - fit.predict(&fitted.rows[k]);
+        let sd = s / fitted.weights[k] * (1.0 + fit.leverage(&fitted.scaled[k])).sqrt();
+        (d, sd)
+    };
+    let beyond = |(d, sd): (f64, f64)| {
+        d.signum() == toward.signum() && d.abs() > critical * sd && d.abs() >= (1.0 + floor).ln()
+    };
+    let (d1, sd1) = deviation(last);
+    if !beyond((d1, sd1)) {
+        return None;
+    }
+    let (d0, sd0) = deviation(before);
+    if beyond((d0, sd0)) && (d1 - d0).abs() <= critical * (sd0 * sd0 + sd1 * sd1).sqrt() {
+        let change = 0.5 * (d0 + d1);
+        let w = |k: usize| fitted.weights[k].powi(-2);
+        return Some((
+            Newest {
+                since: before,
+                runs: 2,
+                change,
+                provisional: true,
+            },
+            Some(Provisional {
+                level: fit.predict(&fitted.head) + change,
+                leverage: fit.leverage(&fitted.head) + 0.25 * (w(last) + w(before)),
+                spread,
+                df,
+            }),
+        ));
+    }
+    Some((
+        Newest {
+            since: last,
+            runs: 1,
+            change: d1,
+            provisional: false,
+        },
+        None,
+    ))
 }
 
 /// The shape of the kept values (at their positions): a drift or shifts when found (the one
@@ -446,30 +778,36 @@ fn shape_of(values: &[f64], positions: &[f64], floor: f64) -> Shape {
 struct Runners {
     /// Per value: its runner's column (`None`: the head's runner, the reference).
     column: Vec<Option<usize>>,
-    /// Columns (other runners, and one for runners named once).
+    /// Columns (other runners with a level of their own, and one for the rest).
     columns: usize,
     /// Rough offsets per value (its runner's median less the head's runner's median).
     rough: Vec<f64>,
+    /// Per value: its runner's name.
+    names: Vec<Option<String>>,
+    /// Whether some runner has a level of its own ([`MIN_RUNNER_POINTS`] points or more).
+    any_own: bool,
 }
 
 impl Runners {
     /// The runners of the points `index` (into `alike`) for a head on `runner`: modelled
-    /// when the head's runner ran at least one of them and another runner ran others.
+    /// when the head's runner ran at least [`MIN_RUNNER_POINTS`] of them and other runners
+    /// ran others. A runner gets a level of its own only with that many points; the points
+    /// of the others share one level (and are tested as outliers against it).
     fn of(alike: &[Point<'_>], index: &[usize], values: &[f64], runner: Option<&str>) -> Runners {
         let names: Vec<Option<&str>> = index.iter().map(|&i| alike[i].runner()).collect();
         let count = |name: &str| names.iter().filter(|n| **n == Some(name)).count();
-        // A label per value: the runner's name when it ran two or more of the points (or it
-        // is the head's), else one shared label for runners that tell nothing.
-        let labels: Vec<Option<&str>> = names
-            .iter()
-            .map(|n| n.filter(|&name| count(name) >= 2 || Some(name) == runner))
-            .collect();
+        let own = |name: &str| count(name) >= MIN_RUNNER_POINTS;
+        // A label per value: the runner's name when it has a level of its own, else one
+        // shared label for runners that tell too little.
+        let labels: Vec<Option<&str>> = names.iter().map(|n| n.filter(|&m| own(m))).collect();
         let none = Runners {
             column: vec![None; index.len()],
             columns: 0,
             rough: vec![0.0; index.len()],
+            names: names.iter().map(|n| n.map(str::to_owned)).collect(),
+            any_own: labels.iter().any(Option::is_some),
         };
-        let Some(head) = runner.filter(|&h| count(h) >= 1) else {
+        let Some(head) = runner.filter(|&h| own(h)) else {
             return none;
         };
         let mut others: Vec<Option<&str>> = labels
@@ -504,7 +842,16 @@ impl Runners {
                 .collect(),
             column,
             columns: others.len(),
+            ..none
         }
+    }
+
+    /// Points that ran on `name`.
+    fn count(&self, name: &str) -> usize {
+        self.names
+            .iter()
+            .filter(|n| n.as_deref() == Some(name))
+            .count()
     }
 
     /// Values with the rough offsets taken out.

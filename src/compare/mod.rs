@@ -753,6 +753,63 @@ mod tests {
             .all(|c| c.verdict == ChangeVerdict::WithinNoise));
     }
 
+    #[test]
+    fn a_lone_point_on_the_heads_runner_is_not_its_level() {
+        // Ten runs on runner a, one planted on b at +10 %; the head on b at +10 %: the lone
+        // point is an outlier of the rest, not b's level, and the head is slower.
+        let mut bases: Vec<RunLevel> = history(10, 0.005)
+            .into_iter()
+            .enumerate()
+            .map(|(k, r)| in_ci_run(r, k as u64, Some("a")))
+            .collect();
+        bases.insert(5, in_ci_run(run(11e6, 0.0, 50), 50, Some("b")));
+        let head = in_ci_run(run(11e6, 0.0, 99), 99, Some("b"));
+        let r = compared(&bases, &head);
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::Slower));
+        let runner = r
+            .history
+            .head_runner
+            .as_ref()
+            .expect("the head names its runner");
+        assert!(runner.barely_known && !runner.own_level, "{runner:?}");
+    }
+
+    #[test]
+    fn the_newest_runs_moved_are_said_and_two_that_agree_are_a_level() {
+        // Eight runs about 10 ms, the newest two 5 % slower; the head like them.
+        let mut bases = history(8, 0.005);
+        bases.push(run(10.5e6, 0.002, 8));
+        bases.push(run(10.5e6, -0.002, 9));
+        let r = compared(&bases, &run(10.5e6, 0.0, 99));
+        let moved = r
+            .history
+            .newest_moved
+            .as_ref()
+            .expect("the newest runs moved");
+        assert_eq!((moved.runs, moved.provisional_level), (2, true));
+        assert!(
+            (4.0..6.0).contains(&moved.change_pct),
+            "{}",
+            moved.change_pct
+        );
+        assert_eq!(moved.since.run_id, "run-8");
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::WithinNoise));
+        // One alone decides nothing: the head like it is still slower, and it is said.
+        let mut bases = history(9, 0.005);
+        bases.push(run(10.5e6, 0.0, 9));
+        let r = compared(&bases, &run(10.5e6, 0.0, 99));
+        let moved = r
+            .history
+            .newest_moved
+            .as_ref()
+            .expect("the newest run moved");
+        assert_eq!((moved.runs, moved.provisional_level), (1, false));
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::Slower));
+        // Nothing moved: nothing said.
+        let r = compared(&history(10, 0.005), &run(10.5e6, 0.0, 99));
+        assert!(r.history.newest_moved.is_none());
+    }
+
     proptest! {
         #[test]
         fn a_verdict_is_never_under_the_floor_and_p_values_are_probabilities(

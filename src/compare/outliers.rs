@@ -37,6 +37,10 @@ pub const ESD_ALPHA: f64 = 0.05;
 /// At most this share of a history's points are outliers (rounded down, at least one).
 pub const MAX_OUTLIER_SHARE: f64 = 0.3;
 
+/// Deviates this close (relatively) are a tie, broken by a rule: the older point is taken
+/// out first.
+pub const TIE: f64 = 1e-9;
+
 /// The normal distribution's standard deviation from a median absolute deviation.
 const MAD_TO_SD: f64 = 1.482_602_218_505_602;
 
@@ -161,7 +165,9 @@ fn most_extreme(rows: &[Vec<f64>], y: &[f64], keep: &[bool], floor: f64) -> Opti
         let e = fit.residuals[k];
         let without = ((rss - e * e / (1.0 - h)) / df as f64).max(robust * robust);
         let deviate = e.abs() / (without * (1.0 - h)).sqrt();
-        if best.is_none_or(|(_, d)| deviate > d) {
+        // Ties (deviates equal but for rounding) go to the older point: a rule, not the
+        // last bits of a floating-point sum.
+        if best.is_none_or(|(_, d)| deviate > d * (1.0 + TIE)) {
             best = Some((k, deviate));
         }
     }

@@ -21,7 +21,7 @@ use self::tables::{
 use self::words::{differ, paragraph, pct, range_pct, signed_pct, spread};
 use crate::artifact::comparison::{
     BaselineKind, ChangeVerdict, Comparison, Condition, ConditionName, Drift, LeftOut,
-    LeftOutReason, Measure, Method, RangeChanges, RunComparison, RunRef,
+    LeftOutReason, Measure, Method, NewestMoved, RangeChanges, RunComparison, RunRef,
 };
 use crate::render::chart;
 use crate::render::escape::{self, inline_shortened as esc};
@@ -415,8 +415,41 @@ fn headline(r: &RunComparison, c: &Comparison, caps: &Caps) -> String {
             drift_words(drift, &branch_name(c), None)
         ));
     }
+    if let Some(moved) = &r.history.newest_moved {
+        line.push_str(&format!("; {}", newest_words(moved, &branch_name(c))));
+    }
+    if let Some(runner) = r.history.head_runner.as_ref().filter(|h| h.barely_known) {
+        line.push_str(&format!(
+            "; the head's runner {} ran {} of the base runs: judged against every runner's level and spread",
+            escape::code(&runner.name),
+            runner.points
+        ));
+    }
     line.push('.');
     line
+}
+
+/// `` `main`'s newest run was also 5.1 % slower: this change may already be on `main` ``.
+fn newest_words(moved: &NewestMoved, branch: &str) -> String {
+    let way = if moved.change_pct < 0.0 {
+        "faster"
+    } else {
+        "slower"
+    };
+    let runs = if moved.runs == 1 {
+        "newest run was".to_owned()
+    } else {
+        format!("newest {} runs were", moved.runs)
+    };
+    format!(
+        "{branch}'s {runs} also {} {way}: this change may already be on {branch}{}",
+        pct(moved.change_pct),
+        if moved.provisional_level {
+            " (the head is judged against them)"
+        } else {
+            ""
+        }
+    )
 }
 
 /// `**slower** (beyond the noise of the last 10 base runs)`, `within noise`, `noise unknown (1

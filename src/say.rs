@@ -135,7 +135,19 @@ pub fn clap_exit(error: &clap::Error) -> ! {
     std::process::exit(error.exit_code())
 }
 
-/// A panic (a bug) said through [`message`], as Rust's own hook says it.
+/// What the process is doing, for the panic hook's line: the command's name.
+static DOING: std::sync::Mutex<&str> = std::sync::Mutex::new("nsys-gate");
+
+/// Names what the process is doing (the command), for a panic's one line.
+pub fn set_doing(what: &'static str) {
+    *DOING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = what;
+}
+
+/// A panic (a bug in nsys-gate) said in one line through [`message`], with what was being done
+/// and where it happened; the backtrace below it only when `RUST_BACKTRACE` asks for one. The
+/// command then ends with the contract's error status (see `commands::execute`).
 pub fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
         let payload = info
@@ -143,31 +155,41 @@ pub fn install_panic_hook() {
             .downcast_ref::<&str>()
             .map(|s| (*s).to_owned())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "Box<dyn Any>".to_owned());
+            .unwrap_or_else(|| "no message".to_owned());
         let location = info
             .location()
-            .map(|l| format!(" at {}:{}:{}", l.file(), l.line(), l.column()))
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        let thread = std::thread::current();
-        let mut text = format!(
-            "thread '{}' panicked{location}:\n{payload}",
-            thread.name().unwrap_or("<unnamed>")
-        );
+        let doing = *DOING
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut text = panic_line(doing, &payload, &location);
         let trace = std::backtrace::Backtrace::capture();
         if trace.status() == std::backtrace::BacktraceStatus::Captured {
             let _ = write!(text, "\nstack backtrace:\n{trace}");
-        } else {
-            text.push_str(
-                "\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace",
-            );
         }
         message(&text);
     }));
 }
 
+/// A panic's one line: what was being done, the panic's message on one line, where.
+fn panic_line(doing: &str, payload: &str, location: &str) -> String {
+    let payload = payload.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!(
+        "nsys-gate: error: internal error during `{doing}`: {payload}{location} (a bug in nsys-gate; please report it with this line; RUST_BACKTRACE=1 adds a backtrace)"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_panic_is_one_line_naming_the_command() {
+        let line = panic_line("report", "index out of\nbounds", " at src/x.rs:3");
+        assert_eq!(line.lines().count(), 1, "{line}");
+        assert!(line.starts_with("nsys-gate: error: internal error during `report`: index out of bounds at src/x.rs:3"), "{line}");
+    }
 
     /// Nothing in `src/` prints but this module: a stray `eprintln!` (or a child process
     /// sharing our standard error) would bypass [`inert`].

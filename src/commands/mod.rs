@@ -96,12 +96,25 @@ pub fn execute(cli: Cli, context: &Context) -> ExitCode {
     };
     let forge = forge::detect(&context.vars, api_url);
     let forge = forge.as_ref();
-    let result = match cli.command {
+    let doing = match &cli.command {
+        Command::Analyze(_) => "analyze",
+        Command::Report(_) => "report",
+        Command::Run(_) => "run",
+        Command::Post(_) => "post",
+        Command::Compare(_) => "compare",
+    };
+    say::set_doing(doing);
+    let run = || match cli.command {
         Command::Analyze(args) => analyze::analyze(&args, context, forge),
         Command::Report(args) => report::report(&args, forge),
         Command::Run(args) => run::run(&args, context, forge),
         Command::Post(args) => post::post(&args, forge),
         Command::Compare(args) => compare::compare(&args),
+    };
+    // A panic is a bug: said in one line by the panic hook (`say::install_panic_hook`), and the
+    // command fails with the contract's error status (2), not Rust's 101.
+    let Some(result) = unwind_to_failure(run) else {
+        return gate::exit_code(Ending::Failed);
     };
     let ending = match result {
         Ok(ending) => ending,
@@ -115,6 +128,11 @@ pub fn execute(cli: Cli, context: &Context) -> ExitCode {
         },
     };
     gate::exit_code(ending)
+}
+
+/// `run`'s result, or `None` when it panicked (the panic was said by the hook).
+fn unwind_to_failure<T>(run: impl FnOnce() -> T) -> Option<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).ok()
 }
 
 /// The ending after SIGINT/SIGTERM stopped an analysis (130/143), said on standard error.
@@ -282,4 +300,18 @@ fn baseline_comparison(
         return Err(interrupt::Stopped(signal).into());
     }
     Ok(Some(comparison))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A panic ends the command with the contract's error status, not Rust's 101.
+    #[test]
+    fn a_panic_fails_with_the_error_status() {
+        let result: Option<()> = unwind_to_failure(|| panic!("a bug"));
+        assert_eq!(result, None);
+        assert_eq!(gate::exit_status(Ending::Failed), 2);
+        assert_eq!(unwind_to_failure(|| 7), Some(7));
+    }
 }

@@ -181,6 +181,17 @@ pub fn median_in_place(values: &mut [f64]) -> f64 {
     middle_two(values).map_or(0.0, |(lower, upper)| lerp(lower, upper, 0.5))
 }
 
+/// The median of `values` (`None` for none), the values left as they are: the middle one, or
+/// the midpoint of the middle two.
+pub fn median(values: &[f64]) -> Option<f64> {
+    let (lower, upper) = middle_two(&mut values.to_vec())?;
+    Some(if lower == upper {
+        upper
+    } else {
+        0.5 * (lower + upper)
+    })
+}
+
 /// The two middle values of `values` in sorted order (the same one twice for an odd number;
 /// `None` for none), found by selection: linear in their number. The values are left
 /// reordered.
@@ -234,6 +245,13 @@ fn lerp(a: f64, b: f64, t: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_median_of_a_slice() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+    }
     use proptest::prelude::*;
 
     #[test]

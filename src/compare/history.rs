@@ -829,7 +829,7 @@ impl Runners {
                 .filter(|&k| column[k] == c)
                 .map(|k| values[k])
                 .collect();
-            outliers::median(&v).unwrap_or(0.0)
+            crate::stats::median(&v).unwrap_or(0.0)
         };
         let reference = median_of(None);
         let offsets: Vec<f64> = (0..others.len())

@@ -25,6 +25,7 @@
 
 use super::fit::Fit;
 use super::noise::students_t;
+use crate::stats::median;
 use statrs::distribution::ContinuousCDF;
 
 /// A point this many robust standard deviations from its neighbours is left out before the
@@ -43,16 +44,6 @@ pub const TIE: f64 = 1e-9;
 
 /// The normal distribution's standard deviation from a median absolute deviation.
 const MAD_TO_SD: f64 = 1.482_602_218_505_602;
-
-/// The median of `values` (`None` for none).
-pub fn median(values: &[f64]) -> Option<f64> {
-    let (lower, upper) = crate::stats::middle_two(&mut values.to_vec())?;
-    Some(if lower == upper {
-        upper
-    } else {
-        0.5 * (lower + upper)
-    })
-}
 
 /// The median absolute deviation from the median, scaled to a normal standard deviation; 0
 /// for fewer than two values.
@@ -192,9 +183,6 @@ mod tests {
 
     #[test]
     fn medians_and_spreads() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
-        assert_eq!(median(&[]), None);
         // MAD of 1..5 is 1: 1.4826.
         assert!((mad_sd(&[1.0, 2.0, 3.0, 4.0, 5.0]) - MAD_TO_SD).abs() < 1e-12);
         assert_eq!(mad_sd(&[7.0]), 0.0);

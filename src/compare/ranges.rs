@@ -29,9 +29,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::history::change_pct_of;
 use super::measures::verdict;
 use super::noise::{self, benjamini_hochberg, Prediction, MIN_BASE_RUNS};
-use super::outliers::median;
 use super::points::geometric;
 use crate::artifact::comparison::{ChangeVerdict, RangeChange, RangeChanges, RangeOnly, RunWide};
+use crate::stats::median;
 
 /// The false-discovery rate over one run's items (range tables, kernels and memory copies
 /// together): the part of the comment's error budget they have, beside the measures' 5 %.

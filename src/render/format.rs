@@ -80,10 +80,21 @@ pub fn share_pct(part: f64, whole: f64) -> String {
         return "n/a".to_owned();
     }
     let p = 100.0 * part / whole;
-    if p > 0.0 && p < 0.1 {
-        return format!("under{NBSP}0.1{NBSP}%");
+    under_a_tenth(p).unwrap_or_else(|| with_unit(fixed(p, 1), "%"))
+}
+
+/// `under 0.1 %` for a share above 0 and under 0.1 %, which would read as `0.0 %`.
+pub fn under_a_tenth(pct: f64) -> Option<String> {
+    (pct > 0.0 && pct < 0.1).then(|| format!("under{NBSP}0.1{NBSP}%"))
+}
+
+/// `text` with its first letter upper-case.
+pub fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
     }
-    with_unit(fixed(p, 1), "%")
 }
 
 /// `1 run`, `3 runs`: a count and its noun.

@@ -12,7 +12,7 @@ use crate::artifact::comparison::{
     ChangeVerdict, RangeChange, RangeChanges, RangeOnly, RunComparison, WorkBasis, WorkChanges,
 };
 use crate::render::escape::{self, inline_shortened as esc};
-use crate::render::format::{duration, plural, ColumnUnit, NBSP};
+use crate::render::format::{capitalized, duration, plural, under_a_tenth, ColumnUnit, NBSP};
 use crate::render::limit::Caps;
 
 /// What a table's items are.
@@ -155,7 +155,7 @@ pub fn table(
             sides: sides_unit.show_pair(r.base_per_iteration_ns, r.head_per_iteration_ns),
             change: change_unit.show_change(r.change_ns),
             change_pct: r.change_pct.map_or("n/a".to_owned(), signed_pct),
-            share: r.share.map_or("n/a".to_owned(), |s| share_pct(s * 100.0)),
+            share: r.share.map_or("n/a".to_owned(), |s| share_cell(s * 100.0)),
             verdict: verdict_cell(r.verdict),
         })
         .collect();
@@ -252,20 +252,9 @@ pub fn table(
     }
 }
 
-/// `12 %`, `0.4 %`: a share, whole percent from 10 % on.
-fn share_pct(x: f64) -> String {
-    if x > 0.0 && x < 0.1 {
-        return format!("under{NBSP}0.1{NBSP}%");
-    }
-    pct(x)
-}
-
-fn capitalized(text: &str) -> String {
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
-    }
+/// `12 %`, `0.4 %`: a share given in percent, whole percent from 10 % on.
+fn share_cell(pct_of_whole: f64) -> String {
+    under_a_tenth(pct_of_whole).unwrap_or_else(|| pct(pct_of_whole))
 }
 
 /// An item's name in its cell; a kernel with the range groups that launched it below.

@@ -4,7 +4,7 @@
 use crate::artifact::comparison::{ChangeVerdict, ConditionName, Measure};
 pub use crate::render::escape::commit;
 use crate::render::escape::{self, inline_shortened as esc};
-use crate::render::format::{duration, fixed, with_unit, NBSP};
+use crate::render::format::{capitalized, duration, fixed, with_unit, NBSP};
 
 /// `12.3 %`, `0.4 %`: one decimal below 100 %, whole percent from 100 on; `n/a` for no
 /// number.
@@ -151,14 +151,6 @@ fn why_unknown(note: Option<&str>) -> String {
 pub fn paragraph(m: &Measure, runs: &str, floor_pct: f64) -> String {
     let text = sentence(m, runs, floor_pct);
     format!("**{}:** {text}", capitalized(m.name.label()))
-}
-
-fn capitalized(text: &str) -> String {
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
-    }
 }
 
 /// The history's level of a measure in words: `9.80-10.02 ms, run-to-run sd 0.8 %`.

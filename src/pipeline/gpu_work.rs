@@ -350,7 +350,7 @@ impl GpuWorkRows {
         if let Some(t) = &mut trace {
             let work = kernel_mix
                 .as_ref()
-                .map(|m| (&m.devices, m.iteration.iterations));
+                .map(|m| (&m.devices, m.device_iterations));
             rules::attach_device_work(&mut t.devices, work);
         }
         let (iteration_kernels, per_range_kernels, per_range_kernel_groups, kernel_attribution) =

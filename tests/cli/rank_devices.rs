@@ -183,3 +183,59 @@ fn ranks_sharing_a_device_are_numbered_by_process_order() {
         "{md}"
     );
 }
+
+/// One trace per rank: `gpu_work` from every rank's trace (each holds one device's work), each
+/// rank's device from its own trace's kernels, the ranks numbered by the file names.
+#[test]
+fn one_trace_per_rank_gives_every_traces_gpu_work() {
+    let nsys = require_nsys!("2024.2");
+    let run: Run = fixture("ranks-devices-per-trace");
+    assert_status(&analyze(&run.dir, &nsys, &[]), 0);
+    let a = run.analysis();
+    assert_eq!(a["gate"]["result"], "pass");
+    let ranks = a["ranks"].as_array().expect("ranks[]");
+    assert_eq!(ranks.len(), 2);
+    let mut kernels_per_trace = 0;
+    for (k, r) in ranks.iter().enumerate() {
+        let trace = format!("trace_{k}.sqlite");
+        assert_eq!(r["rank"], k as u64);
+        assert_eq!(r["trace"], trace.as_str());
+        // nsys's own account of the trace: one process, on device k
+        let by_pid = devices_by_pid(&nsys, &run.path(&trace));
+        assert_eq!(by_pid.len(), 1, "{trace}: {by_pid:?}");
+        assert_eq!(by_pid.values().next().unwrap(), &[k as u64], "{trace}");
+        assert_eq!(r["device"], k as u64);
+        kernels_per_trace =
+            nsys_json(&nsys, &run.path(&trace), "cuda_kern_exec_trace", "json").len();
+    }
+    // the rank 510 µs slower is rank 1 (its trace's name)
+    assert!(
+        ranks[1]["slowest_steps"].as_u64().unwrap() >= 4,
+        "{}",
+        ranks[1]
+    );
+
+    check_devices(&a, "ranks-devices-per-trace");
+    let gpu = &a["gpu_work"];
+    // every kernel of both traces is attributed, inside the counted iterations
+    assert_eq!(gpu["kernel_attribution"]["kernels"], 2 * kernels_per_trace);
+    assert_eq!(
+        gpu["kernel_attribution"]["in_counted_iterations"],
+        2 * kernels_per_trace
+    );
+    assert_eq!(gpu["kernel_attribution"]["ambiguous"], 0);
+    // the kernel table sums both traces' rows of a name
+    let kernels = gpu["kernels"].as_array().unwrap();
+    assert_eq!(kernels.len(), 3);
+    for k in kernels {
+        assert_eq!(k["instances"], 10, "{k}");
+    }
+    let shares: f64 = kernels.iter().map(|k| k["share"].as_f64().unwrap()).sum();
+    assert!((shares - 1.0).abs() < 1e-9, "{shares}");
+    let md = rendered(&run);
+    assert!(
+        md.contains("Ranks are numbered by the number in each trace's file name."),
+        "{md}"
+    );
+    assert!(md.contains("cuda:1"), "{md}");
+}

@@ -245,7 +245,7 @@ impl GpuWorkRows {
             Some(e) => Err(e.clone()),
             None => Ok(rules::merge_kernel_tables(
                 rows.iter()
-                    .map(|r| r.kernels.as_ref().map(Clone::clone).unwrap_or_default())
+                    .map(|r| r.kernels.clone().unwrap_or_default())
                     .collect(),
             )),
         };

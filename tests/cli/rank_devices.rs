@@ -239,3 +239,38 @@ fn one_trace_per_rank_gives_every_traces_gpu_work() {
     );
     assert!(md.contains("cuda:1"), "{md}");
 }
+
+/// An nsys without `cuda_kern_exec_trace` (the kernels joined with their calls here, on the
+/// correlation id alone): in one trace the two processes count their correlation ids from the
+/// same start, so no kernel tells its process and the ranks are numbered by PID; one trace per
+/// rank keeps each trace's ids apart, and gives the same devices as nsys's own join.
+#[test]
+fn without_nsys_join_devices_come_from_each_rank_trace_alone() {
+    let real = require_nsys!("2024.2");
+    let (_install, copy) = crate::common::nsys_without(&real, &["cuda_kern_exec_trace.py"]);
+
+    let run: Run = fixture("ranks-devices");
+    assert_status(&analyze(&run.dir, &copy, &[]), 0);
+    let a = run.analysis();
+    assert_eq!(
+        a["gpu_work"]["kernel_attribution"]["report"],
+        "cuda_api_trace"
+    );
+    assert_eq!(a["gpu_work"]["kernel_attribution"]["ambiguous"], 30);
+    let ranks = a["ranks"].as_array().unwrap();
+    assert!(ranks.iter().all(|r| r["device"].is_null()), "{ranks:?}");
+    assert!(ranks[0]["pid"].as_u64() < ranks[1]["pid"].as_u64());
+
+    let run: Run = fixture("ranks-devices-per-trace");
+    assert_status(&analyze(&run.dir, &copy, &[]), 0);
+    let a = run.analysis();
+    assert_eq!(
+        a["gpu_work"]["kernel_attribution"]["report"],
+        "cuda_api_trace"
+    );
+    assert_eq!(a["gpu_work"]["kernel_attribution"]["ambiguous"], 0);
+    for (k, r) in a["ranks"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(r["device"], k as u64);
+    }
+    check_devices(&a, "ranks-devices-per-trace joined on cuda_api_trace");
+}

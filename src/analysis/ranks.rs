@@ -3,7 +3,9 @@
 //!
 //! Owns the rules: a process is a rank when it holds a top-level capture range (with no
 //! capture range: a top-level range matching the iteration pattern), and a run is
-//! distributed when two or more processes are; each rank's iterations are judged on their own
+//! distributed when two or more processes are; in one trace the ranks are numbered by their
+//! CUDA devices when each process launched its kernels on a device of its own, else by PID;
+//! each rank's iterations are judged on their own
 //! (its capture range, its missing, duplicate and unexpected indexes, its statistics), and its
 //! warnings name it (`rank`); a step is one index across the ranks, timed by its slowest rank
 //! (host inclusive; the GPU projection likewise, on its own clock), and complete when every

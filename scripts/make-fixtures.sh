@@ -54,6 +54,9 @@ SCENARIOS=(
 )
 # One process driving two GPUs: each device's compute and NCCL communication (issue 35).
 SCENARIOS+=(gpu-devices gpu-devices-2023.4 gpu-devices-2022.4 gpu-devices-head)
+# Ranks on devices of their own: in one trace the first-started process on device 1; one trace
+# per rank, rank R on device R (issue 35).
+SCENARIOS+=(ranks-devices ranks-devices-per-trace)
 
 say() { echo "make-fixtures: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -79,6 +82,8 @@ die() { say "$*"; exit 1; }
 #               (`--ranks N`, one trace), or with per_trace=1 nsys records each alone
 #               (`--rank R`, `-o trace_%q{RANK}` with RANK=R, one trace per rank)
 #   rank_expect arguments of `fixtures.py check-ranks` (instead of check-pushpop)
+#   rank_devices with gpu_work=rank-devices: each rank process's device, by PID (one trace:
+#               `--devices` of add-gpu-work); one trace per rank: trace R's device
 # ------------------------------------------------------------------------------------------------
 scenario() {
   local name=$1
@@ -91,7 +96,7 @@ scenario() {
   expect=()
   tries=$attempts
   gpu='' gpu_skip='' gpu_work=projection gpu_expect=()
-  ranks=0 per_trace=0 rank_expect=()
+  ranks=0 per_trace=0 rank_expect=() rank_devices=()
   local plain=(--work plain --expect-unattributed 0)
 
   case $name in
@@ -315,6 +320,18 @@ scenario() {
         harness+=(--rank-extra-us 1:200)
         rank_expect+=(--slow-rank 1 --min-slowest 8)
       fi ;;
+    ranks-devices|ranks-devices-per-trace)
+      # two ranks, 5 passes each, rank 1 (the second process started) 510 us slower in every
+      # inference; each rank's compute and NCCL kernels on a device of its own (fixtures.py
+      # RANK_KERNELS: per iteration compute 700 us, communication 500 us, exposed 200 us).
+      # One trace: the first-started process on device 1, the second on device 0, so that
+      # numbering by device and by process order disagree. One trace per rank: rank R on
+      # device R.
+      ranks=2 m_iterations=5 m_warmup=1
+      harness=(--warmup 1 --iterations 5 --rank-extra-us 1:510)
+      rank_expect=(--expect-counts 5,5 --slow-rank 1 --min-slowest 4)
+      gpu=all gpu_work=rank-devices rank_devices=(1 0)
+      if [ "$name" = ranks-devices-per-trace ]; then per_trace=1 rank_devices=(0 1); fi ;;
     example-smoke-tensor)
       version=2024.2
       m_run_id=20261129T120000Z m_iterations=8 m_warmup=1
@@ -472,6 +489,24 @@ record_ranks() {
     [ -f "$run/$t.nsys-rep" ] || die "$name: no $t.nsys-rep (see $run)"
     rm -f "$run/$t.qdstrm"
     mkdir -p "$run/stats/$t"
+    if [ -n "$gpu" ]; then
+      # synthetic CUDA work in the export (RUN/T.sqlite, the trace kept), as record_once does
+      local devices
+      if [ "$per_trace" = 1 ]; then devices=${rank_devices[${t#trace_}]}
+      else devices=$(IFS=,; echo "${rank_devices[*]}"); fi
+      { in_sandbox "$prefix" "$run" "$prefix/usr/bin/nsys" export --type sqlite \
+          --force-overwrite=true -o "$t.sqlite" "$t.nsys-rep" &&
+        in_sandbox "$prefix" "$run" "$prefix/usr/bin/nsys" export --type sqlite --lazy=false \
+          --force-overwrite=true -o "stats/$t/schema.sqlite" "$t.nsys-rep"; } \
+        >"$run/export-$t.log" 2>&1 || { cat "$run/export-$t.log" >&2; die "$name: nsys export failed"; }
+      "${tool[@]}" add-gpu-work --sqlite "$run/$t.sqlite" --schema-from "$run/stats/$t/schema.sqlite" \
+        --mode "$gpu" --work "$gpu_work" --devices "$devices" || die "$name: could not add the synthetic GPU work"
+      rm -f "$run/stats/$t/schema.sqlite"
+      in_sandbox "$prefix" "$run" "$prefix/usr/bin/nsys" stats --report "$reports" --format csv \
+        --timeunit nsec --output "stats/$t/nsys" --force-overwrite=true "$t.sqlite" \
+        >"$run/stats-$t.log" 2>&1 || { cat "$run/stats-$t.log" >&2; die "$name: nsys stats failed"; }
+      continue
+    fi
     in_sandbox "$prefix" "$run" "$prefix/usr/bin/nsys" stats --report "$reports" --format csv \
       --timeunit nsec --output "stats/$t/nsys" --sqlite "stats/$t/trace.sqlite" \
       --force-export=true --force-overwrite=true "$t.nsys-rep" >"$run/stats-$t.log" 2>&1 ||
@@ -484,7 +519,9 @@ check_ranks() {
   local name=$1 run=$2 csvs=() t
   for t in "$run"/stats/*/; do
     t=$(basename "$t")
-    "${tool[@]}" check-private --sqlite "$run/stats/$t/trace.sqlite" --rep "$run/$t.nsys-rep" \
+    local sqlite=$run/stats/$t/trace.sqlite
+    [ -n "$gpu" ] && sqlite=$run/$t.sqlite
+    "${tool[@]}" check-private --sqlite "$sqlite" --rep "$run/$t.nsys-rep" \
       --repo "$repo" --neutral "$work" || return 1
     if [ "$version" = 2022.4 ]; then csvs+=(--csv "$run/stats/$t/nsys_nvtxpptrace.csv")
     else csvs+=(--csv "$run/stats/$t/nsys_nvtx_pushpop_trace.csv"); fi
@@ -558,7 +595,10 @@ make_one() {
   [ -n "$gpu" ] && trace_file=trace.sqlite
   rm -rf "$dest"
   mkdir -p "$dest"
-  if [ "$per_trace" = 1 ]; then
+  if [ "$per_trace" = 1 ] && [ -n "$gpu" ]; then
+    cp "$run"/trace_*.sqlite "$dest/"
+    trace_file='trace_%q{RANK}.sqlite'
+  elif [ "$per_trace" = 1 ]; then
     cp "$run"/trace_*.nsys-rep "$dest/"
     trace_file='trace_%q{RANK}.nsys-rep'
   else

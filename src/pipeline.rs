@@ -573,6 +573,23 @@ type Analysed = (
     analysis::Findings,
 );
 
+/// The NVTX reports (required) beside the GPU-work reports (each optional) of one trace.
+fn read_trace(
+    stats_dir: &Path,
+    stamp: &StatsStamp,
+    trace_name: &str,
+) -> Result<(NvtxRows, gpu_work::GpuWorkRows), AnalyzeError> {
+    let (nvtx_rows, gpu_work_rows) = std::thread::scope(|scope| {
+        let gpu_work_rows = scope.spawn(|| gpu_work::read(stats_dir, stamp));
+        let nvtx_rows = read_reports(stats_dir, stamp, trace_name);
+        let gpu_work_rows = gpu_work_rows
+            .join()
+            .expect("the GPU-work readers do not panic");
+        (nvtx_rows, gpu_work_rows)
+    });
+    Ok((nvtx_rows?, gpu_work_rows))
+}
+
 /// nsys stats (or the CSVs an earlier run left), the CSVs and the analysis of the one trace.
 fn analyze_trace(
     options: &AnalyzeOptions,
@@ -582,23 +599,15 @@ fn analyze_trace(
 ) -> Result<Analysed, AnalyzeError> {
     let stamp = stats(options, run, stats_dir, progress)?;
     AnalyzeError::check_interrupt()?;
-    // The NVTX reports (required) beside the GPU-work reports (each optional).
-    let (nvtx_rows, gpu_work_rows) = std::thread::scope(|scope| {
-        let gpu_work_rows = scope.spawn(|| gpu_work::read(stats_dir, &stamp));
-        let nvtx_rows = read_reports(stats_dir, &stamp, &run.trace_name);
-        let gpu_work_rows = gpu_work_rows
-            .join()
-            .expect("the GPU-work readers do not panic");
-        (nvtx_rows, gpu_work_rows)
-    });
-    let nvtx_rows = nvtx_rows?;
+    let (nvtx_rows, gpu_work_rows) = read_trace(stats_dir, &stamp, &run.trace_name)?;
     let findings = analyze_rows(run, &nvtx_rows, &gpu_work_rows, &stamp)?;
     Ok((stamp, nvtx_rows.gpu_unavailable, gpu_work_rows, findings))
 }
 
 /// One trace per rank: each trace's reports under `stats/RANK/`, made and read on a thread
-/// per trace; the ranks analysed as the processes of one trace are (`analysis::ranks`). The
-/// stamp, the projection's absence and the GPU-work reports are the first rank's.
+/// per trace; the ranks analysed as the processes of one trace are (`analysis::ranks`), the
+/// GPU-work reports of every trace as one (each rank's device from its own trace's kernels).
+/// The stamp and the projection's absence are the first rank's.
 fn analyze_rank_traces(
     options: &AnalyzeOptions,
     traces: &[(u64, RunDir)],
@@ -615,34 +624,45 @@ fn analyze_rank_traces(
             .map_err(AnalyzeError::other)?;
     }
     // The first trace with the progress shown, the others beside it.
-    let per_trace: Vec<Result<(StatsStamp, NvtxRows), AnalyzeError>> =
-        std::thread::scope(|scope| {
-            let others: Vec<_> = traces
-                .iter()
-                .zip(&dirs)
-                .skip(1)
-                .map(|((_, run), dir)| {
-                    scope.spawn(move || {
-                        let stamp = stats(options, run, dir, &mut Progress::quiet())?;
-                        let rows = read_reports(dir, &stamp, &run.trace_name)?;
-                        Ok((stamp, rows))
-                    })
+    type PerTrace = (StatsStamp, NvtxRows, gpu_work::GpuWorkRows);
+    let per_trace: Vec<Result<PerTrace, AnalyzeError>> = std::thread::scope(|scope| {
+        let others: Vec<_> = traces
+            .iter()
+            .zip(&dirs)
+            .skip(1)
+            .map(|((_, run), dir)| {
+                scope.spawn(move || {
+                    let stamp = stats(options, run, dir, &mut Progress::quiet())?;
+                    let (rows, gpu) = read_trace(dir, &stamp, &run.trace_name)?;
+                    Ok((stamp, rows, gpu))
                 })
-                .collect();
-            let first = stats(options, &traces[0].1, &dirs[0], progress).and_then(|stamp| {
-                read_reports(&dirs[0], &stamp, &traces[0].1.trace_name).map(|rows| (stamp, rows))
-            });
-            std::iter::once(first)
-                .chain(
-                    others
-                        .into_iter()
-                        .map(|h| h.join().expect("a trace's analysis does not panic")),
-                )
-                .collect()
+            })
+            .collect();
+        let first = stats(options, &traces[0].1, &dirs[0], progress).and_then(|stamp| {
+            read_trace(&dirs[0], &stamp, &traces[0].1.trace_name)
+                .map(|(rows, gpu)| (stamp, rows, gpu))
         });
+        std::iter::once(first)
+            .chain(
+                others
+                    .into_iter()
+                    .map(|h| h.join().expect("a trace's analysis does not panic")),
+            )
+            .collect()
+    });
     let per_trace = per_trace.into_iter().collect::<Result<Vec<_>, _>>()?;
     AnalyzeError::check_interrupt()?;
-    let gpu_work_rows = gpu_work::read(&dirs[0], &per_trace[0].0);
+    let (per_trace, gpu_rows): (Vec<(StatsStamp, NvtxRows)>, Vec<gpu_work::GpuWorkRows>) =
+        per_trace
+            .into_iter()
+            .map(|(stamp, rows, gpu)| ((stamp, rows), gpu))
+            .unzip();
+    // every trace's GPU work as one, trace k's processes process k; each rank's device
+    let gpu_work_rows = gpu_work::GpuWorkRows::merge(gpu_rows);
+    let devices = gpu_work_rows
+        .launches()
+        .map(|l| analysis::devices_by_process(&l))
+        .unwrap_or_default();
 
     // One name table; each rank's rows with their own range ids, and every rank's at once with
     // range ids made distinct and the rank's position for its PID.
@@ -678,7 +698,11 @@ fn analyze_rank_traces(
         ranks.push(analysis::RankRows {
             rank: *rank,
             pid: pushpop.first().map_or(0, |r| r.pid),
-            device: None,
+            device: devices
+                .get(&(position as u32))
+                .filter(|d| d.len() == 1)
+                .and_then(|d| d.first())
+                .map(|&d| u64::from(d)),
             pushpop,
             gpu: rows.gpu.clone(),
         });
@@ -700,7 +724,7 @@ fn analyze_rank_traces(
             pushpop_path: &relative(ReportName::PushPop),
             gpu: all_gpu.as_deref(),
             gpu_path: &relative(ReportName::GpuProjection),
-            launches: None,
+            launches: gpu_work_rows.launches(),
         },
         &ranks,
         world_size,

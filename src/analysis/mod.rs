@@ -63,7 +63,7 @@ use crate::reports::{GpuProjRow, Interner, PushPopRow};
 
 pub use gpu_work::{KernelMix, Launches};
 pub use iterations::full_match_regex;
-pub use ranks::RankRows;
+pub use ranks::{devices_by_process, RankRows};
 
 use gpu::GpuIndex;
 use iterations::IterationIndexes;

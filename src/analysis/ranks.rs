@@ -3,7 +3,9 @@
 //!
 //! Owns the rules: a process is a rank when it holds a top-level capture range (with no
 //! capture range: a top-level range matching the iteration pattern), and a run is
-//! distributed when two or more processes are; each rank's iterations are judged on their own
+//! distributed when two or more processes are; in one trace the ranks are numbered by their
+//! CUDA devices when each process launched its kernels on a device of its own, else by PID;
+//! each rank's iterations are judged on their own
 //! (its capture range, its missing, duplicate and unexpected indexes, its statistics), and its
 //! warnings name it (`rank`); a step is one index across the ranks, timed by its slowest rank
 //! (host inclusive; the GPU projection likewise, on its own clock), and complete when every
@@ -13,7 +15,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::thread;
 
+use rustc_hash::FxHashMap;
+
 use super::capture::is_capture_name;
+use super::gpu_work::{Launches, NO_DEVICE};
 use super::iterations::Measured;
 use super::timing_warnings;
 use super::wording::list_named_indexes;
@@ -54,19 +59,75 @@ pub struct RankRows {
     pub gpu: Option<Vec<GpuProjRow>>,
 }
 
-/// The ranks of one trace, numbered by the order of their PIDs.
+/// The CUDA devices each process launched kernels on, from the launches' calls (the
+/// process) joined with their kernels (the device) on the correlation id. A correlation id
+/// that calls of more than one process share (`cuda_api_trace`, where each process counts its
+/// own) tells nothing and is left out; so are kernels of no known device.
+pub fn devices_by_process(launches: &Launches<'_>) -> BTreeMap<u32, BTreeSet<u32>> {
+    // the process of each correlation id; `None` once two processes share it
+    let mut pid_of: FxHashMap<u64, Option<u32>> = FxHashMap::default();
+    for call in launches.api {
+        pid_of
+            .entry(call.corr_id)
+            .and_modify(|p| {
+                if *p != Some(call.pid) {
+                    *p = None;
+                }
+            })
+            .or_insert(Some(call.pid));
+    }
+    let mut devices: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
+    for k in launches.kernels.iter().filter(|k| k.device != NO_DEVICE) {
+        if let Some(Some(pid)) = pid_of.get(&k.corr_id) {
+            devices.entry(*pid).or_default().insert(k.device);
+        }
+    }
+    devices
+}
+
+/// The device of each process that launched its kernels on exactly one (`None` otherwise),
+/// and whether the ranks are numbered by it: every process on a device of its own.
+pub(super) fn rank_devices(
+    pids: &[u32],
+    by_process: &BTreeMap<u32, BTreeSet<u32>>,
+) -> (Vec<Option<u64>>, bool) {
+    let devices: Vec<Option<u64>> = pids
+        .iter()
+        .map(|pid| match by_process.get(pid) {
+            Some(set) if set.len() == 1 => set.first().map(|&d| u64::from(d)),
+            _ => None,
+        })
+        .collect();
+    let distinct: BTreeSet<u64> = devices.iter().flatten().copied().collect();
+    let own = devices.iter().all(Option::is_some) && distinct.len() == devices.len();
+    (devices, own)
+}
+
+/// The ranks of one trace: numbered by their CUDA devices when each process launched its
+/// work on a device of its own (the usual `cuda:LOCAL_RANK`), else by the order of their
+/// PIDs.
 pub(super) fn analyse(
     settings: &Settings,
     reports: &Reports<'_>,
     pids: &[u32],
 ) -> Result<Findings, DataError> {
-    let ranks: Vec<RankRows> = pids
+    let by_process = reports
+        .launches
+        .as_ref()
+        .map(devices_by_process)
+        .unwrap_or_default();
+    let (devices, by_device) = rank_devices(pids, &by_process);
+    let mut order: Vec<(u32, Option<u64>)> = pids.iter().copied().zip(devices).collect();
+    if by_device {
+        order.sort_by_key(|&(_, device)| device);
+    }
+    let ranks: Vec<RankRows> = order
         .iter()
         .enumerate()
-        .map(|(k, &pid)| RankRows {
+        .map(|(k, &(pid, device))| RankRows {
             rank: k as u64,
             pid,
-            device: None,
+            device,
             pushpop: reports
                 .pushpop
                 .iter()
@@ -149,6 +210,11 @@ fn combine(
         .collect();
     let mut host_ranges = union.host_ranges;
     name_slowest_ranks(&mut host_ranges, ranks, &each);
+    // the devices' work per step: each step runs every rank's iteration
+    let mut kernel_mix = union.kernel_mix;
+    if let Some(mix) = &mut kernel_mix {
+        mix.device_iterations = iteration_summary.complete;
+    }
     Findings {
         warnings,
         iteration_summary,
@@ -157,7 +223,7 @@ fn combine(
         gpu_projected_ranges: union.gpu_projected_ranges,
         host_range_groups: union.host_range_groups,
         gpu_projected_range_groups: union.gpu_projected_range_groups,
-        kernel_mix: union.kernel_mix,
+        kernel_mix,
         steady_state: None,
         advice: union.advice,
         ranks: Some(rank_list),
@@ -372,5 +438,97 @@ fn name_slowest_ranks(host: &mut [HostRange], ranks: &[RankRows], each: &[Findin
                 range.slowest_rank = Some(rank);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::gpu_work::KernelLaunch;
+    use crate::reports::ApiCall;
+
+    fn call(corr_id: u64, pid: u32) -> ApiCall {
+        ApiCall {
+            start_ns: 0,
+            end_ns: 1,
+            corr_id,
+            pid,
+            tid: pid,
+        }
+    }
+
+    fn kernel(corr_id: u64, device: u32) -> KernelLaunch {
+        KernelLaunch {
+            corr_id,
+            start_ns: 2,
+            duration_ns: 1,
+            name: NameId(0),
+            device,
+        }
+    }
+
+    /// A process's devices come from its calls' kernels; a correlation id two processes share
+    /// and a kernel of no known device tell nothing.
+    #[test]
+    fn each_process_launched_on_the_devices_of_its_kernels() {
+        let names = Interner::new();
+        let api = [
+            call(1, 10),
+            call(2, 10),
+            call(3, 20),
+            call(4, 20),
+            call(4, 30),
+        ];
+        let kernels = [
+            kernel(1, 1),
+            kernel(2, 1),
+            kernel(3, 0),
+            kernel(4, 5),
+            kernel(9, 7),
+            kernel(3, NO_DEVICE),
+        ];
+        let launches = Launches {
+            api: &api,
+            kernels: &kernels,
+            kernel_rows: 6,
+            names: &names,
+            report: "cuda_api_trace",
+            base_names: Default::default(),
+            copies: None,
+        };
+        let by_process = devices_by_process(&launches);
+        assert_eq!(
+            by_process,
+            BTreeMap::from([(10, BTreeSet::from([1])), (20, BTreeSet::from([0]))])
+        );
+    }
+
+    /// Ranks are numbered by device only when every process has a device of its own.
+    #[test]
+    fn ranks_by_device_only_when_each_has_its_own() {
+        let of = |list: &[(u32, &[u32])]| -> BTreeMap<u32, BTreeSet<u32>> {
+            list.iter()
+                .map(|(pid, d)| (*pid, d.iter().copied().collect()))
+                .collect()
+        };
+        // the usual cuda:LOCAL_RANK, started in another order
+        assert_eq!(
+            rank_devices(&[10, 20], &of(&[(10, &[1]), (20, &[0])])),
+            (vec![Some(1), Some(0)], true)
+        );
+        // sharing a device: its device, numbered by PID
+        assert_eq!(
+            rank_devices(&[10, 20], &of(&[(10, &[0]), (20, &[0])])),
+            (vec![Some(0), Some(0)], false)
+        );
+        // a process on two devices, or with no GPU work
+        assert_eq!(
+            rank_devices(&[10, 20], &of(&[(10, &[0, 1]), (20, &[2])])),
+            (vec![None, Some(2)], false)
+        );
+        assert_eq!(
+            rank_devices(&[10, 20], &BTreeMap::new()),
+            (vec![None, None], false)
+        );
     }
 }

@@ -413,11 +413,15 @@ pub struct Rank {
     pub slowest_steps: u64,
 }
 
-/// How a distributed run's ranks were numbered (`ranks[]`), for the report.
+/// How a distributed run's ranks were numbered (`ranks[]`), for the report: by the trace's
+/// file name (one trace per rank), else by device when every rank has a device of its own
+/// (the ranks sorted by rank then have increasing devices), else by the order of the PIDs.
 pub fn rank_identity(ranks: &[Rank]) -> &'static str {
     if ranks.len() > 1 && ranks.windows(2).all(|w| w[0].trace != w[1].trace) {
         "the number in each trace's file name"
-    } else if ranks.iter().all(|r| r.device == Some(r.rank)) {
+    } else if ranks.iter().all(|r| r.device.is_some())
+        && ranks.windows(2).all(|w| w[0].device < w[1].device)
+    {
         "the CUDA device each process launched its work on"
     } else {
         "the order of the processes by PID"

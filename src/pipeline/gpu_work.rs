@@ -226,6 +226,74 @@ pub(super) fn read(stats_dir: &Path, stamp: &StatsStamp) -> GpuWorkRows {
 }
 
 impl GpuWorkRows {
+    /// The GPU-work rows of each rank's trace as one, as if one trace held every rank: the
+    /// processes of `rows[k]` become process `k` (as every rank's push/pop rows are numbered
+    /// then), correlation ids made distinct, names interned anew, the kernel and copy tables
+    /// and the devices summed. A report unavailable in one trace is unavailable for the run
+    /// (the first such trace's reason).
+    pub(super) fn merge(rows: Vec<GpuWorkRows>) -> GpuWorkRows {
+        let any_written = rows.iter().any(|r| r.any_written);
+        let base_names = rows.iter().find_map(|r| r.base_names.clone());
+        // each trace's correlation ids moved past the previous traces'
+        let mut offsets = Vec::with_capacity(rows.len());
+        let mut next = 0u64;
+        for r in &rows {
+            offsets.push(next);
+            next += r.max_corr_id().map_or(0, |m| m + 1);
+        }
+        let kernels = match rows.iter().find_map(|r| r.kernels.as_ref().err()) {
+            Some(e) => Err(e.clone()),
+            None => Ok(rules::merge_kernel_tables(
+                rows.iter()
+                    .map(|r| r.kernels.clone().unwrap_or_default())
+                    .collect(),
+            )),
+        };
+        let calls = merge_calls(&rows, &offsets);
+        let (trace, trace_names) = match rows.iter().find_map(|r| r.trace.as_ref().err()) {
+            Some(e) => (Err(e.clone()), Interner::new()),
+            None => {
+                let (parts, names) = rules::merge_trace_parts(
+                    rows.iter()
+                        .zip(&offsets)
+                        .filter_map(|(r, &corr_offset)| {
+                            Some(rules::TraceParts {
+                                parts: r.trace.as_ref().ok()?.clone(),
+                                names: &r.trace_names,
+                                corr_offset,
+                            })
+                        })
+                        .collect(),
+                );
+                (Ok(parts), names)
+            }
+        };
+        GpuWorkRows {
+            kernels,
+            base_names,
+            trace,
+            trace_names,
+            calls,
+            any_written,
+        }
+    }
+
+    /// The highest correlation id of the calls, launches and copies read.
+    fn max_corr_id(&self) -> Option<u64> {
+        let calls = match &self.calls {
+            Ok(Calls::Exec { api, .. } | Calls::Api(api)) => api.iter().map(|c| c.corr_id).max(),
+            Err(_) => None,
+        };
+        let trace = self.trace.as_ref().ok().and_then(|t| {
+            t.launches
+                .iter()
+                .map(|k| k.corr_id)
+                .chain(t.copies.iter().map(|c| c.corr_id))
+                .max()
+        });
+        calls.max(trace)
+    }
+
     /// The API calls and kernels for the analysis to attribute, when the reports they come
     /// from were read.
     pub(super) fn launches(&self) -> Option<Launches<'_>> {
@@ -350,7 +418,7 @@ impl GpuWorkRows {
         if let Some(t) = &mut trace {
             let work = kernel_mix
                 .as_ref()
-                .map(|m| (&m.devices, m.iteration.iterations));
+                .map(|m| (&m.devices, m.device_iterations));
             rules::attach_device_work(&mut t.devices, work);
         }
         let (iteration_kernels, per_range_kernels, per_range_kernel_groups, kernel_attribution) =
@@ -381,6 +449,67 @@ impl GpuWorkRows {
         };
         (Some(work), warnings)
     }
+}
+
+/// The launching calls of every trace as one: each trace's calls of process `k` (its position),
+/// correlation ids moved by its offset; unavailable when one trace's are, or when the traces
+/// took them from different reports.
+fn merge_calls(rows: &[GpuWorkRows], offsets: &[u64]) -> Result<Calls, Vec<Unavailable>> {
+    if let Some(e) = rows.iter().find_map(|r| r.calls.as_ref().err()) {
+        return Err(e.clone());
+    }
+    let moved = |api: &[ApiCall], k: usize| -> Vec<ApiCall> {
+        api.iter()
+            .map(|c| ApiCall {
+                corr_id: c.corr_id + offsets[k],
+                pid: k as u32,
+                ..*c
+            })
+            .collect()
+    };
+    let all_exec = rows
+        .iter()
+        .all(|r| matches!(r.calls, Ok(Calls::Exec { .. })));
+    let all_api = rows.iter().all(|r| matches!(r.calls, Ok(Calls::Api(_))));
+    if all_api {
+        let mut api = Vec::new();
+        for (k, r) in rows.iter().enumerate() {
+            if let Ok(Calls::Api(calls)) = &r.calls {
+                api.extend(moved(calls, k));
+            }
+        }
+        return Ok(Calls::Api(api));
+    }
+    if !all_exec {
+        return Err(vec![Unavailable {
+            report: ReportName::KernelExecTrace,
+            reason: "the ranks' traces gave the kernels' launching calls from different reports"
+                .to_owned(),
+        }]);
+    }
+    let mut names = Interner::new();
+    let mut api = Vec::new();
+    let mut kernels = Vec::new();
+    for (k, r) in rows.iter().enumerate() {
+        if let Ok(Calls::Exec {
+            api: calls,
+            kernels: launched,
+            names: own,
+        }) = &r.calls
+        {
+            api.extend(moved(calls, k));
+            kernels.extend(launched.iter().map(|l| KernelLaunch {
+                corr_id: l.corr_id + offsets[k],
+                name: names.intern(own.resolve(l.name)),
+                ..*l
+            }));
+        }
+    }
+    Ok(Calls::Exec {
+        api,
+        kernels,
+        names,
+    })
 }
 
 /// `gpu_work_unavailable` for one report: which parts it leaves `null`, and why.

@@ -30,6 +30,7 @@ mod junit;
 mod nsys_failures;
 mod output;
 mod post;
+mod rank_devices;
 mod ranks;
 mod report;
 mod report_layout;

@@ -809,7 +809,7 @@ class EnclosingRanges:
 def cmd_add_gpu_work(args):
     llama = args.work == "llama"
     tables = CUDA_TABLES + (FULL_TABLES if args.work in ("full", "llama", "processes", "devices",
-                                                         "devices-late") else [])
+                                                         "devices-late", "rank-devices") else [])
     schema = sqlite3.connect(f"file:{args.schema_from}?mode=ro", uri=True)
     ddl = []
     for table in tables:
@@ -830,8 +830,11 @@ def cmd_add_gpu_work(args):
     for statement in ddl:
         con.execute(statement)
 
-    if args.work in ("devices", "devices-late"):
-        added = add_devices_work(con, DEVICE_LATE_US if args.work == "devices-late" else 0)
+    if args.work in ("devices", "devices-late", "rank-devices"):
+        if args.work == "rank-devices":
+            added = add_rank_devices_work(con, [int(d) for d in args.devices.split(",")])
+        else:
+            added = add_devices_work(con, DEVICE_LATE_US if args.work == "devices-late" else 0)
         con.commit()
         con.execute("VACUUM")
         con.close()
@@ -1119,6 +1122,74 @@ def add_devices_work(con, late_us=0):
 
 
 # ------------------------------------------------------------------------------------------------
+# add-gpu-work --work rank-devices --devices D,... (the ranks-devices fixtures): each process that
+# runs `inference` ranges (a rank), taken by PID, launches device 0's work of DEVICE_KERNELS
+# on a device of its own (the k-th process on the k-th of --devices): compute on two streams
+# and an NCCL all-reduce on a third overlapping them for part of its time (per iteration by
+# construction: compute 700 us, communication 500 us, exposed 200 us).
+# ------------------------------------------------------------------------------------------------
+
+
+def add_rank_devices_work(con, devices):
+    """RANK_KERNELS launched from each `inference` of each rank process (by PID) on its device,
+    correlation ids counted from the same start in each process (each counts its own), and a
+    TARGET_INFO_GPU row for every device of the node (0 to the highest given). Returns what
+    it added."""
+    for device in range(max(devices) + 1):
+        insert(con, "TARGET_INFO_GPU", vmId=0, id=device, name=GPU_NAME,
+               busLocation=f"0000:{7 + 8 * device:02x}:00.0", isDiscrete=1,
+               totalMemory=85899345920, smCount=108, cuDevice=device, computeMajor=8,
+               computeMinor=0)
+    inferences = con.execute(
+        """SELECT e.start, e.end, e.globalTid FROM NVTX_EVENTS AS e
+           LEFT JOIN StringIds AS s ON e.textId = s.id
+           WHERE e.eventType = ? AND coalesce(s.value, e.text) = 'inference'
+           ORDER BY e.start""", (EVENT_TYPE_PUSHPOP,)).fetchall()
+    processes = sorted({tid & 0xFFFFFFFFFF000000 for _, _, tid in inferences},
+                       key=lambda gpid: (gpid >> 24) & 0xFFFFFF)
+    if len(processes) != len(devices):
+        raise SystemExit(f"{len(processes)} processes run `inference`, --devices gives "
+                         f"{len(devices)}")
+    device_of = dict(zip(processes, devices))
+    launch = string_id(con, "cudaLaunchKernel_v7000")
+    correlation = {gpid: 100 for gpid in processes}
+    grid_id, kernels, us = 1, {}, 1_000
+    for start, end, tid in inferences:
+        gpid = tid & 0xFFFFFFFFFF000000
+        device = device_of[gpid]
+        g = start + 100 * us
+        if end is None or end <= start + 10 * us * (len(RANK_KERNELS) + 2):
+            raise SystemExit(f"`inference` at {start} is too short for the launches")
+        api = start + 10 * us
+        for stream, short, demangled, offset, duration in RANK_KERNELS:
+            correlation[gpid] += 1
+            insert(con, "CUPTI_ACTIVITY_KIND_RUNTIME", start=api, end=api + API_NS,
+                   eventClass=EVENT_CLASS_CUDA_RUNTIME, globalTid=tid,
+                   correlationId=correlation[gpid], nameId=launch, returnValue=0)
+            insert(con, "CUPTI_ACTIVITY_KIND_KERNEL", start=g + offset * us,
+                   end=g + (offset + duration) * us, deviceId=device, contextId=device + 1,
+                   streamId=stream, correlationId=correlation[gpid], globalPid=gpid,
+                   demangledName=string_id(con, demangled), shortName=string_id(con, short),
+                   launchType=LAUNCH_REGULAR, cacheConfig=0, registersPerThread=32,
+                   gridX=256, gridY=1, gridZ=1, blockX=128, blockY=1, blockZ=1,
+                   staticSharedMemory=0, dynamicSharedMemory=0, localMemoryPerThread=0,
+                   localMemoryTotal=0, gridId=grid_id, sharedMemoryExecuted=0)
+            grid_id += 1
+            kernels[device] = kernels.get(device, 0) + 1
+            api += 10 * us
+    return {"devices_by_pid": {str((g >> 24) & 0xFFFFFF): d for g, d in device_of.items()},
+            "kernels_by_device": kernels,
+            "expected_per_iteration_us": DEVICE_EXPECTED[0]}
+
+
+# One rank's work per `inference` (device 0's of DEVICE_KERNELS, on the rank's device):
+# (stream, short name, demangled name, start after G, duration), in µs.
+RANK_KERNELS = [(stream, short, demangled, offset, duration)
+                for device, stream, short, demangled, offset, duration in DEVICE_KERNELS
+                if device == 0]
+
+
+# ------------------------------------------------------------------------------------------------
 # check-gpu
 # ------------------------------------------------------------------------------------------------
 
@@ -1230,7 +1301,7 @@ def main():
     p.add_argument("--mode", choices=["all", "skip-iteration", "outside-only"], default="all")
     p.add_argument("--skip-iteration", type=int)
     p.add_argument("--work", choices=["projection", "full", "llama", "processes", "devices",
-                                            "devices-late"],
+                                            "devices-late", "rank-devices"],
                    default="projection",
                    help="full: also memsets, copies to and from pageable memory, a kernel with "
                         "a hostile name and TARGET_INFO_GPU (the gpu-work fixtures); llama: "
@@ -1241,7 +1312,10 @@ def main():
                         "devices: compute and NCCL kernels on two GPUs, overlapping for part "
                         "of their time, and a peer-to-peer copy (the gpu-devices fixtures); "
                         "devices-late: the same with device 1's all-reduce 100 us later "
-                        "(gpu-devices-head)")
+                        "(gpu-devices-head); rank-devices: each rank process's compute and "
+                        "NCCL kernels on its own device (--devices, the ranks-devices fixtures)")
+    p.add_argument("--devices", default="0",
+                   help="with --work rank-devices: each rank process's device, by PID (1,0)")
     p.set_defaults(func=cmd_add_gpu_work)
 
     p = sub.add_parser("check-gpu")

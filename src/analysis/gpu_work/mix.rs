@@ -64,6 +64,9 @@ pub struct KernelMix {
     pub copies: Option<BTreeMap<CopyKey, Totals>>,
     /// Each device's compute and communication inside the counted iterations, by device id.
     pub devices: BTreeMap<u32, DeviceWork>,
+    /// What `devices` is per: the counted iterations, or a distributed run's complete steps
+    /// (a step runs each rank's iteration, each on its rank's device).
+    pub device_iterations: u64,
 }
 
 /// The kernels of one base name launched inside the counted iterations.
@@ -204,6 +207,7 @@ pub(in crate::analysis) fn kernel_mix(
     let sums = group_sums(&by_scope, scopes);
     KernelMix {
         devices: devices.finish(),
+        device_iterations: iteration.iterations,
         by_base_name: by_base_name(&innermost, scopes, launches),
         copies,
         iteration,

@@ -23,11 +23,15 @@
 //!   with an nsys that lacks it, from `cuda_api_trace`, joined here with `cuda_gpu_trace` on
 //!   `CorrId` alone: a correlation id seen on calls of more than one process cannot be joined
 //!   then (nsys's GPU trace has no process column), and those kernels are counted as
-//!   ambiguous and left out.
+//!   ambiguous and left out;
+//! - [`merge`] — the GPU work of **several traces as one** (one trace per rank): kernel tables
+//!   summed by name, the GPU traces' devices, copies and memsets summed, their launches kept
+//!   with distinct correlation ids.
 
 mod by_base_name;
 mod devices;
 mod kernels;
+mod merge;
 mod mix;
 mod names;
 mod trace;
@@ -35,6 +39,7 @@ mod trace;
 pub use by_base_name::{attach_iteration_copies, kernels_by_base_name, IterationLaunches};
 pub use devices::attach_device_work;
 pub use kernels::kernel_table;
+pub use merge::{merge_kernel_tables, merge_trace_parts, TraceParts};
 pub(super) use mix::{kernel_mix, MixInput};
 pub use mix::{KernelMix, Launches};
 pub use names::attach_base_names;

@@ -474,3 +474,51 @@ fn the_history_keeps_its_order_whatever_order_the_downloads_finish_in() {
     let most = server.state().most_in_flight;
     assert!((2..=4).contains(&most), "{most} requests under way at once");
 }
+
+/// Issue 37, item 6: the older runs' locatings, asked before the newer runs' downloads, took
+/// every place and hung: none of the newest runs, already located, was downloaded before the
+/// deadline ("0 of 10 runs read"). A download now gets a place before any locating, the newer
+/// run first: the newest runs are read, the hanging older ones are the ones left.
+#[test]
+fn hanging_older_pipelines_leave_the_newest_runs_read() {
+    let nsys = require_nsys!("2024.2");
+    let base = analysed("compare-base", &nsys);
+    let head = analysed("compare-head", &nsys);
+    let root = head.dir.parent().unwrap().join("blobs/blob");
+    std::fs::create_dir_all(&root).unwrap();
+    let storage = FileServer::serve(root.parent().unwrap());
+    let server = Server::start(TOKEN);
+    history(&server, &base.dir, &root, &storage);
+    // The two oldest pipelines' jobs lists answer after the deadline.
+    server.state().slow = vec![
+        (
+            "/pipelines/302/jobs".into(),
+            std::time::Duration::from_secs(6),
+        ),
+        (
+            "/pipelines/301/jobs".into(),
+            std::time::Duration::from_secs(6),
+        ),
+    ];
+    let out = gitlab_job(&server)
+        .args(["report", "--run-dir"])
+        .arg(&head.dir)
+        .args(["--baseline", "auto", "--baseline-runs", "5"])
+        .args(["--baseline-concurrency", "2", "--baseline-timeout", "3"])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let c = read_json(&head.path("comparison.json"));
+    let used: Vec<&str> = c["runs"][0]["history"]["used"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["run_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(used, ["base-304", "base-305"], "{}", stderr(&out));
+    let notes = c["notes"].to_string();
+    assert!(
+        notes.contains("2 of 5 base runs were not fetched before"),
+        "{notes}"
+    );
+}

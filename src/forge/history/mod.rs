@@ -10,8 +10,9 @@
 //!   pieces;
 //! - [`CONCURRENT_REQUESTS`] of the runs' requests under way at a time (a run's locating and
 //!   its download, redirect included, each take one place; `HistoryRequest::concurrency` says
-//!   otherwise), every run started at once and waiting for a place in the order the forge
-//!   listed them, the history kept in that order whatever order they finish in;
+//!   otherwise), every run started at once, a download given a place before any locating and
+//!   the newer run first (`places.rs`), the history kept in the forge's order whatever order
+//!   they finish in;
 //! - everything before the stage's deadline (`--baseline-timeout`): the runs fetched by then
 //!   are used, the others named in a note; a SIGINT/SIGTERM drops what is under way (its
 //!   temporary folders with it) and says what it stopped;
@@ -23,8 +24,10 @@ use std::cell::{Cell, RefCell};
 use std::future::Future;
 
 use futures_util::stream::{self, StreamExt};
-use tokio::sync::Semaphore;
 
+mod places;
+
+use self::places::{Places, Step};
 use super::http::{Client, PostError};
 use super::BaseRuns;
 use crate::artifact::comparison::CiRunRef;
@@ -284,11 +287,12 @@ pub(crate) async fn fetch_runs(
     doing: &Doing,
 ) {
     let deadline = source.client().config().deadline;
-    // Fair: the places go to the runs in the order they asked (a locating, then later a
-    // download), and every run asks at once.
-    let places = Semaphore::new(concurrency.max(1));
-    let results: Vec<(Option<CiRunRef>, Fetched)> = stream::iter(runs)
-        .map(|run| one_run(source, run, &places, doing))
+    // Every run asks at once; a download gets a place before any locating, the newer run
+    // first (`places`), so the newest runs are read first and the older ones are left when
+    // the deadline comes.
+    let places = Places::new(concurrency);
+    let results: Vec<(Option<CiRunRef>, Fetched)> = stream::iter(runs.iter().enumerate())
+        .map(|(position, run)| one_run(source, (run, position), &places, doing))
         .buffered(runs.len().max(1))
         .collect()
         .await;
@@ -318,14 +322,13 @@ pub(crate) async fn fetch_runs(
 /// One run: located, then (unless the deadline has passed) fetched, each in one of `places`.
 async fn one_run(
     source: &impl Locate,
-    run: &ListedRun,
-    places: &Semaphore,
+    (run, position): (&ListedRun, usize),
+    places: &Places,
     doing: &Doing,
 ) -> (Option<CiRunRef>, Fetched) {
     let deadline = source.client().config().deadline;
     let located = {
-        // Never closed: `Err` cannot happen, and would only mean no bound.
-        let _place = places.acquire().await.ok();
+        let _place = places.acquire(Step::Locate, position).await;
         if deadline.left().is_zero() {
             Located::Late
         } else {
@@ -363,7 +366,7 @@ async fn one_run(
     }
     // Held through the unpacking and the reading too: they are synchronous (nothing else
     // runs meanwhile), and at most this many temporary folders exist at once.
-    let _place = places.acquire().await.ok();
+    let _place = places.acquire(Step::Download, position).await;
     if deadline.left().is_zero() {
         return (Some(listed), Fetched::Late);
     }

@@ -531,10 +531,7 @@ mod tests {
         }
         for (at, _) in out.match_indices("&amp;") {
             let next = out[at + 5..].chars().next();
-            prop_assert!(
-                !next.is_some_and(|c| c.is_ascii_digit()),
-                "epic in {out:?}"
-            );
+            prop_assert!(!next.is_some_and(|c| c.is_ascii_digit()), "epic in {out:?}");
         }
         let lower = out.to_ascii_lowercase();
         for (at, _) in lower.match_indices("gh-") {

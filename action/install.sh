@@ -19,6 +19,11 @@
 # the releases of the action's repository on GITHUB_SERVER_URL. A downloaded archive whose SHA-256 is not the published one is an error,
 # never a reason to build instead.
 #
+# Plain http:// (input `release-sha256`, in INPUT_RELEASE_SHA256): the archive and its
+# .sha256 come from the same place, so anyone on the network path could serve both. A
+# release-url on http:// is refused unless the archive's SHA-256 is pinned; a pinned digest
+# (on any scheme) must be the published one, and the archive must have it.
+#
 # The tool cache (RUNNER_TOOL_CACHE/nsys-gate) is writable by every job on the runner, a fork's
 # pull request's included on a self-hosted one, and its paths can be computed: nothing found
 # there is run as it is found, nor trusted for a record kept beside it. It keeps release
@@ -79,6 +84,16 @@ if [ -n "$release_url" ]; then
       exit 2 ;;
   esac
 fi
+# The pinned SHA-256 of this runner's archive, if any; required on plain http://.
+pinned=$(printf '%s' "${INPUT_RELEASE_SHA256:-}" | tr -d '[:space:]' | tr '[:upper:]' '[:lower:]')
+if [ -n "$pinned" ] && ! [[ "$pinned" =~ ^[0-9a-f]{64}$ ]]; then
+  error "release-sha256 must be a SHA-256 (64 hexadecimal digits, the digest of $asset); '${pinned:0:80}' is not one, so nothing was downloaded."
+  exit 2
+fi
+if [ "$install" != source ] && [[ "$release_url" == http://* ]] && [ -z "$pinned" ]; then
+  error "release-url '$release_url' is plain http://: the archive and its .sha256 would both come over it, so anyone on the network path could serve a binary of their own with a matching checksum. Nothing was downloaded. Use an https:// or file:// URL, or pin the archive's SHA-256 with the release-sha256 input (the digest of $asset, taken from a copy you trust)."
+  exit 2
+fi
 base="$release_url/v$version"
 
 use() {
@@ -116,6 +131,10 @@ install_release() {
   expected=$(awk '{print $1; exit}' "$job_dir/$asset.sha256")
   if ! [[ "$expected" =~ ^[0-9a-f]{64}$ ]]; then
     error "the published checksum $base/$asset.sha256 is not a SHA-256 ('${expected:0:64}'); nothing was installed (and nothing was built instead). Check the files at release-url, or set install: source to build the action's source."
+    exit 1
+  fi
+  if [ -n "$pinned" ] && [ "$expected" != "$pinned" ]; then
+    error "the published checksum $base/$asset.sha256 says $expected, but release-sha256 pins $pinned: the release files at release-url are not the pinned ones (or the pin is another archive's: it must be the digest of $asset), so nothing was installed (and nothing was built instead)."
     exit 1
   fi
   local origin="from $base/$asset"

@@ -70,7 +70,8 @@ pub fn main() -> ExitCode {
     let matches = Cli::command()
         .try_get_matches()
         .unwrap_or_else(|e| say::clap_exit(&e));
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| say::clap_exit(&e));
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| say::clap_exit(&e));
+    without_env_defaults(&mut cli, &matches);
     let nsys_from_env = match matches.subcommand() {
         Some(("analyze" | "run", sub)) => {
             sub.value_source("nsys") == Some(ValueSource::EnvVariable)
@@ -82,6 +83,30 @@ pub fn main() -> ExitCode {
         nsys_from_env,
     };
     execute(cli, &context)
+}
+
+/// Drops `--repo` and `--api-url` when clap took them from `$GITHUB_REPOSITORY` and
+/// `$GITHUB_API_URL` (declared there so that `--help` shows them): they are GitHub's
+/// variables, which only GitHub's forge (and Gitea's) reads, as its defaults. In a GitLab job a
+/// stray `GITHUB_API_URL` would otherwise send GitLab's token to its host, and a stray
+/// `GITHUB_REPOSITORY` the note to another project.
+fn without_env_defaults(cli: &mut Cli, matches: &clap::ArgMatches) {
+    let Some((_, sub)) = matches.subcommand() else {
+        return;
+    };
+    let from_env = |id: &str| sub.value_source(id) == Some(ValueSource::EnvVariable);
+    let (repo, api_url) = match &mut cli.command {
+        Command::Report(args) => (&mut args.api.repo, &mut args.api.api_url),
+        Command::Run(args) => (&mut args.comment.repo, &mut args.comment.api_url),
+        Command::Post(args) => (&mut args.comment.repo, &mut args.comment.api_url),
+        Command::Analyze(_) | Command::Compare(_) => return,
+    };
+    if from_env("repo") {
+        *repo = None;
+    }
+    if from_env("api_url") {
+        *api_url = None;
+    }
 }
 
 /// Runs one command line and returns the contract's exit status.

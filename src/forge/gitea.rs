@@ -46,6 +46,7 @@ impl Forge for Gitea {
     }
 
     fn history(&self, request: &HistoryRequest) -> BaseRuns {
+        let request = &self.github.history_request(request);
         let mut found = BaseRuns::none(request);
         found.notes.push(format!(
             "no baseline: the API at {} is Gitea's or Forgejo's, which has no GitHub Actions artifacts endpoint; pass --baseline PATH with the base branch's analysis.json files instead",

@@ -79,15 +79,23 @@ pub trait Forge {
     fn publish_step(&self, step: &StepResults<'_>) -> anyhow::Result<()>;
 }
 
-/// The forge of this run: GitLab in GitLab CI (`GITLAB_CI=true`) or when the API is its
-/// (`…/api/v4`); Gitea or Forgejo when their runner says so, or when the API is theirs
-/// (`…/api/v1`); else GitHub. `api_url` is `--api-url` when the command has it.
+/// The forge of this run: GitLab in GitLab CI (`GITLAB_CI=true`) or when `--api-url` is its
+/// API (`…/api/v4`); Gitea or Forgejo when their runner says so, or when the API
+/// (`--api-url`, else `GITHUB_API_URL`) is theirs (`…/api/v1`); else GitHub. `api_url` is
+/// `--api-url` when the command has it and it was given: each forge's own variables, and
+/// only those, tell it and fill its defaults.
 pub fn detect(vars: &Vars, api_url: Option<&str>) -> Box<dyn Forge> {
     let api = api_url.map(|u| u.trim().trim_end_matches('/'));
     if gitlab::detected(vars, api) {
         return Box::new(gitlab::GitLab::new(vars));
     }
     let github = github::GitHub::new(vars);
+    let github_api = vars.text("GITHUB_API_URL");
+    let api = api.or_else(|| {
+        github_api
+            .as_deref()
+            .map(|u| u.trim().trim_end_matches('/'))
+    });
     if github.is_gitea() || api.is_some_and(|u| u.ends_with("/api/v1")) {
         Box::new(gitea::Gitea::new(github))
     } else {

@@ -20,6 +20,11 @@
 //!   commit SHA (a run of 7 to 40 hexadecimal digits with a letter and a digit in it, not part
 //!   of a longer word) every 6 characters. `layer_#_token_#`, `@_x` or `2024.2` are kept as
 //!   they are;
+//! - cannot link GitLab's own references or show its inline diff, which GitLab too finds in
+//!   the rendered text (`&amp;1` renders `&1`, an epic): the zero-width space follows the `%`
+//!   of a milestone (`%1`, `%v1.0`, `%"v1.0"`), the `&` of an epic before a digit (`&1`), and
+//!   the `{` or `[` that opens an inline diff (`{+ +}`, `{- -}`, `[+ +]`, `[- -]`). GitLab's
+//!   other references (`!1`, `$1`, `~1`, `#1`, `@user`) are already covered above;
 //! - cannot start a block when it begins a line or a list item: a leading `-`, `+`, `=` or the
 //!   `.`/`)` of a leading `1.` is escaped, and leading spaces become `&#32;`;
 //! - has no bidirectional-override characters (they can reorder what a reader sees): they
@@ -60,7 +65,26 @@ fn inline_from(text: &str, line_start: bool) -> String {
             c if is_hidden(c) => out.push(picture(c)),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
+            '&' => {
+                out.push_str("&amp;");
+                if chars.get(i + 1).is_some_and(char::is_ascii_digit) {
+                    out.push(ZWSP);
+                }
+            }
+            '%' if chars
+                .get(i + 1)
+                .is_some_and(|n| n.is_ascii_alphanumeric() || *n == '"') =>
+            {
+                out.push(c);
+                out.push(ZWSP);
+            }
+            '{' | '[' if matches!(chars.get(i + 1), Some('+' | '-')) => {
+                if c == '[' {
+                    out.push('\\');
+                }
+                out.push(c);
+                out.push(ZWSP);
+            }
             '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' | '$' | '!' => {
                 out.push('\\');
                 out.push(c);
@@ -378,6 +402,23 @@ mod tests {
         assert_eq!(inline("\u{1b}[31m"), "\u{241B}\\[31m");
     }
 
+    /// Issue 37 item 9: GitLab's own references and inline diff, found (as GitHub's are) in
+    /// the rendered text, where a backslash or `&amp;` is gone.
+    #[test]
+    fn gitlab_references_and_inline_diffs_are_broken() {
+        assert_eq!(inline("see %1"), "see %\u{200B}1");
+        assert_eq!(inline("%v1.0 %\"v1.0\""), "%\u{200B}v1.0 %\u{200B}\"v1.0\"");
+        assert_eq!(inline("epic &1"), "epic &amp;\u{200B}1");
+        assert_eq!(inline("group&12"), "group&amp;\u{200B}12");
+        assert_eq!(inline("{+ added +}"), "{\u{200B}+ added +}");
+        assert_eq!(inline("{- gone -}"), "{\u{200B}- gone -}");
+        assert_eq!(inline("[- gone -]"), "\\[\u{200B}- gone -\\]");
+        assert_eq!(inline("[+ added +]"), "\\[\u{200B}+ added +\\]");
+        // Nothing GitLab would find: kept as it is.
+        assert_eq!(inline("50% of 3 & 4"), "50% of 3 &amp; 4");
+        assert_eq!(inline("{a} [b]"), "{a} \\[b\\]");
+    }
+
     #[test]
     fn shortening_counts_characters() {
         assert_eq!(shorten("abcdef", 4), "abc…");
@@ -461,6 +502,9 @@ mod tests {
             let needed = match (before, after) {
                 (Some('@'), Some(c)) => c.is_ascii_alphanumeric(),
                 (Some('#' | '-'), Some(c)) => c.is_ascii_digit(),
+                (Some(';'), Some(c)) => out[..at].ends_with("&amp;") && c.is_ascii_digit(),
+                (Some('%'), Some(c)) => c.is_ascii_alphanumeric() || c == '"',
+                (Some('{' | '['), Some('+' | '-')) => true,
                 (Some(':'), Some('/')) => true,
                 (Some(c), Some('.')) => c.eq_ignore_ascii_case(&'w'),
                 (Some(b), Some(a)) => b.is_ascii_hexdigit() && a.is_ascii_hexdigit(),
@@ -472,6 +516,23 @@ mod tests {
             unneeded <= text.matches(ZWSP).count(),
             "a zero-width space that breaks nothing in {out:?}"
         );
+        // GitLab: no milestone, epic or inline diff in the rendered text.
+        for pattern in ["{+", "{-", "[+", "[-"] {
+            prop_assert!(!rendered.contains(pattern), "inline diff in {out:?}");
+        }
+        let rendered_chars: Vec<char> = rendered.chars().collect();
+        for w in rendered_chars.windows(2) {
+            if w[0] == '%' {
+                prop_assert!(
+                    !(w[1].is_ascii_alphanumeric() || w[1] == '"'),
+                    "milestone in {out:?}"
+                );
+            }
+        }
+        for (at, _) in out.match_indices("&amp;") {
+            let next = out[at + 5..].chars().next();
+            prop_assert!(!next.is_some_and(|c| c.is_ascii_digit()), "epic in {out:?}");
+        }
         let lower = out.to_ascii_lowercase();
         for (at, _) in lower.match_indices("gh-") {
             let next = lower[at + 3..].chars().next();
@@ -509,6 +570,7 @@ mod tests {
                     Just("www."), Just("\n"), Just("\r"), Just(" "), Just("-"), Just("\\"),
                     Just("a"), Just("<details>"), Just("<!--"), Just("1."), Just("\u{202E}"),
                     Just("a5c3785"), Just("0123456789abcdef"), Just("_"), Just("@o"), Just("www"),
+                    Just("%"), Just("\""), Just("{"), Just("["), Just("+"), Just("&1"), Just("v"),
                 ],
                 0..30,
             ).prop_map(|parts| parts.concat())

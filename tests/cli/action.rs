@@ -74,6 +74,16 @@ pub(crate) fn version() -> String {
         .to_owned()
 }
 
+/// The SHA-256 of the release mirror's archive for this runner (from its `.sha256`): the pin
+/// a workflow gives as `release-sha256`, since the mirror is served over plain `http://`.
+pub(crate) fn release_sha256() -> String {
+    let asset = format!("nsys-gate-{}-linux-x86_64.tar.gz", version());
+    let published =
+        std::fs::read_to_string(release_mirror().join(format!("v{}/{asset}.sha256", version())))
+            .unwrap();
+    published[..64].to_owned()
+}
+
 pub(crate) fn act_lock() -> MutexGuard<'static, ()> {
     ACT_LOCK.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -154,6 +164,7 @@ jobs:
           nsys: ${{ env.NSYS }}
           install: release
           release-url: ${{ env.RELEASE_URL }}
+          release-sha256: ${{ env.RELEASE_SHA256 }}
           # Values that begin with `-` (issue item 8): passed as `--option=value`.
           comment-key: -smoke
           label: -gpu
@@ -266,6 +277,17 @@ impl Act {
     /// Runs profile.yml once on `run_dir` with the release mirror at `mirror`; returns act's
     /// output and the recorded outputs.
     fn run(&self, server: &Server, mirror: &str, run_dir: &str, cargo: bool) -> (Output, String) {
+        self.run_pinned(server, (mirror, &release_sha256()), run_dir, cargo)
+    }
+
+    /// [`Act::run`] with the mirror's archive pinned to `pin` (`release-sha256`).
+    fn run_pinned(
+        &self,
+        server: &Server,
+        (mirror, pin): (&str, &str),
+        run_dir: &str,
+        cargo: bool,
+    ) -> (Output, String) {
         let event_file = self.root.join("event.json");
         self.invoke(
             server,
@@ -276,6 +298,7 @@ impl Act {
                 env: vec![
                     ("RUN_DIR", format!("runs/{run_dir}")),
                     ("RELEASE_URL", mirror.to_owned()),
+                    ("RELEASE_SHA256", pin.to_owned()),
                 ],
                 token: TOKEN,
                 cargo,
@@ -318,6 +341,9 @@ impl Act {
             .args(["--env", &format!("NSYS={}", self.nsys.display())])
             .args(["--env", &format!("RESULT_FILE={}", result.display())])
             .args(["-s", &format!("GITHUB_TOKEN={}", how.token)]);
+        if !how.env.iter().any(|(name, _)| *name == "RELEASE_SHA256") {
+            cmd.args(["--env", &format!("RELEASE_SHA256={}", release_sha256())]);
+        }
         for (name, value) in &how.env {
             cmd.args(["--env", &format!("{name}={value}")]);
         }
@@ -473,6 +499,7 @@ jobs:
           run-dir: runs/clean
           nsys: ${{ env.NSYS }}
           release-url: ${{ env.RELEASE_URL }}
+          release-sha256: ${{ env.RELEASE_SHA256 }}
           nsys-processes: "1"
           post: "false"
       - if: always()
@@ -597,7 +624,8 @@ fn a_wrong_checksum_fails_the_install_under_act() {
         &[(".github/workflows/profile.yml", AUTO_WORKFLOW)],
     );
 
-    let (out, recorded) = act.run(&s.server, &mirror.url(), "clean", true);
+    // Pinned to what the altered mirror publishes: the archive itself is what differs.
+    let (out, recorded) = act.run_pinned(&s.server, (&mirror.url(), &wrong), "clean", true);
     let log = text(&out);
     assert!(!out.status.success(), "the job passed:\n{log}");
     assert!(
@@ -640,6 +668,7 @@ jobs:
           run-dir: runs/clean
           nsys: ${{ env.NSYS }}
           release-url: ${{ env.RELEASE_URL }}
+          release-sha256: ${{ env.RELEASE_SHA256 }}
           post: "false"
       - name: What the fork's code can do
         run: |
@@ -682,6 +711,7 @@ jobs:
         with:
           post-analyses: results
           release-url: ${{ env.RELEASE_URL }}
+          release-sha256: ${{ env.RELEASE_SHA256 }}
       - if: always()
         name: Record the outputs
         env:
@@ -1071,6 +1101,92 @@ fn install_sh_takes_only_http_https_and_file_release_urls() {
     assert!(log.contains("could not download"), "{log}");
 }
 
+/// Issue 37 item 10: a `release-url` on plain `http://` serves both the archive and its
+/// `.sha256`, so a network attacker can serve a binary with a matching checksum. It is refused
+/// before anything is fetched unless `release-sha256` pins the archive; a pin must be a SHA-256
+/// and the published one, and the archive must have it. (install.sh alone, a stand-in release
+/// served over loopback HTTP.)
+#[test]
+fn install_sh_refuses_plain_http_unless_the_archive_is_pinned() {
+    let tmp = assert_fs::TempDir::new().unwrap();
+    let version = version();
+    let asset = format!(
+        "nsys-gate-{version}-linux-{}.tar.gz",
+        std::env::consts::ARCH
+    );
+    let mirror = tmp.path().join("mirror");
+    let release = mirror.join(format!("v{version}"));
+    script(&tmp.path().join("genuine/nsys-gate"), "echo genuine");
+    let genuine = archive_of(&tmp.path().join("genuine/nsys-gate"), &release.join(&asset));
+    std::fs::write(
+        release.join(format!("{asset}.sha256")),
+        format!("{genuine}  {asset}\n"),
+    )
+    .unwrap();
+    let server = FileServer::serve(&mirror);
+    let install = |mode: &str, url: &str, pin: Option<&str>| {
+        let mut cmd = Command::new("bash");
+        cmd.arg(repo().join("action/install.sh"))
+            .current_dir(tmp.path())
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("GITHUB_ACTION_PATH", repo())
+            .env("RUNNER_TOOL_CACHE", tmp.path().join("cache"))
+            .env("RUNNER_TEMP", tmp.path())
+            .env("INPUT_INSTALL", mode)
+            .env("INPUT_RELEASE_URL", url);
+        if let Some(pin) = pin {
+            cmd.env("INPUT_RELEASE_SHA256", pin);
+        }
+        let out = cmd.output().unwrap();
+        let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        (out.status.code(), path, text(&out))
+    };
+    let http = server.url();
+    assert!(http.starts_with("http://"), "{http}");
+
+    // No pin (or an empty one): refused before any request, in `release` and `auto` alike.
+    for (mode, pin) in [("release", None), ("auto", None), ("release", Some(""))] {
+        let (code, _, log) = install(mode, &http, pin);
+        assert_eq!(code, Some(2), "{mode}: {log}");
+        assert!(
+            log.contains(&format!("release-url '{http}' is plain http://")),
+            "{mode}: {log}"
+        );
+        assert!(log.contains("release-sha256"), "{log}");
+        assert!(server.requests().is_empty(), "{:?}", server.requests());
+    }
+    // A pin that is no SHA-256: refused, nothing fetched.
+    let (code, _, log) = install("release", &http, Some("abc"));
+    assert_eq!(code, Some(2), "{log}");
+    assert!(log.contains("release-sha256 must be a SHA-256"), "{log}");
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+    // Another archive's digest: the published one is not it; nothing installed.
+    let other = "1".repeat(64);
+    let (code, path, log) = install("release", &http, Some(&other));
+    assert_eq!(code, Some(1), "{log}");
+    assert!(
+        log.contains(&format!("but release-sha256 pins {other}")),
+        "{log}"
+    );
+    assert!(path.is_empty(), "{path}");
+    // The genuine archive's digest (in capitals too): installed over http and run.
+    for pin in [genuine.clone(), genuine.to_uppercase()] {
+        let (code, path, log) = install("release", &http, Some(&pin));
+        assert_eq!(code, Some(0), "{log}");
+        let out = Command::new(&path).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "genuine");
+    }
+    // https:// and file:// need no pin, as before; a source build never fetches anything.
+    let (code, _, log) = install("release", &format!("file://{}", mirror.display()), None);
+    assert_eq!(code, Some(0), "{log}");
+    let before = server.requests().len();
+    let (code, _, log) = install("source", &http, None);
+    assert_eq!(code, Some(1), "{log}");
+    assert!(log.contains("needs a Rust toolchain"), "{log}");
+    assert_eq!(server.requests().len(), before);
+}
+
 /// An executable script at `path` (its folders made).
 fn script(path: &Path, body: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -1309,6 +1425,7 @@ jobs:
           nsys: ${{ env.NSYS }}
           install: release
           release-url: ${{ env.RELEASE_URL }}
+          release-sha256: ${{ env.RELEASE_SHA256 }}
           baseline: auto
       - if: always()
         name: Record the outputs

@@ -24,7 +24,7 @@ pub(crate) fn sha(k: u64) -> String {
 
 /// A merge request pipeline's job of `server`'s project 42, merge request !7, with only
 /// GitLab's variables (and the token).
-fn gitlab_job(server: &Server) -> Command {
+pub(crate) fn gitlab_job(server: &Server) -> Command {
     let mut cmd = bin_process();
     cmd.env_remove("GITHUB_ACTIONS")
         .env_remove("GITHUB_WORKFLOW_REF")
@@ -52,7 +52,7 @@ fn gitlab_job(server: &Server) -> Command {
     cmd
 }
 
-fn text(out: &Output) -> String {
+pub(crate) fn text(out: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -275,7 +275,7 @@ fn auto_reads_five_push_pipelines_one_expired_and_the_verdict_uses_four_points()
 }
 
 /// A report with its marker, for `post --report`.
-fn report_file(dir: &Path) -> std::path::PathBuf {
+pub(crate) fn report_file(dir: &Path) -> std::path::PathBuf {
     let path = dir.join("report.md");
     std::fs::write(&path, "<!-- nsys-gate:smoke -->\n# nsys-gate report\n").unwrap();
     path

@@ -14,7 +14,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use crate::action::{act_lock, release_mirror, version};
+use crate::action::{act_lock, release_mirror, release_sha256, version};
 use crate::common::{installed_or_skip, repo};
 use crate::file_server::FileServer;
 use crate::gitlab::{assert_private_token, history, sha, TOKEN};
@@ -65,7 +65,15 @@ impl Pipeline {
         let examples = repo().join("examples/gitlab");
         let mut ci = std::fs::read_to_string(examples.join(".gitlab-ci.yml")).unwrap();
         ci = replace_line(&ci, INCLUDE, "  - local: nsys-gate.gitlab-ci.yml");
-        ci = replace_line(&ci, RELEASE_URL, &format!("      release-url: {mirror}"));
+        // The loopback mirror is plain http://: the archive is pinned.
+        ci = replace_line(
+            &ci,
+            RELEASE_URL,
+            &format!(
+                "      release-url: {mirror}\n      release-sha256: {}",
+                release_sha256()
+            ),
+        );
         ci = replace_line(
             &ci,
             HARNESS,
@@ -436,7 +444,7 @@ fn the_gitlab_templates_install_checks_the_sha256_before_running_anything() {
     let work = tmp.path().join("work");
     std::fs::create_dir_all(work.join("runs/a")).unwrap();
     let script = template_script();
-    let run = |url: &str| {
+    let run_pinned = |url: &str, pin: &str| {
         let out = Command::new("sh")
             .args(["-c", &script])
             .current_dir(&work)
@@ -445,6 +453,7 @@ fn the_gitlab_templates_install_checks_the_sha256_before_running_anything() {
             .env("TMPDIR", tmp.path())
             .env("NSYS_GATE_VERSION", &v)
             .env("NSYS_GATE_RELEASE_URL", url)
+            .env("NSYS_GATE_RELEASE_SHA256", pin)
             .env("NSYS_GATE_RUN_DIR", "runs/*")
             .env("NSYS_GATE_BASELINE", "auto")
             .env("NSYS_GATE_ARGS", "--gate-on high_variance")
@@ -452,6 +461,7 @@ fn the_gitlab_templates_install_checks_the_sha256_before_running_anything() {
             .unwrap();
         (out.status.code(), text(&out))
     };
+    let run = |url: &str| run_pinned(url, "");
     let mirror = format!("file://{}", tmp.path().join("mirror").display());
 
     let (code, log) = run(&mirror);
@@ -477,4 +487,49 @@ fn the_gitlab_templates_install_checks_the_sha256_before_running_anything() {
         log.contains("must be an https://, http:// or file:// URL"),
         "{log}"
     );
+
+    // Issue 37 item 10: plain http:// serves the archive and its checksum alike, so a network
+    // attacker could serve both. Refused before anything is fetched unless release-sha256
+    // pins the archive; then the archive must have the pinned digest.
+    // The release again (the archive was replaced above), served over loopback HTTP.
+    let status = Command::new("tar")
+        .arg("-czf")
+        .arg(release.join(&asset))
+        .arg("-C")
+        .arg(&stage)
+        .arg("nsys-gate")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let genuine_now = Command::new("sha256sum")
+        .arg(release.join(&asset))
+        .output()
+        .unwrap();
+    let genuine_now = String::from_utf8_lossy(&genuine_now.stdout)[..64].to_owned();
+    std::fs::write(&published, format!("{genuine_now}  {asset}\n")).unwrap();
+    let server = FileServer::serve(&tmp.path().join("mirror"));
+    let http = server.url();
+    let (code, log) = run(&http);
+    assert_eq!(code, Some(2), "{log}");
+    assert!(
+        log.contains(&format!("the release-url '{http}' is plain http://")),
+        "{log}"
+    );
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+    assert!(!log.contains("called:"), "{log}");
+    let (code, log) = run_pinned(&http, "xyz");
+    assert_eq!(code, Some(2), "{log}");
+    assert!(log.contains("must be a SHA-256"), "{log}");
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+    let other = "1".repeat(64);
+    let (code, log) = run_pinned(&http, &other);
+    assert_eq!(code, Some(2), "{log}");
+    assert!(
+        log.contains(&format!("but release-sha256 pins {other}")),
+        "{log}"
+    );
+    assert!(!log.contains("called:"), "{log}");
+    let (code, log) = run_pinned(&http, &genuine_now.to_uppercase());
+    assert_eq!(code, Some(0), "{log}");
+    assert!(log.contains("called: run --run-dir=runs/a"), "{log}");
 }

@@ -19,6 +19,7 @@ mod github_server;
 mod gitlab;
 mod gitlab_pipeline;
 mod gitlab_server;
+mod gitlab_trust;
 mod gpu_devices;
 mod gpu_work;
 mod gpu_work_per_iteration;

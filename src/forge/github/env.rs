@@ -1,6 +1,8 @@
 //! The GitHub Actions variables GitHub's forge reads (Gitea's and Forgejo's runners set the
 //! same). Variables that act as options (`GITHUB_API_URL`, `GITHUB_REPOSITORY`) are declared
-//! on the command line instead (clap's `env`), so `--help` shows them.
+//! on the command line too (clap's `env`), so `--help` shows them, but only this forge reads
+//! them ([`Environment::repository`], [`Environment::api_url`]): another forge's job that
+//! happens to carry them keeps its own defaults.
 
 use std::path::{Path, PathBuf};
 
@@ -38,6 +40,10 @@ pub struct Environment {
     pub runner_name: Option<String>,
     /// `GITEA_ACTIONS=true`: a Gitea (or Forgejo) runner.
     pub gitea: bool,
+    /// `GITHUB_REPOSITORY`: the default of `--repo`.
+    pub repository: Option<String>,
+    /// `GITHUB_API_URL`: the default of `--api-url`.
+    pub api_url: Option<String>,
 }
 
 impl Environment {
@@ -62,6 +68,8 @@ impl Environment {
             run_attempt: text("GITHUB_RUN_ATTEMPT").and_then(|v| v.parse().ok()),
             runner_name: text("RUNNER_NAME").filter(|_| in_actions),
             gitea: vars.is_true("GITEA_ACTIONS") || vars.is_true("FORGEJO_ACTIONS"),
+            repository: text("GITHUB_REPOSITORY"),
+            api_url: text("GITHUB_API_URL"),
         }
     }
 

@@ -67,6 +67,27 @@ impl GitHub {
     pub fn is_gitea(&self) -> bool {
         self.env.gitea
     }
+
+    /// `request` with GitHub's defaults: `GITHUB_REPOSITORY` and `GITHUB_API_URL` where
+    /// `--repo` and `--api-url` were not given.
+    pub fn history_request(&self, request: &HistoryRequest) -> HistoryRequest {
+        let mut request = request.clone();
+        request.repo = given(request.repo).or_else(|| self.env.repository.clone());
+        request.api_url = given(request.api_url).or_else(|| self.env.api_url.clone());
+        request
+    }
+
+    fn comment_settings(&self, settings: &CommentSettings) -> CommentSettings {
+        let mut settings = settings.clone();
+        settings.repo = given(settings.repo).or_else(|| self.env.repository.clone());
+        settings.api_url = given(settings.api_url).or_else(|| self.env.api_url.clone());
+        settings
+    }
+}
+
+/// An option's value unless it is blank.
+fn given(value: Option<String>) -> Option<String> {
+    value.filter(|v| !v.trim().is_empty())
 }
 
 impl Forge for GitHub {
@@ -102,11 +123,11 @@ impl Forge for GitHub {
         key: &CommentKey,
         body: CommentBody<'_>,
     ) -> Posted {
-        comment::post(&self.env, settings, key, body)
+        comment::post(&self.env, &self.comment_settings(settings), key, body)
     }
 
     fn history(&self, request: &HistoryRequest) -> BaseRuns {
-        runs::load(request, &self.env)
+        runs::load(&self.history_request(request), &self.env)
     }
 
     fn publish_step(&self, step: &StepResults<'_>) -> anyhow::Result<()> {

@@ -39,6 +39,10 @@ struct GlUser {
 }
 
 /// The username of the token's own user (`GET /user`): the author of the notes it writes.
+/// Only a GitLab username is taken ([`is_username`]): the answer is the server's word, and a
+/// `*` (the any-author wildcard of `--comment-author`) or a name holding the token (which
+/// redaction would turn into `***`, matching no note) would make another user's note, or
+/// none, ours.
 pub async fn current_user(client: &Client) -> Result<String, PostError> {
     let url = client.url("/user");
     let reply = client.request(Method::GET, &url, None).await?;
@@ -46,14 +50,31 @@ pub async fn current_user(client: &Client) -> Result<String, PostError> {
         return Err(client.failure("GET", &url, &reply));
     }
     let user: GlUser = client.parse("GET", &url, &reply)?;
-    user.username
-        .map(|u| client.redact(&u))
-        .filter(|u| !u.is_empty())
-        .ok_or_else(|| PostError::Response {
-            method: "GET".into(),
-            path: client.display_path(&url),
-            message: "the token's user has no username".into(),
-        })
+    let refused = |why: String| PostError::Response {
+        method: "GET".into(),
+        path: client.display_path(&url),
+        message: why,
+    };
+    let Some(name) = user.username.filter(|u| !u.is_empty()) else {
+        return Err(refused("the token's user has no username".into()));
+    };
+    let redacted = client.redact(&name);
+    if !is_username(&name) || redacted != name {
+        return Err(refused(format!(
+            "the token's user has no valid username (GitLab's are letters, digits, `_`, `-` and `.`), so its notes cannot be told from others': the API answered `{}`; pass --comment-author NAME to say whose notes to update",
+            crate::text::shown_shortened(&redacted, 80)
+        )));
+    }
+    Ok(name)
+}
+
+/// Whether `name` can be a GitLab username: 1 to 255 ASCII letters, digits, `_`, `-` and
+/// `.`.
+pub fn is_username(name: &str) -> bool {
+    (1..=255).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
 /// The notes of merge request `iid` of `project` (an ID, or a URL-encoded path).
@@ -223,7 +244,11 @@ pub async fn jobs_named(
     let mut found = Vec::new();
     client
         .pages(url, MAX_JOB_PAGES, |page: Vec<Job>| {
-            found.extend(page.into_iter().filter(|j| j.name == name));
+            found.extend(page.into_iter().filter(|j| j.name == name).map(|mut j| {
+                // Quoted in the "expired" note: no token in it.
+                j.artifacts_expire_at = j.artifacts_expire_at.map(|t| client.redact(&t));
+                j
+            }));
             true
         })
         .await?;
@@ -233,4 +258,19 @@ pub async fn jobs_named(
 /// The API URL of a job's artifacts archive.
 pub fn artifacts_url(client: &Client, project: &str, job: u64) -> String {
     client.url(&format!("/projects/{project}/jobs/{job}/artifacts"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usernames_are_gitlabs() {
+        for ok in ["nsys-bot", "project_42_bot_0123abcd", "a.b", "A1"] {
+            assert!(is_username(ok), "{ok}");
+        }
+        for bad in ["", "*", "a b", "a*", "ü", "a/b", "@a", &"a".repeat(256)] {
+            assert!(!is_username(bad), "{bad}");
+        }
+    }
 }

@@ -86,31 +86,47 @@ pub fn choose<T: Clone>(
     (runs, note)
 }
 
-/// Seconds since 1970 of an ISO 8601 time as forges write it (`2026-01-31T12:00:00.000Z`,
-/// `…+00:00`); `None` when it is not one. Only UTC offsets of whole minutes are read.
+/// Seconds since 1970 of an RFC 3339 time as forges write it (`2026-01-31T12:00:00.000Z`,
+/// `…+00:00`); `None` when it is not exactly one: the date, `T`, the time with its optional
+/// fraction, and `Z` or a `±HH:MM` offset, nothing before or after (a forge's text is
+/// untrusted: `2020-01-01T00:00:00:…` followed by anything is no time).
 pub fn unix_seconds(text: &str) -> Option<i64> {
-    let (date, time) = text.trim().split_once('T')?;
-    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
-    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
-    let (clock, offset) = match time.find(['Z', 'z', '+', '-']) {
-        Some(at) => (&time[..at], &time[at..]),
-        None => (time, "Z"),
+    static RFC3339: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"^([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]{1,9})?(?:([Zz])|([+-])([0-9]{2}):([0-9]{2}))$",
+        )
+        .expect("a valid pattern")
+    });
+    let c = RFC3339.captures(text)?;
+    let n = |i: usize| {
+        c.get(i)
+            .map_or(0, |m| m.as_str().parse::<i64>().unwrap_or(-1))
     };
-    let mut c = clock.split(':');
-    let h: i64 = c.next()?.parse().ok()?;
-    let min: i64 = c.next()?.parse().ok()?;
-    let sec: f64 = c.next().unwrap_or("0").parse().ok()?;
-    let offset_secs = match offset {
-        "Z" | "z" => 0,
-        o => {
-            let sign = if o.starts_with('-') { -1 } else { 1 };
-            let (oh, om) = o[1..].split_once(':').unwrap_or((&o[1..], "0"));
-            sign * (oh.parse::<i64>().ok()? * 3600 + om.parse::<i64>().ok()? * 60)
-        }
+    let (y, m, day, h, min, sec) = (n(1), n(2), n(3), n(4), n(5), n(6));
+    let (oh, om) = (n(9), n(10));
+    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let month_days = match m {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
     };
-    if !(1..=12).contains(&m) || !(1..=31).contains(&day) {
+    let valid = (1..=12).contains(&m)
+        && (1..=month_days).contains(&day)
+        && h <= 23
+        && min <= 59
+        && sec <= 60
+        && oh <= 23
+        && om <= 59;
+    if !valid {
         return None;
     }
+    let sign = if c.get(8).is_some_and(|s| s.as_str() == "-") {
+        -1
+    } else {
+        1
+    };
+    let offset_secs = sign * (oh * 3600 + om * 60);
     // Days from the civil date (Howard Hinnant's algorithm).
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
@@ -119,7 +135,7 @@ pub fn unix_seconds(text: &str) -> Option<i64> {
     let doy = (153 * mp + 2) / 5 + day - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     let days = era * 146_097 + doe - 719_468;
-    Some(days * 86_400 + h * 3600 + min * 60 + sec as i64 - offset_secs)
+    Some(days * 86_400 + h * 3600 + min * 60 + sec - offset_secs)
 }
 
 /// One CI run of the base branch, as a forge lists it.
@@ -471,6 +487,32 @@ mod tests {
         assert_eq!(unix_seconds("2000-03-01T00:00:00Z"), Some(951_868_800));
         assert_eq!(unix_seconds("not a time"), None);
         assert_eq!(unix_seconds("2026-13-01T00:00:00Z"), None);
+        assert_eq!(
+            unix_seconds("2026-01-31T07:00:00-05:00"),
+            Some(1_769_860_800)
+        );
+    }
+
+    /// Issue 37 item 3: only RFC 3339, whole; the lenient reader took the first three parts
+    /// of the clock and ignored the rest, so any text after them (a token's) was "a time".
+    #[test]
+    fn forge_times_are_read_strictly() {
+        for text in [
+            "2020-01-01T00:00:00:NsysGateTestSecret7Qx2Lp9Vw4",
+            "2020-01-01T00:00:00Z trailing",
+            " 2020-01-01T00:00:00Z",
+            "2020-01-01T00:00",
+            "2020-01-01T00:00:00",
+            "2020-01-01T00:00:00+01",
+            "2020-1-01T00:00:00Z",
+            "2020-02-30T00:00:00Z",
+            "2020-01-01T24:00:00Z",
+            "+2020-01-01T00:00:00Z",
+            "2020-01-01T00:00:00.Z",
+        ] {
+            assert_eq!(unix_seconds(text), None, "{text}");
+        }
+        assert_eq!(unix_seconds("2020-02-29T00:00:00Z"), Some(1_582_934_400));
     }
 
     #[test]

@@ -53,6 +53,15 @@ impl Recorded {
         let i = ConditionName::ALL.iter().position(|n| n == name)?;
         self.fixed.get(i)
     }
+
+    /// Sets what the run recorded for one of the fixed conditions.
+    pub fn set(&mut self, name: &ConditionName, value: Value) {
+        if let Some(i) = ConditionName::ALL.iter().position(|n| n == name) {
+            if let Some(slot) = self.fixed.get_mut(i) {
+                *slot = value;
+            }
+        }
+    }
 }
 
 /// Which top-level manifest keys the comparison judges (`--condition KEY`).

@@ -266,6 +266,16 @@ fn runner(name: Option<&str>, environment: Option<&Environment>) -> Option<Strin
 }
 
 impl RunLevel {
+    /// The commit the CI run was made on, as the forge says (a file can name any commit): set
+    /// as the run's and as its `git_commit` condition. Returns the commit the file named.
+    pub fn with_forge_commit(&mut self, commit: &str) -> Option<String> {
+        self.conditions.set(
+            &crate::artifact::comparison::ConditionName::GitCommit,
+            Value::String(commit.to_owned()),
+        );
+        self.run.git_commit.replace(commit.to_owned())
+    }
+
     /// `analysis` (read from `path`, as people should see it) reduced.
     pub fn of(analysis: &Analysis, path: &str) -> RunLevel {
         let host_samples = analysis

@@ -522,3 +522,54 @@ fn hanging_older_pipelines_leave_the_newest_runs_read() {
         "{notes}"
     );
 }
+
+/// Issue 37, item 7: a file's commit claim named the culprit of a level shift ("main is 5.8 %
+/// slower since badc0ff"). A base run's commit is the one the forge ran its pipeline on; a
+/// file that names another is noted.
+#[test]
+fn a_base_runs_commit_is_the_forges() {
+    let nsys = require_nsys!("2024.2");
+    let base = analysed("compare-base", &nsys);
+    let head = analysed("compare-head", &nsys);
+    let root = head.dir.parent().unwrap().join("blobs/blob");
+    std::fs::create_dir_all(&root).unwrap();
+    let storage = FileServer::serve(root.parent().unwrap());
+    let server = Server::start(TOKEN);
+    history(&server, &base.dir, &root, &storage);
+    // Pipeline 305's artifact claims another commit.
+    let analysis = std::fs::read(base.dir.join("analysis.json")).unwrap();
+    let claim = "badc0ffee0000000000000000000000000000000";
+    let bytes = rerun_of(&analysis, 1.001, "base-305", claim);
+    zip_into(
+        &root,
+        "job-1305.zip",
+        &[("runs/compare-base/analysis.json", bytes.as_slice())],
+    );
+    let out = gitlab_job(&server)
+        .args(["report", "--run-dir"])
+        .arg(&head.dir)
+        .args(["--baseline", "auto", "--baseline-runs", "5"])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let c = read_json(&head.path("comparison.json"));
+    let text = c.to_string();
+    assert!(
+        !text.contains("badc0ff"),
+        "the file's claim is used: {text}"
+    );
+    let newest = c["runs"][0]["history"]["used"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["run_id"] == "base-305")
+        .expect("pipeline 305 is used")
+        .clone();
+    assert_eq!(newest["git_commit"], sha(305));
+    let notes = c["notes"].to_string();
+    assert!(
+        notes.contains("1 analysis.json in the artifact of pipeline 305")
+            && notes.contains("the forge's commit is used"),
+        "{notes}"
+    );
+}

@@ -283,7 +283,8 @@ pub fn run(
 
 /// One run's outcome, before it is put in the history in the runs' order.
 enum Fetched {
-    Levels(Vec<RunLevel>),
+    /// The run's analyses, and notes about them.
+    Levels(Vec<RunLevel>, Vec<String>),
     Late,
     Note(String),
     /// A SIGINT/SIGTERM stopped it (its temporary folder removed).
@@ -317,7 +318,10 @@ pub(crate) async fn fetch_runs(
     for (run, (listed, fetched)) in runs.iter().zip(results) {
         found.source.ci_runs.extend(listed);
         match fetched {
-            Fetched::Levels(levels) => found.runs.extend(levels),
+            Fetched::Levels(levels, notes) => {
+                found.runs.extend(levels);
+                found.notes.extend(notes);
+            }
             Fetched::Late => late.push(run.id),
             Fetched::Note(note) => found.notes.push(note),
             // The caller says what was stopped.
@@ -387,20 +391,21 @@ async fn one_run(
         return (Some(listed), Fetched::Late);
     }
     let fetched = match download_and_read(source.client(), run, &url, doing).await {
-        Ok(levels) => Fetched::Levels(levels),
+        Ok((levels, notes)) => Fetched::Levels(levels, notes),
         Err(f) => f,
     };
     (Some(listed), fetched)
 }
 
 /// One run's artifact downloaded, unpacked and read; its analyses reduced, each marked with
-/// the run (one point of the history).
+/// the run (one point of the history) and the commit the forge ran it on; a note when files
+/// named another commit.
 async fn download_and_read(
     client: &Client,
     run: &ListedRun,
     url: &str,
     doing: &Doing,
-) -> Result<Vec<RunLevel>, Fetched> {
+) -> Result<(Vec<RunLevel>, Vec<String>), Fetched> {
     let which = run.which();
     let note = |what: &str, e: String| Fetched::Note(format!("{which}: {what}: {e}: left out"));
     // Dropped on every way out (a note, the deadline, a signal: the download raced against
@@ -452,10 +457,17 @@ async fn download_and_read(
     }
     doing.set(format!("reading the baseline artifact of {which}"));
     let mut levels = Vec::new();
+    let mut claims = 0usize;
     let unread = load::each(&unpacked, &stop, |recorded, path| {
         let mut level = RunLevel::read(recorded, &format!("run {}/{path}", run.id));
         level.ci_run_id = Some(run.id);
         level.created_at = run.created_at.clone();
+        // The commit is the forge's word for the CI run, never the file's: a file can name
+        // any commit, and a level shift or a drift is named by its first run's commit.
+        let claimed = level.with_forge_commit(&run.commit);
+        if claimed.is_some_and(|c| !same_commit(&c, &run.commit)) {
+            claims += 1;
+        }
         levels.push(level);
     })
     .map_err(|e| note("reading its artifact", e))?;
@@ -466,7 +478,31 @@ async fn download_and_read(
     for n in unread {
         say!("nsys-gate: warning: baseline: {which}: {n}");
     }
-    Ok(levels)
+    let notes = (claims > 0)
+        .then(|| {
+            format!(
+                "{} in the artifact of {which} named another commit than the one the forge ran it on: the forge's commit is used",
+                crate::render::format::plural(claims, "analysis.json", "analysis.json files")
+            )
+        })
+        .into_iter()
+        .collect();
+    Ok((levels, notes))
+}
+
+/// Whether two commit names are the same commit: equal, or one the other's abbreviation (7
+/// hex digits at least), in any case.
+fn same_commit(a: &str, b: &str) -> bool {
+    let (a, b) = (a.to_ascii_lowercase(), b.to_ascii_lowercase());
+    let (short, long) = if a.len() <= b.len() {
+        (&a, &b)
+    } else {
+        (&b, &a)
+    };
+    short == long
+        || (short.len() >= 7
+            && short.bytes().all(|c| c.is_ascii_hexdigit())
+            && long.starts_with(short.as_str()))
 }
 
 #[cfg(test)]
@@ -513,6 +549,20 @@ mod tests {
             assert_eq!(unix_seconds(text), None, "{text}");
         }
         assert_eq!(unix_seconds("2020-02-29T00:00:00Z"), Some(1_582_934_400));
+    }
+
+    #[test]
+    fn a_commit_and_its_abbreviation_are_the_same() {
+        let full = "0123456789abcdef0123456789abcdef01234567";
+        assert!(same_commit(full, full));
+        assert!(same_commit("0123456", full));
+        assert!(same_commit(full, "0123456789ABCDEF"));
+        assert!(
+            !same_commit("012345", full),
+            "too short to be an abbreviation"
+        );
+        assert!(!same_commit("badc0ff", full));
+        assert!(!same_commit("", full));
     }
 
     #[test]

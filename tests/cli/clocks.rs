@@ -151,3 +151,112 @@ fn without_gpu_metrics_no_clock_is_recorded_and_the_report_says_so() {
         );
     }
 }
+
+/// A history of 7 copies of `head`'s analysis (times a hair apart), the environment of the
+/// `(index, analysis)` pairs given put in place of theirs.
+fn clock_history(head: &Run, name: &str, others: &[(usize, &Value)]) -> std::path::PathBuf {
+    let folder = crate::compare::history(
+        head,
+        name,
+        &[1.003, 0.996, 1.005, 0.998, 1.001, 1.004, 0.997],
+    );
+    for (k, other) in others {
+        let path = folder.join(format!("{k:03}/analysis.json"));
+        let mut a = common::read_json(&path);
+        a["environment"] = other["environment"].clone();
+        std::fs::write(&path, serde_json::to_vec(&a).unwrap()).unwrap();
+    }
+    folder
+}
+
+/// `gpu-clocks` analysed with every SM clock sample at `mhz`.
+fn steady_run(nsys: &Path, mhz: i64) -> Run {
+    let run = fixture("gpu-clocks");
+    set_clock(&run.path("trace.sqlite"), mhz);
+    assert_status(&analyze(&run.dir, nsys, &[]), 0);
+    run
+}
+
+#[test]
+fn base_runs_whose_clock_is_20_percent_lower_are_left_out_and_the_comment_says_at_what_clock() {
+    let nsys = require_nsys!("2024.2");
+    let head = steady_run(&nsys, 1_410);
+    // 20 % below the head's clock, and 4 % below it (the same, within 5 %).
+    let slow = steady_run(&nsys, 1_128).analysis();
+    let near = steady_run(&nsys, 1_354).analysis();
+    let folder = clock_history(&head, "clocks", &[(0, &slow), (1, &slow), (2, &near)]);
+    let (out, c) = crate::compare::compare_json(&[&folder, &head.dir]);
+    let r = &c["runs"][0];
+    let left: Vec<(&str, &Value, &Value)> = r["history"]["left_out"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["run"]["run_id"].as_str().unwrap(),
+                &l["reason"],
+                &l["differs"],
+            )
+        })
+        .collect();
+    assert_eq!(
+        left,
+        [
+            ("base-0", &json!("conditions"), &json!(["clock"])),
+            ("base-1", &json!("conditions"), &json!(["clock"]))
+        ]
+    );
+    assert_eq!(r["history"]["left_out"][0]["run"]["clock_mhz"], 1128);
+    assert_eq!(r["history"]["used"].as_array().unwrap().len(), 5);
+    let clock = r["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "clock")
+        .unwrap();
+    // The newest base run (1,410 MHz) against the head: the same.
+    assert_eq!(
+        clock,
+        &json!({"name": "clock", "judged": true, "differs": false, "base": 1410, "head": 1410})
+    );
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        md.contains("2 base runs are left out of the history: SM clock differs"),
+        "{md}"
+    );
+    assert!(
+        md.contains("2 base runs ran at 1,128 MHz, this one at 1,410 MHz."),
+        "{md}"
+    );
+}
+
+#[test]
+fn a_head_at_another_clock_than_its_base_is_not_like_for_like() {
+    let nsys = require_nsys!("2024.2");
+    let base = steady_run(&nsys, 1_128);
+    let head = steady_run(&nsys, 1_410);
+    let (out, c) = crate::compare::compare_json(&[&base.dir, &head.dir]);
+    let r = &c["runs"][0];
+    assert_eq!(r["like_for_like"], false);
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        md.contains("| SM clock | 1,128 MHz | 1,410 MHz | differs |"),
+        "{md}"
+    );
+    // Without GPU metrics in one run, the clock is not judged.
+    let plain = fixture("gpu-work");
+    assert!(matches!(
+        analyze(&plain.dir, &nsys, &[]).status.code(),
+        Some(0 | 1)
+    ));
+    let (_, c) = crate::compare::compare_json(&[&plain.dir, &head.dir]);
+    let clock = c["runs"][0]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "clock")
+        .unwrap()
+        .clone();
+    assert_eq!(clock["base"], Value::Null);
+    assert_eq!(clock["differs"], false);
+}

@@ -394,11 +394,11 @@ fn a_mig_slice_is_another_gpu_and_cpu_and_os_are_shown_unless_named() {
         json!([{"name": RTX_4060_TI, "sm_count": 34, "memory_bytes": RTX_MEMORY}])
     );
     assert_eq!(gpu["judged"], true);
-    let names: Vec<&str> = conditions[11..16]
+    let names: Vec<&str> = conditions[11..17]
         .iter()
         .map(|c| c["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["gpu", "driver", "cuda", "cpu", "os"]);
+    assert_eq!(names, ["gpu", "driver", "cuda", "clock", "cpu", "os"]);
     // Named, the CPU and the operating system are judged.
     let json = folder.parent().unwrap().join("named.json");
     let out = common::bin()

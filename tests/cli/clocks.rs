@@ -260,3 +260,25 @@ fn a_head_at_another_clock_than_its_base_is_not_like_for_like() {
     assert_eq!(clock["base"], Value::Null);
     assert_eq!(clock["differs"], false);
 }
+
+#[test]
+fn the_clock_is_read_the_same_whichever_nsys_reads_the_export() {
+    // The `.sqlite` fixture is readable by all three versions; the clock comes from the export
+    // itself, not from nsys's reports.
+    for version in ["2023.4", "2022.4"] {
+        let nsys = require_nsys!(version);
+        let run = fixture("gpu-clocks");
+        let out = analyze(&run.dir, &nsys, &[]);
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{version}: {out:?}"
+        );
+        let a = run.analysis();
+        assert_eq!(
+            a["environment"]["gpus"][0]["clock_mhz"],
+            json!({"median": 1410, "minimum": 987, "maximum": 1411}),
+            "{version}"
+        );
+        assert_eq!(unsteady(&a).len(), 1, "{version}");
+    }
+}

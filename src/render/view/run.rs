@@ -676,3 +676,47 @@ pub(super) fn stats(a: &Analysis, counted: u64, gpu_ok: bool) -> StatsView {
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artifact::{ClockMhz, GpuInfo};
+
+    fn gpu(id: u64, median: Option<u32>, max: Option<u64>) -> GpuInfo {
+        GpuInfo {
+            id,
+            name: Some("NVIDIA H100 80GB HBM3".to_owned()),
+            uuid: None,
+            sm_count: Some(132),
+            max_clock_mhz: max,
+            memory_bytes: None,
+            compute_capability: None,
+            clock_mhz: median.map(|m| ClockMhz {
+                median: m,
+                minimum: m,
+                maximum: m,
+            }),
+        }
+    }
+
+    #[test]
+    fn the_clock_is_the_median_the_range_of_several_or_not_recorded() {
+        let mut e = Environment {
+            driver_version: Some("570.172.08".to_owned()),
+            cuda_driver_version: Some("12.8".to_owned()),
+            ..Environment::default()
+        };
+        e.gpus = vec![gpu(0, Some(1980), Some(1980))];
+        assert_eq!(clocks(&e), "SM clock 1,980 MHz (max 1,980)");
+        e.gpus.push(gpu(1, Some(1950), Some(1980)));
+        assert_eq!(clocks(&e), "SM clock 1,950-1,980 MHz (max 1,980)");
+        e.gpus = vec![gpu(0, Some(1410), None)];
+        assert_eq!(clocks(&e), "SM clock 1,410 MHz");
+        e.gpus = vec![gpu(0, None, Some(1980)), gpu(1, None, Some(1980))];
+        assert_eq!(clocks(&e), "clocks not recorded");
+        assert_eq!(
+            environment_line(Some(&e), &Caps::full(10)).as_deref(),
+            Some("**GPU:** NVIDIA H100 80GB HBM3 x 2 · driver 570.172.08 · CUDA 12.8 · clocks not recorded")
+        );
+    }
+}

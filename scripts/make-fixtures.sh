@@ -57,6 +57,8 @@ SCENARIOS+=(gpu-devices gpu-devices-2023.4 gpu-devices-2022.4 gpu-devices-head)
 # Ranks on devices of their own: in one trace the first-started process on device 1; one trace
 # per rank, rank R on device R (issue 35).
 SCENARIOS+=(ranks-devices ranks-devices-per-trace)
+# GPU metrics: the SM clock sampled at 10 kHz, 30 % lower during iterations 3-7 (issue 36).
+SCENARIOS+=(gpu-clocks)
 
 say() { echo "make-fixtures: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -77,6 +79,8 @@ die() { say "$*"; exit 1; }
 #               llama, processes (full, a PyTorch kernel, and a second process whose
 #               correlation ids overlap the first's), or devices (compute and NCCL kernels
 #               on two GPUs, a peer-to-peer copy)
+#   gpu_metrics `fixtures.py add-gpu-work --metrics`: none, or clock-drop (GPU metrics whose SM
+#               clock drops by 30 % during iterations 3-7)
 #   gpu_expect  arguments of `fixtures.py check-gpu`
 #   ranks       0, or the ranks of a distributed run: the harness starts them itself
 #               (`--ranks N`, one trace), or with per_trace=1 nsys records each alone
@@ -95,7 +99,7 @@ scenario() {
   m_run_id=$name m_profile=smoke-tensor
   expect=()
   tries=$attempts
-  gpu='' gpu_skip='' gpu_work=projection gpu_expect=()
+  gpu='' gpu_skip='' gpu_work=projection gpu_expect=() gpu_metrics=none
   ranks=0 per_trace=0 rank_expect=() rank_devices=()
   local plain=(--work plain --expect-unattributed 0)
 
@@ -286,6 +290,16 @@ scenario() {
       gpu_expect=(--expect-rows 11 --expect-root 0 --expect-name profile-target=1
                   --expect-name inference=5 --expect-name preprocessing=0)
       for i in 0 1 2 3 4; do gpu_expect+=(--expect-name "iteration $i=1"); done ;;
+    gpu-clocks)
+      # gpu-work's work over 12 iterations, and GPU metrics (fixtures.py add_gpu_metrics): GPU
+      # 0's SM clock at 1,410 MHz, 987 MHz (30 % lower) from the start of iteration 3 to the
+      # end of iteration 7
+      m_iterations=12
+      harness=(--warmup 1 --iterations 12 --gpu-markers)
+      expect=(--expect-found 12 --expect-complete 12 --expect-measured "$(seq -s, 0 11)" "${plain[@]}")
+      gpu=all gpu_work=full gpu_metrics=clock-drop
+      gpu_expect=(--expect-root 0 --expect-name profile-target=1 --expect-name inference=12)
+      for i in 0 3 11; do gpu_expect+=(--expect-name "iteration $i=1"); done ;;
     compare-base|compare-head)
       # The same program at two known speeds: head does 510 us more in every inference, 20 %
       # of a pass of about 2.55 ms (nsys-gate compare must find it slower by about 20 %).
@@ -448,7 +462,7 @@ record_once() {
     { "${nsys[@]}" export --type sqlite --force-overwrite=true -o trace.sqlite trace.nsys-rep &&
       "${nsys[@]}" export --type sqlite --lazy=false --force-overwrite=true -o stats/schema.sqlite \
         trace.nsys-rep; } >"$run/export.log" 2>&1 || { cat "$run/export.log" >&2; die "$name: nsys export failed"; }
-    local mode=(--mode "$gpu" --work "$gpu_work")
+    local mode=(--mode "$gpu" --work "$gpu_work" --metrics "$gpu_metrics")
     [ -n "$gpu_skip" ] && mode+=(--skip-iteration "$gpu_skip")
     [ -n "$m_pattern" ] && mode+=(--pattern "$m_pattern")
     "${tool[@]}" add-gpu-work --sqlite "$run/trace.sqlite" --schema-from "$run/stats/schema.sqlite" \

@@ -189,8 +189,28 @@ pub fn analyze(
         stamp.status(ReportName::GpuProjection).is_written(),
     );
 
+    // The environment, of the GPUs that ran work, with their clocks over the counted
+    // iterations (one trace: with one trace per rank, each trace keeps its own time).
+    let mut environment = stamp.environment.clone().map(|e| {
+        let ran_work: Vec<u64> = gpu_work
+            .as_ref()
+            .and_then(|w| w.devices.as_ref())
+            .into_iter()
+            .flatten()
+            .filter_map(|d| d.id)
+            .collect();
+        e.of_gpus_that_ran_work(&ran_work)
+    });
+    let mut clock_warnings = Vec::new();
+    if let (Some(environment), None) = (environment.as_mut(), &rank_traces) {
+        let clocks = analysis::clocks::over_iterations(&stamp.gpu_clocks, &findings.iterations);
+        analysis::clocks::record(environment, &clocks);
+        clock_warnings = analysis::clocks::unsteady(environment, &clocks);
+    }
+
     // 5. Warnings from every stage, and the gate.
     let mut warnings: Vec<Warning> = run.warnings.clone();
+    warnings.extend(clock_warnings);
     warnings.extend(stage_warnings::legacy_reports(
         stamp.legacy_reports,
         &stamp.nsys_version,
@@ -211,16 +231,6 @@ pub fn analyze(
     let gate = gate::apply(&options.gate, &mut warnings);
 
     // 6. analysis.json.
-    let environment = stamp.environment.clone().map(|e| {
-        let ran_work: Vec<u64> = gpu_work
-            .as_ref()
-            .and_then(|w| w.devices.as_ref())
-            .into_iter()
-            .flatten()
-            .filter_map(|d| d.id)
-            .collect();
-        e.of_gpus_that_ran_work(&ran_work)
-    });
     let analysis = Analysis {
         schema_version: artifact::SCHEMA_VERSION,
         provenance: {
@@ -304,6 +314,7 @@ fn stats(
     let stamp = stamp.map(|mut stamp| {
         stamp.credential_variables = recorded_credentials(environment);
         stamp.environment = recorded_environment(environment);
+        stamp.gpu_clocks = recorded_clocks(environment);
         stamp
     });
     if !options.keep_export && !nsys::is_sqlite_trace(&run.trace) {
@@ -345,6 +356,21 @@ fn recorded_environment(export: &Path) -> Option<artifact::Environment> {
             )
         })
         .ok()
+}
+
+/// Each GPU's SM clock samples in a SQLite export (GPU metrics); none (and a note on standard
+/// error) when they cannot be read.
+fn recorded_clocks(export: &Path) -> Vec<trace_env::ClockSeries> {
+    if !export.is_file() {
+        return Vec::new();
+    }
+    trace_env::gpu_clocks(export).unwrap_or_else(|e| {
+        say!(
+            "nsys-gate: note: could not read the GPU metrics recorded in {}: {e}",
+            shown_path(export)
+        );
+        Vec::new()
+    })
 }
 
 /// Removes nsys's export (and the journal SQLite may leave beside it); a failure is a note.

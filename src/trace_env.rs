@@ -103,6 +103,117 @@ pub fn environment(export: &Path) -> Result<Environment, rusqlite::Error> {
     Ok(out)
 }
 
+/// The SM clock samples of the export's GPU metrics: the `GPC Clock Frequency` metric of
+/// `GPU_METRICS`, named in `TARGET_INFO_GPU_METRICS` (`metricId` is not stable from one
+/// trace to the next, so it is looked up by name, per `typeId`). The GPU is the low byte of
+/// `typeId` (`<hardware:8><VM:8><source:16><event tag:24><GPU:8>`, as NVIDIA's own recipes
+/// decompose it).
+const CLOCK_QUERY: &str = "SELECT g.typeId & 255, g.timestamp, g.value FROM GPU_METRICS AS g JOIN (SELECT DISTINCT typeId, metricId FROM TARGET_INFO_GPU_METRICS WHERE metricName = 'GPC Clock Frequency') AS m ON g.typeId = m.typeId AND g.metricId = m.metricId WHERE g.timestamp IS NOT NULL ORDER BY g.typeId & 255, g.timestamp";
+
+/// At most this many runs of one clock are kept per GPU (in the stamp); a longer series is
+/// cut into this many spans of equal time, each holding its samples' median.
+pub const MAX_CLOCK_RUNS: usize = 20_000;
+
+/// One GPU's SM clock as nsys sampled it: runs of one whole number of MHz, each from the
+/// sample that started it (`[start_ns, mhz]`, in time order) until the next run starts.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ClockSeries {
+    /// The device id (`TARGET_INFO_GPU.id`).
+    pub gpu: u64,
+    pub runs: Vec<(i64, u32)>,
+}
+
+/// The SM clock of each GPU the export holds GPU metrics for, in device id order; none when
+/// nsys sampled no GPU metrics (the tables are missing: 2022.4's export never has them).
+pub fn gpu_clocks(export: &Path) -> Result<Vec<ClockSeries>, rusqlite::Error> {
+    let db = Connection::open_with_flags(
+        export,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    let mut statement = match db.prepare(CLOCK_QUERY) {
+        Ok(statement) => statement,
+        Err(e) if is_missing_table(&e) => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut out: Vec<ClockSeries> = Vec::new();
+    let mut samples: Vec<(i64, u32)> = Vec::new();
+    let mut current: Option<u64> = None;
+    let mut rows = statement.query([])?;
+    while let Some(row) = rows.next()? {
+        let gpu: i64 = row.get(0)?;
+        let gpu = u64::try_from(gpu).unwrap_or_default();
+        let timestamp: i64 = row.get(1)?;
+        let value: i64 = row.get(2)?;
+        if current != Some(gpu) {
+            if let Some(done) = current {
+                out.push(series(done, std::mem::take(&mut samples)));
+            }
+            current = Some(gpu);
+        }
+        if let Some(mhz) = clock_mhz(value) {
+            samples.push((timestamp, mhz));
+        }
+    }
+    if let Some(done) = current {
+        out.push(series(done, samples));
+    }
+    out.retain(|s| !s.runs.is_empty());
+    Ok(out)
+}
+
+/// A sample's value in whole MHz. NVIDIA documents the metric in hertz; a value above 2^31
+/// Hz has been seen exported as a negative number (an unsigned 32-bit value read as signed),
+/// so a negative value is read as unsigned. Values up to 100,000 are taken as MHz already. 0
+/// (no reading) is no sample.
+fn clock_mhz(value: i64) -> Option<u32> {
+    let value = if value < 0 {
+        u64::from(u32::try_from(value & 0xFFFF_FFFF).ok()?)
+    } else {
+        u64::try_from(value).ok()?
+    };
+    let mhz = if value > 100_000 {
+        (value + 500_000) / 1_000_000
+    } else {
+        value
+    };
+    u32::try_from(mhz).ok().filter(|m| *m > 0)
+}
+
+/// Samples in time order as runs of one value; more than [`MAX_CLOCK_RUNS`] runs are made
+/// that many spans of equal time, each its samples' median.
+fn series(gpu: u64, samples: Vec<(i64, u32)>) -> ClockSeries {
+    let mut runs = runs_of(samples.iter().copied());
+    if runs.len() > MAX_CLOCK_RUNS {
+        let first = samples[0].0;
+        let span = (samples[samples.len() - 1].0 - first).max(1);
+        let width = span / MAX_CLOCK_RUNS as i64 + 1;
+        let mut binned: Vec<(i64, u32)> = Vec::with_capacity(MAX_CLOCK_RUNS);
+        let mut i = 0;
+        while i < samples.len() {
+            let bin = (samples[i].0 - first) / width;
+            let mut values = Vec::new();
+            while i < samples.len() && (samples[i].0 - first) / width == bin {
+                values.push(samples[i].1);
+                i += 1;
+            }
+            values.sort_unstable();
+            binned.push((first + bin * width, values[values.len() / 2]));
+        }
+        runs = runs_of(binned.into_iter());
+    }
+    ClockSeries { gpu, runs }
+}
+
+fn runs_of(samples: impl Iterator<Item = (i64, u32)>) -> Vec<(i64, u32)> {
+    let mut runs: Vec<(i64, u32)> = Vec::new();
+    for (t, mhz) in samples {
+        if runs.last().is_none_or(|(_, last)| *last != mhz) {
+            runs.push((t, mhz));
+        }
+    }
+    runs
+}
+
 /// One row of [`GPU_QUERY`]. Sizes and counts of 0 or less are not recorded (`null`).
 fn gpu(row: &rusqlite::Row<'_>) -> Result<GpuInfo, rusqlite::Error> {
     let positive = |i: usize| -> Result<Option<u64>, rusqlite::Error> {
@@ -130,6 +241,7 @@ fn gpu(row: &rusqlite::Row<'_>) -> Result<GpuInfo, rusqlite::Error> {
             }
             _ => None,
         },
+        clock_mhz: None,
     })
 }
 
@@ -256,6 +368,28 @@ mod tests {
         assert_eq!(cuda_version("n/a"), None);
         assert_eq!(driver_version("0"), None);
         assert_eq!(driver_version("570.172.08").as_deref(), Some("570.172.08"));
+    }
+
+    #[test]
+    fn clock_values_in_hertz_mhz_or_read_as_signed() {
+        assert_eq!(clock_mhz(1_980_000_000), Some(1980));
+        assert_eq!(clock_mhz(1_410_400_000), Some(1410));
+        assert_eq!(clock_mhz(1980), Some(1980));
+        // 2,625 MHz in hertz, as a signed 32-bit number.
+        assert_eq!(clock_mhz(2_625_000_000 - (1_i64 << 32)), Some(2625));
+        assert_eq!(clock_mhz(0), None);
+    }
+
+    #[test]
+    fn long_series_are_kept_as_runs_then_spans_of_equal_time() {
+        let s = series(0, vec![(0, 1980), (100, 1980), (200, 1380), (300, 1980)]);
+        assert_eq!(s.runs, [(0, 1980), (200, 1380), (300, 1980)]);
+        let alternating: Vec<(i64, u32)> = (0..3 * MAX_CLOCK_RUNS as i64)
+            .map(|i| (i * 100, if i % 2 == 0 { 1980 } else { 1965 }))
+            .collect();
+        let s = series(1, alternating);
+        assert!(s.runs.len() <= MAX_CLOCK_RUNS, "{}", s.runs.len());
+        assert!(s.runs.iter().all(|(_, m)| *m == 1980 || *m == 1965));
     }
 
     fn flagged(recorded: &[u8]) -> Vec<&str> {

@@ -22,6 +22,7 @@
 //! - `steady`: `steady_state`, the counted iterations but the slow ones, which advice rests on;
 //! - `advice`: `advice[]`, the host-bound and GPU-bound ranges, from the range groups and the
 //!   kernels of the GPU-bound ones;
+//! - `clocks`: the SM clock over the counted iterations (GPU metrics), `gpu_clock_unsteady`;
 //! - `wording`: how messages list indexes.
 //!
 //! [`apply_rules`] runs them in order, and holds the only threads: the order in which it adds
@@ -32,6 +33,7 @@
 
 mod advice;
 mod capture;
+pub mod clocks;
 mod completeness;
 mod gpu;
 pub mod gpu_work;

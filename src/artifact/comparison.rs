@@ -385,6 +385,9 @@ pub struct BaseRun {
     /// The NVIDIA driver its trace recorded (`environment.driver_version`), when it did.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub driver_version: Option<String>,
+    /// The median SM clock its trace recorded (the `clock` condition, MHz), when it did.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub clock_mhz: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -451,7 +454,7 @@ pub struct ChangePoint {
 /// (`--condition cpu`, `--condition os`).
 ///
 /// Written as a string in comparison.json: `target`, …, `git_commit`, `workload.KEY`,
-/// `manifest.KEY`, `gpu`, `driver`, `cuda`, `cpu`, `os`.
+/// `manifest.KEY`, `gpu`, `driver`, `cuda`, `clock`, `cpu`, `os`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ConditionName {
     /// The ranks of a distributed run (the manifest's `world_size`, else the ranks found; 1
@@ -475,13 +478,15 @@ pub enum ConditionName {
     Gpu,
     Driver,
     Cuda,
+    /// The median SM clock over the counted iterations (GPU metrics), in MHz.
+    Clock,
     Cpu,
     Os,
 }
 
 impl ConditionName {
     /// Every condition every run has, in the order listed (the run's own keys follow them).
-    pub const ALL: [ConditionName; 16] = [
+    pub const ALL: [ConditionName; 17] = [
         ConditionName::Target,
         ConditionName::DataSource,
         ConditionName::Device,
@@ -496,6 +501,7 @@ impl ConditionName {
         ConditionName::Gpu,
         ConditionName::Driver,
         ConditionName::Cuda,
+        ConditionName::Clock,
         ConditionName::Cpu,
         ConditionName::Os,
     ];
@@ -532,6 +538,7 @@ impl ConditionName {
             ConditionName::Gpu => "gpu",
             ConditionName::Driver => "driver",
             ConditionName::Cuda => "cuda",
+            ConditionName::Clock => "clock",
             ConditionName::Cpu => "cpu",
             ConditionName::Os => "os",
             ConditionName::Workload(key) => return Cow::Owned(format!("workload.{key}")),
@@ -558,6 +565,7 @@ impl ConditionName {
             ConditionName::Gpu => "GPU",
             ConditionName::Driver => "driver",
             ConditionName::Cuda => "CUDA version",
+            ConditionName::Clock => "SM clock",
             ConditionName::Cpu => "CPU",
             ConditionName::Os => "operating system",
             ConditionName::Workload(_) | ConditionName::Manifest(_) => return self.as_str(),

@@ -38,6 +38,20 @@ pub struct GpuInfo {
     pub memory_bytes: Option<u64>,
     /// `MAJOR.MINOR` (`computeMajor`, `computeMinor`), e.g. `8.9`.
     pub compute_capability: Option<String>,
+    /// The SM (GPC) clock the GPU ran at over the counted iterations, when the trace holds GPU
+    /// metrics; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_mhz: Option<ClockMhz>,
+}
+
+/// The SM clock over the counted iterations, in MHz, from nsys's `GPC Clock Frequency`
+/// samples: `median` over the time of every counted iteration, `minimum` and `maximum` the
+/// lowest and highest of the iterations' own medians (one stray sample moves neither).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClockMhz {
+    pub median: u32,
+    pub minimum: u32,
+    pub maximum: u32,
 }
 
 impl Environment {

@@ -25,7 +25,7 @@ mod layout;
 mod vocabulary;
 
 pub use advice::{Advice, AdviceKernels, AdviceKind};
-pub use environment::{Environment, GpuInfo};
+pub use environment::{ClockMhz, Environment, GpuInfo};
 pub use gpu_work::{
     kernel_base_name, DeviceCopies, GpuDevice, GpuWork, IterationKernels, KernelAttribution,
     KernelBaseName, KernelStats, LaunchingGroup, MemoryCopies, Memsets, OtherKernels, RangeKernel,

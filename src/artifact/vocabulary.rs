@@ -18,6 +18,7 @@ pub enum WarningCode {
     CaptureRangeWithoutGpuWork,
     DuplicateIterations,
     FirstIterationSlow,
+    GpuClockUnsteady,
     GpuOpsOutsideRanges,
     GpuProjectionUnavailable,
     GpuWorkUnavailable,
@@ -37,13 +38,14 @@ pub enum WarningCode {
 
 impl WarningCode {
     /// Every code, in byte order of its name (the order `warnings[]` is sorted in).
-    pub const ALL: [WarningCode; 21] = [
+    pub const ALL: [WarningCode; 22] = [
         WarningCode::CaptureRangeExceeded,
         WarningCode::CaptureRangeMissing,
         WarningCode::CaptureRangeMultiple,
         WarningCode::CaptureRangeWithoutGpuWork,
         WarningCode::DuplicateIterations,
         WarningCode::FirstIterationSlow,
+        WarningCode::GpuClockUnsteady,
         WarningCode::GpuOpsOutsideRanges,
         WarningCode::GpuProjectionUnavailable,
         WarningCode::GpuWorkUnavailable,
@@ -70,6 +72,7 @@ impl WarningCode {
             WarningCode::CaptureRangeWithoutGpuWork => "capture_range_without_gpu_work",
             WarningCode::DuplicateIterations => "duplicate_iterations",
             WarningCode::FirstIterationSlow => "first_iteration_slow",
+            WarningCode::GpuClockUnsteady => "gpu_clock_unsteady",
             WarningCode::GpuOpsOutsideRanges => "gpu_ops_outside_ranges",
             WarningCode::GpuProjectionUnavailable => "gpu_projection_unavailable",
             WarningCode::GpuWorkUnavailable => "gpu_work_unavailable",

@@ -16,7 +16,10 @@
 //! The environment the trace recorded (analysis.json's `environment`) gives five more: the
 //! GPUs that ran work (`gpu`: a MIG slice, with fewer SMs, is another GPU), the driver and the
 //! CUDA version it supports (judged, each only when both runs record it), the CPU and the
-//! operating system (shown; judged when the comparison names `cpu` or `os`).
+//! operating system (shown; judged when the comparison names `cpu` or `os`). With GPU
+//! metrics, the median SM clock (`clock`) is judged too, when both runs record it: it
+//! differs when the two are more than [`CLOCK_TOLERANCE`] apart (many GPUs run below their
+//! maximum clock on every run, so the clock is judged against the run it is compared with).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -28,6 +31,9 @@ use crate::artifact::{Environment, GpuWork, Provenance, Rank, Run};
 /// Top-level manifest keys that differ but are not judged, shown at most: the rest are left
 /// out of `conditions` (they change no verdict).
 pub const MAX_SHOWN_KEYS: usize = 10;
+
+/// Two median SM clocks more than this fraction apart (of the head's) differ.
+pub const CLOCK_TOLERANCE: f64 = 0.05;
 
 /// The `workload` keys that are conditions of their own.
 const OWN_WORKLOAD_CONDITIONS: [&str; 2] = ["warmup", "iterations"];
@@ -230,6 +236,7 @@ pub fn value(name: &ConditionName, sources: Sources<'_>) -> Value {
         ConditionName::Gpu => gpus(environment, gpu_work),
         ConditionName::Driver => text(environment.and_then(|e| e.driver_version.as_ref())),
         ConditionName::Cuda => text(environment.and_then(|e| e.cuda_driver_version.as_ref())),
+        ConditionName::Clock => clock(environment),
         ConditionName::Cpu => text(environment.and_then(|e| e.cpu.as_ref())),
         ConditionName::Os => text(environment.and_then(|e| e.os.as_ref())),
         ConditionName::Workload(key) => run.workload.get(key).cloned().unwrap_or(Value::Null),
@@ -265,6 +272,32 @@ fn gpus(environment: Option<&Environment>, gpu_work: Option<&GpuWork>) -> Value 
     Value::Array(gpus)
 }
 
+/// The median SM clock of the GPUs that ran work, in MHz (with several, the middle of their
+/// medians, the lower of the two middle ones); `null` without GPU metrics.
+fn clock(environment: Option<&Environment>) -> Value {
+    let mut medians: Vec<u32> = environment
+        .map(|e| {
+            e.gpus
+                .iter()
+                .filter_map(|g| g.clock_mhz.map(|c| c.median))
+                .collect()
+        })
+        .unwrap_or_default();
+    medians.sort_unstable();
+    match medians.len() {
+        0 => Value::Null,
+        n => Value::from(medians[(n - 1) / 2]),
+    }
+}
+
+/// Whether two median SM clocks are more than [`CLOCK_TOLERANCE`] of the head's apart.
+fn clocks_differ(b: &Value, h: &Value) -> bool {
+    match (b.as_f64(), h.as_f64()) {
+        (Some(b), Some(h)) if h > 0.0 => (b - h).abs() / h > CLOCK_TOLERANCE,
+        _ => false,
+    }
+}
+
 /// Whether two lists of GPUs ([`gpus`]) differ: in number, or in a name, SM count or memory
 /// that both record.
 fn gpus_differ(b: &[Value], h: &[Value]) -> bool {
@@ -295,6 +328,7 @@ fn differs(name: &ConditionName, b: &Value, h: &Value) -> bool {
             (Some(b), Some(h)) => gpus_differ(b, h),
             _ => false,
         },
+        ConditionName::Clock => clocks_differ(b, h),
         ConditionName::Driver | ConditionName::Cuda | ConditionName::Cpu | ConditionName::Os => {
             !b.is_null() && !h.is_null() && b != h
         }
@@ -306,6 +340,42 @@ fn differs(name: &ConditionName, b: &Value, h: &Value) -> bool {
 mod tests {
     use super::*;
     use crate::artifact::{Analysis, GpuWork};
+
+    #[test]
+    fn clocks_more_than_5_percent_of_the_heads_apart_differ_and_only_when_both_have_one() {
+        let differ = |b: Value, h: Value| differs(&ConditionName::Clock, &b, &h);
+        assert!(!differ(json!(1410), json!(1410)));
+        assert!(!differ(json!(1354), json!(1410))); // 4 %
+        assert!(!differ(json!(1480), json!(1410))); // 4.96 %
+        assert!(differ(json!(1481), json!(1410))); // 5.04 %
+        assert!(differ(json!(1128), json!(1410))); // 20 %
+        assert!(!differ(Value::Null, json!(1410)));
+        assert!(!differ(json!(1128), Value::Null));
+        // Several GPUs: the middle of their medians.
+        let mut e = Environment::default();
+        for (id, median) in [(0, 1400), (1, 1980), (2, 1410)] {
+            e.gpus.push(crate::artifact::GpuInfo {
+                id,
+                name: None,
+                uuid: None,
+                sm_count: None,
+                max_clock_mhz: None,
+                memory_bytes: None,
+                compute_capability: None,
+                clock_mhz: Some(crate::artifact::ClockMhz {
+                    median,
+                    minimum: median,
+                    maximum: median,
+                }),
+            });
+        }
+        assert_eq!(clock(Some(&e)), json!(1410));
+        e.gpus.truncate(2);
+        assert_eq!(clock(Some(&e)), json!(1400));
+        e.gpus.clear();
+        assert_eq!(clock(Some(&e)), Value::Null);
+        assert_eq!(clock(None), Value::Null);
+    }
 
     fn analysis() -> Analysis {
         crate::artifact::fake::analysis(&[2_500_000; 5], &[("inference", 7_500_000)], false)
@@ -338,7 +408,7 @@ mod tests {
                 .iter()
                 .filter(|c| c.judged)
                 .count(),
-            12
+            13
         );
     }
 

@@ -233,6 +233,10 @@ fn base_run(point: &Point<'_>, position: usize) -> BaseRun {
             .get(&ConditionName::Driver)
             .and_then(|v| v.as_str())
             .map(str::to_owned),
+        clock_mhz: first
+            .conditions
+            .get(&ConditionName::Clock)
+            .and_then(serde_json::Value::as_u64),
     }
 }
 

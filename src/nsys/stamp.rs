@@ -35,6 +35,11 @@ pub struct StatsStamp {
     /// `null`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<crate::artifact::Environment>,
+    /// Each GPU's SM clock as nsys sampled it (GPU metrics), read from the export with the
+    /// environment: the analysis takes its figures over the counted iterations, which are
+    /// known only after the reports are read. Empty without GPU metrics.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_clocks: Vec<crate::trace_env::ClockSeries>,
 }
 
 impl StatsStamp {

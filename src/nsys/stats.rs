@@ -127,6 +127,7 @@ pub fn run_stats(
         reports: statuses,
         credential_variables: Vec::new(),
         environment: None,
+        gpu_clocks: Vec::new(),
     })
 }
 

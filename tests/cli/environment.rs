@@ -166,7 +166,7 @@ fn the_public_llama3_traces_gpu_driver_and_cuda_are_recorded() {
     let md = String::from_utf8(out.stdout).unwrap();
     assert!(
         md.contains(
-            "**GPU:** NVIDIA GeForce RTX 4060 Ti · driver 570.172.08 · CUDA 12.8 · SM clock unknown"
+            "**GPU:** NVIDIA GeForce RTX 4060 Ti · driver 570.172.08 · CUDA 12.8 · clocks not recorded"
         ),
         "{md}"
     );
@@ -213,7 +213,7 @@ fn every_tested_nsys_export_gives_the_environment_its_rows_hold() {
             .unwrap();
         let md = String::from_utf8(out.stdout).unwrap();
         assert!(
-            md.contains("**GPU:** NVIDIA A100-SXM4-80GB · driver not recorded · CUDA not recorded · SM clock unknown"),
+            md.contains("**GPU:** NVIDIA A100-SXM4-80GB · driver not recorded · CUDA not recorded · clocks not recorded"),
             "{name}: {md}"
         );
     }
@@ -394,11 +394,11 @@ fn a_mig_slice_is_another_gpu_and_cpu_and_os_are_shown_unless_named() {
         json!([{"name": RTX_4060_TI, "sm_count": 34, "memory_bytes": RTX_MEMORY}])
     );
     assert_eq!(gpu["judged"], true);
-    let names: Vec<&str> = conditions[11..16]
+    let names: Vec<&str> = conditions[11..17]
         .iter()
         .map(|c| c["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["gpu", "driver", "cuda", "cpu", "os"]);
+    assert_eq!(names, ["gpu", "driver", "cuda", "clock", "cpu", "os"]);
     // Named, the CPU and the operating system are judged.
     let json = folder.parent().unwrap().join("named.json");
     let out = common::bin()

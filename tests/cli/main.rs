@@ -5,6 +5,7 @@ mod action;
 mod advice;
 mod baseline_auto;
 mod baseline_faults;
+mod clocks;
 mod common;
 mod compare;
 mod compare_devices;

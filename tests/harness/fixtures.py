@@ -810,6 +810,8 @@ def cmd_add_gpu_work(args):
     llama = args.work == "llama"
     tables = CUDA_TABLES + (FULL_TABLES if args.work in ("full", "llama", "processes", "devices",
                                                          "devices-late", "rank-devices") else [])
+    if args.metrics != "none":
+        tables = tables + METRICS_TABLES
     schema = sqlite3.connect(f"file:{args.schema_from}?mode=ro", uri=True)
     ddl = []
     for table in tables:
@@ -1019,10 +1021,69 @@ def cmd_add_gpu_work(args):
             inserted["outside"] += 1
     if args.work == "processes":
         inserted["second_process"] = add_second_process(con)
+    if args.metrics == "clock-drop":
+        inserted["metrics"] = add_gpu_metrics(con, pattern, CLOCK_DROP_ITERATIONS)
     con.commit()
     con.execute("VACUUM")
     con.close()
     print("gpu work:", json.dumps(inserted))
+
+
+# ------------------------------------------------------------------------------------------------
+# add-gpu-work --metrics clock-drop (the gpu-clocks fixture): GPU metrics as
+# `nsys profile --gpu-metrics-device=all` records them, sampled at 10 kHz on GPU 0, the SM clock
+# 30 % lower during the counted iterations 3-7.
+# ------------------------------------------------------------------------------------------------
+
+# Both tables' CREATE statements come from the non-lazy export, as the CUDA tables' do (the
+# columns NVIDIA's export documentation gives for 2023.4 and 2024.2; 2022.4's export has
+# neither table).
+METRICS_TABLES = ["TARGET_INFO_GPU_METRICS", "GPU_METRICS"]
+METRICS_HZ = 10_000
+# typeId: <hardware:8><VM:8><source:16><event tag:24><GPU:8>, as NVIDIA's recipes decompose it.
+METRICS_SOURCE = 4
+METRICS_TYPE = (METRICS_SOURCE << 32) | (1 << 8)
+# The metric set's first metrics, with a made-up metricId each (nsys says they are not stable):
+# the SM clock and the SYS clock, both in hertz as NVIDIA documents them, and GR Active (%).
+METRICS = [(0, "GPC Clock Frequency"), (1, "SYS Clock Frequency"), (2, "GR Active")]
+SM_CLOCK_HZ = 1_410_000_000       # an A100's boost clock, also written as its clockRate
+SM_CLOCK_LOW_HZ = 987_000_000     # 30 % lower
+SYS_CLOCK_HZ = 1_155_000_000
+CLOCK_DROP_ITERATIONS = range(3, 8)
+
+
+def add_gpu_metrics(con, pattern, low_iterations):
+    """GPU 0's metrics every 100 µs from the first NVTX event to the last one's end: the SM clock
+    at SM_CLOCK_LOW_HZ from the start of the first of `low_iterations` to the end of the last,
+    SM_CLOCK_HZ elsewhere (1 MHz of jitter on every other sample, as the GPC clock wavers), a
+    steady SYS clock, and GR Active. Returns what it added."""
+    con.execute("UPDATE TARGET_INFO_GPU SET clockRate = ? WHERE id = 0", (SM_CLOCK_HZ,))
+    for metric_id, name in METRICS:
+        insert(con, "TARGET_INFO_GPU_METRICS", typeId=METRICS_TYPE, sourceId=METRICS_SOURCE,
+               typeName="GPU Metrics", metricId=metric_id, metricName=name)
+    first, last = con.execute("SELECT min(start), max(coalesce(end, start)) FROM NVTX_EVENTS"
+                              ).fetchone()
+    low = []
+    for start, end, name in con.execute(
+            """SELECT e.start, e.end, coalesce(s.value, e.text) FROM NVTX_EVENTS AS e
+               LEFT JOIN StringIds AS s ON e.textId = s.id WHERE e.eventType = ?""",
+            (EVENT_TYPE_PUSHPOP,)):
+        m = pattern.fullmatch(name or "")
+        if m and int(m.group(1)) in low_iterations:
+            low.append((start, end))
+    if not low:
+        raise SystemExit("no iteration of the clock drop in the trace")
+    low_start, low_end = min(s for s, _ in low), max(e for _, e in low)
+    step = 1_000_000_000 // METRICS_HZ
+    samples = 0
+    for n, ts in enumerate(range(first - step, last + 2 * step, step)):
+        sm = SM_CLOCK_LOW_HZ if low_start <= ts < low_end else SM_CLOCK_HZ
+        sm += (n % 2) * 1_000_000
+        for metric_id, value in ((0, sm), (1, SYS_CLOCK_HZ), (2, 80)):
+            insert(con, "GPU_METRICS", timestamp=ts, typeId=METRICS_TYPE, metricId=metric_id,
+                   value=value)
+        samples += 1
+    return {"samples": samples, "low_ns": [low_start, low_end]}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1316,6 +1377,9 @@ def main():
                         "NCCL kernels on its own device (--devices, the ranks-devices fixtures)")
     p.add_argument("--devices", default="0",
                    help="with --work rank-devices: each rank process's device, by PID (1,0)")
+    p.add_argument("--metrics", choices=["none", "clock-drop"], default="none",
+                   help="clock-drop: GPU metrics on GPU 0 at 10 kHz, its SM clock 30 %% lower "
+                        "during iterations 3-7 (the gpu-clocks fixture)")
     p.set_defaults(func=cmd_add_gpu_work)
 
     p = sub.add_parser("check-gpu")

@@ -505,6 +505,7 @@ pub fn run(
                 ConditionName::Gpu
                     | ConditionName::Driver
                     | ConditionName::Cuda
+                    | ConditionName::Clock
                     | ConditionName::Cpu
                     | ConditionName::Os
             ) && c.base.is_null()
@@ -672,6 +673,7 @@ fn left_out(r: &RunComparison) -> Option<String> {
         ));
     }
     parts.extend(driver_change(r));
+    parts.extend(clock_change(r));
     let outliers: Vec<&LeftOut> = r
         .history
         .left_out
@@ -768,6 +770,42 @@ fn driver_change(r: &RunComparison) -> Option<String> {
             1 => "1 base run has".to_owned(),
             n => format!("{n} base runs have"),
         }
+    ))
+}
+
+/// When base runs were left out because their SM clock differs from the head's: `2 base runs
+/// ran at 1,410 MHz, this one at 1,980 MHz.` (their lowest and highest clocks when they
+/// differ: `1,120-1,140 MHz`).
+fn clock_change(r: &RunComparison) -> Option<String> {
+    let head = r
+        .conditions
+        .iter()
+        .find(|c| c.name == ConditionName::Clock)?
+        .head
+        .as_u64()?;
+    let clocks: Vec<u64> = r
+        .history
+        .left_out
+        .iter()
+        .filter(|l| {
+            l.reason == LeftOutReason::Conditions && l.differs.contains(&ConditionName::Clock)
+        })
+        .filter_map(|l| l.run.clock_mhz)
+        .collect();
+    let (low, high) = (clocks.iter().min()?, clocks.iter().max()?);
+    let mhz = |v: u64| crate::units::thousands(v as usize);
+    let ran = if low == high {
+        mhz(*low)
+    } else {
+        format!("{}-{}", mhz(*low), mhz(*high))
+    };
+    Some(format!(
+        "{} at {ran} MHz, this one at {} MHz.",
+        match clocks.len() {
+            1 => "1 base run ran".to_owned(),
+            n => format!("{n} base runs ran"),
+        },
+        mhz(head)
     ))
 }
 

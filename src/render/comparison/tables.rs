@@ -143,6 +143,10 @@ fn condition_text(
             Some(gpus) => gpu_text(gpus, caps),
             None => shown_value(v, caps),
         },
+        ConditionName::Clock => match v.as_u64() {
+            Some(mhz) => format!("{} MHz", crate::units::thousands(mhz as usize)),
+            None => shown_value(v, caps),
+        },
         _ => shown_value(v, caps),
     }
 }

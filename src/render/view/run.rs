@@ -17,6 +17,7 @@ use crate::render::format::{self, duration, duration_i, plural};
 use crate::render::limit::Caps;
 use crate::render::RenderOptions;
 use crate::stats::OUTLIER_MADS;
+use crate::units::thousands;
 
 #[derive(Debug, Serialize)]
 pub struct AnalysedView {
@@ -234,8 +235,9 @@ pub(super) fn analysed(
 }
 
 /// The run header's environment line: `**GPU:** NVIDIA H100 80GB HBM3 x 8 · driver
-/// 570.172.08 · CUDA 12.8 · SM clock unknown`. `None` when the trace records neither a
-/// GPU nor a driver (a trace recorded without CUDA).
+/// 570.172.08 · CUDA 12.8 · SM clock 1,980 MHz (max 1,980)`, `clocks not recorded` without GPU
+/// metrics. `None` when the trace records neither a GPU nor a driver (a trace recorded without
+/// CUDA).
 pub(super) fn environment_line(e: Option<&Environment>, caps: &Caps) -> Option<String> {
     let e = e?;
     let gpus = e.gpu_summary();
@@ -247,11 +249,36 @@ pub(super) fn environment_line(e: Option<&Environment>, caps: &Caps) -> Option<S
         None => format!("{what} not recorded"),
     };
     Some(format!(
-        "**GPU:** {} · {} · {} · SM clock unknown",
+        "**GPU:** {} · {} · {} · {}",
         gpus.map_or("not recorded".to_owned(), |g| esc(&g, caps.name_chars)),
         recorded("driver", e.driver_version.as_ref()),
         recorded("CUDA", e.cuda_driver_version.as_ref()),
+        clocks(e),
     ))
+}
+
+/// `SM clock 1,980 MHz (max 1,980)`: the median SM clock over the counted iterations (the
+/// lowest and highest GPU's, `1,950-1,980 MHz`, when they differ), and the highest maximum the
+/// trace lists; `clocks not recorded` when no GPU has GPU metrics.
+fn clocks(e: &Environment) -> String {
+    let medians: Vec<u32> = e
+        .gpus
+        .iter()
+        .filter_map(|g| g.clock_mhz.map(|c| c.median))
+        .collect();
+    let (Some(low), Some(high)) = (medians.iter().min(), medians.iter().max()) else {
+        return "clocks not recorded".to_owned();
+    };
+    let mhz = |v: u32| thousands(v as usize);
+    let ran = if low == high {
+        mhz(*low)
+    } else {
+        format!("{}-{}", mhz(*low), mhz(*high))
+    };
+    match e.gpus.iter().filter_map(|g| g.max_clock_mhz).max() {
+        Some(max) => format!("SM clock {ran} MHz (max {})", thousands(max as usize)),
+        None => format!("SM clock {ran} MHz"),
+    }
 }
 
 /// Where the reader finds analysis.json: a path on the runner is no use in a comment.
@@ -647,5 +674,49 @@ pub(super) fn stats(a: &Analysis, counted: u64, gpu_ok: bool) -> StatsView {
                 plural(k.iterations as usize, "iteration", "iterations")
             )
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artifact::{ClockMhz, GpuInfo};
+
+    fn gpu(id: u64, median: Option<u32>, max: Option<u64>) -> GpuInfo {
+        GpuInfo {
+            id,
+            name: Some("NVIDIA H100 80GB HBM3".to_owned()),
+            uuid: None,
+            sm_count: Some(132),
+            max_clock_mhz: max,
+            memory_bytes: None,
+            compute_capability: None,
+            clock_mhz: median.map(|m| ClockMhz {
+                median: m,
+                minimum: m,
+                maximum: m,
+            }),
+        }
+    }
+
+    #[test]
+    fn the_clock_is_the_median_the_range_of_several_or_not_recorded() {
+        let mut e = Environment {
+            driver_version: Some("570.172.08".to_owned()),
+            cuda_driver_version: Some("12.8".to_owned()),
+            ..Environment::default()
+        };
+        e.gpus = vec![gpu(0, Some(1980), Some(1980))];
+        assert_eq!(clocks(&e), "SM clock 1,980 MHz (max 1,980)");
+        e.gpus.push(gpu(1, Some(1950), Some(1980)));
+        assert_eq!(clocks(&e), "SM clock 1,950-1,980 MHz (max 1,980)");
+        e.gpus = vec![gpu(0, Some(1410), None)];
+        assert_eq!(clocks(&e), "SM clock 1,410 MHz");
+        e.gpus = vec![gpu(0, None, Some(1980)), gpu(1, None, Some(1980))];
+        assert_eq!(clocks(&e), "clocks not recorded");
+        assert_eq!(
+            environment_line(Some(&e), &Caps::full(10)).as_deref(),
+            Some("**GPU:** NVIDIA H100 80GB HBM3 x 2 · driver 570.172.08 · CUDA 12.8 · clocks not recorded")
+        );
     }
 }

@@ -1001,6 +1001,34 @@ fn cold_first_pass() -> Analysis {
     a
 }
 
+/// A slow iteration only a little above the rest (3.12 ms over 3.07 ms) fits in the room
+/// above the steady bars: the sparkline runs to it and says nothing is off the scale (it said
+/// "bars from 0 to 3.99 ms; … 3.12 ms … off the scale").
+#[test]
+fn a_slow_iteration_that_fits_is_not_off_the_scale() {
+    let mut host_ns: Vec<i64> = (0..10).map(|i| 3_070_000 + (i % 2) * 1_000).collect();
+    host_ns[4] = 3_120_000;
+    let mut a = crate::artifact::fake::analysis(&host_ns, &[("step", 1_000_000)], true);
+    a.warnings = vec![Warning::new(
+        WarningCode::SlowIterations,
+        "iteration 4 took longer than the slow limit of 3.09 ms".to_owned(),
+    )
+    .with_count(1)
+    .with_iterations(vec![4])
+    .with_threshold_ns(3_090_000.0)];
+    let md = render_default(&[outcome(a)], COMMENT).replace('\u{a0}', " ");
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("Host inclusive time per iteration: `"))
+        .expect("a sparkline");
+    assert!(
+        line.contains("(bars from 0 to 3.12 ms; iteration 4 (3.12 ms) is slow)"),
+        "{line}"
+    );
+    let bars: Vec<char> = line.split('`').nth(1).unwrap().chars().collect();
+    assert_eq!(bars[4], '█', "{line}");
+}
+
 /// Issue 30, item 2: the bullet of a slow first iteration names all three codes it raised;
 /// nothing is said to be left out.
 #[test]

@@ -105,13 +105,10 @@ pub(super) fn sparkline(a: &Analysis) -> Option<(String, f64, bool)> {
         return None;
     }
     let max = values.iter().copied().fold(0.0, f64::max);
-    let kept = chart::axis_top(&values);
-    let off_scale = max > kept;
-    let top = if off_scale {
-        kept * super::iterations::OUTLIER_ROOM
-    } else {
-        max
-    };
+    // Above the slowest iteration that is not an outlier, with room for the outliers; a
+    // slow iteration that fits in that room is drawn as it is, and nothing is off the scale.
+    let top = (chart::axis_top(&values) * super::iterations::OUTLIER_ROOM).min(max);
+    let off_scale = max > top;
     Some((
         format!("`{}`", chart::sparkline(&values, 0.0, top)),
         top,

@@ -456,6 +456,18 @@ pub fn each<T: Readable>(
         }
         return Ok(Vec::new());
     }
+    each_under(path, stop, visit)
+}
+
+/// Every analysis.json found in the folder `dir` ([`under`]: its own included, beside its run
+/// directories'), read as `T`, handed to `visit` one at a time with its path inside `dir`, as
+/// [`each`] hands them; for a folder that is not a run directory (an unpacked artifact).
+pub fn each_under<T: Readable>(
+    dir: &Path,
+    stop: &dyn Fn() -> bool,
+    mut visit: impl FnMut(T, String),
+) -> Result<Vec<String>, String> {
+    let path = dir;
     let mut read = 0;
     let mut notes = Vec::new();
     found_each::<T>(

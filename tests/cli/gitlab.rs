@@ -573,3 +573,53 @@ fn a_base_runs_commit_is_the_forges() {
         "{notes}"
     );
 }
+
+/// Issue 37, item 8: an artifact with an analysis.json at its root was read as that file only
+/// (its run directories ignored) and named by a temporary folder's absolute path. Every
+/// analysis.json of the artifact is read, each named inside it.
+#[test]
+fn an_artifact_with_an_analysis_at_its_root_is_read_whole() {
+    let nsys = require_nsys!("2024.2");
+    let base = analysed("compare-base", &nsys);
+    let head = analysed("compare-head", &nsys);
+    let root = head.dir.parent().unwrap().join("blobs/blob");
+    std::fs::create_dir_all(&root).unwrap();
+    let storage = FileServer::serve(root.parent().unwrap());
+    let server = Server::start(TOKEN);
+    history(&server, &base.dir, &root, &storage);
+    let analysis = std::fs::read(base.dir.join("analysis.json")).unwrap();
+    let at_root = rerun_of(&analysis, 1.002, "base-305-root", &sha(305));
+    let inside = rerun_of(&analysis, 1.001, "base-305", &sha(305));
+    zip_into(
+        &root,
+        "job-1305.zip",
+        &[
+            ("analysis.json", at_root.as_slice()),
+            ("runs/compare-base/analysis.json", inside.as_slice()),
+        ],
+    );
+    let out = gitlab_job(&server)
+        .args(["report", "--run-dir"])
+        .arg(&head.dir)
+        .args(["--baseline", "auto", "--baseline-runs", "5"])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let c = read_json(&head.path("comparison.json"));
+    let analyses: Vec<&str> = c["baseline"]["analyses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(analyses.contains(&"run 305/analysis.json"), "{analyses:?}");
+    assert!(
+        analyses.contains(&"run 305/runs/compare-base/analysis.json"),
+        "{analyses:?}"
+    );
+    // Each named inside its artifact, never by the temporary folder it was unpacked into.
+    assert!(
+        analyses.iter().all(|a| a.starts_with("run ")),
+        "{analyses:?}"
+    );
+}

@@ -458,7 +458,7 @@ async fn download_and_read(
     doing.set(format!("reading the baseline artifact of {which}"));
     let mut levels = Vec::new();
     let mut claims = 0usize;
-    let unread = load::each(&unpacked, &stop, |recorded, path| {
+    let unread = load::each_under(&unpacked, &stop, |recorded, path| {
         let mut level = RunLevel::read(recorded, &format!("run {}/{path}", run.id));
         level.ci_run_id = Some(run.id);
         level.created_at = run.created_at.clone();

@@ -28,6 +28,10 @@ impl Forge for Gitea {
         self.github.links()
     }
 
+    fn words(&self) -> crate::forge::CiWords {
+        self.github.words()
+    }
+
     fn comment_limit(&self) -> usize {
         self.github.comment_limit()
     }

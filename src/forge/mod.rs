@@ -30,6 +30,7 @@ pub mod history;
 pub mod http;
 pub mod marker;
 pub mod upsert;
+pub mod words;
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
@@ -42,6 +43,7 @@ use crate::compare::RunLevel;
 pub use http::PostError;
 pub use marker::CommentKey;
 pub use upsert::CommentBody;
+pub use words::CiWords;
 
 /// What a forge does for nsys-gate.
 pub trait Forge {
@@ -51,6 +53,9 @@ pub trait Forge {
 
     /// What a report links to.
     fn links(&self) -> Links;
+
+    /// How a report names the CI's runs and inputs ([`words`]).
+    fn words(&self) -> CiWords;
 
     /// The most characters a comment may hold.
     fn comment_limit(&self) -> usize;

@@ -105,6 +105,8 @@ pub struct Links {
     pub commit_prefix: Option<String>,
     /// Paths are shown relative to this folder (the working folder) when inside it.
     pub base_dir: Option<PathBuf>,
+    /// How the report names the CI's runs and inputs: the forge's words, as data.
+    pub words: crate::forge::CiWords,
 }
 
 impl RenderOptions {

@@ -474,3 +474,41 @@ fn the_history_keeps_its_order_whatever_order_the_downloads_finish_in() {
     let most = server.state().most_in_flight;
     assert!((2..=4).contains(&most), "{most} requests under way at once");
 }
+
+/// A GitLab job's report reads GitLab's words: its options (`--baseline auto`,
+/// `--baseline-runs`, `--baseline-job`), pipelines and jobs, the merge request; never the
+/// GitHub action's inputs or workflows. One base run: the noise is unknown, and the report
+/// says how to build a history.
+#[test]
+fn a_gitlab_report_names_gitlabs_options_and_pipelines() {
+    let nsys = require_nsys!("2024.2");
+    let base = analysed("compare-base", &nsys);
+    let head = analysed("compare-head", &nsys);
+    let server = Server::start(TOKEN);
+    let out = gitlab_job(&server)
+        .args(["report", "--run-dir"])
+        .arg(&head.dir)
+        .arg("--baseline")
+        .arg(base.path("analysis.json"))
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let report = std::fs::read_to_string(head.path("report.md")).unwrap();
+    assert!(report.contains("`--baseline auto` then reads the newest pipelines (`--baseline-runs`, the job `--baseline-job`)"), "{report}");
+    assert!(
+        report.contains("in the artifacts of [the job](https://gitlab.example/g/gpu/-/jobs/901) when the job keeps it as an artifact"),
+        "{report}"
+    );
+    for github in [
+        "baseline: auto",
+        "`baseline-runs`",
+        "workflow",
+        "nsys-gate-analysis",
+    ] {
+        assert!(!report.contains(github), "{github:?} in\n{report}");
+    }
+    insta::assert_snapshot!(
+        "gitlab_report_words",
+        crate::compare::redact(&report, &[&base, &head])
+    );
+}

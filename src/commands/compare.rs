@@ -10,7 +10,7 @@ use crate::baseline::{read_paths, PathRuns};
 use crate::cli::CompareArgs;
 use crate::compare::{self, Criteria};
 use crate::files;
-use crate::forge::CiWords;
+use crate::forge::{CiWords, HistoryNote};
 use crate::gate::Ending;
 use crate::interrupt;
 use crate::render::comparison::render_alone;
@@ -29,7 +29,11 @@ pub fn compare(args: &CompareArgs, words: &CiWords) -> anyhow::Result<Ending> {
     let heads = read_side("HEAD", "no current run", std::slice::from_ref(head_path))?;
     interrupt::doing("comparing the runs; nothing was written");
     let source = bases.source();
-    let notes = bases.notes();
+    let notes = bases
+        .notes()
+        .into_iter()
+        .map(HistoryNote::into_text)
+        .collect();
     let settings = Criteria {
         noise_floor_pct: args.noise_floor,
         judged_keys: args.conditions.clone(),

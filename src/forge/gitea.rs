@@ -51,10 +51,10 @@ impl Forge for Gitea {
 
     fn history(&self, request: &HistoryRequest) -> BaseRuns {
         let mut found = BaseRuns::none(request);
-        found.notes.push(format!(
+        found.notes.push(super::HistoryNote::NoBaseline(format!(
             "no baseline: the API at {} is Gitea's or Forgejo's, which has no GitHub Actions artifacts endpoint; pass --baseline PATH with the base branch's analysis.json files instead",
             crate::text::without_userinfo(request.api_url.as_deref().unwrap_or("").trim())
-        ));
+        )));
         found
     }
 

@@ -26,7 +26,7 @@ use futures_util::stream::{self, StreamExt};
 use tokio::sync::Semaphore;
 
 use super::http::{Client, PostError};
-use super::BaseRuns;
+use super::{BaseRuns, HistoryNote};
 use crate::artifact::comparison::CiRunRef;
 use crate::compare::RunLevel;
 use crate::interrupt;
@@ -223,7 +223,10 @@ pub fn run(
     let runtime = match super::http::runtime() {
         Ok(r) => r,
         Err(e) => {
-            found.borrow_mut().notes.push(format!("no baseline: {e}"));
+            found
+                .borrow_mut()
+                .notes
+                .push(HistoryNote::NoBaseline(format!("no baseline: {e}")));
             return;
         }
     };
@@ -238,7 +241,7 @@ pub fn run(
     // of it is left.
     if let Some(Err(note)) = fetched {
         if interrupt::received().is_none() {
-            found.notes.push(note);
+            found.notes.push(HistoryNote::NoBaseline(note));
         }
     }
     if let Some(signal) = interrupt::received() {
@@ -299,19 +302,19 @@ pub(crate) async fn fetch_runs(
         match fetched {
             Fetched::Levels(levels) => found.runs.extend(levels),
             Fetched::Late => late.push(run.id),
-            Fetched::Note(note) => found.notes.push(note),
+            Fetched::Note(note) => found.notes.push(HistoryNote::Partial(note)),
             // The caller says what was stopped.
             Fetched::Interrupted => return,
         }
     }
     if !late.is_empty() {
-        found.notes.push(format!(
+        found.notes.push(HistoryNote::Partial(format!(
             "{} of {} base runs were not fetched before {} (runs {}): the history has the newer ones only",
             late.len(),
             runs.len(),
             deadline.describe(),
             late.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
-        ));
+        )));
     }
 }
 

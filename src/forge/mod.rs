@@ -223,7 +223,31 @@ pub struct HistoryRequest {
 pub struct BaseRuns {
     pub runs: Vec<RunLevel>,
     pub source: BaselineSource,
-    pub notes: Vec<String>,
+    pub notes: Vec<HistoryNote>,
+}
+
+/// A note on the base runs read, typed by what it means for the comparison; its words are
+/// the whole sentence the comparison shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HistoryNote {
+    /// Why there is no baseline at all (`no baseline: …`): the history could not be read.
+    NoBaseline(String),
+    /// Something left out, late or chosen: the base runs read still stand.
+    Partial(String),
+}
+
+impl HistoryNote {
+    /// Whether it says why there is no baseline.
+    pub fn is_no_baseline(&self) -> bool {
+        matches!(self, HistoryNote::NoBaseline(_))
+    }
+
+    /// Its words.
+    pub fn into_text(self) -> String {
+        match self {
+            HistoryNote::NoBaseline(t) | HistoryNote::Partial(t) => t,
+        }
+    }
 }
 
 impl BaseRuns {

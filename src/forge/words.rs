@@ -1,32 +1,12 @@
-//! The words a report uses for the CI's inputs and runs, one set per forge ([`CiWords`]),
-//! handed to the renderer as data: a GitLab user reads `--baseline auto` and pipelines, a
-//! GitHub user the action's `baseline: auto` and workflow runs. The renderer knows no forge.
+//! The words a report uses for the CI's inputs and runs, one set per forge (a
+//! [`CiWords`], the renderer's type), handed to the renderer as data: a GitLab user reads
+//! `--baseline auto` and pipelines, a GitHub user the action's `baseline: auto` and workflow
+//! runs. The renderer knows no forge.
 
-/// How a report names the CI's runs and the inputs that set up the base branch's history.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CiWords {
-    /// One CI run that a history point is: `run` (of a workflow), `pipeline`.
-    pub run: &'static str,
-    /// More than one: `runs`, `pipelines`.
-    pub runs: &'static str,
-    /// Where a history's runs are, after their count and `{runs}`, with `{place}` (the
-    /// workflow's or the job's name, as code) and `{artifact}`: ` of {place}, artifact
-    /// {artifact}`, `, the artifacts of job {place}`.
-    pub runs_place: &'static str,
-    /// How to build the base branch's history, one sentence or two (the report's advice when
-    /// it has none).
-    pub how_to_history: &'static str,
-    /// After a link to the CI run's page: when the analyses are in its artifacts.
-    pub full_data_when: &'static str,
-    /// The CI configuration that renders a pull request's own job's artifact (`post
-    /// --analyses`): `this workflow`.
-    pub this_config: &'static str,
-    /// The change request: `pull request`, `merge request`.
-    pub change_request: &'static str,
-}
+pub use crate::render::CiWords;
 
-/// GitHub Actions' words (Gitea's and Forgejo's runners read the same workflows), and the
-/// words of a report made outside CI.
+/// GitHub Actions' words (Gitea's and Forgejo's runners read the same workflows); also outside
+/// CI, where the forge is GitHub's.
 pub const GITHUB: CiWords = CiWords {
     run: "run",
     runs: "runs",
@@ -47,12 +27,6 @@ pub const GITLAB: CiWords = CiWords {
     this_config: "this pipeline",
     change_request: "merge request",
 };
-
-impl Default for CiWords {
-    fn default() -> Self {
-        GITHUB
-    }
-}
 
 #[cfg(test)]
 mod tests {

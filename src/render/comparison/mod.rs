@@ -23,11 +23,11 @@ use crate::artifact::comparison::{
     BaselineKind, ChangeVerdict, Comparison, Condition, ConditionName, Drift, LeftOut,
     LeftOutReason, Measure, Method, NewestMoved, RangeChanges, RunComparison, RunRef,
 };
-use crate::forge::CiWords;
 use crate::render::chart;
 use crate::render::escape::{self, inline_shortened as esc};
 use crate::render::format::{duration, first_and_more, plural};
 use crate::render::limit::Caps;
+use crate::render::CiWords;
 
 pub use self::words::commit;
 

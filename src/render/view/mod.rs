@@ -68,7 +68,7 @@ pub struct ReportView {
 
 /// [`ReportView::provenance`] of a report rendered from a change request's own job's artifact,
 /// in the forge's words.
-pub fn from_artifact(words: &crate::forge::CiWords) -> String {
+pub fn from_artifact(words: &crate::render::CiWords) -> String {
     let (request, config) = (words.change_request, words.this_config);
     format!("The numbers in this comment come from the {request}'s own job: {config} read that job's artifact (which the {request}'s code wrote) as data and rendered it here, its gate recomputed from the artifact's warnings with {config}'s gate settings.")
 }

@@ -324,6 +324,10 @@ fn refusals_and_missing_tokens_are_said_in_words() {
     assert_status(&out, 2);
     let err = stderr(&out);
     assert!(err.contains("HTTP 403: 403 Forbidden"), "{err}");
+    assert!(
+        err.contains("cannot post the merge-request comment"),
+        "{err}"
+    );
     assert!(err.contains("hint: the token cannot write notes"), "{err}");
     assert!(err.contains("fork"), "{err}");
 

@@ -10,13 +10,16 @@
 //!
 //! - a carriage return is shown as `\r` and any other control character (but line feed and
 //!   tab) as `\u{…}`: in every mode, so a terminal is not spoofed either;
+//! - `##vso[`, which an Azure Pipelines agent acts on anywhere in a line, is shown as
+//!   `##vso\[`, in every mode: an agent may read the log where nsys-gate sees no sign of one (a
+//!   script of an Azure job running it);
 //! - in GitHub Actions, on every line, a leading `::` becomes `:` U+200B `:` and every `##[`
 //!   becomes `#` U+200B `#[` (U+200B, the zero-width space, is not white space to the runner's
 //!   `Trim`, and reads the same).
 //!
 //! Untrusted values embedded in a message are also shown on one line with [`crate::text::shown`] (line
 //! feeds as `\n`), so that they cannot even look like a line of their own. The report is
-//! printed verbatim, inside `::stop-commands::TOKEN` … `::TOKEN::` in Actions
+//! printed verbatim but for `##vso[`, inside `::stop-commands::TOKEN` … `::TOKEN::` in Actions
 //! ([`crate::text::without_commands`]); annotations are the only workflow commands written
 //! on purpose, escaped as the runner reads them by the forge ([`commands`]).
 
@@ -88,13 +91,14 @@ pub fn clear_line() {
     let _ = stderr.write_all(b"\r\x1b[2K").and_then(|()| stderr.flush());
 }
 
-/// Prints the report on standard output as it is; in GitHub Actions between
+/// Prints the report on standard output as it is, but for Azure Pipelines' `##vso[` broken
+/// everywhere ([`crate::text::without_vso`]); in GitHub Actions between
 /// `::stop-commands::TOKEN` and `::TOKEN::`, so that nothing in it is run.
 pub fn report(text: &str) -> std::io::Result<()> {
     let text = if in_actions() {
         Cow::Owned(crate::text::without_commands(text))
     } else {
-        Cow::Borrowed(text)
+        crate::text::without_vso(text)
     };
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(text.as_bytes())?;
@@ -102,12 +106,13 @@ pub fn report(text: &str) -> std::io::Result<()> {
 }
 
 /// Prints workflow commands on standard output: the annotations nsys-gate issues on purpose,
-/// one line each, escaped by the forge as its runner reads them.
+/// one line each, escaped by the forge as its runner reads them (and `##vso[` broken, as
+/// everywhere).
 pub fn commands(lines: &[String]) -> std::io::Result<()> {
     let mut text = String::new();
     for line in lines {
         debug_assert!(!line.contains(['\r', '\n']), "{line:?}");
-        text.push_str(line);
+        text.push_str(&crate::text::without_vso(line));
         text.push('\n');
     }
     let mut stdout = std::io::stdout().lock();
@@ -118,14 +123,14 @@ pub fn commands(lines: &[String]) -> std::io::Result<()> {
 /// A command-line error, `--help` or `--version` from clap: printed as clap prints it, through
 /// [`inert`] in GitHub Actions; then exits with clap's status.
 pub fn clap_exit(error: &clap::Error) -> ! {
-    if !in_actions() {
+    let text = error.render().to_string();
+    if !in_actions() && matches!(crate::text::without_vso(&text), Cow::Borrowed(_)) {
         error.exit()
     }
-    let text = error.render().to_string();
     if error.use_stderr() {
         message(&text);
     } else {
-        let mut out = inert(text.strip_suffix('\n').unwrap_or(&text), true);
+        let mut out = inert(text.strip_suffix('\n').unwrap_or(&text), in_actions());
         out.push('\n');
         let mut stdout = std::io::stdout().lock();
         let _ = stdout

@@ -6,6 +6,7 @@
 //!   one line: line feed as `\n`, carriage return as `\r`, other control characters and the
 //!   Unicode line and paragraph separators as `\u{…}`;
 //! - [`inert`]: a whole message made safe to print where a runner reads it (see there);
+//! - [`without_vso`]: Azure Pipelines' logging commands broken, on every platform;
 //! - [`shorten`]: at most so many characters, `…` at the end when cut;
 //! - [`without_commands`]: text printed where the runner reads it, wrapped so that nothing in
 //!   it is a workflow command (with a [`random_token`]);
@@ -117,6 +118,7 @@ fn push_visible(out: &mut String, c: char) {
 /// - control characters but line feed and tab are made visible (a carriage return as `\r`,
 ///   others as `\u{…}`), in every mode, so that a terminal is not spoofed either; the only
 ///   line breaks left are the line feeds, each one a line of the message;
+/// - in every mode, Azure Pipelines' `##vso[` is broken ([`without_vso`]);
 /// - with `actions`, on every line, a leading `::` (after white space or an invisible
 ///   character) becomes `:` [`ZWSP`] `:` and every `##[` becomes `#` [`ZWSP`] `#[`. The
 ///   zero-width space is not white space to the runner's `Trim`, and reads the same.
@@ -125,6 +127,7 @@ pub fn inert(text: &str, actions: bool) -> String {
     for c in text.chars() {
         push_visible(&mut visible, c);
     }
+    let visible = without_vso(&visible).into_owned();
     if !actions {
         return visible;
     }
@@ -156,6 +159,65 @@ fn is_invisible(c: char) -> bool {
         c,
         '\u{180E}' | '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}'
     )
+}
+
+/// Characters that .NET's culture-sensitive `IndexOf` skips on Linux (ICU's ignorables:
+/// format characters, the soft hyphen, variation selectors…), as an older Azure Pipelines agent
+/// compares.
+fn is_ignorable(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{061C}'
+            | '\u{115F}'
+            | '\u{1160}'
+            | '\u{17B4}'
+            | '\u{17B5}'
+            | '\u{180B}'..='\u{180F}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{3164}'
+            | '\u{FE00}'..='\u{FE0F}'
+            | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{FFF0}'..='\u{FFF8}'
+    )
+}
+
+/// `text` with every Azure Pipelines logging command (`##vso[`, which the agent acts on
+/// anywhere in a line, on standard output and standard error) broken: a `\` before the `[`,
+/// so it reads `##vso\[`. The prefix is found in any case and across characters that show
+/// nothing (an older agent compares with ICU, which skips them). Done on every platform: a
+/// log may be read by an agent nsys-gate cannot see. Unchanged (borrowed) when there is none.
+pub fn without_vso(text: &str) -> Cow<'_, str> {
+    const PREFIX: [char; 5] = ['#', '#', 'v', 's', 'o'];
+    if !text.contains('[') {
+        return Cow::Borrowed(text);
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let is_command = |at: usize| {
+        let mut before = chars[..at].iter().rev().filter(|c| !is_ignorable(**c));
+        PREFIX
+            .iter()
+            .rev()
+            .all(|p| before.next().is_some_and(|c| c.eq_ignore_ascii_case(p)))
+    };
+    let at: Vec<usize> = (0..chars.len())
+        .filter(|&i| chars[i] == '[' && is_command(i))
+        .collect();
+    if at.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + at.len());
+    for (i, c) in chars.iter().enumerate() {
+        if at.binary_search(&i).is_ok() {
+            out.push('\\');
+        }
+        out.push(*c);
+    }
+    Cow::Owned(out)
 }
 
 /// A random token for delimiters and `stop-commands`: SHA-256 of 16 bytes of the system's
@@ -197,7 +259,7 @@ pub fn without_commands(text: &str) -> String {
     while lower.contains(&token) {
         token = random_token();
     }
-    let mut out = format!("::stop-commands::{token}\n{text}");
+    let mut out = format!("::stop-commands::{token}\n{}", without_vso(text));
     if !out.ends_with('\n') {
         out.push('\n');
     }
@@ -252,6 +314,42 @@ mod tests {
                 assert!(!runner_sees_command(line), "{text:?} -> {line:?}");
             }
         }
+    }
+
+    /// The agent's reading: `##vso[` anywhere (ordinally, or skipping what ICU ignores) and a
+    /// later `]`.
+    fn agent_sees_command(line: &str) -> bool {
+        let kept: String = line.chars().filter(|c| !is_ignorable(*c)).collect();
+        kept.to_ascii_lowercase()
+            .find("##vso[")
+            .is_some_and(|at| kept[at..].contains(']'))
+    }
+
+    #[test]
+    fn no_azure_command_passes_on_any_platform() {
+        let hostile = [
+            "##vso[task.setvariable variable=x]y",
+            "a ##vso[task.setvariable variable=x]y ##vso[task.complete result=Failed]z",
+            "a ##VSO[task.logissue type=error]x",
+            "#\u{200B}#vso\u{AD}[task.setvariable variable=x]y",
+            "###vso[[x]",
+        ];
+        for text in hostile {
+            for actions in [false, true] {
+                let out = inert(text, actions);
+                assert!(!agent_sees_command(&out), "{text:?} -> {out:?}");
+            }
+            assert!(!agent_sees_command(&without_commands(text)), "{text:?}");
+            assert!(!agent_sees_command(&without_vso(text)), "{text:?}");
+        }
+        assert_eq!(
+            inert("##vso[task.setvariable variable=x]y", false),
+            "##vso\\[task.setvariable variable=x]y"
+        );
+        assert_eq!(
+            without_vso("a [b] #vso[ vso["),
+            Cow::Borrowed("a [b] #vso[ vso[")
+        );
     }
 
     #[test]

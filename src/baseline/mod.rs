@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use crate::artifact::comparison::{BaselineKind, BaselineSource, Comparison};
 use crate::compare::{self, Criteria, RunLevel};
-use crate::forge::{Forge, HistoryRequest};
+use crate::forge::{Forge, HistoryNote, HistoryRequest};
 use crate::load;
 use crate::outcome::RunOutcome;
 use crate::say::say;
@@ -47,9 +47,12 @@ pub fn comparison(request: &Request, outcomes: &[RunOutcome], forge: &dyn Forge)
             (read.runs, source, notes)
         }
     };
-    if bases.is_empty() && !notes.iter().any(|n| n.starts_with("no baseline")) {
-        notes.push("no baseline: no base run could be read".to_owned());
+    if bases.is_empty() && !notes.iter().any(HistoryNote::is_no_baseline) {
+        notes.push(HistoryNote::NoBaseline(
+            "no baseline: no base run could be read".to_owned(),
+        ));
     }
+    let notes = notes.into_iter().map(HistoryNote::into_text).collect();
     let comparison = compare::compare(&heads, &bases, source, notes, request.criteria.clone());
     if crate::interrupt::received().is_some() {
         // Stopped (and said so) while the history was fetched: the command ends here.
@@ -118,13 +121,17 @@ impl PathRuns {
 
     /// The comparison's notes on what could not be read: why there is no baseline when
     /// nothing was, otherwise one note per path or file left out.
-    pub fn notes(&self) -> Vec<String> {
-        let lead = if self.runs.is_empty() {
-            "no baseline"
-        } else {
-            "a base run could not be read"
-        };
-        self.unread.iter().map(|u| format!("{lead}: {u}")).collect()
+    pub fn notes(&self) -> Vec<HistoryNote> {
+        self.unread
+            .iter()
+            .map(|u| {
+                if self.runs.is_empty() {
+                    HistoryNote::NoBaseline(format!("no baseline: {u}"))
+                } else {
+                    HistoryNote::Partial(format!("a base run could not be read: {u}"))
+                }
+            })
+            .collect()
     }
 }
 
@@ -148,4 +155,21 @@ pub fn read_paths(paths: &[PathBuf]) -> PathRuns {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether a note says there is no baseline is its type, not its words.
+    #[test]
+    fn an_unreadable_path_is_a_typed_no_baseline_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let read = read_paths(&[dir.path().join("none")]);
+        let notes = read.notes();
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].is_no_baseline(), "{notes:?}");
+        assert!(notes[0].clone().into_text().starts_with("no baseline: "));
+        assert!(!HistoryNote::Partial("no baseline lookalike".to_owned()).is_no_baseline());
+    }
 }

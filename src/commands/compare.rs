@@ -10,13 +10,15 @@ use crate::baseline::{read_paths, PathRuns};
 use crate::cli::CompareArgs;
 use crate::compare::{self, Criteria};
 use crate::files;
+use crate::forge::{CiWords, HistoryNote};
 use crate::gate::Ending;
 use crate::interrupt;
 use crate::render::comparison::render_alone;
 use crate::say::{self, say};
 use crate::text::{shown, shown_path};
 
-pub fn compare(args: &CompareArgs) -> anyhow::Result<Ending> {
+/// `words`: the forge's, for the advice on a history.
+pub fn compare(args: &CompareArgs, words: &CiWords) -> anyhow::Result<Ending> {
     let (head_path, base_paths) = args
         .paths
         .split_last()
@@ -27,7 +29,11 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Ending> {
     let heads = read_side("HEAD", "no current run", std::slice::from_ref(head_path))?;
     interrupt::doing("comparing the runs; nothing was written");
     let source = bases.source();
-    let notes = bases.notes();
+    let notes = bases
+        .notes()
+        .into_iter()
+        .map(HistoryNote::into_text)
+        .collect();
     let settings = Criteria {
         noise_floor_pct: args.noise_floor,
         judged_keys: args.conditions.clone(),
@@ -44,7 +50,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<Ending> {
     let text = if json_to_stdout {
         String::from_utf8(comparison.to_json()).expect("JSON is UTF-8")
     } else {
-        render_alone(&comparison, usize::from(args.top))?
+        render_alone(&comparison, usize::from(args.top), words)?
     };
     say::report(&text).context("cannot write to standard output")?;
     Ok(Ending::Done)

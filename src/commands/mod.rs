@@ -134,7 +134,7 @@ pub fn execute(cli: Cli, context: &Context) -> ExitCode {
         Command::Report(args) => report::report(&args, forge),
         Command::Run(args) => run::run(&args, context, forge),
         Command::Post(args) => post::post(&args, forge),
-        Command::Compare(args) => compare::compare(&args),
+        Command::Compare(args) => compare::compare(&args, &forge.words()),
     };
     // A panic is a bug: said in one line by the panic hook (`say::install_panic_hook`), and the
     // command fails with the contract's error status (2), not Rust's 101.
@@ -245,6 +245,7 @@ fn links(forge: &dyn Forge) -> crate::render::Links {
         run_label: run_label.unwrap_or_default(),
         commit_prefix: links.commit_prefix,
         base_dir: std::env::current_dir().ok(),
+        words: forge.words(),
     }
 }
 

@@ -28,6 +28,10 @@ impl Forge for Gitea {
         self.github.links()
     }
 
+    fn words(&self) -> crate::forge::CiWords {
+        self.github.words()
+    }
+
     fn comment_limit(&self) -> usize {
         self.github.comment_limit()
     }
@@ -48,10 +52,10 @@ impl Forge for Gitea {
     fn history(&self, request: &HistoryRequest) -> BaseRuns {
         let request = &self.github.history_request(request);
         let mut found = BaseRuns::none(request);
-        found.notes.push(format!(
+        found.notes.push(super::HistoryNote::NoBaseline(format!(
             "no baseline: the API at {} is Gitea's or Forgejo's, which has no GitHub Actions artifacts endpoint; pass --baseline PATH with the base branch's analysis.json files instead",
             crate::text::without_userinfo(request.api_url.as_deref().unwrap_or("").trim())
-        ));
+        )));
         found
     }
 

@@ -30,6 +30,7 @@ pub mod history;
 pub mod http;
 pub mod marker;
 pub mod upsert;
+pub mod words;
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
@@ -42,6 +43,7 @@ use crate::compare::RunLevel;
 pub use http::PostError;
 pub use marker::CommentKey;
 pub use upsert::CommentBody;
+pub use words::CiWords;
 
 /// What a forge does for nsys-gate.
 pub trait Forge {
@@ -51,6 +53,9 @@ pub trait Forge {
 
     /// What a report links to.
     fn links(&self) -> Links;
+
+    /// How a report names the CI's runs and inputs ([`words`]).
+    fn words(&self) -> CiWords;
 
     /// The most characters a comment may hold.
     fn comment_limit(&self) -> usize;
@@ -226,7 +231,31 @@ pub struct HistoryRequest {
 pub struct BaseRuns {
     pub runs: Vec<RunLevel>,
     pub source: BaselineSource,
-    pub notes: Vec<String>,
+    pub notes: Vec<HistoryNote>,
+}
+
+/// A note on the base runs read, typed by what it means for the comparison; its words are
+/// the whole sentence the comparison shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HistoryNote {
+    /// Why there is no baseline at all (`no baseline: …`): the history could not be read.
+    NoBaseline(String),
+    /// Something left out, late or chosen: the base runs read still stand.
+    Partial(String),
+}
+
+impl HistoryNote {
+    /// Whether it says why there is no baseline.
+    pub fn is_no_baseline(&self) -> bool {
+        matches!(self, HistoryNote::NoBaseline(_))
+    }
+
+    /// Its words.
+    pub fn into_text(self) -> String {
+        match self {
+            HistoryNote::NoBaseline(t) | HistoryNote::Partial(t) => t,
+        }
+    }
 }
 
 impl BaseRuns {
@@ -274,4 +303,88 @@ pub struct StepResults<'a> {
     pub annotations: Vec<Annotation>,
     /// Step outputs, by name.
     pub outputs: Vec<(&'static str, String)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// What names one CI platform: its variables and its API's paths.
+    const DIALECT: &[&str] = &[
+        "GITHUB_",
+        "GITLAB_",
+        "CI_",
+        "GITEA_",
+        "FORGEJO_",
+        "/actions/",
+        "/merge_requests",
+        "/api/v4",
+    ];
+
+    /// Files outside `forge/` that may name them: the command line's help text (which names
+    /// the variables an option defaults to) and the list of credential names kept out of
+    /// analysis.json.
+    const ALLOWED: &[&str] = &["cli.rs", "trace_env.rs"];
+
+    /// The lines of code of `text` (numbered from 1, trimmed) that name a CI platform's
+    /// variable or API path; comments and a module of tests (which comes last) aside.
+    fn dialect_lines(text: &str) -> Vec<(usize, &str)> {
+        let mut found = Vec::new();
+        let mut lines = text.lines().enumerate().peekable();
+        while let Some((n, line)) = lines.next() {
+            let code = line.trim_start();
+            if code == "#[cfg(test)]"
+                && lines
+                    .peek()
+                    .is_some_and(|(_, next)| next.trim_start().starts_with("mod "))
+            {
+                break;
+            }
+            if !code.starts_with("//") && DIALECT.iter().any(|d| code.contains(d)) {
+                found.push((n + 1, code));
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn the_scan_finds_code_not_comments_or_tests() {
+        let text = "//! Reads GITHUB_RUN_ID.\nlet a = vars.text(\"CI_JOB_URL\");\n    /// `/api/v4`\nlet url = format!(\"{api}/projects/{id}/merge_requests\");\n#[cfg(test)]\nmod tests {\n    const X: &str = \"GITLAB_CI\";\n}\n";
+        let found: Vec<usize> = dialect_lines(text).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(found, [2, 4]);
+    }
+
+    /// Every CI platform's dialect is in `forge/`: no code elsewhere names a CI variable or an
+    /// API path (tests and comments aside), so that another platform touches `forge/` and one
+    /// line of [`super::detect`].
+    #[test]
+    fn no_ci_dialect_outside_the_forge() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut stray = Vec::new();
+        let mut files = vec![src.clone()];
+        while let Some(path) = files.pop() {
+            if path.is_dir() {
+                if path != src.join("forge") {
+                    for entry in std::fs::read_dir(&path).unwrap() {
+                        files.push(entry.unwrap().path());
+                    }
+                }
+                continue;
+            }
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let allowed = path.parent() == Some(src.as_path()) && ALLOWED.contains(&name);
+            if !name.ends_with(".rs") || name == "tests.rs" || allowed {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (n, code) in dialect_lines(&text) {
+                stray.push(format!("{}:{n}: {code}", path.display()));
+            }
+        }
+        assert!(
+            stray.is_empty(),
+            "a CI platform's variables and API paths belong in src/forge/:\n{}",
+            stray.join("\n")
+        );
+    }
 }

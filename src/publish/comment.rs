@@ -61,7 +61,10 @@ impl Rendered<'_> {
 
 /// Prints why posting failed, with the forge's hint when the token may not write (a fork).
 pub fn print_post_failure(level: &str, err: &PostError, forge: &dyn Forge) {
-    let mut text = format!("nsys-gate: {level}: cannot post the pull-request comment: {err}");
+    let mut text = format!(
+        "nsys-gate: {level}: cannot post the {} comment: {err}",
+        forge.words().change_request.replace(' ', "-")
+    );
     if err.is_no_access() {
         text.push_str("\n  hint: ");
         text.push_str(forge.access_hint());

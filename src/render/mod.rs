@@ -105,6 +105,46 @@ pub struct Links {
     pub commit_prefix: Option<String>,
     /// Paths are shown relative to this folder (the working folder) when inside it.
     pub base_dir: Option<PathBuf>,
+    /// How the report names the CI's runs and inputs: the forge's words, as data.
+    pub words: CiWords,
+}
+
+/// How a report names the CI's runs and the inputs that set up the base branch's history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CiWords {
+    /// One CI run that a history point is: `run` (of a workflow), `pipeline`.
+    pub run: &'static str,
+    /// More than one: `runs`, `pipelines`.
+    pub runs: &'static str,
+    /// Where a history's runs are, after their count and `{runs}`, with `{place}` (the
+    /// workflow's or the job's name, as code) and `{artifact}`: ` of {place}, artifact
+    /// {artifact}`, `, the artifacts of job {place}`.
+    pub runs_place: &'static str,
+    /// How to build the base branch's history, one sentence or two (the report's advice when
+    /// it has none).
+    pub how_to_history: &'static str,
+    /// After a link to the CI run's page: when the analyses are in its artifacts.
+    pub full_data_when: &'static str,
+    /// The CI configuration that renders a pull request's own job's artifact (`post
+    /// --analyses`): `this workflow`.
+    pub this_config: &'static str,
+    /// The change request: `pull request`, `merge request`.
+    pub change_request: &'static str,
+}
+
+/// Words that name no CI platform (the forge gives its own, `crate::forge::words`).
+impl Default for CiWords {
+    fn default() -> Self {
+        CiWords {
+            run: "run",
+            runs: "runs",
+            runs_place: " of {place}, artifact {artifact}",
+            how_to_history: "To know the run-to-run noise: compare with several runs of the base branch (see the README's \"Comparing with the base branch\").",
+            full_data_when: "when the CI keeps it",
+            this_config: "this job",
+            change_request: "change request",
+        }
+    }
 }
 
 impl RenderOptions {

@@ -324,6 +324,10 @@ fn refusals_and_missing_tokens_are_said_in_words() {
     assert_status(&out, 2);
     let err = stderr(&out);
     assert!(err.contains("HTTP 403: 403 Forbidden"), "{err}");
+    assert!(
+        err.contains("cannot post the merge-request comment"),
+        "{err}"
+    );
     assert!(err.contains("hint: the token cannot write notes"), "{err}");
     assert!(err.contains("fork"), "{err}");
 
@@ -621,5 +625,43 @@ fn an_artifact_with_an_analysis_at_its_root_is_read_whole() {
     assert!(
         analyses.iter().all(|a| a.starts_with("run ")),
         "{analyses:?}"
+    );
+}
+
+/// A GitLab job's report reads GitLab's words: its options (`--baseline auto`,
+/// `--baseline-runs`, `--baseline-job`), pipelines and jobs, the merge request; never the
+/// GitHub action's inputs or workflows. One base run: the noise is unknown, and the report
+/// says how to build a history.
+#[test]
+fn a_gitlab_report_names_gitlabs_options_and_pipelines() {
+    let nsys = require_nsys!("2024.2");
+    let base = analysed("compare-base", &nsys);
+    let head = analysed("compare-head", &nsys);
+    let server = Server::start(TOKEN);
+    let out = gitlab_job(&server)
+        .args(["report", "--run-dir"])
+        .arg(&head.dir)
+        .arg("--baseline")
+        .arg(base.path("analysis.json"))
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let report = std::fs::read_to_string(head.path("report.md")).unwrap();
+    assert!(report.contains("`--baseline auto` then reads the newest pipelines (`--baseline-runs`, the job `--baseline-job`)"), "{report}");
+    assert!(
+        report.contains("in the artifacts of [the job](https://gitlab.example/g/gpu/-/jobs/901) when the job keeps it as an artifact"),
+        "{report}"
+    );
+    for github in [
+        "baseline: auto",
+        "`baseline-runs`",
+        "workflow",
+        "nsys-gate-analysis",
+    ] {
+        assert!(!report.contains(github), "{github:?} in\n{report}");
+    }
+    insta::assert_snapshot!(
+        "gitlab_report_words",
+        crate::compare::redact(&report, &[&base, &head])
     );
 }

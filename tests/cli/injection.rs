@@ -1,4 +1,5 @@
-//! Workflow commands smuggled through what nsys-gate prints inside GitHub Actions.
+//! Workflow commands smuggled through what nsys-gate prints inside GitHub Actions, and Azure
+//! Pipelines' `##vso[` logging commands on every platform.
 //!
 //! The runner reads a step's standard output and standard error line by line (a line ends at
 //! `\n`, `\r\n` or a lone `\r`) and runs a line as a workflow command when, after leading white
@@ -189,6 +190,7 @@ fn assert_inert(out: &Output) {
         );
     }
     assert_eq!(token, None, "the report's block was not closed\n{}", show());
+    assert_no_vso(out);
 }
 
 /// `nsys-gate run --no-post` inside GitHub Actions (a step summary and an output file).
@@ -362,6 +364,69 @@ fn a_command_line_error_quoting_a_hostile_value_issues_no_command() {
     assert_shown(&out, "--nsys-timeout");
 }
 
+/// The Azure Pipelines agent's reading of a line: `##vso[` anywhere (ordinally, or skipping
+/// what ICU ignores, as an older agent's culture-sensitive `IndexOf` does) and a later `]`
+/// (microsoft/azure-pipelines-agent `Command.TryParse`). The prefix is looked for in any case.
+fn vso_command_in(line: &str) -> bool {
+    let units: Vec<u16> = line.to_ascii_lowercase().encode_utf16().collect();
+    [false, true].into_iter().any(|icu| {
+        index_of(&units, "##vso[", 0, icu).is_some_and(|at| units[at..].contains(&u16::from(b']')))
+    })
+}
+
+/// No line of either stream holds an Azure Pipelines logging command, the report's included.
+#[track_caller]
+fn assert_no_vso(out: &Output) {
+    for stream in [&out.stdout, &out.stderr] {
+        let text = String::from_utf8_lossy(stream);
+        for line in runner_lines(&text) {
+            assert!(
+                !vso_command_in(line),
+                "line {line:?}\n--- stdout\n{}\n--- stderr\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}
+
+/// A range name holding Azure's `##vso[` and GitHub's `::error::` reaches no log as a command:
+/// in GitHub Actions (neither is one), in GitLab CI and outside CI (no `##vso[`; GitHub's
+/// commands mean nothing there and are shown as written).
+#[test]
+fn a_range_name_holding_azure_and_github_commands_issues_none_on_any_platform() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("clean");
+    run.edit_manifest(
+        "capture_range: profile-target",
+        r###"capture_range: "##vso[task.setvariable variable=x]y\n::error::z""###,
+    );
+    let out = run_in_actions(&run, Some(&nsys), &[]);
+    assert_status(&out, 1);
+    assert_inert(&out);
+    assert_no_vso(&out);
+    assert_shown(&out, r"`##vso\[task.setvariable variable=x]y\n::error::z`");
+    for ci in [&[("GITLAB_CI", "true"), ("CI", "true")][..], &[]] {
+        let out = bin()
+            .args(["run", "--no-post", "--nsys"])
+            .arg(&nsys)
+            .arg("--run-dir")
+            .arg(&run.dir)
+            .env_remove("GITHUB_ACTIONS")
+            .envs(ci.iter().copied())
+            .output()
+            .unwrap();
+        assert_status(&out, 1);
+        assert_no_vso(&out);
+        assert_shown(&out, r"`##vso\[task.setvariable variable=x]y\n::error::z`");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("##vso\\["),
+            "the report names the range, broken: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
+
 /// The checker itself: it catches what the runner would run, the ICU readings included.
 #[test]
 fn the_checker_reads_commands_as_the_runner_does() {
@@ -385,4 +450,7 @@ fn the_checker_reads_commands_as_the_runner_does() {
         "::error title=nsys-gate%3A x (fails the job)::m%0A::y"
     ));
     assert!(!is_own_annotation("::error title=nsys-gate: x::m"));
+    assert!(vso_command_in("a ##vso[task.setvariable variable=x]y"));
+    assert!(vso_command_in("#\u{200B}#VSO[task.complete]"));
+    assert!(!vso_command_in("##vso\\[task.setvariable variable=x]y"));
 }

@@ -109,6 +109,10 @@ impl Forge for GitHub {
         }
     }
 
+    fn words(&self) -> crate::forge::CiWords {
+        crate::forge::words::GITHUB
+    }
+
     fn comment_limit(&self) -> usize {
         COMMENT_CHARS
     }

@@ -27,7 +27,7 @@ use super::repo::Repo;
 use crate::artifact::comparison::WorkflowRunRef;
 use crate::forge::history::{self, Doing, ListedRun, Locate, Located, MAX_RUNS};
 use crate::forge::http::{Client, ClientConfig, PostError, Token};
-use crate::forge::{BaseRuns, HistoryRequest};
+use crate::forge::{BaseRuns, HistoryNote, HistoryRequest};
 
 /// How many newer runs are looked through for the base commit's run before the newest runs
 /// are taken instead.
@@ -54,7 +54,7 @@ pub fn load(request: &HistoryRequest, env: &Environment) -> BaseRuns {
     let plan = match plan(request, env) {
         Ok(plan) => plan,
         Err(note) => {
-            found.borrow_mut().notes.push(note);
+            found.borrow_mut().notes.push(HistoryNote::NoBaseline(note));
             return found.into_inner();
         }
     };
@@ -343,10 +343,10 @@ async fn chosen_on_branch(
         Ok(on) => on,
         Err(e) => {
             let mut found = found.borrow_mut();
-            found.notes.extend(note);
-            found.notes.push(format!(
+            found.notes.extend(note.map(HistoryNote::Partial));
+            found.notes.push(HistoryNote::Partial(format!(
                 "the base runs' commits could not be checked against branch `{branch}` ({e}): they are kept, though a run of a tag named `{branch}` would pass as the branch's (the check lists the branch's commits, which needs `permissions: contents: read`)"
-            ));
+            )));
             return runs;
         }
     };
@@ -372,14 +372,17 @@ async fn chosen_on_branch(
             .iter()
             .map(|r| format!("{} ({})", r.id, short(&r.head_sha)))
             .collect();
-        found.borrow_mut().notes.push(format!(
+        found.borrow_mut().notes.push(HistoryNote::Partial(format!(
             "left out of the history: workflow {} {} ran on `push` with `head_branch: {branch}`, but {} not among the newest commits of branch `{branch}` (a tag or another ref named like the branch?)",
             if refused.len() == 1 { "run" } else { "runs" },
             crate::text::shorten(&named.join(", "), 400),
             if refused.len() == 1 { "its commit is" } else { "their commits are" },
-        ));
+        )));
     }
-    found.borrow_mut().notes.extend(note);
+    found
+        .borrow_mut()
+        .notes
+        .extend(note.map(HistoryNote::Partial));
     runs
 }
 

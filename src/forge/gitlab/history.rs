@@ -21,7 +21,7 @@ use super::api::{self, Pipeline};
 use super::{GitLab, AUTH};
 use crate::forge::history::{self, Doing, ListedRun, Locate, Located, MAX_RUNS};
 use crate::forge::http::{Client, ClientConfig, PostError};
-use crate::forge::{BaseRuns, HistoryRequest};
+use crate::forge::{BaseRuns, HistoryNote, HistoryRequest};
 
 /// How many newer pipelines are looked through for the base commit's pipeline before the
 /// newest are taken instead.
@@ -45,7 +45,7 @@ pub fn load(gitlab: &GitLab, request: &HistoryRequest) -> BaseRuns {
     let plan = match plan(gitlab, request) {
         Ok(plan) => plan,
         Err(note) => {
-            found.borrow_mut().notes.push(note);
+            found.borrow_mut().notes.push(HistoryNote::NoBaseline(note));
             return found.into_inner();
         }
     };
@@ -159,7 +159,10 @@ async fn fetch(
         (base_sha, wanted),
         ("pipeline", "the merge request's"),
     );
-    found.borrow_mut().notes.extend(note);
+    found
+        .borrow_mut()
+        .notes
+        .extend(note.map(HistoryNote::Partial));
     if pipelines.is_empty() {
         return Err(format!(
             "no baseline: no successful push pipeline on branch `{}` (the target branch's pipelines must run job `{}` on push and keep its analysis.json files as artifacts)",

@@ -229,6 +229,10 @@ impl Forge for GitLab {
         }
     }
 
+    fn words(&self) -> crate::forge::CiWords {
+        crate::forge::words::GITLAB
+    }
+
     fn comment_limit(&self) -> usize {
         COMMENT_CHARS
     }

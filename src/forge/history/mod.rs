@@ -29,7 +29,7 @@ mod places;
 
 use self::places::{Places, Step};
 use super::http::{Client, PostError};
-use super::BaseRuns;
+use super::{BaseRuns, HistoryNote};
 use crate::artifact::comparison::CiRunRef;
 use crate::compare::RunLevel;
 use crate::interrupt;
@@ -242,7 +242,10 @@ pub fn run(
     let runtime = match super::http::runtime() {
         Ok(r) => r,
         Err(e) => {
-            found.borrow_mut().notes.push(format!("no baseline: {e}"));
+            found
+                .borrow_mut()
+                .notes
+                .push(HistoryNote::NoBaseline(format!("no baseline: {e}")));
             return;
         }
     };
@@ -257,7 +260,7 @@ pub fn run(
     // of it is left.
     if let Some(Err(note)) = fetched {
         if interrupt::received().is_none() {
-            found.notes.push(note);
+            found.notes.push(HistoryNote::NoBaseline(note));
         }
     }
     if let Some(signal) = interrupt::received() {
@@ -320,22 +323,24 @@ pub(crate) async fn fetch_runs(
         match fetched {
             Fetched::Levels(levels, notes) => {
                 found.runs.extend(levels);
-                found.notes.extend(notes);
+                found
+                    .notes
+                    .extend(notes.into_iter().map(HistoryNote::Partial));
             }
             Fetched::Late => late.push(run.id),
-            Fetched::Note(note) => found.notes.push(note),
+            Fetched::Note(note) => found.notes.push(HistoryNote::Partial(note)),
             // The caller says what was stopped.
             Fetched::Interrupted => return,
         }
     }
     if !late.is_empty() {
-        found.notes.push(format!(
+        found.notes.push(HistoryNote::Partial(format!(
             "{} of {} base runs were not fetched before {} (runs {}): the history has the newer ones only",
             late.len(),
             runs.len(),
             deadline.describe(),
             late.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
-        ));
+        )));
     }
 }
 

@@ -27,6 +27,7 @@ use crate::render::chart;
 use crate::render::escape::{self, inline_shortened as esc};
 use crate::render::format::{duration, first_and_more, plural};
 use crate::render::limit::Caps;
+use crate::render::CiWords;
 
 pub use self::words::commit;
 
@@ -106,7 +107,7 @@ pub struct RunComparisonView {
 }
 
 /// The whole comparison's view.
-pub fn overall(c: &Comparison, caps: &Caps) -> ComparisonView {
+pub fn overall(c: &Comparison, caps: &Caps, words: &CiWords) -> ComparisonView {
     let mut unmatched: Vec<String> = c
         .unmatched_head
         .iter()
@@ -140,7 +141,7 @@ pub fn overall(c: &Comparison, caps: &Caps) -> ComparisonView {
                 .any(|m| m.verdict == Some(ChangeVerdict::NoiseUnknown))
         });
     ComparisonView {
-        source: source(c, caps),
+        source: source(c, caps, words),
         method: format!(
             "`slower` or `faster` only when the head lies outside where a run of unchanged code lands (a 95 % prediction interval from the base runs, one point per CI run: Student t over the logarithms of each run's median, outliers left out, level shifts, drift and runners accounted for), and by {} or more; the measures share that 5 %, the ranges, kernels and copies their own {} (a false-discovery rate); with fewer than {} base runs of the head's conditions the run-to-run noise is unknown.",
             pct(c.method.noise_floor_pct),
@@ -159,9 +160,7 @@ pub fn overall(c: &Comparison, caps: &Caps) -> ComparisonView {
             .map(|n| escape::message(n, caps.message_chars))
             .collect(),
         unmatched,
-        how_to_history: lacks_history.then(|| {
-            "To know the run-to-run noise: run the profiling workflow on every push to the base branch and upload its analysis.json files as `nsys-gate-analysis`; `baseline: auto` then reads the newest runs (`baseline-runs`). See the README's \"Comparing with the base branch\".".to_owned()
-        }),
+        how_to_history: lacks_history.then(|| words.how_to_history.to_owned()),
     }
 }
 
@@ -284,7 +283,7 @@ fn run_name(r: &RunRef, caps: &Caps) -> String {
     name
 }
 
-fn source(c: &Comparison, caps: &Caps) -> String {
+fn source(c: &Comparison, caps: &Caps, words: &CiWords) -> String {
     let b = &c.baseline;
     match b.kind {
         BaselineKind::Path => format!(
@@ -293,22 +292,20 @@ fn source(c: &Comparison, caps: &Caps) -> String {
         ),
         BaselineKind::Auto => {
             let runs = b.ci_runs.len();
-            let plural = |one: &'static str, many: &'static str| if runs == 1 { one } else { many };
-            match (&b.branch, &b.workflow, &b.job) {
-                (Some(branch), Some(workflow), _) => format!(
-                    "the base branch {}: its {} newest successful push {} of {}, artifact {}",
+            // The workflow on GitHub, the job on GitLab: whichever the history was read from.
+            match (&b.branch, b.workflow.as_ref().or(b.job.as_ref())) {
+                (Some(branch), Some(place)) => format!(
+                    "the base branch {}: its {} newest successful push {}{}",
                     escape::code(branch),
                     runs,
-                    plural("run", "runs"),
-                    escape::code(workflow),
-                    escape::code(b.artifact.as_deref().unwrap_or("?"))
-                ),
-                (Some(branch), None, Some(job)) => format!(
-                    "the base branch {}: its {} newest successful push {}, the artifacts of job {}",
-                    escape::code(branch),
-                    runs,
-                    plural("pipeline", "pipelines"),
-                    escape::code(job)
+                    if runs == 1 { words.run } else { words.runs },
+                    words
+                        .runs_place
+                        .replace("{place}", &escape::code(place))
+                        .replace(
+                            "{artifact}",
+                            &escape::code(b.artifact.as_deref().unwrap_or("?"))
+                        )
                 ),
                 _ => "the base branch's artifacts (not found)".to_owned(),
             }
@@ -878,7 +875,11 @@ struct AloneRun {
 }
 
 /// The comparison alone as markdown (`nsys-gate compare`), `top` rows per range table.
-pub fn render_alone(c: &Comparison, top: usize) -> Result<String, super::RenderError> {
+pub fn render_alone(
+    c: &Comparison,
+    top: usize,
+    words: &CiWords,
+) -> Result<String, super::RenderError> {
     let template = super::Template {
         name: "compare.md.j2 (built in)".to_owned(),
         source: ALONE.to_owned(),
@@ -886,7 +887,7 @@ pub fn render_alone(c: &Comparison, top: usize) -> Result<String, super::RenderE
     let renderer = super::Renderer::new(&template)?;
     let caps = Caps::full(top);
     let view = AloneView {
-        comparison: overall(c, &caps),
+        comparison: overall(c, &caps, words),
         runs: c
             .runs
             .iter()

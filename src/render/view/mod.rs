@@ -63,11 +63,15 @@ pub struct ReportView {
     pub comparison: Option<ComparisonView>,
     /// Whose numbers these are, when they come from another job's artifact
     /// ([`RenderOptions::from_artifact`]).
-    pub provenance: Option<&'static str>,
+    pub provenance: Option<String>,
 }
 
-/// [`ReportView::provenance`] of a report rendered from a pull request's own job's artifact.
-pub const FROM_ARTIFACT: &str = "The numbers in this comment come from the pull request's own job: this workflow read that job's artifact (which the pull request's code wrote) as data and rendered it here, its gate recomputed from the artifact's warnings with this workflow's gate settings.";
+/// [`ReportView::provenance`] of a report rendered from a change request's own job's artifact,
+/// in the forge's words.
+pub fn from_artifact(words: &crate::render::CiWords) -> String {
+    let (request, config) = (words.change_request, words.this_config);
+    format!("The numbers in this comment come from the {request}'s own job: {config} read that job's artifact (which the {request}'s code wrote) as data and rendered it here, its gate recomputed from the artifact's warnings with {config}'s gate settings.")
+}
 
 #[derive(Debug, Serialize)]
 pub struct RunView {
@@ -132,7 +136,9 @@ pub fn build(
         .collect();
     distinguish_titles(outcomes, &mut runs, &mut overview, caps);
     ReportView {
-        provenance: options.from_artifact.then_some(FROM_ARTIFACT),
+        provenance: options
+            .from_artifact
+            .then(|| from_artifact(&options.links.words)),
         marker: options.marker.clone(),
         tool_version: crate::artifact::TOOL_VERSION,
         gate: overall_gate(outcomes, caps, base),
@@ -157,7 +163,7 @@ pub fn build(
         overview,
         runs,
         shortened: shortened_notice(caps, &Caps::full(options.top), options.budget),
-        comparison: compared.map(|c| comparison::overall(c, caps)),
+        comparison: compared.map(|c| comparison::overall(c, caps, &options.links.words)),
     }
 }
 

@@ -286,8 +286,8 @@ pub(super) fn full_data(path: &Path, links: &crate::render::Links, caps: &Caps) 
     let shown = path_text(path, links.base_dir.as_deref(), caps);
     match &links.run_url {
         Some(url) => format!(
-            "Full data: {shown} of this run, in the artifacts of [{}]({url}) when the workflow uploads it (the examples upload it as `nsys-gate-analysis`).",
-            links.run_label
+            "Full data: {shown} of this run, in the artifacts of [{}]({url}) {}.",
+            links.run_label, links.words.full_data_when
         ),
         None => format!("Full data: {shown}."),
     }

@@ -144,6 +144,35 @@ fn run_posts_one_note_and_updates_it_among_other_notes_across_pages() {
     assert!(!text(&out).contains(TOKEN));
 }
 
+/// The base and head runs analysed, and a GitLab API whose push pipelines 301..=305 hold the
+/// base run ([`history`]), their archives on a storage host of their own.
+pub(crate) struct Pushes {
+    pub base: crate::common::Run,
+    pub head: crate::common::Run,
+    /// Where the storage host serves the archives from (`job-JOB.zip`).
+    pub root: std::path::PathBuf,
+    pub server: Server,
+    /// Serves the archives as long as it lives.
+    pub storage: FileServer,
+}
+
+pub(crate) fn pushes(nsys: &Path) -> Pushes {
+    let base = analysed("compare-base", nsys);
+    let head = analysed("compare-head", nsys);
+    let root = head.dir.parent().unwrap().join("blobs/blob");
+    std::fs::create_dir_all(&root).unwrap();
+    let storage = FileServer::serve(root.parent().unwrap());
+    let server = Server::start(TOKEN);
+    history(&server, &base.dir, &root, &storage);
+    Pushes {
+        base,
+        head,
+        root,
+        server,
+        storage,
+    }
+}
+
 /// Pipelines 301..=305 of `main` (305 newest, at the merge request's base commit), each with
 /// its `profile` job whose artifacts hold the base trace moved a little; a tag's pipeline and
 /// a merge request's are listed too and never read.
@@ -204,13 +233,13 @@ pub(crate) fn history(server: &Server, base: &Path, storage_root: &Path, storage
 #[test]
 fn auto_reads_five_push_pipelines_one_expired_and_the_verdict_uses_four_points() {
     let nsys = require_nsys!("2024.2");
-    let base = analysed("compare-base", &nsys);
-    let head = analysed("compare-head", &nsys);
-    let root = head.dir.parent().unwrap().join("blobs/blob");
-    std::fs::create_dir_all(&root).unwrap();
-    let storage = FileServer::serve(root.parent().unwrap());
-    let server = Server::start(TOKEN);
-    history(&server, &base.dir, &root, &storage);
+    let Pushes {
+        base: _base,
+        head,
+        server,
+        storage,
+        ..
+    } = pushes(&nsys);
     let out = gitlab_job(&server)
         .args(["report", "--run-dir"])
         .arg(&head.dir)
@@ -418,13 +447,13 @@ fn a_missing_project_and_a_gone_download_are_notes() {
 #[test]
 fn the_history_keeps_its_order_whatever_order_the_downloads_finish_in() {
     let nsys = require_nsys!("2024.2");
-    let base = analysed("compare-base", &nsys);
-    let head = analysed("compare-head", &nsys);
-    let root = head.dir.parent().unwrap().join("blobs/blob");
-    std::fs::create_dir_all(&root).unwrap();
-    let storage = FileServer::serve(root.parent().unwrap());
-    let server = Server::start(TOKEN);
-    history(&server, &base.dir, &root, &storage);
+    let Pushes {
+        base: _base,
+        head,
+        server,
+        storage: _storage,
+        ..
+    } = pushes(&nsys);
     // The newest two pipelines' artifacts come last: the older ones, fetched beside them,
     // finish first.
     server.state().slow = vec![
@@ -486,13 +515,13 @@ fn the_history_keeps_its_order_whatever_order_the_downloads_finish_in() {
 #[test]
 fn hanging_older_pipelines_leave_the_newest_runs_read() {
     let nsys = require_nsys!("2024.2");
-    let base = analysed("compare-base", &nsys);
-    let head = analysed("compare-head", &nsys);
-    let root = head.dir.parent().unwrap().join("blobs/blob");
-    std::fs::create_dir_all(&root).unwrap();
-    let storage = FileServer::serve(root.parent().unwrap());
-    let server = Server::start(TOKEN);
-    history(&server, &base.dir, &root, &storage);
+    let Pushes {
+        base: _base,
+        head,
+        server,
+        storage: _storage,
+        ..
+    } = pushes(&nsys);
     // The two oldest pipelines' jobs lists answer after the deadline.
     server.state().slow = vec![
         (
@@ -533,13 +562,13 @@ fn hanging_older_pipelines_leave_the_newest_runs_read() {
 #[test]
 fn a_base_runs_commit_is_the_forges() {
     let nsys = require_nsys!("2024.2");
-    let base = analysed("compare-base", &nsys);
-    let head = analysed("compare-head", &nsys);
-    let root = head.dir.parent().unwrap().join("blobs/blob");
-    std::fs::create_dir_all(&root).unwrap();
-    let storage = FileServer::serve(root.parent().unwrap());
-    let server = Server::start(TOKEN);
-    history(&server, &base.dir, &root, &storage);
+    let Pushes {
+        base,
+        head,
+        root,
+        server,
+        storage: _storage,
+    } = pushes(&nsys);
     // Pipeline 305's artifact claims another commit.
     let analysis = std::fs::read(base.dir.join("analysis.json")).unwrap();
     let claim = "badc0ffee0000000000000000000000000000000";
@@ -584,13 +613,13 @@ fn a_base_runs_commit_is_the_forges() {
 #[test]
 fn an_artifact_with_an_analysis_at_its_root_is_read_whole() {
     let nsys = require_nsys!("2024.2");
-    let base = analysed("compare-base", &nsys);
-    let head = analysed("compare-head", &nsys);
-    let root = head.dir.parent().unwrap().join("blobs/blob");
-    std::fs::create_dir_all(&root).unwrap();
-    let storage = FileServer::serve(root.parent().unwrap());
-    let server = Server::start(TOKEN);
-    history(&server, &base.dir, &root, &storage);
+    let Pushes {
+        base,
+        head,
+        root,
+        server,
+        storage: _storage,
+    } = pushes(&nsys);
     let analysis = std::fs::read(base.dir.join("analysis.json")).unwrap();
     let at_root = rerun_of(&analysis, 1.002, "base-305-root", &sha(305));
     let inside = rerun_of(&analysis, 1.001, "base-305", &sha(305));

@@ -756,13 +756,34 @@ fn analyze_rank_traces(
         world_size,
     )
     .map_err(|e| unfit(e, stamp))?;
-    let mut first = per_trace.into_iter().next().expect("one trace at least");
+    let mut per_trace = per_trace.into_iter();
+    let mut first = per_trace.next().expect("one trace at least");
+    for (other, _) in per_trace {
+        with_other_trace(&mut first.0, other);
+    }
     Ok((
         first.0,
         first.1.gpu_unavailable.take(),
         gpu_work_rows,
         findings,
     ))
+}
+
+/// What another rank's trace recorded, added to the first trace's stamp: every credential name
+/// its environment holds (the warning names them all), and the GPUs the first does not list
+/// (the traces of several nodes list other GPUs).
+fn with_other_trace(first: &mut StatsStamp, other: StatsStamp) {
+    for name in other.credential_variables {
+        if !first.credential_variables.contains(&name) {
+            first.credential_variables.push(name);
+        }
+    }
+    first.credential_variables.sort();
+    match (&mut first.environment, other.environment) {
+        (Some(environment), Some(other)) => environment.add_gpus(other.gpus),
+        (None, Some(other)) => first.environment = Some(other),
+        (_, None) => {}
+    }
 }
 
 #[cfg(test)]

@@ -64,6 +64,21 @@ impl Environment {
         self
     }
 
+    /// Adds the GPUs of `gpus` this environment does not list (the same UUID, or the same
+    /// device id when either has none), keeping device id order.
+    pub fn add_gpus(&mut self, gpus: Vec<GpuInfo>) {
+        for gpu in gpus {
+            let listed = self.gpus.iter().any(|g| match (&g.uuid, &gpu.uuid) {
+                (Some(a), Some(b)) => a == b,
+                _ => g.id == gpu.id,
+            });
+            if !listed {
+                self.gpus.push(gpu);
+            }
+        }
+        self.gpus.sort_by_key(|g| g.id);
+    }
+
     /// `NAME x N` for each GPU name (in order of first appearance), joined by `, `; `None`
     /// without GPUs.
     pub fn gpu_summary(&self) -> Option<String> {

@@ -188,3 +188,31 @@ fn the_export_is_removed_unless_kept() {
     assert_status(&analyze(&run.dir, &fake, &[]), 2);
     assert!(!run.path("stats/trace.sqlite").exists());
 }
+
+/// With one trace per rank, every trace's recorded environment is searched: credentials that
+/// only rank 1's trace holds are named (only the first trace's were), and the run's
+/// environment lists every trace's GPUs.
+#[test]
+fn every_ranks_trace_is_searched_for_credentials() {
+    let nsys = require_nsys!("2024.2");
+    let run = fixture("ranks-devices-per-trace");
+    plant(
+        &run.path("trace_1.sqlite"),
+        ";",
+        &[("PATH", "/usr/bin:/bin"), ("MY_API_KEY", FAKE_API_KEY)],
+    );
+    let out = run_no_post(&run, &nsys, &[]);
+    assert_status(&out, 0);
+    let a = run.analysis();
+    let w = common::warning(&a, "trace_environment_secrets");
+    assert_eq!(w["variables"], serde_json::json!(["MY_API_KEY"]), "{w}");
+    let shown = [everything_under(&run.dir), stderr(&out)].concat();
+    assert!(!shown.contains(FAKE_API_KEY), "a value was shown");
+    let ids: Vec<u64> = a["environment"]["gpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids, [0, 1], "{}", a["environment"]);
+}

@@ -756,17 +756,23 @@ fn analyze_rank_traces(
         world_size,
     )
     .map_err(|e| unfit(e, stamp))?;
-    let mut per_trace = per_trace.into_iter();
-    let mut first = per_trace.next().expect("one trace at least");
-    for (other, _) in per_trace {
-        with_other_trace(&mut first.0, other);
-    }
+    let mut first = with_other_traces(per_trace);
     Ok((
         first.0,
         first.1.gpu_unavailable.take(),
         gpu_work_rows,
         findings,
     ))
+}
+
+/// The first trace's stamp and rows, with what the others recorded ([`with_other_trace`]).
+fn with_other_traces(per_trace: Vec<(StatsStamp, NvtxRows)>) -> (StatsStamp, NvtxRows) {
+    let mut per_trace = per_trace.into_iter();
+    let mut first = per_trace.next().expect("one trace at least");
+    for (other, _) in per_trace {
+        with_other_trace(&mut first.0, other);
+    }
+    first
 }
 
 /// What another rank's trace recorded, added to the first trace's stamp: every credential name

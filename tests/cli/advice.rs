@@ -315,4 +315,14 @@ fn one_cold_iteration_does_not_make_the_advice_or_the_shares() {
         .unwrap_or_else(|e| panic!("{row}: {e}"));
     let expected = 100.0 * int(&forward["exclusive"]["total_ns"]) as f64 / steady_total as f64;
     assert!((share - expected).abs() < 0.1, "{row}: {expected}");
+    // Issue 34, item 6: the kernel mix (every counted iteration) says it holds other
+    // iterations than the range tables above it.
+    let mix = md
+        .split("<summary>Kernel mix of the largest GPU-projected ranges</summary>")
+        .nth(1)
+        .expect("a kernel mix table");
+    assert!(
+        mix.contains("These kernels are of every counted iteration, the slow one included: the range tables above leave it out (the steady state)."),
+        "{mix}"
+    );
 }

@@ -45,6 +45,9 @@ pub struct GpuWorkView {
     /// The mix table shows groups of ranges whose names differ only in decimal numbers.
     pub grouped: bool,
     pub ranges: Table<RangeMixRow>,
+    /// Which iterations the mix table holds, when the range tables above hold others (the
+    /// steady state); `None` when they hold the same.
+    pub ranges_iterations: Option<String>,
     pub copies: Table<CopyRow>,
     /// Every kernel the report names whose shown name is not its whole name: the shown name
     /// and the full demangled signature, by shown name.
@@ -254,6 +257,14 @@ pub(super) fn gpu_work_view(
         iteration_mix,
         attribution_note: attribution_note(g),
         grouped,
+        ranges_iterations: super::ranges::steady(a, options.exact_names).map(|s| {
+            let (ones, them) = if s.left_out.len() == 1 {
+                ("one", "it")
+            } else {
+                ("ones", "them")
+            };
+            format!("These kernels are of every counted iteration, the slow {ones} included: the range tables above leave {them} out (the steady state).")
+        }),
         ranges,
         copies: Table {
             note: left_out_note(copies.len(), copies_all.len(), "copy kinds", path),

@@ -665,3 +665,73 @@ fn a_gitlab_report_names_gitlabs_options_and_pipelines() {
         crate::compare::redact(&report, &[&base, &head])
     );
 }
+
+/// Issue 37, item 1: a file's `provenance.runner` set its point's runner, so an extra
+/// `zzz/analysis.json` in one push pipeline's artifact, naming the merge request's runner,
+/// made that point the head's runner's level (`slower` became `within noise`). A base run's
+/// runner is GitLab's word for its job (`runner.description`); a file naming another is
+/// noted.
+#[test]
+fn a_base_runs_runner_is_the_forges() {
+    let nsys = require_nsys!("2024.2");
+    let base = analysed("compare-base", &nsys);
+    let head = analysed("compare-head", &nsys);
+    // The head ran on the merge request's runner.
+    let mut head_analysis = read_json(&head.path("analysis.json"));
+    head_analysis["provenance"]["runner"] = json!("gpu-runner-h100");
+    std::fs::write(
+        head.path("analysis.json"),
+        serde_json::to_vec_pretty(&head_analysis).unwrap(),
+    )
+    .unwrap();
+    let root = head.dir.parent().unwrap().join("blobs/blob");
+    std::fs::create_dir_all(&root).unwrap();
+    let storage = FileServer::serve(root.parent().unwrap());
+    let server = Server::start(TOKEN);
+    history(&server, &base.dir, &root, &storage);
+    for jobs in server.state().jobs.values_mut() {
+        for job in jobs.iter_mut() {
+            job["runner"] = json!({"id": 12, "description": "gpu-runner-a100"});
+        }
+    }
+    // Pipeline 305's artifact holds an extra analysis (as fast as the head) that names the
+    // head's runner.
+    let analysis = std::fs::read(base.dir.join("analysis.json")).unwrap();
+    let own = rerun_of(&analysis, 1.001, "base-305", &sha(305));
+    let head_bytes = std::fs::read(head.path("analysis.json")).unwrap();
+    let planted = rerun_of(&head_bytes, 1.0, "planted", &sha(305));
+    zip_into(
+        &root,
+        "job-1305.zip",
+        &[
+            ("runs/compare-base/analysis.json", own.as_slice()),
+            ("zzz/analysis.json", planted.as_slice()),
+        ],
+    );
+    let out = gitlab_job(&server)
+        .args(["report", "--run-dir"])
+        .arg(&head.dir)
+        .args(["--baseline", "auto", "--baseline-runs", "5"])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let c = read_json(&head.path("comparison.json"));
+    let used = c["runs"][0]["history"]["used"].as_array().unwrap().clone();
+    assert!(!used.is_empty(), "{}", stderr(&out));
+    for u in &used {
+        let runner = u["runner"].as_str().unwrap_or_default();
+        assert!(runner.starts_with("gpu-runner-a100"), "{u}");
+    }
+    let notes = c["notes"].to_string();
+    assert!(
+        notes.contains("1 analysis.json in the artifact of pipeline 305")
+            && notes.contains("named another runner")
+            && notes.contains("the forge's runner `gpu-runner-a100` is used"),
+        "{notes}"
+    );
+    assert_eq!(
+        c["runs"][0]["measures"][0]["verdict"], "slower",
+        "{}",
+        c["runs"][0]["measures"][0]
+    );
+}

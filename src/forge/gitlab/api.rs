@@ -178,6 +178,16 @@ pub struct Job {
     pub artifacts_expire_at: Option<String>,
     #[serde(default)]
     pub artifacts: Vec<JobArtifact>,
+    /// The runner it ran on (`null` when GitLab no longer knows it).
+    #[serde(default)]
+    pub runner: Option<JobRunner>,
+}
+
+/// A job's runner: its description is what `CI_RUNNER_DESCRIPTION` says inside the job.
+#[derive(Debug, Clone, Deserialize)]
+pub struct JobRunner {
+    #[serde(default)]
+    pub description: Option<String>,
 }
 
 /// One of a job's artifact files: `archive` is the zip of its `artifacts:paths`.
@@ -247,6 +257,10 @@ pub async fn jobs_named(
             found.extend(page.into_iter().filter(|j| j.name == name).map(|mut j| {
                 // Quoted in the "expired" note: no token in it.
                 j.artifacts_expire_at = j.artifacts_expire_at.map(|t| client.redact(&t));
+                // Stored in comparison.json as the base runs' runner.
+                if let Some(r) = &mut j.runner {
+                    r.description = r.description.take().map(|d| client.redact(&d));
+                }
                 j
             }));
             true

@@ -50,6 +50,8 @@ pub enum Download {
     Redirect(String),
     /// A status and its message.
     Status(u16, String),
+    /// 200 with the archive itself (a self-managed GitLab with local artifact storage).
+    Body(Vec<u8>),
 }
 
 #[derive(Debug, Default)]
@@ -459,6 +461,11 @@ fn route(s: &mut State, method: &str, full: &str, body: Option<&Value>) -> Answe
                     body: Vec::new(),
                 },
                 Some(Download::Status(status, message)) => error(*status, message),
+                Some(Download::Body(bytes)) => Answer {
+                    status: 200,
+                    headers: Vec::new(),
+                    body: bytes.clone(),
+                },
                 None => error(404, "404 Not found"),
             }
         }

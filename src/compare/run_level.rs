@@ -576,3 +576,51 @@ fn copy_label(c: &MemoryCopies) -> String {
         c.destination.as_deref().unwrap_or("?")
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artifact::GpuInfo;
+
+    /// Issue 37 item 1: the forge's runner replaces the file's name; the GPUs stay the trace's.
+    #[test]
+    fn the_forges_runner_replaces_the_files_name_and_keeps_the_gpus() {
+        let mut analysis = crate::artifact::fake::analysis(&[100, 110, 105], &[], false);
+        analysis.provenance.runner = Some("gpu runner h100".into());
+        let gpu = |uuid: &str| GpuInfo {
+            id: 0,
+            name: None,
+            uuid: Some(uuid.into()),
+            sm_count: None,
+            max_clock_mhz: None,
+            memory_bytes: None,
+            compute_capability: None,
+            clock_mhz: None,
+        };
+        analysis.environment = Some(Environment {
+            gpus: vec![gpu("GPU-aaaa"), gpu("GPU-bbbb")],
+            ..Environment::default()
+        });
+        let mut level = RunLevel::of(&analysis, "a/analysis.json");
+        assert_eq!(
+            level.runner.as_deref(),
+            Some("gpu runner h100 GPU-aaaa,GPU-bbbb")
+        );
+        let claimed = level.with_forge_runner(Some("gpu-a100"));
+        assert_eq!(claimed.as_deref(), Some("gpu runner h100"));
+        assert_eq!(level.runner.as_deref(), Some("gpu-a100 GPU-aaaa,GPU-bbbb"));
+        // The forge names none: the GPUs alone.
+        assert_eq!(level.with_forge_runner(None).as_deref(), Some("gpu-a100"));
+        assert_eq!(level.runner.as_deref(), Some("GPU-aaaa,GPU-bbbb"));
+        assert_eq!(level.with_forge_runner(Some("x")), None);
+
+        // No UUIDs in the trace: the name alone.
+        analysis.environment = None;
+        let mut level = RunLevel::of(&analysis, "a/analysis.json");
+        assert_eq!(
+            level.with_forge_runner(Some("gpu-a100")).as_deref(),
+            Some("gpu runner h100")
+        );
+        assert_eq!(level.runner.as_deref(), Some("gpu-a100"));
+    }
+}

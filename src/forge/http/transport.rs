@@ -19,7 +19,8 @@
 //! The deadline of a whole request is ours (`tokio::time::timeout`).
 //!
 //! A response body is read as it comes, up to [`MAX_RESPONSE_BYTES`]; past that the request
-//! fails, not retried. Server text that may be shown or stored (a transport error, a path from
+//! fails, not retried. A caller that expects more (an artifact the API sends itself, a page of
+//! GitLab notes) has a 200's body streamed into a file instead ([`Spill`]), up to its own cap. Server text that may be shown or stored (a transport error, a path from
 //! `link`, an error body's message) is redacted with [`Token::redact`] where it enters, since a
 //! server or a proxy may echo `Authorization`.
 
@@ -271,12 +272,13 @@ impl Transport {
                         spill.cap >> 20
                     )));
                 }
+                let what = spill.what;
                 spill.written = spill_into(body, spill).await.map_err(|e| match e {
                     SpillError::TooLarge(what, cap) => too_large(format!(
                         "{what} is larger than {} MiB, the most nsys-gate reads; it was not read further",
                         cap >> 20
                     )),
-                    SpillError::Write(e) => too_large(format!("cannot write {}: {e}", "the reply to a temporary file")),
+                    SpillError::Write(e) => too_large(format!("cannot write {what} to disk: {e}")),
                     SpillError::Failed(text) => again(format!(
                         "reading the response failed: {}",
                         self.redact(&text)

@@ -202,8 +202,11 @@ pub struct RunLevel {
     pub ci_run: Option<CiRun>,
     /// The CI runner it ran on (`provenance.runner`), followed by the UUIDs of the GPUs that
     /// ran its work when the trace records them (`environment.gpus[].uuid`): two GPUs of one
-    /// host are two runners.
+    /// host are two runners. With `--baseline auto` on GitLab the name is the forge's
+    /// ([`RunLevel::with_forge_runner`]).
     pub runner: Option<String>,
+    /// The UUIDs of the GPUs that ran its work, as `runner` ends with them (comma-separated).
+    pub gpu_uuids: Option<String>,
     /// The spread of the counted iterations' host inclusive and GPU-projected durations
     /// (the robust standard deviation of their logarithms): how well the run's median knows
     /// its own value.
@@ -249,20 +252,22 @@ pub struct WorkTotals {
 /// The runner as the comparison's runner model tells runners apart: the runner's name and the
 /// physical GPUs (`NAME GPU-…`, the UUIDs alone outside CI); the name alone when the trace
 /// records no UUID.
-fn runner(name: Option<&str>, environment: Option<&Environment>) -> Option<String> {
+fn runner(name: Option<&str>, gpus: Option<&str>) -> Option<String> {
+    match (name, gpus) {
+        (Some(name), Some(gpus)) => Some(format!("{name} {gpus}")),
+        (name, None) => name.map(str::to_owned),
+        (None, Some(gpus)) => Some(gpus.to_owned()),
+    }
+}
+
+/// The UUIDs of the GPUs the trace records (`environment.gpus[].uuid`), comma-separated.
+fn gpu_uuids(environment: Option<&Environment>) -> Option<String> {
     let uuids: Vec<&str> = environment
         .iter()
         .flat_map(|e| &e.gpus)
         .filter_map(|g| g.uuid.as_deref())
         .collect();
-    if uuids.is_empty() {
-        return name.map(str::to_owned);
-    }
-    let gpus = uuids.join(",");
-    Some(match name {
-        Some(name) => format!("{name} {gpus}"),
-        None => gpus,
-    })
+    (!uuids.is_empty()).then(|| uuids.join(","))
 }
 
 impl RunLevel {
@@ -274,6 +279,22 @@ impl RunLevel {
             Value::String(commit.to_owned()),
         );
         self.run.git_commit.replace(commit.to_owned())
+    }
+
+    /// The runner the CI run ran on, as the forge says (`None`: it names none), in place of
+    /// the file's `provenance.runner` (a file can name any runner, the head's among them);
+    /// the GPUs' UUIDs stay the trace's. Returns the runner name the file gave.
+    pub fn with_forge_runner(&mut self, name: Option<&str>) -> Option<String> {
+        let claimed = match (&self.runner, &self.gpu_uuids) {
+            (Some(runner), Some(gpus)) => runner
+                .strip_suffix(gpus.as_str())
+                .and_then(|n| n.strip_suffix(' '))
+                .map(str::to_owned),
+            (runner, None) => runner.clone(),
+            (None, Some(_)) => None,
+        };
+        self.runner = runner(name, self.gpu_uuids.as_deref());
+        claimed
     }
 
     /// `analysis` (read from `path`, as people should see it) reduced.
@@ -415,7 +436,11 @@ impl Parts<'_> {
             ci_run_id: None,
             created_at: None,
             ci_run: self.provenance.ci_run.clone(),
-            runner: runner(self.provenance.runner.as_deref(), self.environment),
+            runner: runner(
+                self.provenance.runner.as_deref(),
+                gpu_uuids(self.environment).as_deref(),
+            ),
+            gpu_uuids: gpu_uuids(self.environment),
         }
     }
 
@@ -550,4 +575,52 @@ fn copy_label(c: &MemoryCopies) -> String {
         c.source.as_deref().unwrap_or("?"),
         c.destination.as_deref().unwrap_or("?")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artifact::GpuInfo;
+
+    /// Issue 37 item 1: the forge's runner replaces the file's name; the GPUs stay the trace's.
+    #[test]
+    fn the_forges_runner_replaces_the_files_name_and_keeps_the_gpus() {
+        let mut analysis = crate::artifact::fake::analysis(&[100, 110, 105], &[], false);
+        analysis.provenance.runner = Some("gpu runner h100".into());
+        let gpu = |uuid: &str| GpuInfo {
+            id: 0,
+            name: None,
+            uuid: Some(uuid.into()),
+            sm_count: None,
+            max_clock_mhz: None,
+            memory_bytes: None,
+            compute_capability: None,
+            clock_mhz: None,
+        };
+        analysis.environment = Some(Environment {
+            gpus: vec![gpu("GPU-aaaa"), gpu("GPU-bbbb")],
+            ..Environment::default()
+        });
+        let mut level = RunLevel::of(&analysis, "a/analysis.json");
+        assert_eq!(
+            level.runner.as_deref(),
+            Some("gpu runner h100 GPU-aaaa,GPU-bbbb")
+        );
+        let claimed = level.with_forge_runner(Some("gpu-a100"));
+        assert_eq!(claimed.as_deref(), Some("gpu runner h100"));
+        assert_eq!(level.runner.as_deref(), Some("gpu-a100 GPU-aaaa,GPU-bbbb"));
+        // The forge names none: the GPUs alone.
+        assert_eq!(level.with_forge_runner(None).as_deref(), Some("gpu-a100"));
+        assert_eq!(level.runner.as_deref(), Some("GPU-aaaa,GPU-bbbb"));
+        assert_eq!(level.with_forge_runner(Some("x")), None);
+
+        // No UUIDs in the trace: the name alone.
+        analysis.environment = None;
+        let mut level = RunLevel::of(&analysis, "a/analysis.json");
+        assert_eq!(
+            level.with_forge_runner(Some("gpu-a100")).as_deref(),
+            Some("gpu runner h100")
+        );
+        assert_eq!(level.runner.as_deref(), Some("gpu-a100"));
+    }
 }

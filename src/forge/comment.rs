@@ -2,6 +2,10 @@
 //! request's comment, a merge request's note), and which comments are ours ([`Matcher`]): the
 //! marker of the key on the first line ([`marker::key_of_marker`]), and the author.
 
+use std::fmt;
+
+use serde::de::{Deserialize, Deserializer, Visitor};
+
 use super::marker;
 
 /// A comment as far as nsys-gate needs it; each forge's API turns its own JSON into this.
@@ -27,6 +31,47 @@ impl Comment {
     }
 }
 
+/// A comment's body as a list of comments is read: kept only when it starts with the marker
+/// ([`marker::MARKER_PREFIX`]), the only bodies the search for ours looks at ([`Matcher`]);
+/// any other is dropped as it is read (`None`), so others' comments, however large, take no
+/// memory beyond the one being read.
+#[derive(Debug, Default)]
+pub struct MarkedBody(pub Option<String>);
+
+impl<'de> Deserialize<'de> for MarkedBody {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Marked;
+        impl Visitor<'_> for Marked {
+            type Value = MarkedBody;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string or null")
+            }
+
+            fn visit_str<E>(self, v: &str) -> Result<MarkedBody, E> {
+                Ok(MarkedBody(
+                    v.starts_with(marker::MARKER_PREFIX).then(|| v.to_owned()),
+                ))
+            }
+
+            fn visit_string<E>(self, v: String) -> Result<MarkedBody, E> {
+                Ok(MarkedBody(
+                    v.starts_with(marker::MARKER_PREFIX).then_some(v),
+                ))
+            }
+
+            fn visit_unit<E>(self) -> Result<MarkedBody, E> {
+                Ok(MarkedBody(None))
+            }
+
+            fn visit_none<E>(self) -> Result<MarkedBody, E> {
+                Ok(MarkedBody(None))
+            }
+        }
+        deserializer.deserialize_any(Marked)
+    }
+}
+
 /// Which comments are ours: the marker of the key on the first line, and the author.
 #[derive(Debug, Clone)]
 pub struct Matcher {
@@ -47,6 +92,19 @@ impl Matcher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_marked_bodies_are_kept_while_reading() {
+        let read = |json: &str| serde_json::from_str::<MarkedBody>(json).unwrap().0;
+        assert_eq!(
+            read(r#""<!-- nsys-gate:smoke -->\n# x""#).as_deref(),
+            Some("<!-- nsys-gate:smoke -->\n# x")
+        );
+        assert_eq!(read(r#""review note""#), None);
+        assert_eq!(read(r#"" <!-- nsys-gate:smoke -->""#), None);
+        assert_eq!(read("null"), None);
+        assert!(serde_json::from_str::<MarkedBody>("12").is_err());
+    }
 
     #[test]
     fn matching_needs_the_key_and_the_author() {

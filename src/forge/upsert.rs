@@ -50,22 +50,29 @@ pub(crate) mod calls {
     use crate::forge::http::{Client, Once, PostError};
 
     /// Every comment on every page from `url` (at most `max_pages`; more is an error naming
-    /// `what`), those `keep` keeps.
+    /// `what`), those `keep` keeps; with `streamed`, each page streamed through a temporary
+    /// file of at most that many bytes and parsed as it is read ([`Client::pages_streamed`]).
     pub async fn list<T: DeserializeOwned>(
         client: &Client,
         url: String,
-        max_pages: usize,
+        (max_pages, streamed): (usize, Option<u64>),
         what: &str,
         keep: impl Fn(&T) -> bool,
         comment: impl Fn(T) -> Comment,
     ) -> Result<Vec<Comment>, PostError> {
         let mut all = Vec::new();
-        let complete = client
-            .pages(url.clone(), max_pages, |page: Vec<T>| {
-                all.extend(page.into_iter().filter(|c| keep(c)).map(&comment));
-                true
-            })
-            .await?;
+        let mut each = |page: Vec<T>| {
+            all.extend(page.into_iter().filter(|c| keep(c)).map(&comment));
+            true
+        };
+        let complete = match streamed {
+            None => client.pages(url.clone(), max_pages, each).await?,
+            Some(cap) => {
+                client
+                    .pages_streamed(url.clone(), (max_pages, cap), &mut each)
+                    .await?
+            }
+        };
         if !complete {
             return Err(PostError::Response {
                 method: "GET".into(),

@@ -657,6 +657,78 @@ fn an_artifact_with_an_analysis_at_its_root_is_read_whole() {
     );
 }
 
+/// Issue 37, item 8: an archive the API answers directly with 200 (a self-managed GitLab with
+/// local artifact storage, no redirect) was read whole into memory and refused over 64 MiB,
+/// though the cap of an artifact is 1 GiB. It is streamed into the file as a redirected one
+/// is: a 70 MB archive is read, the token sent to the API only.
+#[test]
+fn a_large_archive_the_api_answers_directly_is_read() {
+    let nsys = require_nsys!("2024.2");
+    let base = analysed("compare-base", &nsys);
+    let head = analysed("compare-head", &nsys);
+    let root = head.dir.parent().unwrap().join("blobs/blob");
+    std::fs::create_dir_all(&root).unwrap();
+    let storage = FileServer::serve(root.parent().unwrap());
+    let server = Server::start(TOKEN);
+    history(&server, &base.dir, &root, &storage);
+    // Pipeline 305's archive: its analysis beside 70 MB that do not compress (a trace).
+    let analysis = std::fs::read(base.dir.join("analysis.json")).unwrap();
+    let own = rerun_of(&analysis, 1.001, "base-305", &sha(305));
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let trace: Vec<u8> = (0..70_000_000 / 8)
+        .flat_map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state.to_le_bytes()
+        })
+        .collect();
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for (name, bytes) in [
+        ("runs/compare-base/analysis.json", own.as_slice()),
+        ("runs/compare-base/trace.bin", trace.as_slice()),
+    ] {
+        zip.start_file(name, stored).unwrap();
+        std::io::Write::write_all(&mut zip, bytes).unwrap();
+    }
+    let archive = zip.finish().unwrap().into_inner();
+    drop(trace);
+    assert!(archive.len() > 70_000_000, "{} bytes", archive.len());
+    server
+        .state()
+        .downloads
+        .insert(1305, Download::Body(archive));
+    let mut cmd = gitlab_job(&server);
+    cmd.args(["report", "--run-dir"]).arg(&head.dir).args([
+        "--baseline",
+        "auto",
+        "--baseline-runs",
+        "5",
+    ]);
+    let (out, peak_kib) = crate::common::output_and_peak_kib(cmd, 1 << 20);
+    assert_status(&out, 0);
+    let c = read_json(&head.path("comparison.json"));
+    let notes = c["notes"].to_string();
+    assert!(!notes.contains("pipeline 305"), "{notes}");
+    let used: Vec<&str> = c["runs"][0]["history"]["used"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["run_id"].as_str().unwrap())
+        .collect();
+    assert!(used.contains(&"base-305"), "{used:?}: {}", stderr(&out));
+    assert_private_token(&server);
+    // The other three archives were redirected; pipeline 305's came from the API itself.
+    assert_eq!(storage.requests_with_headers().len(), 3);
+    eprintln!("a 70 MB archive answered directly: peak {peak_kib} KiB");
+    assert!(
+        peak_kib < 64 << 10,
+        "peak resident memory {peak_kib} KiB: the archive was held"
+    );
+}
+
 /// A GitLab job's report reads GitLab's words: its options (`--baseline auto`,
 /// `--baseline-runs`, `--baseline-job`), pipelines and jobs, the merge request; never the
 /// GitHub action's inputs or workflows. One base run: the noise is unknown, and the report
@@ -692,5 +764,75 @@ fn a_gitlab_report_names_gitlabs_options_and_pipelines() {
     insta::assert_snapshot!(
         "gitlab_report_words",
         crate::compare::redact(&report, &[&base, &head])
+    );
+}
+
+/// Issue 37, item 1: a file's `provenance.runner` set its point's runner, so an extra
+/// `zzz/analysis.json` in one push pipeline's artifact, naming the merge request's runner,
+/// made that point the head's runner's level (`slower` became `within noise`). A base run's
+/// runner is GitLab's word for its job (`runner.description`); a file naming another is
+/// noted.
+#[test]
+fn a_base_runs_runner_is_the_forges() {
+    let nsys = require_nsys!("2024.2");
+    let base = analysed("compare-base", &nsys);
+    let head = analysed("compare-head", &nsys);
+    // The head ran on the merge request's runner.
+    let mut head_analysis = read_json(&head.path("analysis.json"));
+    head_analysis["provenance"]["runner"] = json!("gpu-runner-h100");
+    std::fs::write(
+        head.path("analysis.json"),
+        serde_json::to_vec_pretty(&head_analysis).unwrap(),
+    )
+    .unwrap();
+    let root = head.dir.parent().unwrap().join("blobs/blob");
+    std::fs::create_dir_all(&root).unwrap();
+    let storage = FileServer::serve(root.parent().unwrap());
+    let server = Server::start(TOKEN);
+    history(&server, &base.dir, &root, &storage);
+    for jobs in server.state().jobs.values_mut() {
+        for job in jobs.iter_mut() {
+            job["runner"] = json!({"id": 12, "description": "gpu-runner-a100"});
+        }
+    }
+    // Pipeline 305's artifact holds an extra analysis (as fast as the head) that names the
+    // head's runner.
+    let analysis = std::fs::read(base.dir.join("analysis.json")).unwrap();
+    let own = rerun_of(&analysis, 1.001, "base-305", &sha(305));
+    let head_bytes = std::fs::read(head.path("analysis.json")).unwrap();
+    let planted = rerun_of(&head_bytes, 1.0, "planted", &sha(305));
+    zip_into(
+        &root,
+        "job-1305.zip",
+        &[
+            ("runs/compare-base/analysis.json", own.as_slice()),
+            ("zzz/analysis.json", planted.as_slice()),
+        ],
+    );
+    let out = gitlab_job(&server)
+        .args(["report", "--run-dir"])
+        .arg(&head.dir)
+        .args(["--baseline", "auto", "--baseline-runs", "5"])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let c = read_json(&head.path("comparison.json"));
+    let used = c["runs"][0]["history"]["used"].as_array().unwrap().clone();
+    assert!(!used.is_empty(), "{}", stderr(&out));
+    for u in &used {
+        let runner = u["runner"].as_str().unwrap_or_default();
+        assert!(runner.starts_with("gpu-runner-a100"), "{u}");
+    }
+    let notes = c["notes"].to_string();
+    assert!(
+        notes.contains("1 analysis.json in the artifact of pipeline 305")
+            && notes.contains("named another runner")
+            && notes.contains("the forge's runner `gpu-runner-a100` is used"),
+        "{notes}"
+    );
+    assert_eq!(
+        c["runs"][0]["measures"][0]["verdict"], "slower",
+        "{}",
+        c["runs"][0]["measures"][0]
     );
 }

@@ -50,6 +50,8 @@ pub enum Download {
     Redirect(String),
     /// A status and its message.
     Status(u16, String),
+    /// 200 with the archive itself (a self-managed GitLab with local artifact storage).
+    Body(Vec<u8>),
 }
 
 #[derive(Debug, Default)]
@@ -76,6 +78,10 @@ pub struct State {
     pub slow: Vec<(String, Duration)>,
     /// Files served without a token at `/blob/NAME` (a storage host on the same port).
     pub blobs: HashMap<String, Vec<u8>>,
+    /// The first pages of every merge request's notes, before its own notes: this many pages,
+    /// the first of the first body (a JSON array), the others of the second, each naming the
+    /// next.
+    pub filler_pages: Option<(usize, Vec<u8>, Vec<u8>)>,
     pub requests: Vec<Seen>,
     /// Requests read and not yet answered, and the most there were at once.
     pub in_flight: usize,
@@ -360,6 +366,23 @@ fn route(s: &mut State, method: &str, full: &str, body: Option<&Value>) -> Answe
             None => error(401, "401 Unauthorized"),
         },
         ("GET", ["projects", _, "merge_requests", iid, "notes"]) => {
+            let page: usize = query(rest)
+                .get("page")
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(1);
+            let filler = s.filler_pages.as_ref().map_or(0, |(n, _, _)| *n);
+            if let Some((_, first, others)) = s.filler_pages.as_ref().filter(|_| page <= filler) {
+                return Answer {
+                    status: 200,
+                    headers: vec![("x-next-page".into(), (page + 1).to_string())],
+                    body: if page == 1 { first } else { others }.clone(),
+                };
+            }
+            let rest = &format!(
+                "{}?per_page=100&page={}",
+                rest.split('?').next().unwrap_or(""),
+                page - filler
+            );
             let iid: u64 = iid.parse().unwrap_or(0);
             let all = s
                 .notes
@@ -438,6 +461,11 @@ fn route(s: &mut State, method: &str, full: &str, body: Option<&Value>) -> Answe
                     body: Vec::new(),
                 },
                 Some(Download::Status(status, message)) => error(*status, message),
+                Some(Download::Body(bytes)) => Answer {
+                    status: 200,
+                    headers: Vec::new(),
+                    body: bytes.clone(),
+                },
                 None => error(404, "404 Not found"),
             }
         }

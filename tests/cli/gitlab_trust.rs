@@ -188,3 +188,54 @@ fn a_user_that_is_no_gitlab_username_is_refused() {
     assert_eq!(notes.len(), 2);
     assert_eq!(notes[1].author, "project_42_bot.v-2");
 }
+
+/// Item 5: others' notes filled a page of notes past the 64 MiB cap of a reply (17 notes of
+/// 1,000,000 emoji, within GitLab's limits), so nothing was posted; and every other note's
+/// body was kept while listing (20 such pages: 1.2 GB resident). Each page is streamed, only
+/// bodies that start with the marker are kept: the note is posted, in memory that does not
+/// grow with the pages. The first of the 20 pages is over 64 MiB, the 19 others 13.6 MB each
+/// (17 notes of 200,000 emoji), so that the test reads 0.65 GB in its two listings rather
+/// than 2.7 GB (over 3 minutes in a debug build); kept, their bodies alone would be 326 MB.
+/// Measured once with 20 pages of 68 MB: 29 MB peak. (A fake: no real GitLab serves these
+/// pages here.)
+#[test]
+fn pages_of_huge_notes_neither_block_nor_bloat_the_post() {
+    let tmp = assert_fs::TempDir::new().unwrap();
+    let report = report_file(tmp.path());
+    let server = Server::start(TOKEN);
+    let page_of = |emoji: usize| {
+        let body = "\u{1F600}".repeat(emoji);
+        let notes: Vec<serde_json::Value> = (0..17u64)
+            .map(|i| {
+                json!({"id": 10 + i, "body": body, "system": false,
+                       "author": {"id": 9, "username": "someone"}})
+            })
+            .collect();
+        serde_json::to_vec(&notes).unwrap()
+    };
+    let first = page_of(1_000_000);
+    assert!(first.len() > 64 << 20, "{} bytes", first.len());
+    server.state().filler_pages = Some((20, first, page_of(200_000)));
+    let mut cmd = gitlab_job(&server);
+    cmd.args(["post", "--post-timeout", "600", "--report"])
+        .arg(&report);
+    let started = std::time::Instant::now();
+    let (out, peak_kib) = crate::common::output_and_peak_kib(cmd, 400 << 10);
+    let elapsed = started.elapsed();
+    assert_status(&out, 0);
+    let notes = server.notes(7);
+    assert_eq!(notes.len(), 1, "{}", text(&out));
+    assert!(notes[0].body.starts_with("<!-- nsys-gate:smoke -->"));
+    let pages = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "GET" && r.path.contains("/notes?"))
+        .count();
+    // Every page read, in each listing (before the create, and after it for a duplicate).
+    assert!(pages >= 21 && pages % 21 == 0, "{pages}: {}", stderr(&out));
+    eprintln!("20 pages of others' notes, the first over 64 MiB: peak {peak_kib} KiB, {elapsed:?}");
+    assert!(
+        peak_kib < 200 << 10,
+        "peak resident memory {peak_kib} KiB for 20 pages of others' notes"
+    );
+}

@@ -80,7 +80,7 @@ impl Thread for Comments<'_> {
         calls::list(
             self.client,
             url,
-            MAX_PAGES,
+            (MAX_PAGES, None),
             "comments",
             |_: &GhComment| true,
             |c| self.comment(c),

@@ -284,6 +284,9 @@ impl Locate for Artifacts<'_> {
                 self.repo.owner, self.repo.name, artifact.id
             )),
             size: artifact.size_in_bytes,
+            // Not asked yet: the runner is the files' word (`runner_name` of the run's jobs
+            // would be the forge's).
+            runner: None,
         }
     }
 }

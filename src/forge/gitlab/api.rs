@@ -6,12 +6,16 @@
 use http::Method;
 use serde::Deserialize;
 
-use crate::forge::comment::Comment;
+use crate::forge::comment::{Comment, MarkedBody};
 use crate::forge::http::{query_value, Client, PostError};
 use crate::forge::upsert::{calls, Created, Thread};
 
 /// Pages of notes read at most (100 notes each).
 const MAX_NOTE_PAGES: usize = 200;
+
+/// The most of one page of notes read (streamed through a temporary file, never held): 100
+/// notes of GitLab's 1,000,000 characters at most, each up to 6 bytes as JSON writes it.
+const MAX_NOTE_PAGE_BYTES: u64 = 1 << 30;
 
 /// Pages of pipelines read at most (100 each).
 const MAX_PIPELINE_PAGES: usize = 10;
@@ -25,6 +29,17 @@ struct GlNote {
     id: u64,
     #[serde(default)]
     body: Option<String>,
+    #[serde(default)]
+    author: Option<GlUser>,
+}
+
+/// A note as the list of notes is read: its body kept only when it starts with the marker
+/// (others' notes, up to GitLab's 1,000,000 characters each, are dropped as they are read).
+#[derive(Debug, Deserialize)]
+struct GlListedNote {
+    id: u64,
+    #[serde(default)]
+    body: MarkedBody,
     #[serde(default)]
     author: Option<GlUser>,
     /// System notes ("added 1 commit") are GitLab's own.
@@ -117,14 +132,22 @@ impl Thread for Notes<'_> {
             "{}?per_page=100&sort=asc&order_by=created_at",
             self.path()
         ));
-        // GitLab's own notes (a push, a label) are not comments anyone wrote.
+        // GitLab's own notes (a push, a label) are not comments anyone wrote. Each page is
+        // streamed and only marked bodies are kept: others' notes can fill a page past the
+        // cap of a reply held in memory, and 200 pages of them many gigabytes.
         calls::list(
             self.client,
             url,
-            MAX_NOTE_PAGES,
+            (MAX_NOTE_PAGES, Some(MAX_NOTE_PAGE_BYTES)),
             "notes",
-            |n: &GlNote| !n.system,
-            |n| self.comment(n),
+            |n: &GlListedNote| !n.system,
+            |n| {
+                self.comment(GlNote {
+                    id: n.id,
+                    body: n.body.0,
+                    author: n.author,
+                })
+            },
         )
         .await
     }
@@ -178,6 +201,16 @@ pub struct Job {
     pub artifacts_expire_at: Option<String>,
     #[serde(default)]
     pub artifacts: Vec<JobArtifact>,
+    /// The runner it ran on (`null` when GitLab no longer knows it).
+    #[serde(default)]
+    pub runner: Option<JobRunner>,
+}
+
+/// A job's runner: its description is what `CI_RUNNER_DESCRIPTION` says inside the job.
+#[derive(Debug, Clone, Deserialize)]
+pub struct JobRunner {
+    #[serde(default)]
+    pub description: Option<String>,
 }
 
 /// One of a job's artifact files: `archive` is the zip of its `artifacts:paths`.
@@ -247,6 +280,10 @@ pub async fn jobs_named(
             found.extend(page.into_iter().filter(|j| j.name == name).map(|mut j| {
                 // Quoted in the "expired" note: no token in it.
                 j.artifacts_expire_at = j.artifacts_expire_at.map(|t| client.redact(&t));
+                // Stored in comparison.json as the base runs' runner.
+                if let Some(r) = &mut j.runner {
+                    r.description = r.description.take().map(|d| client.redact(&d));
+                }
                 j
             }));
             true

@@ -168,6 +168,10 @@ pub enum Located {
         url: String,
         /// Its size when the forge says it.
         size: Option<u64>,
+        /// The runner its job ran on, as the forge says (`Some(None)`: it names none), which
+        /// replaces the files' `provenance.runner`; `None`: the forge was not asked (GitHub:
+        /// the files' word is kept).
+        runner: Option<Option<String>>,
     },
     /// The run is kept in the list of runs read, but gives no analysis: a note says why
     /// (no artifact of the name, an expired one); `id` when there is one.
@@ -373,11 +377,13 @@ async fn one_run(
         created_at: run.created_at.clone(),
         artifact_id,
     };
-    let (url, size) = match located {
+    let (url, size, runner) = match located {
         Located::Failed(note) => return (None, Fetched::Note(note)),
         Located::Late => return (Some(listed), Fetched::Late),
         Located::Missing { note, .. } => return (Some(listed), Fetched::Note(note)),
-        Located::At { url, size, .. } => (url, size),
+        Located::At {
+            url, size, runner, ..
+        } => (url, size, runner),
     };
     let which = run.which();
     if size.is_some_and(|n| n > MAX_ZIP_BYTES) {
@@ -395,7 +401,7 @@ async fn one_run(
     if deadline.left().is_zero() {
         return (Some(listed), Fetched::Late);
     }
-    let fetched = match download_and_read(source.client(), run, &url, doing).await {
+    let fetched = match download_and_read(source.client(), (run, runner), &url, doing).await {
         Ok((levels, notes)) => Fetched::Levels(levels, notes),
         Err(f) => f,
     };
@@ -403,11 +409,11 @@ async fn one_run(
 }
 
 /// One run's artifact downloaded, unpacked and read; its analyses reduced, each marked with
-/// the run (one point of the history) and the commit the forge ran it on; a note when files
-/// named another commit.
+/// the run (one point of the history), the commit the forge ran it on and, when the forge was
+/// asked (`runner`), the runner; a note when files named another commit or runner.
 async fn download_and_read(
     client: &Client,
-    run: &ListedRun,
+    (run, runner): (&ListedRun, Option<Option<String>>),
     url: &str,
     doing: &Doing,
 ) -> Result<(Vec<RunLevel>, Vec<String>), Fetched> {
@@ -463,6 +469,7 @@ async fn download_and_read(
     doing.set(format!("reading the baseline artifact of {which}"));
     let mut levels = Vec::new();
     let mut claims = 0usize;
+    let mut runner_claims = 0usize;
     let unread = load::each_under(&unpacked, &stop, |recorded, path| {
         let mut level = RunLevel::read(recorded, &format!("run {}/{path}", run.id));
         level.ci_run_id = Some(run.id);
@@ -472,6 +479,13 @@ async fn download_and_read(
         let claimed = level.with_forge_commit(&run.commit);
         if claimed.is_some_and(|c| !same_commit(&c, &run.commit)) {
             claims += 1;
+        }
+        // Likewise the runner: one point naming the head's runner would set the head's level.
+        if let Some(forge) = &runner {
+            let claimed = level.with_forge_runner(forge.as_deref());
+            if claimed.is_some_and(|c| Some(c.as_str()) != forge.as_deref()) {
+                runner_claims += 1;
+            }
         }
         levels.push(level);
     })
@@ -483,15 +497,29 @@ async fn download_and_read(
     for n in unread {
         say!("nsys-gate: warning: baseline: {which}: {n}");
     }
-    let notes = (claims > 0)
+    let files = |n| crate::render::format::plural(n, "analysis.json", "analysis.json files");
+    let mut notes: Vec<String> = (claims > 0)
         .then(|| {
             format!(
                 "{} in the artifact of {which} named another commit than the one the forge ran it on: the forge's commit is used",
-                crate::render::format::plural(claims, "analysis.json", "analysis.json files")
+                files(claims)
             )
         })
         .into_iter()
         .collect();
+    if runner_claims > 0 {
+        notes.push(match runner.flatten() {
+            Some(name) => format!(
+                "{} in the artifact of {which} named another runner than the one the forge ran it on: the forge's runner `{}` is used",
+                files(runner_claims),
+                crate::text::shown(&name)
+            ),
+            None => format!(
+                "{} in the artifact of {which} named a runner, and the forge names none for its job: the run's runner is left unknown",
+                files(runner_claims)
+            ),
+        });
+    }
     Ok((levels, notes))
 }
 

@@ -23,7 +23,7 @@ use serde_json::Value;
 use super::config::ClientConfig;
 use super::error::PostError;
 use super::retry::{try_once, Retry, Try};
-use super::transport::{error_text, scheme_not_followed, Reply, Transport};
+use super::transport::{error_text, scheme_not_followed, Reply, Spill, Transport};
 
 /// A client of one API: its transport, its retry policy, and the settings both came from.
 pub struct Client {
@@ -99,7 +99,17 @@ impl Client {
         url: &str,
         body: Option<&Value>,
     ) -> Result<Reply, PostError> {
-        self.retry.request(&self.transport, method, url, body).await
+        self.retry
+            .request(&self.transport, (method, url), body, None)
+            .await
+    }
+
+    /// A GET whose 200 body is streamed into `spill` ([`Spill`]), retried as
+    /// [`Client::request`] is; any other reply read as always.
+    async fn request_into(&self, url: &str, spill: &mut Spill<'_>) -> Result<Reply, PostError> {
+        self.retry
+            .request(&self.transport, (Method::GET, url), None, Some(spill))
+            .await
     }
 
     /// The URL without the host, for messages (redacted: it may come from a `link`).
@@ -163,18 +173,48 @@ impl Client {
     /// pages loop) is an error; every request is within the client's deadline.
     pub(crate) async fn pages<T: serde::de::DeserializeOwned>(
         &self,
+        url: String,
+        max_pages: usize,
+        page: impl FnMut(T) -> bool,
+    ) -> Result<bool, PostError> {
+        self.pages_with(url, max_pages, None, page).await
+    }
+
+    /// [`Client::pages`], each page streamed into a temporary file (at most `page_cap` bytes,
+    /// past the cap of a reply held in memory) and parsed from it as it is read: `T` decides
+    /// what of a page is kept (others' notes of 4 MB each, 100 to a page, are dropped as they
+    /// are read), so memory is that of one element, not of the page nor of the pages.
+    pub(crate) async fn pages_streamed<T: serde::de::DeserializeOwned>(
+        &self,
+        url: String,
+        (max_pages, page_cap): (usize, u64),
+        page: impl FnMut(T) -> bool,
+    ) -> Result<bool, PostError> {
+        self.pages_with(url, max_pages, Some(page_cap), page).await
+    }
+
+    async fn pages_with<T: serde::de::DeserializeOwned>(
+        &self,
         mut url: String,
         max_pages: usize,
+        streamed: Option<u64>,
         mut page: impl FnMut(T) -> bool,
     ) -> Result<bool, PostError> {
         let mut seen = std::collections::HashSet::new();
         for _ in 0..max_pages {
             seen.insert(url.clone());
-            let reply = self.request(Method::GET, &url, None).await?;
-            if reply.status != 200 {
-                return Err(self.failure("GET", &url, &reply));
-            }
-            if !page(self.parse("GET", &url, &reply)?) {
+            let (reply, parsed) = match streamed {
+                None => {
+                    let reply = self.request(Method::GET, &url, None).await?;
+                    if reply.status != 200 {
+                        return Err(self.failure("GET", &url, &reply));
+                    }
+                    let parsed = self.parse("GET", &url, &reply)?;
+                    (reply, parsed)
+                }
+                Some(cap) => self.page_from_file(&url, cap).await?,
+            };
+            if !page(parsed) {
                 return Ok(true);
             }
             match next_page(&url, &reply.headers) {
@@ -204,10 +244,43 @@ impl Client {
         Ok(false)
     }
 
+    /// One page streamed into a temporary file (removed when read), then parsed from it.
+    async fn page_from_file<T: serde::de::DeserializeOwned>(
+        &self,
+        url: &str,
+        cap: u64,
+    ) -> Result<(Reply, T), PostError> {
+        use std::io::Seek;
+        let fail = |message: String| PostError::Response {
+            method: "GET".into(),
+            path: self.display_path(url),
+            message,
+        };
+        let mut file = tempfile::tempfile()
+            .map_err(|e| fail(format!("cannot make a temporary file for the page: {e}")))?;
+        let mut spill = Spill {
+            file: &mut file,
+            cap,
+            what: "the page",
+            whole_stage: false,
+            written: 0,
+        };
+        let reply = self.request_into(url, &mut spill).await?;
+        if reply.status != 200 {
+            return Err(self.failure("GET", url, &reply));
+        }
+        file.rewind()
+            .map_err(|e| fail(format!("cannot read the page back: {e}")))?;
+        let parsed = serde_json::from_reader(std::io::BufReader::new(file)).map_err(|e| {
+            fail(self.redact(&format!("HTTP 200, body is not the JSON expected ({e})")))
+        })?;
+        Ok((reply, parsed))
+    }
+
     /// Sends a request that must not be sent twice blindly (a create) once: a reply, or
     /// [`Once::Unknown`] when it may or may not have been carried out.
     pub(crate) async fn post_once(&self, url: &str, body: &Value) -> Result<Once, PostError> {
-        match try_once(&self.transport, &Method::POST, url, Some(body), 1).await {
+        match try_once(&self.transport, (&Method::POST, url), Some(body), None, 1).await {
             Try::Again { wait, reason } => Ok(Once::Unknown { wait, reason }),
             Try::Fail(e) => Err(e),
             Try::Reply(reply) => Ok(Once::Reply(reply)),
@@ -216,18 +289,27 @@ impl Client {
 
     /// Downloads `url` (an artifact's zip) into `out`, at most `cap` bytes: asks the API with
     /// the token, then follows its redirect once without it (a storage host never sees the
-    /// token, whatever host it is on); a server that sends the zip itself is read up to the
-    /// cap. `what` names the download in messages.
+    /// token, whatever host it is on); a server that sends the zip itself (a self-managed
+    /// GitLab with local artifact storage) is streamed into `out` the same way, up to the cap
+    /// and within the stage's deadline.
     pub(crate) async fn download(
         &self,
         url: &str,
         cap: u64,
         out: &mut std::fs::File,
     ) -> Result<u64, PostError> {
-        let reply = self.request(Method::GET, url, None).await?;
+        let mut spill = Spill {
+            file: out,
+            cap,
+            what: "the artifact",
+            whole_stage: true,
+            written: 0,
+        };
+        let reply = self.request_into(url, &mut spill).await?;
+        let out = spill.file;
         match reply.status {
             301 | 302 | 303 | 307 | 308 => {}
-            200 => return write_capped(&reply, cap, out, &self.display_path(url)),
+            200 => return Ok(spill.written),
             _ => return Err(self.failure("GET", url, &reply)),
         }
         let location = reply
@@ -305,28 +387,6 @@ impl Client {
             ))),
         }
     }
-}
-
-fn write_capped(
-    reply: &Reply,
-    cap: u64,
-    out: &mut std::fs::File,
-    path: &str,
-) -> Result<u64, PostError> {
-    if reply.body.len() as u64 > cap {
-        return Err(PostError::Response {
-            method: "GET".into(),
-            path: path.to_owned(),
-            message: format!("the artifact is larger than {} MiB", cap >> 20),
-        });
-    }
-    out.write_all(&reply.body)
-        .map_err(|e| PostError::Response {
-            method: "GET".into(),
-            path: path.to_owned(),
-            message: format!("cannot write the download: {e}"),
-        })?;
-    Ok(reply.body.len() as u64)
 }
 
 /// The next page after `url`: the `rel="next"` URL of a `link` header, else `url` with the

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::config::{ClientConfig, Deadline};
 use super::error::PostError;
-use super::transport::{message_of, Reply, SendError, Transport};
+use super::transport::{message_of, Reply, SendError, Spill, Transport};
 use crate::say::say;
 
 /// The wait before retrying a rate limit that names no time.
@@ -69,18 +69,18 @@ impl Retry {
     }
 
     /// Sends an idempotent request (GET, PATCH, DELETE), retrying 5xx, timeouts and rate
-    /// limits within the tries and the deadline.
+    /// limits within the tries and the deadline; a 200's body into `spill` when there is one.
     pub(super) async fn request(
         &self,
         transport: &Transport,
-        method: Method,
-        url: &str,
+        (method, url): (Method, &str),
         body: Option<&Value>,
+        mut spill: Option<&mut Spill<'_>>,
     ) -> Result<Reply, PostError> {
         let mut tries = 0;
         loop {
             tries += 1;
-            match try_once(transport, &method, url, body, tries).await {
+            match try_once(transport, (&method, url), body, spill.as_deref_mut(), tries).await {
                 Try::Reply(r) => return Ok(r),
                 Try::Fail(e) => return Err(e),
                 Try::Again { wait, reason } => {
@@ -100,13 +100,13 @@ impl Retry {
 /// One try (the `tries`-th) and its verdict: a reply to hand back, or a reason to try again.
 pub(super) async fn try_once(
     transport: &Transport,
-    method: &Method,
-    url: &str,
+    (method, url): (&Method, &str),
     body: Option<&Value>,
+    spill: Option<&mut Spill<'_>>,
     tries: u32,
 ) -> Try {
     let backoff = Duration::from_secs(1u64 << tries.saturating_sub(1).min(5));
-    match transport.send_once(method, url, body).await {
+    match transport.send_once(method, url, body, spill).await {
         Err(SendError::Again(message)) => Try::Again {
             wait: backoff,
             reason: format!("{method} {}: {message}", transport.display_path(url)),

@@ -19,7 +19,8 @@
 //! The deadline of a whole request is ours (`tokio::time::timeout`).
 //!
 //! A response body is read as it comes, up to [`MAX_RESPONSE_BYTES`]; past that the request
-//! fails, not retried. Server text that may be shown or stored (a transport error, a path from
+//! fails, not retried. A caller that expects more (an artifact the API sends itself, a page of
+//! GitLab notes) has a 200's body streamed into a file instead ([`Spill`]), up to its own cap. Server text that may be shown or stored (a transport error, a path from
 //! `link`, an error body's message) is redacted with [`Token::redact`] where it enters, since a
 //! server or a proxy may echo `Authorization`.
 
@@ -72,6 +73,20 @@ pub struct Reply {
     pub status: u16,
     pub headers: HeaderMap,
     pub body: Vec<u8>,
+}
+
+/// Where the body of a 200 reply goes instead of memory ([`Transport::send_once`]): streamed
+/// into `file` a frame at a time, at most `cap` bytes (a larger body is refused, not retried);
+/// the reply's own `body` is then empty. Every other status is read into memory as always.
+pub(crate) struct Spill<'a> {
+    pub file: &'a mut std::fs::File,
+    pub cap: u64,
+    /// The body in messages: `the artifact`, `the page`.
+    pub what: &'static str,
+    /// Bounded by the stage's deadline alone, not by one request's limit (a large download).
+    pub whole_stage: bool,
+    /// Bytes written by the last try.
+    pub written: u64,
 }
 
 /// Why one exchange gave no reply.
@@ -207,12 +222,14 @@ impl Transport {
         self.redact(&path)
     }
 
-    /// Sends once, and reads the reply up to [`MAX_RESPONSE_BYTES`].
+    /// Sends once, and reads the reply up to [`MAX_RESPONSE_BYTES`]; a 200's body into
+    /// `spill` instead when there is one.
     pub(super) async fn send_once(
         &self,
         method: &Method,
         url: &str,
         body: Option<&Value>,
+        mut spill: Option<&mut Spill<'_>>,
     ) -> Result<Reply, SendError> {
         let again = SendError::Again;
         let uri: Uri = url.parse().map_err(|_| {
@@ -221,6 +238,7 @@ impl Transport {
                 self.redact(&crate::text::without_userinfo(url))
             ))
         })?;
+        let whole_stage = spill.as_ref().is_some_and(|s| s.whole_stage);
         let too_large = |message: String| {
             SendError::Final(PostError::Response {
                 method: method.to_string(),
@@ -246,6 +264,32 @@ impl Transport {
                 .get(CONTENT_LENGTH)
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.trim().parse::<u64>().ok());
+            if let Some(spill) = spill.as_deref_mut().filter(|_| parts.status == 200) {
+                if let Some(n) = declared.filter(|&n| n > spill.cap) {
+                    return Err(too_large(format!(
+                        "{} says it is {n} bytes (content-length), more than {} MiB, the most nsys-gate reads; it was not read",
+                        spill.what,
+                        spill.cap >> 20
+                    )));
+                }
+                let what = spill.what;
+                spill.written = spill_into(body, spill).await.map_err(|e| match e {
+                    SpillError::TooLarge(what, cap) => too_large(format!(
+                        "{what} is larger than {} MiB, the most nsys-gate reads; it was not read further",
+                        cap >> 20
+                    )),
+                    SpillError::Write(e) => too_large(format!("cannot write {what} to disk: {e}")),
+                    SpillError::Failed(text) => again(format!(
+                        "reading the response failed: {}",
+                        self.redact(&text)
+                    )),
+                })?;
+                return Ok(Reply {
+                    status: parts.status.as_u16(),
+                    headers: parts.headers,
+                    body: Vec::new(),
+                });
+            }
             if let Some(n) = declared.filter(|&n| n > MAX_RESPONSE_BYTES as u64) {
                 return Err(too_large(format!(
                     "the response says it is {n} bytes (content-length), more than {} MiB, the most nsys-gate reads of one response; it was not read",
@@ -271,9 +315,14 @@ impl Transport {
             })
         };
         // The request's own limit, or the stage's deadline when that comes first: then the
-        // stage is over, and no other try is made.
-        let stage_ends = self.deadline.left() <= self.request_timeout;
-        match tokio::time::timeout(self.request_timeout.min(self.deadline.left()), exchange).await {
+        // stage is over, and no other try is made. A large download has the stage's deadline.
+        let limit = if whole_stage {
+            self.deadline.left()
+        } else {
+            self.request_timeout
+        };
+        let stage_ends = self.deadline.left() <= limit;
+        match tokio::time::timeout(limit.min(self.deadline.left()), exchange).await {
             Ok(r) => r,
             Err(_) if stage_ends => Err(SendError::Final(PostError::OutOfTime(format!(
                 "{method} {}: no complete response before {}",
@@ -476,6 +525,44 @@ where
     Ok(bytes)
 }
 
+/// Why a body was not streamed whole into a [`Spill`].
+enum SpillError {
+    /// More than the cap: what it is, and the cap.
+    TooLarge(&'static str, u64),
+    /// The file could not be written.
+    Write(std::io::Error),
+    /// The transport failed while reading.
+    Failed(String),
+}
+
+/// The body streamed into `spill`'s file (emptied first: a try after a failed one starts
+/// again), a frame at a time: its length.
+async fn spill_into<B>(mut body: B, spill: &mut Spill<'_>) -> Result<u64, SpillError>
+where
+    B: BodyExt + Unpin,
+    B::Data: AsRef<[u8]>,
+    B::Error: std::error::Error,
+{
+    use std::io::{Seek, Write};
+    spill.file.set_len(0).map_err(SpillError::Write)?;
+    spill.file.rewind().map_err(SpillError::Write)?;
+    let mut written: u64 = 0;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| SpillError::Failed(error_text(&e)))?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        let data = data.as_ref();
+        written += data.len() as u64;
+        if written > spill.cap {
+            return Err(SpillError::TooLarge(spill.what, spill.cap));
+        }
+        spill.file.write_all(data).map_err(SpillError::Write)?;
+    }
+    spill.file.flush().map_err(SpillError::Write)?;
+    Ok(written)
+}
+
 /// GitHub's `message` (and its `errors[].message`), else the start of the body.
 pub(super) fn message_of(body: &[u8]) -> String {
     message_with(body, &|text| text.to_owned())
@@ -664,7 +751,10 @@ pub(super) mod tests {
             "HTTP/1.1 302 Found\r\nlocation: http://127.0.0.1:9/elsewhere\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
         );
         let t = Transport::new(&config(&api)).unwrap();
-        let reply = t.send_once(&Method::GET, &t.url("/x"), None).await.unwrap();
+        let reply = t
+            .send_once(&Method::GET, &t.url("/x"), None, None)
+            .await
+            .unwrap();
         assert_eq!(reply.status, 302, "returned, not followed");
         let head = seen.join().unwrap();
         assert!(
@@ -675,7 +765,7 @@ pub(super) mod tests {
         let (other, seen) =
             one_shot("HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\n[]");
         let reply = t
-            .send_once(&Method::GET, &format!("{other}/y"), None)
+            .send_once(&Method::GET, &format!("{other}/y"), None, None)
             .await
             .unwrap();
         assert_eq!((reply.status, reply.body.as_slice()), (200, &b"[]"[..]));

@@ -611,6 +611,10 @@ pub struct RankChanges {
     pub new: Vec<RankOnly>,
     /// Ranks the history has and the head does not.
     pub gone: Vec<RankOnly>,
+    /// What one rank alone would be called `slower` from, in %, as a range table's
+    /// `detectable_pct`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detectable_pct: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -761,6 +765,12 @@ pub struct RangeChanges {
     /// can hold any number of ranges).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub gone_omitted: u64,
+    /// The smallest change, in %, one item of this table alone would be called `slower` 4
+    /// times in 5 for (the median over its judged items, each with its own run-to-run noise,
+    /// at the share of the false-discovery rate one discovery among the run's items gets);
+    /// absent when no item is judged, and in files written before it was computed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detectable_pct: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -42,7 +42,7 @@ pub mod trend;
 use std::borrow::Cow;
 
 use crate::artifact::comparison::{
-    BaselineSource, Comparison, MeasureName, Method, RangeChanges, RankChange, RankChanges,
+    BaselineSource, Comparison, Measure, MeasureName, Method, RangeChanges, RankChange, RankChanges,
     RankOnly, RunComparison, WorkChanges, COMPARISON_SCHEMA_VERSION,
 };
 use crate::artifact::TOOL_VERSION;
@@ -159,6 +159,15 @@ pub fn compare(
     bounds::bounded(comparison)
 }
 
+/// Whether a run-wide change (in %) lies beyond where the measure puts a run of unchanged
+/// code (its interval): a whole run that moved no more than runs do is not news. Never with
+/// the noise unknown.
+fn beyond_interval(measure: &Measure, change_pct: f64) -> bool {
+    measure
+        .interval_pct
+        .is_some_and(|[low, high]| change_pct < low || change_pct > high)
+}
+
 /// The head runs of one key against its base runs (oldest first, at least one).
 pub fn compare_key(
     heads: &[&RunLevel],
@@ -214,7 +223,7 @@ pub fn compare_key(
         .count()
         .max(1);
     let alpha = (1.0 - noise::VERDICT_CONFIDENCE) / judged as f64;
-    let measures = [MeasureName::HostInclusive, MeasureName::GpuProjected]
+    let measures: Vec<_> = [MeasureName::HostInclusive, MeasureName::GpuProjected]
         .into_iter()
         .zip(&learned)
         .map(|(m, l)| {
@@ -255,7 +264,7 @@ pub fn compare_key(
     tables.extend(copy_table.as_mut());
     tables.extend(rank_table.as_mut());
     tables.extend(exposed_table.as_mut());
-    ranges::decide(&mut tables, floor);
+    ranges::decide(&mut tables, floor, ranges::FALSE_DISCOVERY_RATE);
     if !exact {
         items::members(&mut host.changes, &head, &points, Clock::HostExclusive);
         if let Some(g) = gpu.as_mut() {
@@ -274,6 +283,11 @@ pub fn compare_key(
     let kernels = judged_work(kernels, kernel_table, Kind::Kernels);
     let memory_copies = judged_work(copies, copy_table, Kind::MemoryCopies);
     let exposed_communication = judged_work(exposed, exposed_table, Kind::ExposedCommunication);
+    // The whole run's move is said only when it is beyond the host measure's noise.
+    let run_wide = host
+        .run_wide
+        .clone()
+        .filter(|w| beyond_interval(&measures[0], w.change_pct));
     RunComparison {
         key: head.first().key.clone(),
         heads: heads.iter().map(|r| r.run.clone()).collect(),
@@ -282,7 +296,7 @@ pub fn compare_key(
         like_for_like,
         conditions,
         measures,
-        run_wide: host.run_wide.clone(),
+        run_wide,
         host_ranges: host.changes,
         gpu_ranges: gpu.map(|g| g.changes),
         gpu_work: gpu_work::changes(reference.gpu_work.as_ref(), head.first().gpu_work.as_ref()),
@@ -356,6 +370,7 @@ fn rank_changes(changes: RangeChanges) -> RankChanges {
                 median_ns: o.per_iteration_ns,
             })
             .collect(),
+        detectable_pct: changes.detectable_pct,
     }
 }
 

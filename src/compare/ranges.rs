@@ -63,6 +63,8 @@ pub struct Table {
     pub changes: RangeChanges,
     /// Per `changes.changed`: how far the range moved beyond its run's offset (logarithm).
     beyond: Vec<f64>,
+    /// Per `changes.changed`: what the history predicts for it (judged items only).
+    predictions: Vec<Option<Prediction>>,
     /// Most ranges moving alike, when they did.
     pub run_wide: Option<RunWide>,
 }
@@ -88,6 +90,7 @@ pub fn table(head: &[&Times], used: &[Vec<&Times>], floor: f64, expected: f64) -
     let effects = RunEffects::of(&logs, &head_logs, &judged, used.len());
     let mut changed = Vec::new();
     let mut beyond = Vec::new();
+    let mut predictions = Vec::new();
     let mut new = Vec::new();
     let mut raw_changes = Vec::new();
     for (g, name) in names.iter().enumerate() {
@@ -120,15 +123,18 @@ pub fn table(head: &[&Times], used: &[Vec<&Times>], floor: f64, expected: f64) -
             launched_by: Vec::new(),
         };
         let mut moved = 0.0;
+        let mut predicted = None;
         if base.len() >= MIN_BASE_RUNS {
             let prediction = effects.prediction(g, &logs[g]);
             let j = noise::judge(&prediction, h, 0.0, 1.0 - noise::VERDICT_CONFIDENCE, floor);
             change.p_value = Some(j.p_value);
             moved = h - prediction.level;
             raw_changes.push(h - base_log);
+            predicted = Some(prediction);
         }
         changed.push(change);
         beyond.push(moved);
+        predictions.push(predicted);
     }
     let mut gone: Vec<RangeOnly> = used
         .last()
@@ -158,6 +164,7 @@ pub fn table(head: &[&Times], used: &[Vec<&Times>], floor: f64, expected: f64) -
             .then_with(|| changed[x].name.cmp(&changed[y].name))
     });
     let beyond = order.iter().map(|&i| beyond[i]).collect();
+    let predictions = order.iter().map(|&i| predictions[i]).collect();
     let changed = order.into_iter().map(|i| changed[i].clone()).collect();
     let largest = |x: &RangeOnly, y: &RangeOnly| {
         y.per_iteration_ns
@@ -174,16 +181,20 @@ pub fn table(head: &[&Times], used: &[Vec<&Times>], floor: f64, expected: f64) -
             changed_omitted: 0,
             new_omitted: 0,
             gone_omitted: 0,
+            detectable_pct: None,
         },
         beyond,
+        predictions,
         run_wide: run_wide(&raw_changes, effects.active, floor),
     }
 }
 
 /// The verdicts of every range of a run's tables: Benjamini-Hochberg over all their
-/// p-values at [`FALSE_DISCOVERY_RATE`]; a discovery at least the noise floor, moving the same
-/// way beyond its run as in all, is `slower` or `faster`, the others `within_noise`.
-pub fn decide(tables: &mut [&mut Table], floor: f64) {
+/// p-values at `rate` ([`FALSE_DISCOVERY_RATE`], or its share when the legs of a profile
+/// share it); a discovery at least the noise floor, moving the same way beyond its run as in
+/// all, is `slower` or `faster`, the others `within_noise`. Each table is also given what one
+/// of its items alone could be found from ([`detectable`]).
+pub fn decide(tables: &mut [&mut Table], floor: f64, rate: f64) {
     let mut at = Vec::new();
     let mut ps = Vec::new();
     for (t, table) in tables.iter().enumerate() {
@@ -194,7 +205,7 @@ pub fn decide(tables: &mut [&mut Table], floor: f64) {
             }
         }
     }
-    let discoveries = benjamini_hochberg(&ps, FALSE_DISCOVERY_RATE);
+    let discoveries = benjamini_hochberg(&ps, rate);
     for (&(t, i), &discovered) in at.iter().zip(&discoveries) {
         let moved = tables[t].beyond[i];
         let r = &mut tables[t].changes.changed[i];
@@ -202,6 +213,40 @@ pub fn decide(tables: &mut [&mut Table], floor: f64) {
         let same_way = (ratio - 1.0).signum() == moved.signum();
         r.verdict = verdict(ratio, discovered && same_way, floor);
     }
+    // One item that moved alone is the first of the step-up: found when its p-value is under
+    // rate / m, m the run's judged items.
+    let alpha = rate / ps.len().max(1) as f64;
+    let mut scales: Vec<(f64, f64)> = Vec::new();
+    for table in tables.iter_mut() {
+        table.changes.detectable_pct = detectable(&table.predictions, alpha, floor, &mut scales);
+    }
+}
+
+/// What one item of a table alone would be called `slower` from, 4 times in 5, at `alpha`
+/// (in %): the median over its judged items (`predictions`) of each one's detectable change
+/// ([`noise::detectable`], the head as thin as the history's runs); `None` when none is
+/// judged. `scales` keeps the noncentral t's figure per degrees of freedom (items mostly
+/// share them).
+fn detectable(
+    predictions: &[Option<Prediction>],
+    alpha: f64,
+    floor: f64,
+    scales: &mut Vec<(f64, f64)>,
+) -> Option<f64> {
+    let logs: Vec<f64> = predictions
+        .iter()
+        .flatten()
+        .map(|p| {
+            let found = scales.iter().find(|(df, _)| *df == p.df).map(|s| s.1);
+            let k = found.unwrap_or_else(|| {
+                let k = noise::detectable_scales(p.df, alpha);
+                scales.push((p.df, k));
+                k
+            });
+            noise::detectable_at(k, p, 0.0, floor).ln()
+        })
+        .collect();
+    median(&logs).map(|m| change_pct_of(m.exp()))
 }
 
 /// Most ranges moving alike: the median raw change (logarithms) of the judged ranges, and
@@ -322,7 +367,7 @@ mod tests {
     fn judged(head: &RunLevel, history: &[RunLevel]) -> Table {
         let used: Vec<Vec<&Times>> = history.iter().map(|r| vec![&r.host_ranges]).collect();
         let mut t = table(&[&head.host_ranges], &used, 0.01, 0.0);
-        decide(&mut [&mut t], 0.01);
+        decide(&mut [&mut t], 0.01, FALSE_DISCOVERY_RATE);
         t
     }
 

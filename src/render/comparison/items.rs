@@ -132,11 +132,14 @@ fn shown(c: &RangeChanges, top: usize, flagged_only: bool) -> Vec<&RangeChange> 
     rows
 }
 
-/// An item table: its sentence, its rows, what they leave out.
+/// An item table: its sentence, its rows, what they leave out. `seen` is what the host
+/// measure could see (its `detectable_pct`): when one item of the table alone needs more,
+/// the sentence says how much.
 pub fn table(
     c: &RangeChanges,
     items: Items,
     basis: Option<&WorkChanges>,
+    seen: Option<f64>,
     caps: &Caps,
 ) -> ItemTable {
     let (one, many) = items.noun();
@@ -181,6 +184,14 @@ pub fn table(
                 .join(" and "),
             if n == 1 { one } else { many }
         ),
+    };
+    let sentence = match c.detectable_pct {
+        Some(d) if !sentence.is_empty() && d > seen.unwrap_or(0.0) => format!(
+            "{}; with their own noise, {many} see changes of about {} or more.",
+            sentence.trim_end_matches('.'),
+            pct(d)
+        ),
+        _ => sentence,
     };
     let left = in_both.saturating_sub(item_rows.len());
     let hidden_flagged = slower + faster - rows.iter().filter(|r| flagged(r.verdict)).count();
@@ -431,6 +442,7 @@ mod tests {
             changed_omitted: 0,
             new_omitted: 0,
             gone_omitted: 0,
+            detectable_pct: None,
         }
     }
 
@@ -440,7 +452,7 @@ mod tests {
             change("a", 1000.0, 1010.0, ChangeVerdict::WithinNoise),
             change("b", 500.0, 499.0, ChangeVerdict::WithinNoise),
         ]);
-        let t = table(&c, Items::Ranges { grouped: true }, None, &Caps::full(10));
+        let t = table(&c, Items::Ranges { grouped: true }, None, None, &Caps::full(10));
         assert!(t.rows.is_empty());
         assert_eq!(
             t.sentence,
@@ -473,7 +485,7 @@ mod tests {
         changed.push(slow);
         changed.sort_by(|x, y| y.change_ns.abs().total_cmp(&x.change_ns.abs()));
         let c = changes(changed);
-        let t = table(&c, Items::Ranges { grouped: true }, None, &Caps::full(10));
+        let t = table(&c, Items::Ranges { grouped: true }, None, None, &Caps::full(10));
         assert_eq!(t.rows.len(), 10);
         let names: Vec<&str> = t.rows.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names[..3], ["r00", "r01", "r02"]);
@@ -490,7 +502,7 @@ mod tests {
         assert!(t.members[0].contains("(128 ranges)"), "{}", t.members[0]);
         assert!(t.members[0].contains("and 127 more"), "{}", t.members[0]);
         // Kernels show the flagged ones only.
-        let t = table(&c, Items::Kernels, None, &Caps::full(10));
+        let t = table(&c, Items::Kernels, None, None, &Caps::full(10));
         assert_eq!(t.rows.len(), 1);
         assert_eq!(
             t.note.as_deref(),

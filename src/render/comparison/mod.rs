@@ -490,6 +490,8 @@ pub fn run(
     commit_prefix: Option<&str>,
 ) -> RunComparisonView {
     let floor_pct = method.noise_floor_pct;
+    // What the host measure could see: an item table that needs more says so.
+    let seen = r.measures.first().and_then(|m| m.detectable_pct);
     let ranges = Items::Ranges {
         grouped: method.ranges_grouped == Some(true),
     };
@@ -584,25 +586,25 @@ pub fn run(
         ),
         where_line: where_line(r, caps),
         ranks: r.ranks.as_ref().map(rank_line),
-        host_ranges: item_table(&r.host_ranges, ranges, None, caps),
+        host_ranges: item_table(&r.host_ranges, ranges, None, seen, caps),
         gpu_ranges: r
             .gpu_ranges
             .as_ref()
-            .map(|g| item_table(g, ranges, None, caps)),
+            .map(|g| item_table(g, ranges, None, seen, caps)),
         kernels: r
             .kernels
             .as_ref()
-            .map(|w| item_table(&w.items, Items::Kernels, Some(w), caps)),
+            .map(|w| item_table(&w.items, Items::Kernels, Some(w), seen, caps)),
         kernels_what: r.kernels.as_ref().map_or("", |w| work_what(w, true)),
         copies: r
             .memory_copies
             .as_ref()
-            .map(|w| item_table(&w.items, Items::Copies, Some(w), caps)),
+            .map(|w| item_table(&w.items, Items::Copies, Some(w), seen, caps)),
         copies_what: r.memory_copies.as_ref().map_or("", |w| work_what(w, false)),
         exposed: r
             .exposed_communication
             .as_ref()
-            .map(|w| item_table(&w.items, Items::ExposedCommunication, Some(w), caps)),
+            .map(|w| item_table(&w.items, Items::ExposedCommunication, Some(w), seen, caps)),
         exposed_what: items::EXPOSED_WHAT,
         base_runs: base_run_rows(&r.history, commit_prefix),
     }

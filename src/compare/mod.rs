@@ -766,6 +766,16 @@ mod tests {
             .changed
             .iter()
             .all(|c| c.verdict == ChangeVerdict::WithinNoise));
+        // A history whose runs differ by about 2.2 %: a head 2.5 % up everywhere moved all its
+        // ranges beyond the floor, but no more than a run of unchanged code does. Not said.
+        let noisy: Vec<RunLevel> = (0..10)
+            .map(|k| ranges(0.03 * [0.3, -0.9, 0.6, -0.1, 1.0][k % 5], k))
+            .collect();
+        let r = compared(&noisy, &ranges(0.025, 99));
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::WithinNoise));
+        let [_, high] = r.measures[0].interval_pct.unwrap();
+        assert!(high > 2.5, "{high}");
+        assert_eq!(r.run_wide, None);
     }
 
     #[test]

@@ -479,4 +479,45 @@ mod tests {
             .iter()
             .all(|r| r.verdict == ChangeVerdict::WithinNoise));
     }
+
+    /// `count` ranges whose own noise is `own` (relative, in a fixed pattern by seed) on a
+    /// run moved by `run_offset`.
+    fn noisy(count: usize, own: f64, run_offset: f64, seed: usize) -> RunLevel {
+        const PATTERN: [f64; 7] = [0.3, -0.9, 0.6, -0.1, 1.0, -0.5, -0.4];
+        let ranges: Vec<(String, i64)> = (0..count)
+            .map(|g| {
+                let mine = 1.0 + own * PATTERN[(g * 3 + seed) % 7];
+                let total = 4.0 * (100_000.0 + 20_000.0 * g as f64) * (1.0 + run_offset) * mine;
+                (format!("stage{g:02}"), total as i64)
+            })
+            .collect();
+        let named: Vec<(&str, i64)> = ranges.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+        level(&[3_000_000; 4], &named)
+    }
+
+    #[test]
+    fn a_table_says_what_one_item_alone_could_be_found_from() {
+        const OFFSETS: [f64; 8] = [0.01, -0.012, 0.004, -0.003, 0.015, -0.008, 0.0, 0.006];
+        let seen = |count: usize, own: f64| {
+            let history: Vec<RunLevel> = (0..8)
+                .map(|k| noisy(count, own, OFFSETS[k], k))
+                .collect();
+            judged(&noisy(count, own, 0.0, 9), &history)
+                .changes
+                .detectable_pct
+                .expect("judged items")
+        };
+        // Items that agree closely are seen from a few % (their spread is the spread floor's,
+        // 0.8 %, over an alpha of 3 % / 20).
+        let quiet = seen(20, 0.002);
+        assert!((3.0..10.0).contains(&quiet), "{quiet}");
+        // Items with 2 % noise of their own need more; so does a table of more items (each
+        // one's share of the false-discovery rate is smaller).
+        let loud = seen(20, 0.02);
+        assert!(loud > 1.5 * quiet, "{loud} against {quiet}");
+        assert!(seen(60, 0.02) > loud);
+        // Nothing judged, nothing said: one base run.
+        let one = judged(&noisy(20, 0.02, 0.0, 9), &[noisy(20, 0.02, 0.0, 1)]);
+        assert_eq!(one.changes.detectable_pct, None);
+    }
 }

@@ -462,6 +462,30 @@ mod tests {
     }
 
     #[test]
+    fn a_table_that_sees_less_than_the_measure_says_how_much() {
+        let mut c = changes(vec![
+            change("gemm", 1000.0, 1040.0, ChangeVerdict::WithinNoise),
+            change("relu", 500.0, 499.0, ChangeVerdict::WithinNoise),
+        ]);
+        c.detectable_pct = Some(9.52);
+        // The host measure sees 3.4 %: one kernel alone needs more, and the sentence says so.
+        let t = table(&c, Items::Kernels, None, Some(3.4), &Caps::full(10));
+        assert_eq!(
+            t.sentence,
+            format!("none of the 2 kernels changed beyond its run-to-run noise; with their own noise, kernels see changes of about 9.5{NBSP}% or more.")
+        );
+        // A table that sees as well as the measure adds nothing; nor one without the figure.
+        let t = table(&c, Items::Kernels, None, Some(12.0), &Caps::full(10));
+        assert_eq!(
+            t.sentence,
+            "none of the 2 kernels changed beyond its run-to-run noise."
+        );
+        c.detectable_pct = None;
+        let t = table(&c, Items::Kernels, None, Some(3.4), &Caps::full(10));
+        assert!(!t.sentence.contains("see changes"), "{}", t.sentence);
+    }
+
+    #[test]
     fn rows_are_the_flagged_and_the_largest_largest_change_first_with_members_below() {
         let mut slow = change("layer_#.ensure", 1000.0, 1080.0, ChangeVerdict::Slower);
         slow.members = Some(128);

@@ -187,8 +187,10 @@ pub fn table(
     };
     let sentence = match c.detectable_pct {
         Some(d) if !sentence.is_empty() && d > seen.unwrap_or(0.0) => format!(
-            "{}; with their own noise, {many} see changes of about {} or more.",
+            "{}; with {}, {} changes of about {} or more.",
             sentence.trim_end_matches('.'),
+            if in_both == 1 { "its own noise" } else { "their own noise" },
+            if in_both == 1 { "it sees".to_owned() } else { format!("{many} see") },
             pct(d)
         ),
         _ => sentence,

@@ -61,6 +61,14 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+fn is_one(n: &u64) -> bool {
+    *n == 1
+}
+
+fn one() -> u64 {
+    1
+}
+
 /// `path`: `--baseline PATH` (or `compare`'s BASE); `auto`: the artifacts of the base branch's
 /// runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -246,6 +254,11 @@ pub struct RunComparison {
     /// its own: the measures carry it.
     #[serde(default)]
     pub run_wide: Option<RunWide>,
+    /// The compared keys of this profile (its legs: GPUs or labels) that share its error
+    /// budget: each is judged at this share of the measures' level and of the false-discovery
+    /// rate. 1 (absent) for a profile of one leg, and in files written before it was shared.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub budget_legs: u64,
 }
 
 /// The whole run moving: most range groups by about the same change.

@@ -499,9 +499,7 @@ mod tests {
     fn a_table_says_what_one_item_alone_could_be_found_from() {
         const OFFSETS: [f64; 8] = [0.01, -0.012, 0.004, -0.003, 0.015, -0.008, 0.0, 0.006];
         let seen = |count: usize, own: f64| {
-            let history: Vec<RunLevel> = (0..8)
-                .map(|k| noisy(count, own, OFFSETS[k], k))
-                .collect();
+            let history: Vec<RunLevel> = (0..8).map(|k| noisy(count, own, OFFSETS[k], k)).collect();
             judged(&noisy(count, own, 0.0, 9), &history)
                 .changes
                 .detectable_pct

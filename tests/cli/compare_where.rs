@@ -360,10 +360,15 @@ fn with_no_change_every_table_is_one_sentence() {
     let run = &c["runs"][0];
     let seen = run["measures"][0]["detectable_pct"].as_f64().unwrap();
     for table in [&run["host_ranges"], &run["gpu_ranges"], &run["kernels"]] {
-        let d = table["detectable_pct"].as_f64().expect("a table's detectable_pct");
+        let d = table["detectable_pct"]
+            .as_f64()
+            .expect("a table's detectable_pct");
         assert!(d > seen, "{d} against the host measure's {seen}");
         let said = format!("see changes of about {:.1} % or more.", d);
-        assert!(markdown.replace('\u{a0}', " ").contains(&said), "{said}\n{markdown}");
+        assert!(
+            markdown.replace('\u{a0}', " ").contains(&said),
+            "{said}\n{markdown}"
+        );
     }
     for header in ["| range group |", "| kernel |", "| copy kind |"] {
         assert!(!markdown.contains(header), "{header}\n{markdown}");

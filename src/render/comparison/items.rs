@@ -189,8 +189,16 @@ pub fn table(
         Some(d) if !sentence.is_empty() && d > seen.unwrap_or(0.0) => format!(
             "{}; with {}, {} changes of about {} or more.",
             sentence.trim_end_matches('.'),
-            if in_both == 1 { "its own noise" } else { "their own noise" },
-            if in_both == 1 { "it sees".to_owned() } else { format!("{many} see") },
+            if in_both == 1 {
+                "its own noise"
+            } else {
+                "their own noise"
+            },
+            if in_both == 1 {
+                "it sees".to_owned()
+            } else {
+                format!("{many} see")
+            },
             pct(d)
         ),
         _ => sentence,
@@ -454,7 +462,13 @@ mod tests {
             change("a", 1000.0, 1010.0, ChangeVerdict::WithinNoise),
             change("b", 500.0, 499.0, ChangeVerdict::WithinNoise),
         ]);
-        let t = table(&c, Items::Ranges { grouped: true }, None, None, &Caps::full(10));
+        let t = table(
+            &c,
+            Items::Ranges { grouped: true },
+            None,
+            None,
+            &Caps::full(10),
+        );
         assert!(t.rows.is_empty());
         assert_eq!(
             t.sentence,
@@ -511,7 +525,13 @@ mod tests {
         changed.push(slow);
         changed.sort_by(|x, y| y.change_ns.abs().total_cmp(&x.change_ns.abs()));
         let c = changes(changed);
-        let t = table(&c, Items::Ranges { grouped: true }, None, None, &Caps::full(10));
+        let t = table(
+            &c,
+            Items::Ranges { grouped: true },
+            None,
+            None,
+            &Caps::full(10),
+        );
         assert_eq!(t.rows.len(), 10);
         let names: Vec<&str> = t.rows.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names[..3], ["r00", "r01", "r02"]);

@@ -143,9 +143,14 @@ pub fn overall(c: &Comparison, caps: &Caps, words: &CiWords) -> ComparisonView {
     ComparisonView {
         source: source(c, caps, words),
         method: format!(
-            "`slower` or `faster` only when the head lies outside where a run of unchanged code lands (a 95 % prediction interval from the base runs, one point per CI run: Student t over the logarithms of each run's median, outliers left out, level shifts, drift and runners accounted for), and by {} or more; the measures share that 5 %, the ranges, kernels and copies their own {} (a false-discovery rate); with fewer than {} base runs of the head's conditions the run-to-run noise is unknown.",
+            "`slower` or `faster` only when the head lies outside where a run of unchanged code lands (a 95 % prediction interval from the base runs, one point per CI run: Student t over the logarithms of each run's median, outliers left out, level shifts, drift and runners accounted for), and by {} or more; the measures share that 5 %, the ranges, kernels and copies their own {} (a false-discovery rate){}; with fewer than {} base runs of the head's conditions the run-to-run noise is unknown.",
             pct(c.method.noise_floor_pct),
             pct(c.method.ranges_false_discovery_rate * 100.0),
+            if c.runs.iter().any(|r| r.budget_legs > 1) {
+                ", the legs of one profile (its GPUs or labels) sharing both, each judged at its part"
+            } else {
+                ""
+            },
             c.method.min_base_runs
         ),
         headline: c

@@ -37,8 +37,9 @@ use statrs::distribution::{ChiSquared, ContinuousCDF, Normal, StudentsT};
 /// verdict from so few runs honest.
 pub const MIN_BASE_RUNS: usize = 3;
 
-/// The confidence of one comment's verdicts together: the measures share `1 - VERDICT_CONFIDENCE`
-/// (each judged at its share), the ranges and kernels have their own false-discovery rate.
+/// The confidence of one profile's verdicts together: the measures of its legs share
+/// `1 - VERDICT_CONFIDENCE` (each judged at its share), the ranges and kernels have their own
+/// false-discovery rate.
 pub const VERDICT_CONFIDENCE: f64 = 0.95;
 
 /// The run-to-run standard deviation is never taken as less than this share of the noise

@@ -21,8 +21,9 @@
 //! **Many items, one error budget.** With dozens of ranges and kernels some would fall outside
 //! their interval by chance alone: the p-values of every item of a run (host and GPU range
 //! tables, kernels and memory copies together) go through Benjamini and Hochberg's procedure
-//! at [`FALSE_DISCOVERY_RATE`], and only the discoveries (at least the noise floor too) are
-//! `slower` or `faster`.
+//! at [`FALSE_DISCOVERY_RATE`] (its share when the legs of a profile share it), and only the
+//! discoveries (at least the noise floor too) are `slower` or `faster`. Each table also says
+//! what one of its items alone could be found from ([`decide`]), each with its own noise.
 
 use std::collections::{BTreeMap, BTreeSet};
 

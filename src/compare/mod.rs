@@ -169,6 +169,18 @@ pub fn compare(
     bounds::bounded(comparison)
 }
 
+/// The level each measure of a leg is judged at: the profile's 5 % shared by its `legs` and
+/// by the measures judged (Bonferroni).
+fn measure_alpha(learned: &[history::Learned; 2], gpu_both: bool, legs: usize) -> f64 {
+    let judged = learned
+        .iter()
+        .enumerate()
+        .filter(|(m, l)| l.prediction.is_some() && (*m == 0 || gpu_both))
+        .count()
+        .max(1);
+    (1.0 - noise::VERDICT_CONFIDENCE) / (judged * legs) as f64
+}
+
 /// Whether a run-wide change (in %) lies beyond where the measure puts a run of unchanged
 /// code (its interval): a whole run that moved no more than runs do is not news. Never with
 /// the noise unknown.
@@ -230,15 +242,7 @@ pub fn compare_key(
         && points
             .iter()
             .any(|p| p.runs.iter().any(|r| r.gpu_available));
-    // The measures share the profile's 5 %: each judged one of each leg at its share
-    // (Bonferroni).
-    let judged = learned
-        .iter()
-        .enumerate()
-        .filter(|(m, l)| l.prediction.is_some() && (*m == 0 || gpu_both))
-        .count()
-        .max(1);
-    let alpha = (1.0 - noise::VERDICT_CONFIDENCE) / (judged * legs) as f64;
+    let alpha = measure_alpha(&learned, gpu_both, legs);
     let measures: Vec<_> = [MeasureName::HostInclusive, MeasureName::GpuProjected]
         .into_iter()
         .zip(&learned)
@@ -303,11 +307,6 @@ pub fn compare_key(
     let kernels = judged_work(kernels, kernel_table, Kind::Kernels);
     let memory_copies = judged_work(copies, copy_table, Kind::MemoryCopies);
     let exposed_communication = judged_work(exposed, exposed_table, Kind::ExposedCommunication);
-    // The whole run's move is said only when it is beyond the host measure's noise.
-    let run_wide = host
-        .run_wide
-        .clone()
-        .filter(|w| beyond_interval(&measures[0], w.change_pct));
     RunComparison {
         key: head.first().key.clone(),
         heads: heads.iter().map(|r| r.run.clone()).collect(),
@@ -315,8 +314,11 @@ pub fn compare_key(
         history: chosen.history,
         like_for_like,
         conditions,
+        // The whole run's move is said only when it is beyond the host measure's noise.
+        run_wide: host
+            .run_wide
+            .filter(|w| beyond_interval(&measures[0], w.change_pct)),
         measures,
-        run_wide,
         host_ranges: host.changes,
         gpu_ranges: gpu.map(|g| g.changes),
         gpu_work: gpu_work::changes(reference.gpu_work.as_ref(), head.first().gpu_work.as_ref()),

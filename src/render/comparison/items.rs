@@ -132,6 +132,29 @@ fn shown(c: &RangeChanges, top: usize, flagged_only: bool) -> Vec<&RangeChange> 
     rows
 }
 
+/// A table's sentence with what its items, each with its own noise, see (`detectable`), when
+/// that is more than the host measure sees (`seen`).
+fn what_it_sees(
+    sentence: String,
+    detectable: Option<f64>,
+    seen: Option<f64>,
+    in_both: usize,
+    many: &str,
+) -> String {
+    let (noise, see) = match in_both {
+        1 => ("its own noise", "it sees".to_owned()),
+        _ => ("their own noise", format!("{many} see")),
+    };
+    match detectable {
+        Some(d) if !sentence.is_empty() && d > seen.unwrap_or(0.0) => format!(
+            "{}; with {noise}, {see} changes of about {} or more.",
+            sentence.trim_end_matches('.'),
+            pct(d)
+        ),
+        _ => sentence,
+    }
+}
+
 /// An item table: its sentence, its rows, what they leave out. `seen` is what the host
 /// measure could see (its `detectable_pct`): when one item of the table alone needs more,
 /// the sentence says how much.
@@ -185,24 +208,7 @@ pub fn table(
             if n == 1 { one } else { many }
         ),
     };
-    let sentence = match c.detectable_pct {
-        Some(d) if !sentence.is_empty() && d > seen.unwrap_or(0.0) => format!(
-            "{}; with {}, {} changes of about {} or more.",
-            sentence.trim_end_matches('.'),
-            if in_both == 1 {
-                "its own noise"
-            } else {
-                "their own noise"
-            },
-            if in_both == 1 {
-                "it sees".to_owned()
-            } else {
-                format!("{many} see")
-            },
-            pct(d)
-        ),
-        _ => sentence,
-    };
+    let sentence = what_it_sees(sentence, c.detectable_pct, seen, in_both, many);
     let left = in_both.saturating_sub(item_rows.len());
     let hidden_flagged = slower + faster - rows.iter().filter(|r| flagged(r.verdict)).count();
     let note = (!item_rows.is_empty() && left > 0).then(|| {

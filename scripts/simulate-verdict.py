@@ -142,13 +142,17 @@ class Case:
     slots: int = 0  # each point (and the head) on one of this many reused runner names
     ar_phi: float = 0.0  # AR(1) run-to-run offsets with this coefficient (same sd)
     kernel_sd: float = 0.003  # each kernel's own run-to-run offset
+    # A matrix (issue 33 item 4): each CI run (and the head's) records this many legs of the
+    # one profile (`label` leg-0, leg-1, ...), each leg with run-to-run offsets of its own.
+    legs: int = 0
     # What is counted: "measure" (host inclusive slower or faster), "slower" (host inclusive
     # slower), "any_range", "range0_slower", "over3" (more than 3 ranges flagged), "drift"
     # (the history's drift named), "comment" (anything slower or faster: measures, range
     # groups, kernels, copies), "kernel0_first" (kernel 0 the first changed kernel, slower),
     # "group_first" (the ensure group the first range row, slower, by 6-10 %), "newest"
     # (`history.newest_moved` said), "shift" (a level shift named), "run_wide" (said),
-    # "kernel0_slower" (kernel 0 slower).
+    # "kernel0_slower" (kernel 0 slower), "matrix" (anything slower or faster in any leg:
+    # every run's measures, range groups, kernels, copies).
     count: str = "measure"
     # ("max", pct), ("min", pct), ("eq", pct) or None (for reference).
     target: tuple[str, float] | None = None
@@ -274,6 +278,14 @@ CASES = [
     Case("k50", "one kernel of 50 at +8 %, kernels' own sd 2 %: that kernel slower", 0.01,
          ranges=5, gpu=True, kernels=50, kernel_change=1.08, kernel_sd=0.02,
          count="kernel0_slower", target=("min", 80)),
+    Case("m4", "a matrix of 4 legs of one profile (2 measures + 5 ranges each), no change: "
+         "anything slower or faster in any leg", 0.01, ranges=5, gpu=True, legs=4,
+         count="matrix", target=("max", 8)),
+    Case("m4k", "as m4 with 8 kernels and 2 copy kinds a leg", 0.01, ranges=5, gpu=True,
+         kernels=8, legs=4, count="matrix", target=("max", 8)),
+    Case("m5", "reference: a matrix of 4 legs, real 5 % slowdown on every leg: leg 0's host "
+         "time slower (the power a leg keeps at its share of the budget)", 0.01, ranges=5,
+         gpu=True, legs=4, head_change=1.05, count="slower"),
     Case("q1", "kept: one quiet runner (sd 0.5 %), +3 %", 0.005, head_change=1.03,
          count="slower", target=("min", 80)),
     Case("f20", "kept: 20 flat runs, +5 %", 0.01, bases=20, head_change=1.05, count="slower",
@@ -652,23 +664,32 @@ def write_trial(rng: random.Random, case: Case, folder: str) -> list[str]:
                 point_offset = (case.ar_phi * previous
                                 + math.sqrt(1 - case.ar_phi ** 2) * point_offset)
             previous = point_offset
+        # The other legs of a matrix: offsets of their own (drawn after, so that a case of
+        # one leg draws as before).
+        offsets = [point_offset] + [offset(rng, case, sd) for _ in range(1, case.legs)]
         name = "head" if point.head else f"base-{p_index:03d}"
         point_dir = os.path.join(folder, name)
         os.mkdir(point_dir)
-        for r in range(point.analyses):
-            run = make_analysis(rng, case, point, point_offset)
-            if case.identical:
-                # Copies of the first base analysis; the head, that copy times head_change.
-                first = first or run
-                run = first if not point.head else scaled(first, case.head_change)
-            run_id = f"{name}-{r}"
-            text = analysis_json(run, specs, run_id, f"{p_index:07x}",
-                                 9_999 if point.head else 1_000 + p_index, point.runner,
-                                 point.gpu_uuid)
-            os.mkdir(os.path.join(point_dir, f"r{r}"))
-            with open(os.path.join(point_dir, f"r{r}", "analysis.json"), "w",
-                      encoding="utf-8") as f:
-                f.write(text)
+        for leg, leg_offset in enumerate(offsets):
+            for r in range(point.analyses):
+                run = make_analysis(rng, case, point, leg_offset)
+                if case.identical:
+                    # Copies of the first base analysis; the head, that copy times head_change.
+                    first = first or run
+                    run = first if not point.head else scaled(first, case.head_change)
+                run_id = f"{name}-{r}" if not case.legs else f"{name}-{leg}-{r}"
+                text = analysis_json(run, specs, run_id, f"{p_index:07x}",
+                                     9_999 if point.head else 1_000 + p_index, point.runner,
+                                     point.gpu_uuid)
+                folder_name = f"r{r}"
+                if case.legs:
+                    # The leg's name (`--label`), a top-level key of analysis.json.
+                    text = text[:-1] + f',"label":"leg-{leg}"}}'
+                    folder_name = f"leg{leg}-r{r}"
+                os.mkdir(os.path.join(point_dir, folder_name))
+                with open(os.path.join(point_dir, folder_name, "analysis.json"), "w",
+                          encoding="utf-8") as f:
+                    f.write(text)
         paths.append(point_dir)
     return paths
 
@@ -724,6 +745,15 @@ def run_trial(binary: str, workdir: str, seed: int, case: Case, trial: int) -> O
             for item in (run.get(table) or {}).get("changed", [])]
     said = ([m["verdict"] for m in run["measures"]] + [r["verdict"] for r in ranges]
             + [w["verdict"] for w in work])
+    # Every leg's (a matrix: one run per leg).
+    said_anywhere = [
+        item["verdict"]
+        for leg in comparison["runs"]
+        for item in (leg["measures"]
+                     + [x for table in ("host_ranges", "gpu_ranges", "kernels",
+                                        "memory_copies", "exposed_communication")
+                        for x in (leg.get(table) or {}).get("changed", [])])
+    ]
     if case.count in ("measure", "slower"):
         verdict = host["verdict"]
     elif case.count == "any_range":
@@ -753,6 +783,8 @@ def run_trial(binary: str, workdir: str, seed: int, case: Case, trial: int) -> O
     elif case.count == "kernel0_slower":
         verdict = next((k["verdict"] for k in (run.get("kernels") or {}).get("changed", [])
                         if k["name"] == kernel_name(0)), "within_noise")
+    elif case.count == "matrix":
+        verdict = next((v for v in said_anywhere if v in FLAGGED), "within_noise")
     else:  # comment
         verdict = next((v for v in said if v in FLAGGED), "within_noise")
     if case.count in ("slower", "range0_slower", "drift", "over3", "kernel0_first",
@@ -806,7 +838,8 @@ WHAT = {"measure": "slower or faster", "slower": "slower", "any_range": "any ran
         "kernel0_first": "that kernel first and slower",
         "group_first": "that group first, slower, 6-10 %", "newest": "newest_moved said",
         "shift": "level shift named", "run_wide": "run_wide said",
-        "kernel0_slower": "that kernel slower"}
+        "kernel0_slower": "that kernel slower",
+        "matrix": "anything slower or faster in any leg"}
 
 
 def target_text(target: tuple[str, float] | None, count: str) -> str:

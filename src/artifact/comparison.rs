@@ -61,6 +61,14 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+fn is_one(n: &u64) -> bool {
+    *n == 1
+}
+
+fn one() -> u64 {
+    1
+}
+
 /// `path`: `--baseline PATH` (or `compare`'s BASE); `auto`: the artifacts of the base branch's
 /// runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -246,6 +254,11 @@ pub struct RunComparison {
     /// its own: the measures carry it.
     #[serde(default)]
     pub run_wide: Option<RunWide>,
+    /// The compared keys of this profile (its legs: GPUs or labels) that share its error
+    /// budget: each is judged at this share of the measures' level and of the false-discovery
+    /// rate. 1 (absent) for a profile of one leg, and in files written before it was shared.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub budget_legs: u64,
 }
 
 /// The whole run moving: most range groups by about the same change.
@@ -611,6 +624,10 @@ pub struct RankChanges {
     pub new: Vec<RankOnly>,
     /// Ranks the history has and the head does not.
     pub gone: Vec<RankOnly>,
+    /// What one rank alone would be called `slower` from, in %, as a range table's
+    /// `detectable_pct`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detectable_pct: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -761,6 +778,12 @@ pub struct RangeChanges {
     /// can hold any number of ranges).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub gone_omitted: u64,
+    /// The smallest change, in %, one item of this table alone would be called `slower` 4
+    /// times in 5 for (the median over its judged items, each with its own run-to-run noise,
+    /// at the share of the false-discovery rate one discovery among the run's items gets);
+    /// absent when no item is judged, and in files written before it was computed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detectable_pct: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

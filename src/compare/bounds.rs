@@ -114,6 +114,7 @@ mod tests {
             changed_omitted: 0,
             new_omitted: 0,
             gone_omitted: 0,
+            detectable_pct: None,
         };
         bound_ranges(&mut r);
         assert_eq!(r.changed.len(), MAX_ITEMS);

@@ -42,8 +42,8 @@ pub mod trend;
 use std::borrow::Cow;
 
 use crate::artifact::comparison::{
-    BaselineSource, Comparison, MeasureName, Method, RangeChanges, RankChange, RankChanges,
-    RankOnly, RunComparison, WorkChanges, COMPARISON_SCHEMA_VERSION,
+    BaselineSource, Comparison, Measure, MeasureName, Method, RangeChanges, RankChange,
+    RankChanges, RankOnly, RunComparison, WorkChanges, COMPARISON_SCHEMA_VERSION,
 };
 use crate::artifact::TOOL_VERSION;
 
@@ -112,6 +112,15 @@ pub fn compare(
     criteria: Criteria,
 ) -> Comparison {
     let matched = matching::pair(heads, bases);
+    // The legs of one profile (its keys compared: GPUs, labels) share one error budget.
+    let legs = |profile: &str| {
+        matched
+            .groups
+            .iter()
+            .filter(|(h, _)| heads[h[0]].key.profile_name == profile)
+            .count()
+            .max(1)
+    };
     let mut comparison = Comparison {
         schema_version: COMPARISON_SCHEMA_VERSION,
         tool_version: TOOL_VERSION.to_owned(),
@@ -122,9 +131,10 @@ pub fn compare(
             .groups
             .iter()
             .map(|(h, b)| {
+                let legs = legs(&heads[h[0]].key.profile_name);
                 let heads: Vec<&RunLevel> = h.iter().map(|&i| &heads[i]).collect();
                 let candidates: Vec<&RunLevel> = b.iter().map(|&i| &bases[i]).collect();
-                compare_key(&heads, &candidates, &criteria)
+                compare_key(&heads, &candidates, &criteria, legs)
             })
             .collect(),
         unmatched_head: matched
@@ -159,12 +169,38 @@ pub fn compare(
     bounds::bounded(comparison)
 }
 
-/// The head runs of one key against its base runs (oldest first, at least one).
+/// The level each measure of a leg is judged at: the profile's 5 % shared by its `legs` and
+/// by the measures judged (Bonferroni).
+fn measure_alpha(learned: &[history::Learned; 2], gpu_both: bool, legs: usize) -> f64 {
+    let judged = learned
+        .iter()
+        .enumerate()
+        .filter(|(m, l)| l.prediction.is_some() && (*m == 0 || gpu_both))
+        .count()
+        .max(1);
+    (1.0 - noise::VERDICT_CONFIDENCE) / (judged * legs) as f64
+}
+
+/// Whether a run-wide change (in %) lies beyond where the measure puts a run of unchanged
+/// code (its interval): a whole run that moved no more than runs do is not news. Never with
+/// the noise unknown.
+fn beyond_interval(measure: &Measure, change_pct: f64) -> bool {
+    measure
+        .interval_pct
+        .is_some_and(|[low, high]| change_pct < low || change_pct > high)
+}
+
+/// The head runs of one key against its base runs (oldest first, at least one). `legs` is how
+/// many keys of its profile are compared (its legs): they share the profile's error budget,
+/// each judged at `1 / legs` of the measures' level and of the false-discovery rate, so that
+/// a matrix of legs alarms no more often than one leg (Bonferroni over the legs).
 pub fn compare_key(
     heads: &[&RunLevel],
     candidates: &[&RunLevel],
     criteria: &Criteria,
+    legs: usize,
 ) -> RunComparison {
+    let legs = legs.max(1);
     let head = points::Point {
         runs: heads.to_vec(),
     };
@@ -206,15 +242,8 @@ pub fn compare_key(
         && points
             .iter()
             .any(|p| p.runs.iter().any(|r| r.gpu_available));
-    // The measures share the comment's 5 %: each judged one at its share (Bonferroni).
-    let judged = learned
-        .iter()
-        .enumerate()
-        .filter(|(m, l)| l.prediction.is_some() && (*m == 0 || gpu_both))
-        .count()
-        .max(1);
-    let alpha = (1.0 - noise::VERDICT_CONFIDENCE) / judged as f64;
-    let measures = [MeasureName::HostInclusive, MeasureName::GpuProjected]
+    let alpha = measure_alpha(&learned, gpu_both, legs);
+    let measures: Vec<_> = [MeasureName::HostInclusive, MeasureName::GpuProjected]
         .into_iter()
         .zip(&learned)
         .map(|(m, l)| {
@@ -255,7 +284,11 @@ pub fn compare_key(
     tables.extend(copy_table.as_mut());
     tables.extend(rank_table.as_mut());
     tables.extend(exposed_table.as_mut());
-    ranges::decide(&mut tables, floor);
+    ranges::decide(
+        &mut tables,
+        floor,
+        ranges::FALSE_DISCOVERY_RATE / legs as f64,
+    );
     if !exact {
         items::members(&mut host.changes, &head, &points, Clock::HostExclusive);
         if let Some(g) = gpu.as_mut() {
@@ -281,8 +314,11 @@ pub fn compare_key(
         history: chosen.history,
         like_for_like,
         conditions,
+        // The whole run's move is said only when it is beyond the host measure's noise.
+        run_wide: host
+            .run_wide
+            .filter(|w| beyond_interval(&measures[0], w.change_pct)),
         measures,
-        run_wide: host.run_wide.clone(),
         host_ranges: host.changes,
         gpu_ranges: gpu.map(|g| g.changes),
         gpu_work: gpu_work::changes(reference.gpu_work.as_ref(), head.first().gpu_work.as_ref()),
@@ -290,6 +326,7 @@ pub fn compare_key(
         memory_copies,
         exposed_communication,
         ranks: rank_table.map(|t| rank_changes(t.changes)),
+        budget_legs: legs as u64,
     }
 }
 
@@ -356,6 +393,7 @@ fn rank_changes(changes: RangeChanges) -> RankChanges {
                 median_ns: o.per_iteration_ns,
             })
             .collect(),
+        detectable_pct: changes.detectable_pct,
     }
 }
 
@@ -751,6 +789,90 @@ mod tests {
             .changed
             .iter()
             .all(|c| c.verdict == ChangeVerdict::WithinNoise));
+        // A history whose runs differ by about 2.2 %: a head 2.5 % up everywhere moved all its
+        // ranges beyond the floor, but no more than a run of unchanged code does. Not said.
+        let noisy: Vec<RunLevel> = (0..10)
+            .map(|k| ranges(0.03 * [0.3, -0.9, 0.6, -0.1, 1.0][k % 5], k))
+            .collect();
+        let r = compared(&noisy, &ranges(0.025, 99));
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::WithinNoise));
+        let [_, high] = r.measures[0].interval_pct.unwrap();
+        assert!(high > 2.5, "{high}");
+        assert_eq!(r.run_wide, None);
+    }
+
+    #[test]
+    fn the_legs_of_one_profile_share_its_error_budget_and_other_profiles_keep_their_own() {
+        let on = |mut r: RunLevel, profile: &str, leg: &str| {
+            r.key.profile_name = profile.to_owned();
+            r.key.leg = Some(leg.to_owned());
+            r
+        };
+        let matrix = ["gpu0", "gpu1", "gpu2", "gpu3"];
+        let mut bases = Vec::new();
+        let mut heads = Vec::new();
+        for leg in matrix {
+            bases.extend(history(10, 0.01).into_iter().map(|r| on(r, "matrix", leg)));
+            heads.push(on(run(10e6, 0.0, 99), "matrix", leg));
+        }
+        bases.extend(
+            history(10, 0.01)
+                .into_iter()
+                .map(|r| on(r, "alone", "gpu0")),
+        );
+        heads.push(on(run(10e6, 0.0, 99), "alone", "gpu0"));
+        let c = compare(&heads, &bases, source(), Vec::new(), Criteria::default());
+        assert_eq!(c.runs.len(), 5);
+        let legs: Vec<u64> = c.runs.iter().map(|r| r.budget_legs).collect();
+        assert_eq!(legs, [4, 4, 4, 4, 1]);
+        // The same history and head: a leg of the matrix is judged at a quarter of the level,
+        // so its interval is wider and it sees less.
+        let width = |r: &RunComparison| {
+            let [low, high] = r.measures[0].interval_pct.unwrap();
+            high - low
+        };
+        let (leg, alone) = (&c.runs[0], &c.runs[4]);
+        assert_eq!(
+            alone.measures[0].interval_pct,
+            compared(&history(10, 0.01), &run(10e6, 0.0, 99)).measures[0].interval_pct
+        );
+        assert!(
+            width(leg) > 1.2 * width(alone),
+            "{} against {}",
+            width(leg),
+            width(alone)
+        );
+        assert!(leg.measures[0].detectable_pct > alone.measures[0].detectable_pct);
+        // Its items too: a quarter of the false-discovery rate.
+        assert!(leg.host_ranges.detectable_pct > alone.host_ranges.detectable_pct);
+        // A head between the two intervals' tops on every leg: slower alone, within the
+        // noise on a leg of the matrix.
+        let top = |r: &RunComparison| r.measures[0].interval_pct.unwrap()[1];
+        let between = 1.0 + (top(leg) + top(alone)) / 200.0;
+        assert!(top(alone).max(1.0) < (between - 1.0) * 100.0);
+        let level = alone.measures[0].base.as_ref().unwrap().level_ns;
+        let slow: Vec<RunLevel> = heads
+            .iter()
+            .map(|h| {
+                let leg = h.key.leg.as_deref().unwrap();
+                on(run(level * between, 0.0, 99), &h.key.profile_name, leg)
+            })
+            .collect();
+        let c = compare(&slow, &bases, source(), Vec::new(), Criteria::default());
+        let verdicts: Vec<Option<ChangeVerdict>> =
+            c.runs.iter().map(|r| r.measures[0].verdict).collect();
+        assert_eq!(
+            verdicts,
+            [
+                [Some(ChangeVerdict::WithinNoise); 4].as_slice(),
+                &[Some(ChangeVerdict::Slower)]
+            ]
+            .concat()
+        );
+        // A profile of one leg writes no share.
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(json["runs"][0]["budget_legs"], 4);
+        assert!(json["runs"][4].get("budget_legs").is_none());
     }
 
     #[test]

@@ -37,8 +37,9 @@ use statrs::distribution::{ChiSquared, ContinuousCDF, Normal, StudentsT};
 /// verdict from so few runs honest.
 pub const MIN_BASE_RUNS: usize = 3;
 
-/// The confidence of one comment's verdicts together: the measures share `1 - VERDICT_CONFIDENCE`
-/// (each judged at its share), the ranges and kernels have their own false-discovery rate.
+/// The confidence of one profile's verdicts together: the measures of its legs share
+/// `1 - VERDICT_CONFIDENCE` (each judged at its share), the ranges and kernels have their own
+/// false-discovery rate.
 pub const VERDICT_CONFIDENCE: f64 = 0.95;
 
 /// The run-to-run standard deviation is never taken as less than this share of the noise
@@ -115,7 +116,27 @@ const POWER_GRID: usize = 400;
 /// `(t(df, 1 - α/2) + 0.84) · σ`; with three runs, whose spread is itself uncertain, it takes a
 /// good deal more than that.
 pub fn detectable(prediction: &Prediction, thin: f64, alpha: f64, floor: f64) -> f64 {
-    let df = prediction.df.max(1.0);
+    detectable_at(
+        detectable_scales(prediction.df, alpha),
+        prediction,
+        thin,
+        floor,
+    )
+}
+
+/// [`detectable`] from its number of scales (what `df` and `alpha` give,
+/// [`detectable_scales`]): many items of one table share it, only their spreads differ.
+pub fn detectable_at(scales: f64, prediction: &Prediction, thin: f64, floor: f64) -> f64 {
+    (scales * scale(prediction, thin, floor))
+        .exp()
+        .max(1.0 + floor)
+}
+
+/// How many of the interval's scales a change must be to be found with probability
+/// [`POWER`] by a test at `alpha` with `df` degrees of freedom (the noncentral t of
+/// [`detectable`], over the median spread factor).
+pub fn detectable_scales(df: f64, alpha: f64) -> f64 {
+    let df = df.max(1.0);
     let critical = students_t(df).inverse_cdf(1.0 - alpha / 2.0);
     let chi = ChiSquared::new(df).expect("df >= 1");
     let roots: Vec<f64> = (0..POWER_GRID)
@@ -145,9 +166,7 @@ pub fn detectable(prediction: &Prediction, thin: f64, alpha: f64, floor: f64) ->
     // The history's spread is as likely under the true one as over it: taken as the median
     // of what a true spread of 1 gives with `df` degrees of freedom.
     let median_spread = (chi.inverse_cdf(0.5) / df).sqrt();
-    (hi * scale(prediction, thin, floor) / median_spread)
-        .exp()
-        .max(1.0 + floor)
+    hi / median_spread
 }
 
 /// Student's t distribution with `df` degrees of freedom (at least 1).

@@ -21,8 +21,9 @@
 //! **Many items, one error budget.** With dozens of ranges and kernels some would fall outside
 //! their interval by chance alone: the p-values of every item of a run (host and GPU range
 //! tables, kernels and memory copies together) go through Benjamini and Hochberg's procedure
-//! at [`FALSE_DISCOVERY_RATE`], and only the discoveries (at least the noise floor too) are
-//! `slower` or `faster`.
+//! at [`FALSE_DISCOVERY_RATE`] (its share when the legs of a profile share it), and only the
+//! discoveries (at least the noise floor too) are `slower` or `faster`. Each table also says
+//! what one of its items alone could be found from ([`decide`]), each with its own noise.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -63,6 +64,8 @@ pub struct Table {
     pub changes: RangeChanges,
     /// Per `changes.changed`: how far the range moved beyond its run's offset (logarithm).
     beyond: Vec<f64>,
+    /// Per `changes.changed`: what the history predicts for it (judged items only).
+    predictions: Vec<Option<Prediction>>,
     /// Most ranges moving alike, when they did.
     pub run_wide: Option<RunWide>,
 }
@@ -88,6 +91,7 @@ pub fn table(head: &[&Times], used: &[Vec<&Times>], floor: f64, expected: f64) -
     let effects = RunEffects::of(&logs, &head_logs, &judged, used.len());
     let mut changed = Vec::new();
     let mut beyond = Vec::new();
+    let mut predictions = Vec::new();
     let mut new = Vec::new();
     let mut raw_changes = Vec::new();
     for (g, name) in names.iter().enumerate() {
@@ -120,15 +124,18 @@ pub fn table(head: &[&Times], used: &[Vec<&Times>], floor: f64, expected: f64) -
             launched_by: Vec::new(),
         };
         let mut moved = 0.0;
+        let mut predicted = None;
         if base.len() >= MIN_BASE_RUNS {
             let prediction = effects.prediction(g, &logs[g]);
             let j = noise::judge(&prediction, h, 0.0, 1.0 - noise::VERDICT_CONFIDENCE, floor);
             change.p_value = Some(j.p_value);
             moved = h - prediction.level;
             raw_changes.push(h - base_log);
+            predicted = Some(prediction);
         }
         changed.push(change);
         beyond.push(moved);
+        predictions.push(predicted);
     }
     let mut gone: Vec<RangeOnly> = used
         .last()
@@ -158,6 +165,7 @@ pub fn table(head: &[&Times], used: &[Vec<&Times>], floor: f64, expected: f64) -
             .then_with(|| changed[x].name.cmp(&changed[y].name))
     });
     let beyond = order.iter().map(|&i| beyond[i]).collect();
+    let predictions = order.iter().map(|&i| predictions[i]).collect();
     let changed = order.into_iter().map(|i| changed[i].clone()).collect();
     let largest = |x: &RangeOnly, y: &RangeOnly| {
         y.per_iteration_ns
@@ -174,16 +182,20 @@ pub fn table(head: &[&Times], used: &[Vec<&Times>], floor: f64, expected: f64) -
             changed_omitted: 0,
             new_omitted: 0,
             gone_omitted: 0,
+            detectable_pct: None,
         },
         beyond,
+        predictions,
         run_wide: run_wide(&raw_changes, effects.active, floor),
     }
 }
 
 /// The verdicts of every range of a run's tables: Benjamini-Hochberg over all their
-/// p-values at [`FALSE_DISCOVERY_RATE`]; a discovery at least the noise floor, moving the same
-/// way beyond its run as in all, is `slower` or `faster`, the others `within_noise`.
-pub fn decide(tables: &mut [&mut Table], floor: f64) {
+/// p-values at `rate` ([`FALSE_DISCOVERY_RATE`], or its share when the legs of a profile
+/// share it); a discovery at least the noise floor, moving the same way beyond its run as in
+/// all, is `slower` or `faster`, the others `within_noise`. Each table is also given what one
+/// of its items alone could be found from ([`detectable`]).
+pub fn decide(tables: &mut [&mut Table], floor: f64, rate: f64) {
     let mut at = Vec::new();
     let mut ps = Vec::new();
     for (t, table) in tables.iter().enumerate() {
@@ -194,7 +206,7 @@ pub fn decide(tables: &mut [&mut Table], floor: f64) {
             }
         }
     }
-    let discoveries = benjamini_hochberg(&ps, FALSE_DISCOVERY_RATE);
+    let discoveries = benjamini_hochberg(&ps, rate);
     for (&(t, i), &discovered) in at.iter().zip(&discoveries) {
         let moved = tables[t].beyond[i];
         let r = &mut tables[t].changes.changed[i];
@@ -202,6 +214,40 @@ pub fn decide(tables: &mut [&mut Table], floor: f64) {
         let same_way = (ratio - 1.0).signum() == moved.signum();
         r.verdict = verdict(ratio, discovered && same_way, floor);
     }
+    // One item that moved alone is the first of the step-up: found when its p-value is under
+    // rate / m, m the run's judged items.
+    let alpha = rate / ps.len().max(1) as f64;
+    let mut scales: Vec<(f64, f64)> = Vec::new();
+    for table in tables.iter_mut() {
+        table.changes.detectable_pct = detectable(&table.predictions, alpha, floor, &mut scales);
+    }
+}
+
+/// What one item of a table alone would be called `slower` from, 4 times in 5, at `alpha`
+/// (in %): the median over its judged items (`predictions`) of each one's detectable change
+/// ([`noise::detectable`], the head as thin as the history's runs); `None` when none is
+/// judged. `scales` keeps the noncentral t's figure per degrees of freedom (items mostly
+/// share them).
+fn detectable(
+    predictions: &[Option<Prediction>],
+    alpha: f64,
+    floor: f64,
+    scales: &mut Vec<(f64, f64)>,
+) -> Option<f64> {
+    let logs: Vec<f64> = predictions
+        .iter()
+        .flatten()
+        .map(|p| {
+            let found = scales.iter().find(|(df, _)| *df == p.df).map(|s| s.1);
+            let k = found.unwrap_or_else(|| {
+                let k = noise::detectable_scales(p.df, alpha);
+                scales.push((p.df, k));
+                k
+            });
+            noise::detectable_at(k, p, 0.0, floor).ln()
+        })
+        .collect();
+    median(&logs).map(|m| change_pct_of(m.exp()))
 }
 
 /// Most ranges moving alike: the median raw change (logarithms) of the judged ranges, and
@@ -322,7 +368,7 @@ mod tests {
     fn judged(head: &RunLevel, history: &[RunLevel]) -> Table {
         let used: Vec<Vec<&Times>> = history.iter().map(|r| vec![&r.host_ranges]).collect();
         let mut t = table(&[&head.host_ranges], &used, 0.01, 0.0);
-        decide(&mut [&mut t], 0.01);
+        decide(&mut [&mut t], 0.01, FALSE_DISCOVERY_RATE);
         t
     }
 
@@ -433,5 +479,44 @@ mod tests {
             .changed
             .iter()
             .all(|r| r.verdict == ChangeVerdict::WithinNoise));
+    }
+
+    /// `count` ranges whose own noise is `own` (relative, in a fixed pattern by seed) on a
+    /// run moved by `run_offset`.
+    fn noisy(count: usize, own: f64, run_offset: f64, seed: usize) -> RunLevel {
+        const PATTERN: [f64; 7] = [0.3, -0.9, 0.6, -0.1, 1.0, -0.5, -0.4];
+        let ranges: Vec<(String, i64)> = (0..count)
+            .map(|g| {
+                let mine = 1.0 + own * PATTERN[(g * 3 + seed) % 7];
+                let total = 4.0 * (100_000.0 + 20_000.0 * g as f64) * (1.0 + run_offset) * mine;
+                (format!("stage{g:02}"), total as i64)
+            })
+            .collect();
+        let named: Vec<(&str, i64)> = ranges.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+        level(&[3_000_000; 4], &named)
+    }
+
+    #[test]
+    fn a_table_says_what_one_item_alone_could_be_found_from() {
+        const OFFSETS: [f64; 8] = [0.01, -0.012, 0.004, -0.003, 0.015, -0.008, 0.0, 0.006];
+        let seen = |count: usize, own: f64| {
+            let history: Vec<RunLevel> = (0..8).map(|k| noisy(count, own, OFFSETS[k], k)).collect();
+            judged(&noisy(count, own, 0.0, 9), &history)
+                .changes
+                .detectable_pct
+                .expect("judged items")
+        };
+        // Items that agree closely are seen from a few % (their spread is the spread floor's,
+        // 0.8 %, over an alpha of 3 % / 20).
+        let quiet = seen(20, 0.002);
+        assert!((3.0..10.0).contains(&quiet), "{quiet}");
+        // Items with 2 % noise of their own need more; so does a table of more items (each
+        // one's share of the false-discovery rate is smaller).
+        let loud = seen(20, 0.02);
+        assert!(loud > 1.5 * quiet, "{loud} against {quiet}");
+        assert!(seen(60, 0.02) > loud);
+        // Nothing judged, nothing said: one base run.
+        let one = judged(&noisy(20, 0.02, 0.0, 9), &[noisy(20, 0.02, 0.0, 1)]);
+        assert_eq!(one.changes.detectable_pct, None);
     }
 }

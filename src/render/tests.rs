@@ -651,10 +651,12 @@ fn both_range_tables_say_how_many_ranges_they_leave_out() {
         .unwrap();
     let note = "The 2 other ranges changed less; all are in comparison.json.";
     assert_eq!(md.matches(note).count(), 2, "{md}");
+    // The title counts ranges, as the tables do, with exact names.
+    assert!(md.contains("· within noise · 3 ranges slower"), "{md}");
     let gpu = md.find("**GPU-projected time per iteration:**").unwrap();
     assert!(md[gpu..].contains(note), "{md}");
     assert!(
-        md.contains("**Host exclusive time per iteration:** 3 slower of 12 ranges beyond their run-to-run noise."),
+        md.contains("**Host exclusive time per iteration:** 3 slower of 12 ranges beyond their run-to-run noise; with their own noise, ranges see changes of about"),
         "{md}"
     );
 }
@@ -753,7 +755,7 @@ fn the_comparison_section_with_a_history_gpu_work_and_differences() {
         "{md}"
     );
     assert!(
-        md.contains("the one memory copy kind did not change beyond its run-to-run noise."),
+        md.contains("the one memory copy kind did not change beyond its run-to-run noise; with its own noise, it sees changes of about 8.6\u{a0}% or more."),
         "{md}"
     );
     assert!(

@@ -248,7 +248,7 @@ fn a_kernel_fifteen_percent_slower_is_first_with_its_share_and_the_group_that_la
     );
     assert!(
         markdown.contains(
-            "**Host exclusive time per iteration:** none of the 5 range groups changed beyond its run-to-run noise."
+            "**Host exclusive time per iteration:** none of the 5 range groups changed beyond its run-to-run noise; with their own noise, range groups see changes of about "
         ),
         "{markdown}"
     );
@@ -350,9 +350,25 @@ fn with_no_change_every_table_is_one_sentence() {
             "4 kernels",
         ),
     ] {
-        let sentence =
-            format!("**{what}:** none of the {items} changed beyond its run-to-run noise.");
+        // Each table of a few items, each judged at its share of the false-discovery rate,
+        // sees less than the host measure does, and says what.
+        let sentence = format!(
+            "**{what}:** none of the {items} changed beyond its run-to-run noise; with their own noise, "
+        );
         assert!(markdown.contains(&sentence), "{sentence}\n{markdown}");
+    }
+    let run = &c["runs"][0];
+    let seen = run["measures"][0]["detectable_pct"].as_f64().unwrap();
+    for table in [&run["host_ranges"], &run["gpu_ranges"], &run["kernels"]] {
+        let d = table["detectable_pct"]
+            .as_f64()
+            .expect("a table's detectable_pct");
+        assert!(d > seen, "{d} against the host measure's {seen}");
+        let said = format!("see changes of about {:.1} % or more.", d);
+        assert!(
+            markdown.replace('\u{a0}', " ").contains(&said),
+            "{said}\n{markdown}"
+        );
     }
     for header in ["| range group |", "| kernel |", "| copy kind |"] {
         assert!(!markdown.contains(header), "{header}\n{markdown}");

@@ -132,11 +132,37 @@ fn shown(c: &RangeChanges, top: usize, flagged_only: bool) -> Vec<&RangeChange> 
     rows
 }
 
-/// An item table: its sentence, its rows, what they leave out.
+/// A table's sentence with what its items, each with its own noise, see (`detectable`), when
+/// that is more than the host measure sees (`seen`).
+fn what_it_sees(
+    sentence: String,
+    detectable: Option<f64>,
+    seen: Option<f64>,
+    in_both: usize,
+    many: &str,
+) -> String {
+    let (noise, see) = match in_both {
+        1 => ("its own noise", "it sees".to_owned()),
+        _ => ("their own noise", format!("{many} see")),
+    };
+    match detectable {
+        Some(d) if !sentence.is_empty() && d > seen.unwrap_or(0.0) => format!(
+            "{}; with {noise}, {see} changes of about {} or more.",
+            sentence.trim_end_matches('.'),
+            pct(d)
+        ),
+        _ => sentence,
+    }
+}
+
+/// An item table: its sentence, its rows, what they leave out. `seen` is what the host
+/// measure could see (its `detectable_pct`): when one item of the table alone needs more,
+/// the sentence says how much.
 pub fn table(
     c: &RangeChanges,
     items: Items,
     basis: Option<&WorkChanges>,
+    seen: Option<f64>,
     caps: &Caps,
 ) -> ItemTable {
     let (one, many) = items.noun();
@@ -182,6 +208,7 @@ pub fn table(
             if n == 1 { one } else { many }
         ),
     };
+    let sentence = what_it_sees(sentence, c.detectable_pct, seen, in_both, many);
     let left = in_both.saturating_sub(item_rows.len());
     let hidden_flagged = slower + faster - rows.iter().filter(|r| flagged(r.verdict)).count();
     let note = (!item_rows.is_empty() && left > 0).then(|| {
@@ -431,6 +458,7 @@ mod tests {
             changed_omitted: 0,
             new_omitted: 0,
             gone_omitted: 0,
+            detectable_pct: None,
         }
     }
 
@@ -440,13 +468,43 @@ mod tests {
             change("a", 1000.0, 1010.0, ChangeVerdict::WithinNoise),
             change("b", 500.0, 499.0, ChangeVerdict::WithinNoise),
         ]);
-        let t = table(&c, Items::Ranges { grouped: true }, None, &Caps::full(10));
+        let t = table(
+            &c,
+            Items::Ranges { grouped: true },
+            None,
+            None,
+            &Caps::full(10),
+        );
         assert!(t.rows.is_empty());
         assert_eq!(
             t.sentence,
             "none of the 2 range groups changed beyond its run-to-run noise."
         );
         assert_eq!(t.note, None);
+    }
+
+    #[test]
+    fn a_table_that_sees_less_than_the_measure_says_how_much() {
+        let mut c = changes(vec![
+            change("gemm", 1000.0, 1040.0, ChangeVerdict::WithinNoise),
+            change("relu", 500.0, 499.0, ChangeVerdict::WithinNoise),
+        ]);
+        c.detectable_pct = Some(9.52);
+        // The host measure sees 3.4 %: one kernel alone needs more, and the sentence says so.
+        let t = table(&c, Items::Kernels, None, Some(3.4), &Caps::full(10));
+        assert_eq!(
+            t.sentence,
+            format!("none of the 2 kernels changed beyond its run-to-run noise; with their own noise, kernels see changes of about 9.5{NBSP}% or more.")
+        );
+        // A table that sees as well as the measure adds nothing; nor one without the figure.
+        let t = table(&c, Items::Kernels, None, Some(12.0), &Caps::full(10));
+        assert_eq!(
+            t.sentence,
+            "none of the 2 kernels changed beyond its run-to-run noise."
+        );
+        c.detectable_pct = None;
+        let t = table(&c, Items::Kernels, None, Some(3.4), &Caps::full(10));
+        assert!(!t.sentence.contains("see changes"), "{}", t.sentence);
     }
 
     #[test]
@@ -473,7 +531,13 @@ mod tests {
         changed.push(slow);
         changed.sort_by(|x, y| y.change_ns.abs().total_cmp(&x.change_ns.abs()));
         let c = changes(changed);
-        let t = table(&c, Items::Ranges { grouped: true }, None, &Caps::full(10));
+        let t = table(
+            &c,
+            Items::Ranges { grouped: true },
+            None,
+            None,
+            &Caps::full(10),
+        );
         assert_eq!(t.rows.len(), 10);
         let names: Vec<&str> = t.rows.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names[..3], ["r00", "r01", "r02"]);
@@ -490,7 +554,7 @@ mod tests {
         assert!(t.members[0].contains("(128 ranges)"), "{}", t.members[0]);
         assert!(t.members[0].contains("and 127 more"), "{}", t.members[0]);
         // Kernels show the flagged ones only.
-        let t = table(&c, Items::Kernels, None, &Caps::full(10));
+        let t = table(&c, Items::Kernels, None, None, &Caps::full(10));
         assert_eq!(t.rows.len(), 1);
         assert_eq!(
             t.note.as_deref(),

@@ -143,9 +143,14 @@ pub fn overall(c: &Comparison, caps: &Caps, words: &CiWords) -> ComparisonView {
     ComparisonView {
         source: source(c, caps, words),
         method: format!(
-            "`slower` or `faster` only when the head lies outside where a run of unchanged code lands (a 95 % prediction interval from the base runs, one point per CI run: Student t over the logarithms of each run's median, outliers left out, level shifts, drift and runners accounted for), and by {} or more; the measures share that 5 %, the ranges, kernels and copies their own {} (a false-discovery rate); with fewer than {} base runs of the head's conditions the run-to-run noise is unknown.",
+            "`slower` or `faster` only when the head lies outside where a run of unchanged code lands (a 95 % prediction interval from the base runs, one point per CI run: Student t over the logarithms of each run's median, outliers left out, level shifts, drift and runners accounted for), and by {} or more; the measures share that 5 %, the ranges, kernels and copies their own {} (a false-discovery rate){}; with fewer than {} base runs of the head's conditions the run-to-run noise is unknown.",
             pct(c.method.noise_floor_pct),
             pct(c.method.ranges_false_discovery_rate * 100.0),
+            if c.runs.iter().any(|r| r.budget_legs > 1) {
+                ", the legs of one profile (its GPUs or labels) sharing both, each judged at its part"
+            } else {
+                ""
+            },
             c.method.min_base_runs
         ),
         headline: c
@@ -262,8 +267,14 @@ fn items_beyond_noise(c: &Comparison) -> Vec<String> {
                 .into_iter()
                 .collect()
         });
+        // With `--exact-names` the tables hold ranges, not groups.
+        let (group, groups_word) = if c.method.ranges_grouped == Some(false) {
+            ("range", "ranges")
+        } else {
+            ("range group", "range groups")
+        };
         for (n, one, many) in [
-            (groups, "range group", "range groups"),
+            (groups, group, groups_word),
             (kernels, "kernel", "kernels"),
             (copies, "memory copy", "memory copies"),
         ] {
@@ -490,6 +501,8 @@ pub fn run(
     commit_prefix: Option<&str>,
 ) -> RunComparisonView {
     let floor_pct = method.noise_floor_pct;
+    // What the host measure could see: an item table that needs more says so.
+    let seen = r.measures.first().and_then(|m| m.detectable_pct);
     let ranges = Items::Ranges {
         grouped: method.ranges_grouped == Some(true),
     };
@@ -584,25 +597,25 @@ pub fn run(
         ),
         where_line: where_line(r, caps),
         ranks: r.ranks.as_ref().map(rank_line),
-        host_ranges: item_table(&r.host_ranges, ranges, None, caps),
+        host_ranges: item_table(&r.host_ranges, ranges, None, seen, caps),
         gpu_ranges: r
             .gpu_ranges
             .as_ref()
-            .map(|g| item_table(g, ranges, None, caps)),
+            .map(|g| item_table(g, ranges, None, seen, caps)),
         kernels: r
             .kernels
             .as_ref()
-            .map(|w| item_table(&w.items, Items::Kernels, Some(w), caps)),
+            .map(|w| item_table(&w.items, Items::Kernels, Some(w), seen, caps)),
         kernels_what: r.kernels.as_ref().map_or("", |w| work_what(w, true)),
         copies: r
             .memory_copies
             .as_ref()
-            .map(|w| item_table(&w.items, Items::Copies, Some(w), caps)),
+            .map(|w| item_table(&w.items, Items::Copies, Some(w), seen, caps)),
         copies_what: r.memory_copies.as_ref().map_or("", |w| work_what(w, false)),
         exposed: r
             .exposed_communication
             .as_ref()
-            .map(|w| item_table(&w.items, Items::ExposedCommunication, Some(w), caps)),
+            .map(|w| item_table(&w.items, Items::ExposedCommunication, Some(w), seen, caps)),
         exposed_what: items::EXPOSED_WHAT,
         base_runs: base_run_rows(&r.history, commit_prefix),
     }

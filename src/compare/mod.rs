@@ -42,7 +42,7 @@ pub mod trend;
 use std::borrow::Cow;
 
 use crate::artifact::comparison::{
-    BaselineSource, Comparison, Measure, MeasureName, Method, RangeChanges, RankChange,
+    BaselineSource, Comparison, Measure, MeasureName, Method, RangeChanges, RangeOnly, RankChange,
     RankChanges, RankOnly, RunComparison, WorkChanges, COMPARISON_SCHEMA_VERSION,
 };
 use crate::artifact::TOOL_VERSION;
@@ -363,6 +363,10 @@ fn rank_changes(changes: RangeChanges) -> RankChanges {
             .and_then(|n| n.parse().ok())
             .unwrap_or(0)
     };
+    let only = |o: &RangeOnly| RankOnly {
+        rank: rank(&o.name),
+        median_ns: o.per_iteration_ns,
+    };
     RankChanges {
         changed: changes
             .changed
@@ -377,22 +381,8 @@ fn rank_changes(changes: RangeChanges) -> RankChanges {
                 verdict: c.verdict,
             })
             .collect(),
-        new: changes
-            .new
-            .iter()
-            .map(|o| RankOnly {
-                rank: rank(&o.name),
-                median_ns: o.per_iteration_ns,
-            })
-            .collect(),
-        gone: changes
-            .gone
-            .iter()
-            .map(|o| RankOnly {
-                rank: rank(&o.name),
-                median_ns: o.per_iteration_ns,
-            })
-            .collect(),
+        new: changes.new.iter().map(only).collect(),
+        gone: changes.gone.iter().map(only).collect(),
         detectable_pct: changes.detectable_pct,
     }
 }

@@ -532,10 +532,7 @@ fn same_commit(a: &str, b: &str) -> bool {
     } else {
         (&b, &a)
     };
-    short == long
-        || (short.len() >= 7
-            && short.bytes().all(|c| c.is_ascii_hexdigit())
-            && long.starts_with(short.as_str()))
+    short == long || (crate::text::is_commit_sha(short) && long.starts_with(short.as_str()))
 }
 
 #[cfg(test)]

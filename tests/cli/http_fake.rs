@@ -6,7 +6,7 @@
 //! form forwarded, `CONNECT` tunnels opened, each recorded). Loopback only.
 
 use std::collections::HashMap;
-use std::io::{BufRead, Read};
+use std::io::BufRead;
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};

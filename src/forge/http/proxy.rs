@@ -157,11 +157,11 @@ fn parse_proxy(name: &str, value: &str, secrets: &mut Vec<String>) -> Result<Pro
                     secrets.push(s);
                 }
             }
-            let mut value = HeaderValue::from_str(&format!(
-                "Basic {}",
-                base64(format!("{user}:{password}").as_bytes())
-            ))
-            .map_err(|_| bad("has a user or password no header can carry"))?;
+            // The header's credential too: a server that echoes headers may show it.
+            let credential = base64(format!("{user}:{password}").as_bytes());
+            secrets.push(credential.clone());
+            let mut value = HeaderValue::from_str(&format!("Basic {credential}"))
+                .map_err(|_| bad("has a user or password no header can carry"))?;
             value.set_sensitive(true);
             Some(value)
         }

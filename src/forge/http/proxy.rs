@@ -89,9 +89,17 @@ impl Proxies {
                 .map(|(name, value)| parse_proxy(name, &value, &mut secrets))
                 .transpose()
         };
-        let all = parse(first(["all_proxy", "ALL_PROXY"]))?;
-        let http = parse(first(["http_proxy", "HTTP_PROXY"]))?.or_else(|| all.clone());
-        let https = parse(first(["https_proxy", "HTTPS_PROXY"]))?.or(all);
+        let http = parse(first(["http_proxy", "HTTP_PROXY"]))?;
+        let https = parse(first(["https_proxy", "HTTPS_PROXY"]))?;
+        // `all_proxy` only where a scheme has none of its own (so a SOCKS `all_proxy` beside
+        // both is not refused).
+        let all = if http.is_none() || https.is_none() {
+            parse(first(["all_proxy", "ALL_PROXY"]))?
+        } else {
+            None
+        };
+        let http = http.or_else(|| all.clone());
+        let https = https.or(all);
         let no_proxy = first(["no_proxy", "NO_PROXY"])
             .map(|(_, v)| NoProxy::parse(&v))
             .unwrap_or_default();

@@ -758,6 +758,8 @@ pub(super) mod tests {
             head.contains("\r\nauthorization: bearer ghs_never_printed\r\n"),
             "{head}"
         );
+        // GitHub's own header, with the token, to GitHub's API only.
+        assert!(head.contains("\r\nx-github-api-version: 2022-11-28\r\n"), "{head}");
         // Another host (here another port), as a `link` could name: no token.
         let (other, seen) =
             one_shot("HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\n[]");
@@ -768,6 +770,7 @@ pub(super) mod tests {
         assert_eq!((reply.status, reply.body.as_slice()), (200, &b"[]"[..]));
         let head = seen.join().unwrap();
         assert!(!head.contains("authorization"), "{head}");
+        assert!(!head.contains("x-github-api-version"), "{head}");
         assert_eq!(head.matches("\r\nuser-agent: ").count(), 1, "{head}");
     }
 }

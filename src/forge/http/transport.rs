@@ -759,7 +759,10 @@ pub(super) mod tests {
             "{head}"
         );
         // GitHub's own header, with the token, to GitHub's API only.
-        assert!(head.contains("\r\nx-github-api-version: 2022-11-28\r\n"), "{head}");
+        assert!(
+            head.contains("\r\nx-github-api-version: 2022-11-28\r\n"),
+            "{head}"
+        );
         // Another host (here another port), as a `link` could name: no token.
         let (other, seen) =
             one_shot("HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\n[]");

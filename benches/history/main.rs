@@ -18,6 +18,9 @@ mod gen;
 #[path = "../../tests/cli/gitlab_server.rs"]
 #[allow(dead_code)]
 mod gitlab_server;
+#[path = "../../tests/cli/http_fake.rs"]
+#[allow(dead_code)]
+mod http_fake;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -40,7 +40,7 @@ use std::time::Duration;
 use crate::artifact::comparison::{BaselineKind, BaselineSource};
 use crate::artifact::CiRun;
 use crate::compare::RunLevel;
-pub use http::PostError;
+pub use http::ApiError;
 pub use marker::CommentKey;
 pub use upsert::CommentBody;
 pub use words::CiWords;
@@ -201,7 +201,7 @@ pub struct CommentSettings {
 pub enum Posted {
     Done,
     Skipped,
-    Failed(PostError),
+    Failed(ApiError),
 }
 
 /// What `--baseline auto` reads.

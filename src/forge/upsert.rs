@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use super::comment::{Comment, Matcher};
-use super::http::{Client, PostError};
+use super::http::{ApiError, Client};
 use crate::say::say;
 
 /// The answer to a create.
@@ -31,12 +31,12 @@ pub(crate) trait Thread {
     /// The comments' API path, for messages.
     fn path(&self) -> String;
     /// Every comment, every page.
-    async fn list(&self) -> Result<Vec<Comment>, PostError>;
+    async fn list(&self) -> Result<Vec<Comment>, ApiError>;
     /// One create, never sent twice by this call.
-    async fn create(&self, body: &str) -> Result<Created, PostError>;
-    async fn update(&self, id: u64, body: &str) -> Result<Comment, PostError>;
+    async fn create(&self, body: &str) -> Result<Created, ApiError>;
+    async fn update(&self, id: u64, body: &str) -> Result<Comment, ApiError>;
     /// Deleted, or already gone.
-    async fn delete(&self, id: u64) -> Result<(), PostError>;
+    async fn delete(&self, id: u64) -> Result<(), ApiError>;
 }
 
 /// The calls every forge's [`Thread`] makes the same way, on its own URLs and JSON: `T` is a
@@ -47,7 +47,7 @@ pub(crate) mod calls {
     use serde_json::json;
 
     use super::{Comment, Created};
-    use crate::forge::http::{Client, Once, PostError};
+    use crate::forge::http::{ApiError, Client, Once};
 
     /// Every comment on every page from `url` (at most `max_pages`; more is an error naming
     /// `what`), those `keep` keeps; with `streamed`, each page streamed through a temporary
@@ -59,7 +59,7 @@ pub(crate) mod calls {
         what: &str,
         keep: impl Fn(&T) -> bool,
         comment: impl Fn(T) -> Comment,
-    ) -> Result<Vec<Comment>, PostError> {
+    ) -> Result<Vec<Comment>, ApiError> {
         let mut all = Vec::new();
         let mut each = |page: Vec<T>| {
             all.extend(page.into_iter().filter(|c| keep(c)).map(&comment));
@@ -74,7 +74,7 @@ pub(crate) mod calls {
             }
         };
         if !complete {
-            return Err(PostError::Response {
+            return Err(ApiError::Response {
                 method: "GET".into(),
                 path: client.display_path(&url),
                 message: format!("more than {max_pages} pages of {what}"),
@@ -90,7 +90,7 @@ pub(crate) mod calls {
         url: &str,
         body: &str,
         comment: impl FnOnce(T) -> Comment,
-    ) -> Result<Created, PostError> {
+    ) -> Result<Created, ApiError> {
         match client.post_once(url, &json!({ "body": body })).await? {
             Once::Unknown { wait, reason } => Ok(Created::Unknown { wait, reason }),
             Once::Reply(reply) if reply.status == 201 || reply.status == 200 => {
@@ -109,7 +109,7 @@ pub(crate) mod calls {
         id: u64,
         body: &str,
         comment: impl FnOnce(T) -> Comment,
-    ) -> Result<Comment, PostError> {
+    ) -> Result<Comment, ApiError> {
         let name = method.as_str().to_owned();
         let reply = client
             .request(method, url, Some(&json!({ "body": body })))
@@ -125,7 +125,7 @@ pub(crate) mod calls {
     }
 
     /// The comment at `url` deleted, or already gone (404: someone else deleted it first).
-    pub async fn delete(client: &Client, url: &str) -> Result<(), PostError> {
+    pub async fn delete(client: &Client, url: &str) -> Result<(), ApiError> {
         let reply = client.request(Method::DELETE, url, None).await?;
         match reply.status {
             200 | 204 | 404 => Ok(()),
@@ -174,12 +174,12 @@ pub(crate) async fn upsert(
     thread: &impl Thread,
     matcher: &Matcher,
     body: CommentBody<'_>,
-) -> Result<Upserted, PostError> {
+) -> Result<Upserted, ApiError> {
     let mut text = body.text.clone();
     let mut shrunk = false;
     loop {
         match upsert_once(thread, matcher, &text).await {
-            Err(PostError::TooLong { message, .. }) if !shrunk => {
+            Err(ApiError::TooLong { message, .. }) if !shrunk => {
                 shrunk = true;
                 // Half, or under the limit the server names if that is smaller.
                 let chars = text.chars().count();
@@ -212,7 +212,7 @@ async fn upsert_once(
     thread: &impl Thread,
     matcher: &Matcher,
     text: &str,
-) -> Result<Upserted, PostError> {
+) -> Result<Upserted, ApiError> {
     let client = thread.client();
     let ours = list_ours(thread, matcher).await?;
     if let Some((first, rest)) = ours.split_first() {
@@ -231,7 +231,7 @@ async fn upsert_once(
             Created::Done(c) => break Some(c),
             Created::Unknown { wait, reason } => {
                 if tries >= client.config().max_tries {
-                    return Err(PostError::GaveUp {
+                    return Err(ApiError::GaveUp {
                         tries,
                         last: reason,
                     });
@@ -250,7 +250,7 @@ async fn upsert_once(
     let ours = list_ours(thread, matcher).await?;
     let Some((first, rest)) = ours.split_first() else {
         // Listed without it (a replica lagging behind): trust the create.
-        let c = created.ok_or_else(|| PostError::Response {
+        let c = created.ok_or_else(|| ApiError::Response {
             method: "GET".into(),
             path: thread.path(),
             message: "the comment just created is not listed".into(),
@@ -277,7 +277,7 @@ async fn update(
     thread: &impl Thread,
     existing: &Comment,
     text: &str,
-) -> Result<Upserted, PostError> {
+) -> Result<Upserted, ApiError> {
     if same_text(existing.body(), text) {
         return Ok(Upserted::Unchanged {
             id: existing.id,
@@ -297,7 +297,7 @@ fn same_text(a: &str, b: &str) -> bool {
 }
 
 /// Our comments, oldest (lowest id) first.
-async fn list_ours(thread: &impl Thread, matcher: &Matcher) -> Result<Vec<Comment>, PostError> {
+async fn list_ours(thread: &impl Thread, matcher: &Matcher) -> Result<Vec<Comment>, ApiError> {
     let mut ours: Vec<Comment> = thread
         .list()
         .await?

@@ -3,7 +3,7 @@
 
 use crate::artifact::comparison::Comparison;
 use crate::forge::marker::with_marker;
-use crate::forge::{CommentBody, CommentKey, CommentSettings, Forge, PostError, Posted};
+use crate::forge::{ApiError, CommentBody, CommentKey, CommentSettings, Forge, Posted};
 use crate::outcome::RunOutcome;
 use crate::render::{limit, Budget, RenderOptions, Renderer};
 use crate::say;
@@ -60,7 +60,7 @@ impl Rendered<'_> {
 }
 
 /// Prints why posting failed, with the forge's hint when the token may not write (a fork).
-pub fn print_post_failure(level: &str, err: &PostError, forge: &dyn Forge) {
+pub fn print_post_failure(level: &str, err: &ApiError, forge: &dyn Forge) {
     let mut text = format!(
         "nsys-gate: {level}: cannot post the {} comment: {err}",
         forge.words().change_request.replace(' ', "-")

@@ -193,6 +193,17 @@ pub fn bin_process() -> std::process::Command {
         "GITLAB_TOKEN",
         "CI_API_V4_URL",
         "CI_JOB_TOKEN",
+        // The fake forges are on loopback: a proxy of the machine's (which nsys-gate honours)
+        // must not stand between them and the binary; the proxy tests set their own.
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+        "NO_PROXY",
+        "no_proxy",
+        "NSYS_GATE_CA_CERTS",
     ] {
         cmd.env_remove(var);
     }

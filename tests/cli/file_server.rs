@@ -4,13 +4,14 @@
 //! [`FileServer::dripping`] sends each body one byte at a time, slowly (a storage host that
 //! trickles). It stops when dropped.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{BufReader, Write};
+use std::net::TcpStream;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::Duration;
+
+use crate::http_fake::{read_request, Loop};
 
 /// A request as the file server saw it: path, and headers with lower-cased names.
 pub type Seen = (String, Vec<(String, String)>);
@@ -18,8 +19,7 @@ pub type Seen = (String, Vec<(String, String)>);
 pub struct FileServer {
     port: u16,
     requests: Arc<Mutex<Vec<Seen>>>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    _loop: Loop,
 }
 
 impl FileServer {
@@ -35,32 +35,16 @@ impl FileServer {
     }
 
     fn start(root: &Path, drip: Option<Duration>) -> FileServer {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-        listener.set_nonblocking(true).expect("non-blocking");
-        let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(Mutex::new(Vec::new()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
-            let (root, requests, stop) = (root.to_owned(), requests.clone(), stop.clone());
-            std::thread::spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    match listener.accept() {
-                        Ok((stream, _)) => {
-                            let _ = answer(stream, &root, &requests, drip, &stop);
-                        }
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                            std::thread::sleep(Duration::from_millis(2));
-                        }
-                        Err(_) => break,
-                    }
-                }
-            })
-        };
+        let (root, seen) = (root.to_owned(), requests.clone());
+        // Long enough for any test; it stops when dropped.
+        let accept = Loop::spawn(Duration::from_secs(24 * 3600), move |stream, stop| {
+            let _ = answer(stream, &root, &seen, drip, stop);
+        });
         FileServer {
-            port,
+            port: accept.port,
             requests,
-            stop,
-            thread: Some(thread),
+            _loop: accept,
         }
     }
 
@@ -84,15 +68,6 @@ impl FileServer {
     }
 }
 
-impl Drop for FileServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
 fn answer(
     stream: TcpStream,
     root: &Path,
@@ -100,24 +75,8 @@ fn answer(
     drip: Option<Duration>,
     stop: &AtomicBool,
 ) -> std::io::Result<()> {
-    stream.set_nonblocking(false)?;
-    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut line = String::new();
-    reader.read_line(&mut line)?;
-    let mut parts = line.split_whitespace();
-    let method = parts.next().unwrap_or("").to_owned();
-    let path = parts.next().unwrap_or("").to_owned();
-    let mut headers = Vec::new();
-    loop {
-        let mut header = String::new();
-        if reader.read_line(&mut header)? == 0 || header.trim_end().is_empty() {
-            break;
-        }
-        if let Some((n, v)) = header.trim_end().split_once(':') {
-            headers.push((n.trim().to_ascii_lowercase(), v.trim().to_owned()));
-        }
-    }
+    let request = read_request(&mut BufReader::new(stream.try_clone()?))?;
+    let (method, path, headers) = (request.method, request.target, request.headers);
     requests.lock().unwrap().push((path.clone(), headers));
     let file = local_path(root, &path);
     let (status, body) = match file.and_then(|f| std::fs::read(f).ok()) {

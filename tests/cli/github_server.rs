@@ -4,14 +4,14 @@
 //! dropped.
 
 use std::collections::{HashMap, VecDeque};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::io::{BufReader, Write};
+use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+
+use crate::http_fake::{read_request, reason, Loop};
 
 #[derive(Debug, Clone)]
 pub struct Recorded {
@@ -172,8 +172,7 @@ pub struct Server {
     pub port: u16,
     pub prefix: String,
     state: Arc<Mutex<State>>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    _loop: Loop,
 }
 
 impl Server {
@@ -193,9 +192,6 @@ impl Server {
     }
 
     fn start(gitea: bool, prefix: &str, lifetime: Duration) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-        listener.set_nonblocking(true).expect("non-blocking");
-        let port = listener.local_addr().unwrap().port();
         let state = Arc::new(Mutex::new(State {
             next_id: 1000,
             page_cap: 100,
@@ -204,30 +200,17 @@ impl Server {
             login: "github-actions[bot]".into(),
             ..State::default()
         }));
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
-            let (state, stop, prefix) = (state.clone(), stop.clone(), prefix.to_owned());
-            std::thread::spawn(move || {
-                let deadline = Instant::now() + lifetime;
-                while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
-                    match listener.accept() {
-                        Ok((stream, _)) => {
-                            let _ = serve(stream, &state, port, &prefix);
-                        }
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                            std::thread::sleep(Duration::from_millis(2));
-                        }
-                        Err(_) => break,
-                    }
-                }
-            })
-        };
+        let served = state.clone();
+        let prefix_served = prefix.to_owned();
+        let accept = Loop::spawn(lifetime, move |stream, _| {
+            let port = stream.local_addr().map_or(0, |a| a.port());
+            let _ = serve(stream, &served, port, &prefix_served);
+        });
         Server {
-            port,
+            port: accept.port,
             prefix: prefix.to_owned(),
             state,
-            stop,
-            thread: Some(thread),
+            _loop: accept,
         }
     }
 
@@ -271,15 +254,6 @@ impl Server {
     }
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
 struct Response {
     status: u16,
     headers: Vec<(String, String)>,
@@ -298,33 +272,13 @@ fn echo(text: &str, headers: &[(String, String)]) -> String {
 }
 
 fn serve(stream: TcpStream, state: &Mutex<State>, port: u16, prefix: &str) -> std::io::Result<()> {
-    stream.set_nonblocking(false)?;
-    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut line = String::new();
-    reader.read_line(&mut line)?;
-    let mut parts = line.split_whitespace();
-    let method = parts.next().unwrap_or("").to_owned();
-    let path = parts.next().unwrap_or("").to_owned();
-    let mut headers = Vec::new();
-    let mut length = 0usize;
-    loop {
-        let mut h = String::new();
-        reader.read_line(&mut h)?;
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((n, v)) = h.split_once(':') {
-            let (n, v) = (n.trim().to_ascii_lowercase(), v.trim().to_owned());
-            if n == "content-length" {
-                length = v.parse().unwrap_or(0);
-            }
-            headers.push((n, v));
-        }
-    }
-    let mut raw = vec![0; length];
-    reader.read_exact(&mut raw)?;
+    let request = read_request(&mut BufReader::new(stream.try_clone()?))?;
+    let (method, path, headers, raw) = (
+        request.method,
+        request.target,
+        request.headers,
+        request.body,
+    );
     let body: Option<Value> = if raw.is_empty() {
         None
     } else {
@@ -373,19 +327,7 @@ fn serve(stream: TcpStream, state: &Mutex<State>, port: u16, prefix: &str) -> st
     };
     std::thread::sleep(delay);
     let mut out = stream;
-    let reason = match response.status {
-        200 => "OK",
-        302 => "Found",
-        410 => "Gone",
-        201 => "Created",
-        204 => "No Content",
-        403 => "Forbidden",
-        404 => "Not Found",
-        422 => "Unprocessable Entity",
-        429 => "Too Many Requests",
-        502 => "Bad Gateway",
-        _ => "Status",
-    };
+    let reason = reason(response.status);
     let mut head = format!("HTTP/1.1 {} {reason}\r\n", response.status);
     for (n, v) in &response.headers {
         head.push_str(&format!("{n}: {v}\r\n"));
@@ -511,14 +453,7 @@ fn error(status: u16, message: &str) -> Response {
 }
 
 fn query(path: &str) -> HashMap<String, String> {
-    path.split_once('?')
-        .map(|(_, q)| {
-            q.split('&')
-                .filter_map(|kv| kv.split_once('='))
-                .map(|(k, v)| (k.to_owned(), v.to_owned()))
-                .collect()
-        })
-        .unwrap_or_default()
+    crate::http_fake::query(path)
 }
 
 fn too_long(s: &State, body: &str) -> Option<Response> {

@@ -60,11 +60,13 @@ pub(crate) fn text(out: &Output) -> String {
     )
 }
 
-/// Every API request carried the token as `PRIVATE-TOKEN`, none as `Authorization`.
+/// Every API request carried the token as `PRIVATE-TOKEN`, none as `Authorization`, and no
+/// header of GitHub's.
 pub(crate) fn assert_private_token(server: &Server) {
     for r in server.requests() {
         assert_eq!(r.header("private-token"), Some(TOKEN), "{}", r.path);
         assert_eq!(r.header("authorization"), None, "{}", r.path);
+        assert_eq!(r.header("x-github-api-version"), None, "{}", r.path);
     }
 }
 
@@ -286,9 +288,10 @@ fn auto_reads_five_push_pipelines_one_expired_and_the_verdict_uses_four_points()
     for (path, headers) in &stored {
         assert!(path.ends_with("?X-Amz-Signature=secret"), "{path}");
         assert!(
-            headers
-                .iter()
-                .all(|(n, v)| n != "private-token" && n != "authorization" && !v.contains(TOKEN)),
+            headers.iter().all(|(n, v)| n != "private-token"
+                && n != "authorization"
+                && n != "x-github-api-version"
+                && !v.contains(TOKEN)),
             "{headers:?}"
         );
     }

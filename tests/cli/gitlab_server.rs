@@ -7,14 +7,14 @@
 //! most under way at once is counted); every answer can wait a fixed time first. Loopback only; it stops when dropped.
 
 use std::collections::{HashMap, VecDeque};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::io::{BufReader, Write};
+use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
+
+use crate::http_fake::{read_request, Loop};
 
 /// A request as the server saw it.
 #[derive(Debug, Clone)]
@@ -91,17 +91,13 @@ pub struct State {
 pub struct Server {
     pub port: u16,
     state: Arc<Mutex<State>>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    _loop: Loop,
 }
 
 impl Server {
     /// A GitLab-like API at `http://127.0.0.1:PORT/api/v4`, accepting `token`, whose user is
     /// `nsys-bot`.
     pub fn start(token: &str) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-        listener.set_nonblocking(true).expect("non-blocking");
-        let port = listener.local_addr().unwrap().port();
         let state = Arc::new(Mutex::new(State {
             user: Some("nsys-bot".into()),
             token: token.into(),
@@ -109,32 +105,17 @@ impl Server {
             page_cap: 100,
             ..State::default()
         }));
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
-            let (state, stop) = (state.clone(), stop.clone());
+        let served = state.clone();
+        let accept = Loop::spawn(Duration::from_secs(1500), move |stream, _| {
+            let state = served.clone();
             std::thread::spawn(move || {
-                let deadline = Instant::now() + Duration::from_secs(1500);
-                while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
-                    match listener.accept() {
-                        Ok((stream, _)) => {
-                            let state = state.clone();
-                            std::thread::spawn(move || {
-                                let _ = serve(stream, &state);
-                            });
-                        }
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                            std::thread::sleep(Duration::from_millis(2));
-                        }
-                        Err(_) => break,
-                    }
-                }
-            })
-        };
+                let _ = serve(stream, &state);
+            });
+        });
         Server {
-            port,
+            port: accept.port,
             state,
-            stop,
-            thread: Some(thread),
+            _loop: accept,
         }
     }
 
@@ -184,15 +165,6 @@ impl Server {
     }
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
 struct Answer {
     status: u16,
     headers: Vec<(String, String)>,
@@ -212,33 +184,13 @@ fn error(status: u16, message: &str) -> Answer {
 }
 
 fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
-    stream.set_nonblocking(false)?;
-    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut line = String::new();
-    reader.read_line(&mut line)?;
-    let mut parts = line.split_whitespace();
-    let method = parts.next().unwrap_or("").to_owned();
-    let path = parts.next().unwrap_or("").to_owned();
-    let mut headers = Vec::new();
-    let mut length = 0usize;
-    loop {
-        let mut h = String::new();
-        reader.read_line(&mut h)?;
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((n, v)) = h.split_once(':') {
-            let (n, v) = (n.trim().to_ascii_lowercase(), v.trim().to_owned());
-            if n == "content-length" {
-                length = v.parse().unwrap_or(0);
-            }
-            headers.push((n, v));
-        }
-    }
-    let mut raw = vec![0; length];
-    reader.read_exact(&mut raw)?;
+    let request = read_request(&mut BufReader::new(stream.try_clone()?))?;
+    let (method, path, headers, raw) = (
+        request.method,
+        request.target,
+        request.headers,
+        request.body,
+    );
     let body: Option<Value> = serde_json::from_slice(&raw).ok();
     let seen = Seen {
         method: method.clone(),
@@ -284,7 +236,11 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
     // it has this answer is never seen with both under way.
     state.lock().unwrap().in_flight -= 1;
     let mut out = stream;
-    let mut head = format!("HTTP/1.1 {} Status\r\n", response.status);
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\n",
+        response.status,
+        crate::http_fake::reason(response.status)
+    );
     for (n, v) in &response.headers {
         head.push_str(&format!("{n}: {v}\r\n"));
     }
@@ -298,14 +254,10 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
 }
 
 fn query(path: &str) -> HashMap<String, String> {
-    path.split_once('?')
-        .map(|(_, q)| {
-            q.split('&')
-                .filter_map(|kv| kv.split_once('='))
-                .map(|(k, v)| (k.to_owned(), v.replace("%2F", "/")))
-                .collect()
-        })
-        .unwrap_or_default()
+    crate::http_fake::query(path)
+        .into_iter()
+        .map(|(k, v)| (k, v.replace("%2F", "/")))
+        .collect()
 }
 
 /// One page of `items` with GitLab's paging headers.

@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 use super::repo::Repo;
 use crate::forge::comment::Comment;
-use crate::forge::http::{Client, PostError};
+use crate::forge::http::{ApiError, Client};
 use crate::forge::upsert::{calls, Created, Thread};
 
 /// Pages of comments read at most (100 comments each).
@@ -75,7 +75,7 @@ impl Thread for Comments<'_> {
         )
     }
 
-    async fn list(&self) -> Result<Vec<Comment>, PostError> {
+    async fn list(&self) -> Result<Vec<Comment>, ApiError> {
         let url = self.client.url(&format!("{}?per_page=100", self.path()));
         calls::list(
             self.client,
@@ -88,12 +88,12 @@ impl Thread for Comments<'_> {
         .await
     }
 
-    async fn create(&self, body: &str) -> Result<Created, PostError> {
+    async fn create(&self, body: &str) -> Result<Created, ApiError> {
         let url = self.client.url(&self.path());
         calls::create(self.client, &url, body, |c: GhComment| self.comment(c)).await
     }
 
-    async fn update(&self, id: u64, body: &str) -> Result<Comment, PostError> {
+    async fn update(&self, id: u64, body: &str) -> Result<Comment, ApiError> {
         let url = self.comment_url(id);
         calls::update(
             self.client,
@@ -106,7 +106,7 @@ impl Thread for Comments<'_> {
         .await
     }
 
-    async fn delete(&self, id: u64) -> Result<(), PostError> {
+    async fn delete(&self, id: u64) -> Result<(), ApiError> {
         calls::delete(self.client, &self.comment_url(id)).await
     }
 }
@@ -125,7 +125,7 @@ pub async fn pull_by_head(
     client: &Client,
     repo: &Repo,
     sha: &str,
-) -> Result<Option<u64>, PostError> {
+) -> Result<Option<u64>, ApiError> {
     Ok(open_pull_by_head(client, repo, sha)
         .await?
         .map(|p| p.number))
@@ -137,7 +137,7 @@ pub async fn open_pull_by_head(
     client: &Client,
     repo: &Repo,
     sha: &str,
-) -> Result<Option<OpenPull>, PostError> {
+) -> Result<Option<OpenPull>, ApiError> {
     #[derive(Deserialize)]
     struct Pull {
         number: u64,

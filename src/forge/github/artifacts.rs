@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::repo::Repo;
-use crate::forge::http::{query_value, Client, PostError};
+use crate::forge::http::{query_value, ApiError, Client};
 
 /// Pages of runs read at most.
 const MAX_LIST_PAGES: usize = 10;
@@ -113,7 +113,7 @@ impl Client {
         workflow: &str,
         branch: &str,
         enough: impl Fn(&[WorkflowRun]) -> bool,
-    ) -> Result<Vec<WorkflowRun>, PostError> {
+    ) -> Result<Vec<WorkflowRun>, ApiError> {
         let url = self.url(&format!(
             "/repos/{}/{}/actions/workflows/{}/runs?branch={}&event=push&status=success&per_page=100",
             repo.owner,
@@ -159,7 +159,7 @@ impl Client {
         repo: &Repo,
         name: &str,
         run_ids: &[u64],
-    ) -> Result<BTreeMap<u64, Artifact>, PostError> {
+    ) -> Result<BTreeMap<u64, Artifact>, ApiError> {
         let url = self.url(&format!(
             "/repos/{}/{}/actions/artifacts?name={}&per_page=100",
             repo.owner,
@@ -195,7 +195,7 @@ impl Client {
         repo: &Repo,
         name: &str,
         run_id: u64,
-    ) -> Result<Option<Artifact>, PostError> {
+    ) -> Result<Option<Artifact>, ApiError> {
         let url = self.url(&format!(
             "/repos/{}/{}/actions/runs/{run_id}/artifacts?name={}&per_page=100",
             repo.owner,
@@ -227,7 +227,7 @@ impl Client {
         repo: &Repo,
         branch: &str,
         shas: &[&str],
-    ) -> Result<OnBranch, PostError> {
+    ) -> Result<OnBranch, ApiError> {
         let url = self.url(&format!(
             "/repos/{}/{}/commits?sha=refs/heads/{}&per_page=100",
             repo.owner,

@@ -10,7 +10,7 @@ use super::env::Environment;
 use super::event::EventPr;
 use super::repo::Repo;
 use crate::forge::comment::Matcher;
-use crate::forge::http::{Client, ClientConfig, PostError, Token};
+use crate::forge::http::{ApiError, Client, ClientConfig, Token};
 use crate::forge::upsert::{self, Upserted};
 use crate::forge::{CommentBody, CommentKey, CommentSettings, Posted};
 use crate::say::{self, say};
@@ -45,7 +45,7 @@ pub fn post(
     };
     let runtime = match crate::forge::http::runtime() {
         Ok(r) => r,
-        Err(e) => return Posted::Failed(PostError::Config(e)),
+        Err(e) => return Posted::Failed(ApiError::Config(e)),
     };
     let repo = target.repo.clone();
     let result = runtime.block_on(upsert(target, &matcher, body));
@@ -66,7 +66,7 @@ pub fn post(
 
 /// The event's pull request, the repository and the client's settings; `None` when there is
 /// no pull request to comment on.
-fn target(settings: &CommentSettings, env: &Environment) -> Result<Option<Target>, PostError> {
+fn target(settings: &CommentSettings, env: &Environment) -> Result<Option<Target>, ApiError> {
     let token_env = settings.token_env.as_deref().unwrap_or(super::TOKEN_ENV);
     let event = match settings.pr {
         Some(n) => EventPr::Number(n),
@@ -96,13 +96,13 @@ fn target(settings: &CommentSettings, env: &Environment) -> Result<Option<Target
     {
         Some(r) => Repo::parse(r)?,
         None => {
-            return Err(PostError::Config(
+            return Err(ApiError::Config(
                 "no repository: pass --repo OWNER/NAME or set GITHUB_REPOSITORY".into(),
             ))
         }
     };
     let Some(token) = Token::from_env(token_env)? else {
-        return Err(PostError::Config(format!(
+        return Err(ApiError::Config(format!(
             "no token in ${token_env}: {}",
             token_hint(token_env)
         )));
@@ -116,7 +116,7 @@ fn target(settings: &CommentSettings, env: &Environment) -> Result<Option<Target
         .to_owned();
     let config = ClientConfig::for_stage(
         api_url,
-        (token, super::AUTH),
+        (token, &super::DIALECT),
         settings.timeout,
         "--post-timeout",
     );
@@ -139,7 +139,7 @@ async fn upsert(
     target: Target,
     matcher: &Matcher,
     body: CommentBody<'_>,
-) -> Result<Option<(u64, Upserted)>, PostError> {
+) -> Result<Option<(u64, Upserted)>, ApiError> {
     let client = Client::new(target.config)?;
     let pr = match target.event {
         EventPr::Number(n) => n,

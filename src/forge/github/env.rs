@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::event::EventPr;
 use crate::artifact::CiRun;
-use crate::forge::http::PostError;
+use crate::forge::http::ApiError;
 use crate::forge::Vars;
 
 /// What the runner told this step.
@@ -84,7 +84,7 @@ impl Environment {
     }
 
     /// The pull request the event is about (reads the event file).
-    pub fn pull_request(&self) -> Result<EventPr, PostError> {
+    pub fn pull_request(&self) -> Result<EventPr, ApiError> {
         super::event::read(self.event_name.as_deref(), self.event_path.as_deref())
     }
 

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::forge::http::PostError;
+use crate::forge::http::ApiError;
 
 /// What the event says about the pull request to comment on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,7 +22,7 @@ pub enum EventPr {
 const MAX_EVENT_BYTES: u64 = 64 << 20;
 
 /// Reads the event. Without `GITHUB_EVENT_NAME` there is no pull request.
-pub fn read(event_name: Option<&str>, event_path: Option<&Path>) -> Result<EventPr, PostError> {
+pub fn read(event_name: Option<&str>, event_path: Option<&Path>) -> Result<EventPr, ApiError> {
     let Some(name) = event_name.filter(|n| !n.is_empty()) else {
         return Ok(EventPr::None {
             event: "none (GITHUB_EVENT_NAME is not set)".into(),
@@ -37,13 +37,13 @@ pub fn read(event_name: Option<&str>, event_path: Option<&Path>) -> Result<Event
         });
     }
     let path = event_path.ok_or_else(|| {
-        PostError::Config(format!(
+        ApiError::Config(format!(
             "GITHUB_EVENT_NAME is {name} but GITHUB_EVENT_PATH is not set (pass --pr N)"
         ))
     })?;
-    let event = load(path).map_err(PostError::Config)?;
+    let event = load(path).map_err(ApiError::Config)?;
     parse(name, &event).map_err(|problem| {
-        PostError::Config(format!(
+        ApiError::Config(format!(
             "the {name} event in {}: {problem} (pass --pr N)",
             path.display()
         ))

@@ -8,13 +8,13 @@ pub mod actions;
 pub mod api;
 pub mod artifacts;
 pub mod comment;
+pub mod dialect;
 pub mod env;
 pub mod event;
 pub mod repo;
 pub mod runs;
 pub mod step;
 
-use super::http::{Auth, AuthHeader};
 use super::{
     BaseRuns, CiFacts, CommentBody, CommentKey, CommentSettings, Forge, HistoryRequest, Links,
     Posted, StepResults, Vars,
@@ -30,11 +30,7 @@ pub const TOKEN_ENV: &str = "GITHUB_TOKEN";
 /// The default author of the comment: the workflow token's bot.
 pub const DEFAULT_AUTHOR: &str = "github-actions[bot]";
 
-/// How GitHub's API takes the token, and the media type it answers in.
-pub const AUTH: Auth = Auth {
-    header: AuthHeader::Bearer,
-    accept: "application/vnd.github+json",
-};
+pub use dialect::DIALECT;
 
 /// GitHub's comment limit, counted in Unicode scalar values: safe under every interpretation
 /// of the limit that has been observed (characters, UTF-16 units or 262,144 bytes).

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::forge::http::PostError;
+use crate::forge::http::ApiError;
 
 /// `owner/name`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,10 +15,10 @@ pub struct Repo {
 impl Repo {
     /// `OWNER/NAME`, each part one GitHub could have (see [`name_problem`]). The parts go into
     /// request paths, so `.`, `..`, an empty part or another `/` never pass.
-    pub fn parse(text: &str) -> Result<Self, PostError> {
+    pub fn parse(text: &str) -> Result<Self, ApiError> {
         let text = text.trim();
         let refuse = |why: String| {
-            PostError::Config(format!(
+            ApiError::Config(format!(
                 "`{}` is not a repository of the form OWNER/NAME: {why}",
                 text.escape_debug()
             ))

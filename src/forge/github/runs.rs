@@ -26,7 +26,7 @@ use super::env::Environment;
 use super::repo::Repo;
 use crate::artifact::comparison::WorkflowRunRef;
 use crate::forge::history::{self, Doing, ListedRun, Locate, Located, MAX_RUNS};
-use crate::forge::http::{Client, ClientConfig, PostError, Token};
+use crate::forge::http::{ApiError, Client, ClientConfig, Token};
 use crate::forge::{BaseRuns, HistoryNote, HistoryRequest};
 
 /// How many newer runs are looked through for the base commit's run before the newest runs
@@ -132,9 +132,9 @@ fn plan(request: &HistoryRequest, env: &Environment) -> Result<Plan, String> {
 }
 
 /// A failed request as a note; 403/404 say which permission is missing.
-fn note_of(what: &str, e: &PostError) -> String {
+fn note_of(what: &str, e: &ApiError) -> String {
     match e {
-        PostError::NoAccess { status: 403, .. } => format!(
+        ApiError::NoAccess { status: 403, .. } => format!(
             "no baseline: {what}: {e} (the token may not read Actions: grant the job `permissions: actions: read`)"
         ),
         _ => format!("no baseline: {what}: {e}"),
@@ -153,7 +153,7 @@ async fn fetch(
             .as_deref()
             .map_or(super::DEFAULT_API_URL, str::trim)
             .to_owned(),
-        (plan.token.clone(), super::AUTH),
+        (plan.token.clone(), &super::DIALECT),
         request.timeout,
         "--baseline-timeout",
     );
@@ -305,7 +305,7 @@ async fn own_artifact(
     match client.artifact_of_run(repo, name, run.id).await {
         Ok(found) => Ok(found),
         // The caller finds the deadline passed, and says so with the other late runs.
-        Err(PostError::OutOfTime(_)) => Ok(None),
+        Err(ApiError::OutOfTime(_)) => Ok(None),
         Err(e) => Err(format!(
             "workflow run {} ({}): listing its artifacts: {e}: left out of the history",
             run.id,

@@ -7,7 +7,7 @@ use http::Method;
 use serde::Deserialize;
 
 use crate::forge::comment::{Comment, MarkedBody};
-use crate::forge::http::{query_value, Client, PostError};
+use crate::forge::http::{query_value, ApiError, Client};
 use crate::forge::upsert::{calls, Created, Thread};
 
 /// Pages of notes read at most (100 notes each).
@@ -58,14 +58,14 @@ struct GlUser {
 /// `*` (the any-author wildcard of `--comment-author`) or a name holding the token (which
 /// redaction would turn into `***`, matching no note) would make another user's note, or
 /// none, ours.
-pub async fn current_user(client: &Client) -> Result<String, PostError> {
+pub async fn current_user(client: &Client) -> Result<String, ApiError> {
     let url = client.url("/user");
     let reply = client.request(Method::GET, &url, None).await?;
     if reply.status != 200 {
         return Err(client.failure("GET", &url, &reply));
     }
     let user: GlUser = client.parse("GET", &url, &reply)?;
-    let refused = |why: String| PostError::Response {
+    let refused = |why: String| ApiError::Response {
         method: "GET".into(),
         path: client.display_path(&url),
         message: why,
@@ -127,7 +127,7 @@ impl Thread for Notes<'_> {
         )
     }
 
-    async fn list(&self) -> Result<Vec<Comment>, PostError> {
+    async fn list(&self) -> Result<Vec<Comment>, ApiError> {
         let url = self.client.url(&format!(
             "{}?per_page=100&sort=asc&order_by=created_at",
             self.path()
@@ -152,12 +152,12 @@ impl Thread for Notes<'_> {
         .await
     }
 
-    async fn create(&self, body: &str) -> Result<Created, PostError> {
+    async fn create(&self, body: &str) -> Result<Created, ApiError> {
         let url = self.client.url(&self.path());
         calls::create(self.client, &url, body, |n: GlNote| self.comment(n)).await
     }
 
-    async fn update(&self, id: u64, body: &str) -> Result<Comment, PostError> {
+    async fn update(&self, id: u64, body: &str) -> Result<Comment, ApiError> {
         let url = self.note_url(id);
         calls::update(self.client, Method::PUT, &url, id, body, |n: GlNote| {
             self.comment(n)
@@ -165,7 +165,7 @@ impl Thread for Notes<'_> {
         .await
     }
 
-    async fn delete(&self, id: u64) -> Result<(), PostError> {
+    async fn delete(&self, id: u64) -> Result<(), ApiError> {
         calls::delete(self.client, &self.note_url(id)).await
     }
 }
@@ -229,7 +229,7 @@ pub async fn push_pipelines(
     project: &str,
     branch: &str,
     enough: impl Fn(&[Pipeline]) -> bool,
-) -> Result<Vec<Pipeline>, PostError> {
+) -> Result<Vec<Pipeline>, ApiError> {
     let url = client.url(&format!(
         "/projects/{project}/pipelines?ref={}&status=success&source=push&scope=branches&order_by=id&sort=desc&per_page=100",
         query_value(branch)
@@ -270,7 +270,7 @@ pub async fn jobs_named(
     project: &str,
     pipeline: u64,
     name: &str,
-) -> Result<Vec<Job>, PostError> {
+) -> Result<Vec<Job>, ApiError> {
     let url = client.url(&format!(
         "/projects/{project}/pipelines/{pipeline}/jobs?per_page=100"
     ));

@@ -18,9 +18,9 @@
 use std::cell::RefCell;
 
 use super::api::{self, Pipeline};
-use super::{GitLab, AUTH};
+use super::{GitLab, DIALECT};
 use crate::forge::history::{self, Doing, ListedRun, Locate, Located, MAX_RUNS};
-use crate::forge::http::{Client, ClientConfig, PostError};
+use crate::forge::http::{ApiError, Client, ClientConfig};
 use crate::forge::{BaseRuns, HistoryNote, HistoryRequest};
 
 /// How many newer pipelines are looked through for the base commit's pipeline before the
@@ -90,7 +90,12 @@ fn plan(gitlab: &GitLab, request: &HistoryRequest) -> Result<Plan, String> {
         )
         .map_err(no)?;
     Ok(Plan {
-        config: ClientConfig::for_stage(api, (token, AUTH), request.timeout, "--baseline-timeout"),
+        config: ClientConfig::for_stage(
+            api,
+            (token, &DIALECT),
+            request.timeout,
+            "--baseline-timeout",
+        ),
         project,
         job,
         branch,
@@ -100,10 +105,10 @@ fn plan(gitlab: &GitLab, request: &HistoryRequest) -> Result<Plan, String> {
 }
 
 /// A failed request as a note; 401/403 say what the token needs.
-fn note_of(what: &str, e: &PostError) -> String {
+fn note_of(what: &str, e: &ApiError) -> String {
     match e {
-        PostError::NoAccess { status: 403, .. }
-        | PostError::Status {
+        ApiError::NoAccess { status: 403, .. }
+        | ApiError::Status {
             status: 401 | 403, ..
         } => format!(
             "no baseline: {what}: {e} (the token must be a project access token with the `api` scope, or `read_api`, and at least the Reporter role)"
@@ -207,7 +212,7 @@ impl Locate for JobArtifacts<'_> {
         doing.set(format!("listing the jobs of {which}"));
         let jobs = match api::jobs_named(self.client, self.project, run.id, name).await {
             Ok(jobs) => jobs,
-            Err(PostError::OutOfTime(_)) => return Located::Late,
+            Err(ApiError::OutOfTime(_)) => return Located::Late,
             Err(e) => {
                 return Located::Failed(format!(
                     "{which}: listing its jobs: {e}: left out of the history"

@@ -10,9 +10,10 @@
 //! cannot write notes, which the messages say when only it is there.
 
 pub mod api;
+pub mod dialect;
 pub mod history;
 
-use super::http::{Auth, AuthHeader, Client, ClientConfig, PostError, Token};
+use super::http::{ApiError, Client, ClientConfig, Token};
 use super::{
     Annotation, BaseRuns, CiFacts, CommentBody, CommentKey, CommentSettings, Forge, HistoryRequest,
     Level, Links, Posted, StepResults, Vars,
@@ -28,11 +29,7 @@ pub const TOKEN_ENV: &str = "GITLAB_TOKEN";
 /// A note's limit: 1,000,000 characters.
 pub const COMMENT_CHARS: usize = 1_000_000;
 
-/// How GitLab's API takes the token.
-pub const AUTH: Auth = Auth {
-    header: AuthHeader::Named("private-token"),
-    accept: "application/json",
-};
+pub use dialect::DIALECT;
 
 /// What to do when the token may not write notes.
 pub const ACCESS_HINT: &str = "the token cannot write notes on this merge request. Give GITLAB_TOKEN a project access token of the target project with the `api` scope and at least the Reporter role (Settings > Access tokens), stored as a masked CI/CD variable. A merge request from a fork runs its pipeline in the fork's project, without the target project's CI/CD variables: a member of the target project can run the merge request's pipeline in the target project instead (the merge request's Pipelines tab, Run pipeline) once they have read the fork's changes, or the fork's job runs with --no-post and its report stays in its job log and artifacts.";
@@ -263,17 +260,21 @@ impl Forge for GitLab {
                 Ok((api, project, token))
             })
             .map(|(api, project, token)| {
-                let config =
-                    ClientConfig::for_stage(api, (token, AUTH), settings.timeout, "--post-timeout");
+                let config = ClientConfig::for_stage(
+                    api,
+                    (token, &DIALECT),
+                    settings.timeout,
+                    "--post-timeout",
+                );
                 (config, project)
             });
         let (config, project) = match config {
             Ok(c) => c,
-            Err(e) => return Posted::Failed(PostError::Config(e)),
+            Err(e) => return Posted::Failed(ApiError::Config(e)),
         };
         let runtime = match super::http::runtime() {
             Ok(r) => r,
-            Err(e) => return Posted::Failed(PostError::Config(e)),
+            Err(e) => return Posted::Failed(ApiError::Config(e)),
         };
         let result = runtime.block_on(async {
             let client = Client::new(config)?;

@@ -28,7 +28,7 @@ use futures_util::stream::{self, StreamExt};
 mod places;
 
 use self::places::{Places, Step};
-use super::http::{Client, PostError};
+use super::http::{ApiError, Client};
 use super::{BaseRuns, HistoryNote};
 use crate::artifact::comparison::CiRunRef;
 use crate::compare::RunLevel;
@@ -432,10 +432,10 @@ async fn download_and_read(
         .map_err(|e| note("cannot write the download", e.to_string()))?;
     match client.download(url, MAX_ZIP_BYTES, &mut zip).await {
         Ok(_) => {}
-        Err(PostError::OutOfTime(_)) => return Err(Fetched::Late),
+        Err(ApiError::OutOfTime(_)) => return Err(Fetched::Late),
         // Gone, on the zip itself: the artifact's retention ran out. (A 410 on any other
         // request, such as the list of runs, is named by that request, never as this.)
-        Err(PostError::Status {
+        Err(ApiError::Status {
             status: 410,
             message,
             ..

@@ -1,7 +1,7 @@
 //! A client of one REST API, whatever the forge: its calls sent by [`super::transport`] and
 //! retried by [`super::retry`] (an idempotent request), or tried once ([`Client::post_once`]: a
-//! create, whose caller lists before trying again); lists read page by page, following
-//! `link: rel="next"` as given (GitHub, GHES) or `x-next-page` (GitLab); a download that
+//! create, whose caller lists before trying again); lists read page by page, as the forge's
+//! [`super::Dialect`] pages them (`link: rel="next"`, GitLab's `x-next-page`); a download that
 //! redirects to a storage host followed once without the token ([`Client::download`]). Each
 //! forge's calls are its own (`forge/github/api.rs`, `forge/gitlab/api.rs`) over this one.
 //!
@@ -14,14 +14,12 @@
 use std::io::Write;
 use std::time::Duration;
 
-use http::header::HeaderMap;
 use http::{Method, Uri};
 use http_body_util::BodyExt;
-use octocrab::Octocrab;
 use serde_json::Value;
 
 use super::config::ClientConfig;
-use super::error::PostError;
+use super::error::ApiError;
 use super::retry::{try_once, Retry, Try};
 use super::transport::{error_text, scheme_not_followed, Reply, Spill, Transport};
 
@@ -55,7 +53,7 @@ pub enum Once {
 
 impl Client {
     /// Builds the client; must run inside a tokio runtime.
-    pub fn new(config: ClientConfig) -> Result<Self, PostError> {
+    pub fn new(config: ClientConfig) -> Result<Self, ApiError> {
         let transport = Transport::new(&config)?;
         Ok(Client {
             transport,
@@ -74,12 +72,6 @@ impl Client {
         self.transport.url(path)
     }
 
-    /// The client without the token layer: for a download's redirect target (a storage host,
-    /// which must never see the token, even on the API's own host).
-    pub(crate) fn anon(&self) -> &Octocrab {
-        self.transport.anon()
-    }
-
     /// Server text as it may be shown or stored: without the token (nor the API URL's
     /// userinfo).
     pub(crate) fn redact(&self, text: &str) -> String {
@@ -87,7 +79,7 @@ impl Client {
     }
 
     /// Waits before another try, or refuses when that would pass the deadline.
-    pub async fn sleep(&self, wait: Duration, reason: &str) -> Result<(), PostError> {
+    pub async fn sleep(&self, wait: Duration, reason: &str) -> Result<(), ApiError> {
         self.retry.sleep(wait, reason).await
     }
 
@@ -98,7 +90,7 @@ impl Client {
         method: Method,
         url: &str,
         body: Option<&Value>,
-    ) -> Result<Reply, PostError> {
+    ) -> Result<Reply, ApiError> {
         self.retry
             .request(&self.transport, (method, url), body, None)
             .await
@@ -106,7 +98,7 @@ impl Client {
 
     /// A GET whose 200 body is streamed into `spill` ([`Spill`]), retried as
     /// [`Client::request`] is; any other reply read as always.
-    async fn request_into(&self, url: &str, spill: &mut Spill<'_>) -> Result<Reply, PostError> {
+    async fn request_into(&self, url: &str, spill: &mut Spill<'_>) -> Result<Reply, ApiError> {
         self.retry
             .request(&self.transport, (Method::GET, url), None, Some(spill))
             .await
@@ -118,7 +110,7 @@ impl Client {
     }
 
     /// The error of a reply that is not the one expected.
-    pub(crate) fn failure(&self, method: &str, url: &str, reply: &Reply) -> PostError {
+    pub(crate) fn failure(&self, method: &str, url: &str, reply: &Reply) -> ApiError {
         let message = self.transport.message(&reply.body);
         let path = self.display_path(url);
         let method = method.to_owned();
@@ -126,19 +118,19 @@ impl Client {
         // may not write here.
         let no_access = reply.status == 403 || (reply.status == 404 && method != "GET");
         match reply.status {
-            _ if no_access => PostError::NoAccess {
+            _ if no_access => ApiError::NoAccess {
                 method,
                 path,
                 status: reply.status,
                 message,
             },
-            400 | 422 if message.to_ascii_lowercase().contains("too long") => PostError::TooLong {
+            status if (self.config.dialect.too_long)(status, &message) => ApiError::TooLong {
                 method,
                 path,
                 status: reply.status,
                 message,
             },
-            status => PostError::Status {
+            status => ApiError::Status {
                 method,
                 path,
                 status,
@@ -153,8 +145,8 @@ impl Client {
         method: &str,
         url: &str,
         reply: &Reply,
-    ) -> Result<T, PostError> {
-        serde_json::from_slice(&reply.body).map_err(|e| PostError::Response {
+    ) -> Result<T, ApiError> {
+        serde_json::from_slice(&reply.body).map_err(|e| ApiError::Response {
             method: method.to_owned(),
             path: self.display_path(url),
             // serde quotes the body's values ("invalid type: string …").
@@ -165,8 +157,8 @@ impl Client {
         })
     }
 
-    /// Pages of a list from `url` on, following `link: rel="next"` as given (or GitLab's
-    /// `x-next-page`, the number of the next page of the same URL), each parsed as `T` and
+    /// Pages of a list from `url` on, following the next page the forge's dialect names
+    /// (`link: rel="next"` as given, GitLab's `x-next-page`), each parsed as `T` and
     /// handed to `page`, until it returns `false`, there is no next page (a server that sends
     /// neither, such as Gitea, returned everything at once), or `max_pages`
     /// were read (`Ok(false)`: there was more). A next page already read (a server whose
@@ -176,7 +168,7 @@ impl Client {
         url: String,
         max_pages: usize,
         page: impl FnMut(T) -> bool,
-    ) -> Result<bool, PostError> {
+    ) -> Result<bool, ApiError> {
         self.pages_with(url, max_pages, None, page).await
     }
 
@@ -189,7 +181,7 @@ impl Client {
         url: String,
         (max_pages, page_cap): (usize, u64),
         page: impl FnMut(T) -> bool,
-    ) -> Result<bool, PostError> {
+    ) -> Result<bool, ApiError> {
         self.pages_with(url, max_pages, Some(page_cap), page).await
     }
 
@@ -199,7 +191,7 @@ impl Client {
         max_pages: usize,
         streamed: Option<u64>,
         mut page: impl FnMut(T) -> bool,
-    ) -> Result<bool, PostError> {
+    ) -> Result<bool, ApiError> {
         let mut seen = std::collections::HashSet::new();
         for _ in 0..max_pages {
             seen.insert(url.clone());
@@ -217,9 +209,9 @@ impl Client {
             if !page(parsed) {
                 return Ok(true);
             }
-            match next_page(&url, &reply.headers) {
+            match (self.config.dialect.next_page)(&url, &reply.headers) {
                 Some(next) if seen.contains(&next) => {
-                    return Err(PostError::Response {
+                    return Err(ApiError::Response {
                         method: "GET".into(),
                         path: self.display_path(&url),
                         message: format!(
@@ -230,7 +222,7 @@ impl Client {
                 }
                 Some(next) => {
                     if let Some(why) = scheme_not_followed(&self.url(""), &next) {
-                        return Err(PostError::Response {
+                        return Err(ApiError::Response {
                             method: "GET".into(),
                             path: self.display_path(&url),
                             message: format!("its next page {why}; not followed"),
@@ -249,9 +241,9 @@ impl Client {
         &self,
         url: &str,
         cap: u64,
-    ) -> Result<(Reply, T), PostError> {
+    ) -> Result<(Reply, T), ApiError> {
         use std::io::Seek;
-        let fail = |message: String| PostError::Response {
+        let fail = |message: String| ApiError::Response {
             method: "GET".into(),
             path: self.display_path(url),
             message,
@@ -279,7 +271,7 @@ impl Client {
 
     /// Sends a request that must not be sent twice blindly (a create) once: a reply, or
     /// [`Once::Unknown`] when it may or may not have been carried out.
-    pub(crate) async fn post_once(&self, url: &str, body: &Value) -> Result<Once, PostError> {
+    pub(crate) async fn post_once(&self, url: &str, body: &Value) -> Result<Once, ApiError> {
         match try_once(&self.transport, (&Method::POST, url), Some(body), None, 1).await {
             Try::Again { wait, reason } => Ok(Once::Unknown { wait, reason }),
             Try::Fail(e) => Err(e),
@@ -297,7 +289,7 @@ impl Client {
         url: &str,
         cap: u64,
         out: &mut std::fs::File,
-    ) -> Result<u64, PostError> {
+    ) -> Result<u64, ApiError> {
         let mut spill = Spill {
             file: out,
             cap,
@@ -316,7 +308,7 @@ impl Client {
             .headers
             .get(http::header::LOCATION)
             .and_then(|v| v.to_str().ok())
-            .ok_or_else(|| PostError::Response {
+            .ok_or_else(|| ApiError::Response {
                 method: "GET".into(),
                 path: self.display_path(url),
                 message: format!("HTTP {} without a location", reply.status),
@@ -330,10 +322,10 @@ impl Client {
         location: &str,
         cap: u64,
         out: &mut std::fs::File,
-    ) -> Result<u64, PostError> {
+    ) -> Result<u64, ApiError> {
         // The storage URL carries a signature: never shown.
         let shown = "the artifact's storage URL (redirect target)".to_owned();
-        let fail = |message: String| PostError::Response {
+        let fail = |message: String| ApiError::Response {
             method: "GET".into(),
             path: shown.clone(),
             message,
@@ -345,13 +337,14 @@ impl Client {
             return Err(fail(format!("the redirect {why}; not followed")));
         }
         let exchange = async {
-            let response =
-                self.anon()._get(uri).await.map_err(|e| {
-                    fail(format!("request failed: {}", self.redact(&error_text(&e))))
-                })?;
+            let response = self
+                .transport
+                .get_without_token(uri)
+                .await
+                .map_err(|e| fail(format!("request failed: {e}")))?;
             let (parts, mut body) = response.into_parts();
             if parts.status.as_u16() != 200 {
-                return Err(PostError::Status {
+                return Err(ApiError::Status {
                     method: "GET".into(),
                     path: shown.clone(),
                     status: parts.status.as_u16(),
@@ -381,7 +374,7 @@ impl Client {
         let deadline = self.config().deadline;
         match tokio::time::timeout(deadline.left(), exchange).await {
             Ok(r) => r,
-            Err(_) => Err(PostError::OutOfTime(format!(
+            Err(_) => Err(ApiError::OutOfTime(format!(
                 "the artifact's download did not end before {}",
                 deadline.describe()
             ))),
@@ -389,94 +382,11 @@ impl Client {
     }
 }
 
-/// The next page after `url`: the `rel="next"` URL of a `link` header, else `url` with the
-/// `page` of an `x-next-page` header (empty on the last page).
-fn next_page(url: &str, headers: &HeaderMap) -> Option<String> {
-    if let Some(next) = next_link(headers) {
-        return Some(next);
-    }
-    let number = headers
-        .get("x-next-page")
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))?;
-    let (path, query) = url.split_once('?').unwrap_or((url, ""));
-    let mut parts: Vec<String> = query
-        .split('&')
-        .filter(|kv| !kv.is_empty() && !kv.starts_with("page="))
-        .map(str::to_owned)
-        .collect();
-    parts.push(format!("page={number}"));
-    Some(format!("{path}?{}", parts.join("&")))
-}
-
-/// The `rel="next"` URL of a `link` header.
-pub fn next_link(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get_all(http::header::LINK)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .find_map(|part| {
-            let (target, params) = part.split_once(';')?;
-            let target = target.trim().strip_prefix('<')?.strip_suffix('>')?;
-            let is_next = params.split(';').any(|p| {
-                p.trim()
-                    .strip_prefix("rel=")
-                    .map(|r| r.trim_matches('"').split_whitespace().any(|r| r == "next"))
-                    .unwrap_or(false)
-            });
-            is_next.then(|| target.to_owned())
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::token::Token;
-    use super::super::transport::tests::{config, reply};
+    use super::super::transport::tests::config;
     use super::*;
-
-    #[test]
-    fn links_are_followed_as_given() {
-        let r = reply(
-            200,
-            &[(
-                "link",
-                r#"<https://api.github.com/repositories/1/issues/2/comments?page=3>; rel="next", <https://api.github.com/repositories/1/issues/2/comments?page=9>; rel="last""#,
-            )],
-            "[]",
-        );
-        assert_eq!(
-            next_link(&r.headers).as_deref(),
-            Some("https://api.github.com/repositories/1/issues/2/comments?page=3")
-        );
-        let last = reply(
-            200,
-            &[("link", r#"<https://x/y?page=1>; rel="first""#)],
-            "[]",
-        );
-        assert_eq!(next_link(&last.headers), None);
-        assert_eq!(next_link(&HeaderMap::new()), None);
-    }
-
-    #[test]
-    fn gitlab_pages_follow_x_next_page() {
-        let r = reply(200, &[("x-next-page", "3")], "[]");
-        assert_eq!(
-            next_page(
-                "https://g/api/v4/projects/1/notes?per_page=100&page=2",
-                &r.headers
-            )
-            .as_deref(),
-            Some("https://g/api/v4/projects/1/notes?per_page=100&page=3")
-        );
-        assert_eq!(
-            next_page("https://g/x", &r.headers).as_deref(),
-            Some("https://g/x?page=3")
-        );
-        let last = reply(200, &[("x-next-page", "")], "[]");
-        assert_eq!(next_page("https://g/x?page=4", &last.headers), None);
-    }
 
     #[tokio::test(flavor = "current_thread")]
     async fn clients_build_for_github_ghes_and_gitea() {

@@ -1,28 +1,11 @@
-//! What a [`super::Client`] is built from ([`ClientConfig`]): the API, the token and how it is
-//! sent, the tries and the time limits. The transport reads the URL, the token, its header,
+//! What a [`super::Client`] is built from ([`ClientConfig`]): the API, the token, the forge's
+//! dialect, the tries and the time limits. The transport reads the URL, the token, its header,
 //! the timeouts and the deadline; the retry policy the tries and the deadline.
 
 use std::time::{Duration, Instant};
 
+use super::dialect::Dialect;
 use super::token::Token;
-
-/// How the token is sent: each forge's own header, and the media type its API answers in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Auth {
-    /// `Authorization: Bearer TOKEN` (GitHub, Gitea), or the token alone in a header of its
-    /// own (GitLab's `PRIVATE-TOKEN`).
-    pub header: AuthHeader,
-    /// The `Accept` header.
-    pub accept: &'static str,
-}
-
-/// The header that carries the token.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AuthHeader {
-    Bearer,
-    /// A lower-case header name.
-    Named(&'static str),
-}
 
 /// A client's settings.
 #[derive(Debug, Clone)]
@@ -31,7 +14,8 @@ pub struct ClientConfig {
     /// `https://HOST/api/v1`, `https://HOST/api/v4`).
     pub api_url: String,
     pub token: Token,
-    pub auth: Auth,
+    /// The forge's ways: its token header, paging, errors, rate limits.
+    pub dialect: &'static Dialect,
     /// Tries of one request (1 = no retry).
     pub max_tries: u32,
     /// The stage's deadline: every request, page, redirect, wait and byte of a body ends
@@ -48,14 +32,14 @@ impl ClientConfig {
     /// the messages: one request gets at most half of it (30 s at most), a connection 10 s.
     pub fn for_stage(
         api_url: String,
-        (token, auth): (Token, Auth),
+        (token, dialect): (Token, &'static Dialect),
         limit: Duration,
         option: &'static str,
     ) -> Self {
         ClientConfig {
             api_url,
             token,
-            auth,
+            dialect,
             max_tries: 3,
             deadline: Deadline::after(limit, option),
             connect_timeout: (limit / 2).min(Duration::from_secs(10)),

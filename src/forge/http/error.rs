@@ -1,9 +1,10 @@
-//! Why a request to the forge's API failed ([`PostError`]). No error holds the token: server
-//! text is redacted ([`super::token`]) before it is put in one.
+//! Why a request to a forge's API failed ([`ApiError`]): a read, a download or a write. No
+//! error holds the token: server text is redacted ([`super::token`]) before it is put in one.
 
-/// Why a post failed. None of these holds the token.
+/// Why a request to a forge's API (or a download it redirected to) failed. None of these holds
+/// the token.
 #[derive(Debug, thiserror::Error)]
-pub enum PostError {
+pub enum ApiError {
     #[error("{0}")]
     Config(String),
     /// 403/404 on a write (or on reading the comments): the token may not write here, as
@@ -22,7 +23,8 @@ pub enum PostError {
         status: u16,
         message: String,
     },
-    /// 422 (GitHub) or 400 (GitLab) with "too long": the body must shrink.
+    /// A body the forge refused as too long (its dialect says how: GitHub's 422, GitLab's
+    /// 400): the body must shrink.
     #[error("{method} {path}: HTTP {status}: {message}")]
     TooLong {
         method: String,
@@ -44,9 +46,9 @@ pub enum PostError {
     },
 }
 
-impl PostError {
+impl ApiError {
     /// True for a token that cannot write here (a fork's pull request).
     pub fn is_no_access(&self) -> bool {
-        matches!(self, PostError::NoAccess { .. })
+        matches!(self, ApiError::NoAccess { .. })
     }
 }

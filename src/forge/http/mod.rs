@@ -1,22 +1,27 @@
-//! The one HTTP client of every forge: [`transport`] (octocrab's raw request methods over a
-//! client built here; the token in the forge's header, only to the API's own host), [`retry`]
-//! (our own retries within a deadline), [`client`] (calls, pages, a download's redirect
-//! followed without the token), [`config`] (a client's settings), [`token`] (the token and
-//! its redaction from server text), [`error`] (why a request failed).
+//! The one HTTP client of every forge, which knows no forge: [`transport`] (a hyper client,
+//! directly or through the environment's proxy ([`proxy`]); the token and the forge's own
+//! headers only to the API's own host), [`retry`] (our own retries within a deadline),
+//! [`client`] (calls, pages, a download's redirect followed without the token), [`config`] (a
+//! client's settings), [`dialect`] (what each forge's API says its own way: paging, errors,
+//! rate limits, "too long"; each forge defines its own), [`token`] (the token and its redaction
+//! from server text), [`error`] (why a request failed).
 //!
-//! The files depend on each other one way: [`error`] <- [`token`] <- [`config`] <-
-//! [`transport`] <- [`retry`] <- [`client`].
+//! The files depend on each other one way: [`error`] <- [`token`] <- [`dialect`] <- [`config`]
+//! <- [`proxy`] <- [`transport`] <- [`retry`] <- [`client`].
 
 pub mod client;
 pub mod config;
+pub mod dialect;
 pub mod error;
+mod proxy;
 mod retry;
 pub mod token;
 mod transport;
 
 pub use client::{Client, Once};
-pub use config::{Auth, AuthHeader, ClientConfig};
-pub use error::PostError;
+pub use config::ClientConfig;
+pub use dialect::{AuthHeader, Dialect, RateLimit};
+pub use error::ApiError;
 pub use token::Token;
 
 /// The characters a query value keeps as given (RFC 3986's unreserved ones).

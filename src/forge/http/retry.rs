@@ -1,21 +1,23 @@
 //! The retry policy: what is tried again, after how long, and before what deadline.
 //!
-//! A transport failure or a timeout, a 5xx, a 429 and a 403 for a rate limit are tried again
-//! ([`retry_wait`]): after `retry-after`, else `x-ratelimit-reset`, else a backoff that doubles
-//! from 1 s to 32 s (at least [`RATE_LIMIT_WAIT`] for a rate limit). Every other reply is
+//! A transport failure or a timeout, a 5xx, a 429 and what the forge's dialect calls a rate
+//! limit (GitHub's 403 with `x-ratelimit-remaining: 0`) are tried again ([`retry_wait`]): after
+//! `retry-after`, else the reset the forge names, else a backoff that doubles from 1 s to 32 s
+//! (at least [`RATE_LIMIT_WAIT`] for a rate limit). Every other reply is
 //! final, and so is a reply over the transport's cap. A request gets at most
 //! [`ClientConfig::max_tries`] tries, and no wait goes past [`ClientConfig::deadline`]
 //! ([`Retry::sleep`]).
 //! [`Retry::request`] retries only idempotent requests; a create is tried once with
 //! [`try_once`] and its caller decides what to do when that may or may not have worked.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use http::Method;
 use serde_json::Value;
 
 use super::config::{ClientConfig, Deadline};
-use super::error::PostError;
+use super::dialect::{self, Dialect};
+use super::error::ApiError;
 use super::transport::{message_of, Reply, SendError, Spill, Transport};
 use crate::say::say;
 
@@ -31,7 +33,7 @@ pub(super) enum Try {
         reason: String,
     },
     /// Failed in a way another try would repeat (a reply over the cap).
-    Fail(PostError),
+    Fail(ApiError),
 }
 
 /// The tries and the deadline of one client.
@@ -52,9 +54,9 @@ impl Retry {
     }
 
     /// Waits before another try, or refuses when that would pass the deadline.
-    pub(super) async fn sleep(&self, wait: Duration, reason: &str) -> Result<(), PostError> {
+    pub(super) async fn sleep(&self, wait: Duration, reason: &str) -> Result<(), ApiError> {
         if wait > self.deadline.left() {
-            return Err(PostError::OutOfTime(format!(
+            return Err(ApiError::OutOfTime(format!(
                 "{reason}; waiting {} s more would pass {}",
                 wait.as_secs_f64().ceil(),
                 self.deadline.describe()
@@ -76,7 +78,7 @@ impl Retry {
         (method, url): (Method, &str),
         body: Option<&Value>,
         mut spill: Option<&mut Spill<'_>>,
-    ) -> Result<Reply, PostError> {
+    ) -> Result<Reply, ApiError> {
         let mut tries = 0;
         loop {
             tries += 1;
@@ -85,7 +87,7 @@ impl Retry {
                 Try::Fail(e) => return Err(e),
                 Try::Again { wait, reason } => {
                     if tries >= self.max_tries {
-                        return Err(PostError::GaveUp {
+                        return Err(ApiError::GaveUp {
                             tries,
                             last: reason,
                         });
@@ -112,7 +114,7 @@ pub(super) async fn try_once(
             reason: format!("{method} {}: {message}", transport.display_path(url)),
         },
         Err(SendError::Final(e)) => Try::Fail(e),
-        Ok(reply) => match retry_wait(&reply, backoff) {
+        Ok(reply) => match retry_wait(transport.dialect, &reply, backoff) {
             Some(wait) => Try::Again {
                 wait,
                 reason: format!(
@@ -127,38 +129,26 @@ pub(super) async fn try_once(
     }
 }
 
-/// How long to wait before another try, or `None` when the reply is final: 5xx and 429,
-/// and 403 for a rate limit (`x-ratelimit-remaining: 0` or a message saying so), wait for
-/// `retry-after`, else `x-ratelimit-reset`, else `backoff` (or longer for a rate limit).
-fn retry_wait(reply: &Reply, backoff: Duration) -> Option<Duration> {
-    let header = |name: &str| {
-        reply
-            .headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
-    };
-    let remaining_zero = header("x-ratelimit-remaining") == Some("0");
-    let rate_limited = reply.status == 429
-        || (reply.status == 403
-            && (remaining_zero
-                || message_of(&reply.body)
-                    .to_ascii_lowercase()
-                    .contains("rate limit")));
+/// How long to wait before another try, or `None` when the reply is final: 5xx and 429, and
+/// what the forge calls a rate limit, wait for `retry-after`, else the reset the forge names,
+/// else `backoff` (or longer for a rate limit).
+fn retry_wait(dialect: &Dialect, reply: &Reply, backoff: Duration) -> Option<Duration> {
+    let limit = (dialect.rate_limit)(
+        reply.status,
+        &reply.headers,
+        &message_of(dialect, &reply.body),
+    );
+    let rate_limited = reply.status == 429 || limit.is_some();
     if !rate_limited && reply.status < 500 {
         return None;
     }
-    if let Some(secs) = header("retry-after").and_then(|v| v.parse::<u64>().ok()) {
+    if let Some(secs) =
+        dialect::header(&reply.headers, "retry-after").and_then(|v| v.parse::<u64>().ok())
+    {
         return Some(Duration::from_secs(secs));
     }
-    if remaining_zero {
-        if let Some(reset) = header("x-ratelimit-reset").and_then(|v| v.parse::<u64>().ok()) {
-            let now = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap_or_default()
-                .as_secs();
-            return Some(Duration::from_secs(reset.saturating_sub(now).max(1)));
-        }
+    if let Some(reset) = limit.and_then(|l| l.reset) {
+        return Some(reset);
     }
     Some(if rate_limited {
         backoff.max(RATE_LIMIT_WAIT)
@@ -171,6 +161,11 @@ fn retry_wait(reply: &Reply, backoff: Duration) -> Option<Duration> {
 mod tests {
     use super::super::transport::tests::reply;
     use super::*;
+    use std::time::{SystemTime, UNIX_EPOCH};
+
+    fn retry_wait(reply: &Reply, backoff: Duration) -> Option<Duration> {
+        super::retry_wait(&crate::forge::github::DIALECT, reply, backoff)
+    }
 
     #[test]
     fn what_is_retried_and_for_how_long() {

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
 
-use super::error::PostError;
+use super::error::ApiError;
 
 /// An API token. Printed as `***` by `Debug` and `Display`; only [`super::transport`] reads
 /// it.
@@ -20,12 +20,12 @@ impl Token {
     /// exactly as set, so a token that a header cannot carry as it is (a line break, white
     /// space at either end, which would be trimmed, a control or non-ASCII character) is a
     /// configuration error that says what and where, never the token.
-    pub fn from_env(name: &str) -> Result<Option<Self>, PostError> {
+    pub fn from_env(name: &str) -> Result<Option<Self>, ApiError> {
         let Some(value) = std::env::var_os(name).filter(|v| !v.is_empty()) else {
             return Ok(None);
         };
         let refuse = |what: String| {
-            PostError::Config(format!(
+            ApiError::Config(format!(
                 "the token in ${name} {what}: it is sent as it is, and an HTTP header cannot carry it. Store the secret as one line of visible ASCII characters, with no white space at either end"
             ))
         };

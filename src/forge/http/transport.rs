@@ -1,43 +1,49 @@
 //! The transport: one exchange with the API at a time, and the text of what came back.
 //!
-//! Octocrab sends every request with its raw `_get`/`_post`/`_put`/`_patch`/`_delete`, so the
-//! status, headers (`retry-after`, `x-ratelimit-*`, `link`, `x-next-page`) and body of each
-//! response are ours to read; its middleware adds our default headers (`Accept`,
-//! `User-Agent`; octocrab itself adds `X-GitHub-Api-Version`), and our [`TokenLayer`] the
-//! token, in the forge's header (`Authorization: Bearer`, GitLab's `PRIVATE-TOKEN`), only to
-//! requests for the API's own scheme, host and port. Octocrab is built without its `retry`
-//! and `follow-redirect` features: nothing retries a create behind our back, and a redirect
-//! comes back as it is, never followed with the token. A second octocrab without the token
-//! layer fetches a download's redirect target.
-//!
-//! Why the hyper client under octocrab is built here and not by `OctocrabBuilder::build`
-//! (feature `default-client`): that one always sends `User-Agent: octocrab` besides ours (two
-//! user agents on every request, as tried), needs the system's TLS roots even for an
-//! `http://` API URL, lets an `https://` API's `link` lead to plain HTTP, and its `timeout`
-//! feature bounds each read, not a whole request. So what is kept is the connector: TLS with
-//! the system's roots (GHES private CAs), https only for an https API, the connect timeout.
-//! The deadline of a whole request is ours (`tokio::time::timeout`).
+//! One hyper client (HTTP/1, hyper-util's pool) over [`Connector`], which reaches a host
+//! directly or through the proxy the environment names ([`super::proxy`]), TLS by rustls with
+//! the system's roots and those of `NSYS_GATE_CA_CERTS` ([`tls_config`]); https only for an
+//! https API. Every request carries `Accept` and our `User-Agent`, and nothing else of ours but
+//! what is said here: the token, in the forge's header (`Authorization: Bearer`, GitLab's
+//! `PRIVATE-TOKEN`), and the forge's own API headers (GitHub's `X-GitHub-Api-Version`) go only
+//! to requests for the API's own scheme, host and port ([`Transport::build`]); a proxy's
+//! `Proxy-Authorization` only to that proxy. Nothing retries or follows a redirect behind our
+//! back: a redirect comes back as it is, and a download's is followed by hand without the
+//! token ([`Transport::get_without_token`]). The deadline of a whole request is ours
+//! (`tokio::time::timeout`).
 //!
 //! A response body is read as it comes, up to [`MAX_RESPONSE_BYTES`]; past that the request
 //! fails, not retried. A caller that expects more (an artifact the API sends itself, a page of
-//! GitLab notes) has a 200's body streamed into a file instead ([`Spill`]), up to its own cap. Server text that may be shown or stored (a transport error, a path from
-//! `link`, an error body's message) is redacted with [`Token::redact`] where it enters, since a
-//! server or a proxy may echo `Authorization`.
+//! GitLab notes) has a 200's body streamed into a file instead ([`Spill`]), up to its own cap.
+//! Server text that may be shown or stored (a transport error, a path from `link`, an error
+//! body's message) is redacted with [`Token::redact`] where it enters, since a server or a
+//! proxy may echo `Authorization`, and so are the userinfo of the API's and the proxies' URLs.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use http::header::{HeaderMap, HeaderValue, ACCEPT, CONTENT_LENGTH, USER_AGENT};
-use http::{Method, Uri};
-use http_body_util::BodyExt;
-use hyper_util::client::legacy::connect::{Connect, HttpConnector};
-use octocrab::service::middleware::extra_headers::ExtraHeadersLayer;
-use octocrab::{AuthState, Octocrab, OctocrabBuilder};
+use bytes::Bytes;
+use http::header::{
+    HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, PROXY_AUTHORIZATION,
+    USER_AGENT,
+};
+use http::{Method, Request, Response, Uri};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client as Pool;
 use serde_json::Value;
 
-use super::config::{AuthHeader, ClientConfig, Deadline};
-use super::error::PostError;
+use super::config::{ClientConfig, Deadline};
+use super::dialect::{AuthHeader, Dialect};
+use super::error::ApiError;
+use super::proxy::{Connector, Proxies};
 use super::token::Token;
+
+/// The variable naming a PEM file of TLS roots trusted besides the system's (a company's
+/// CA, a proxy that inspects TLS, a GitHub Enterprise Server's private CA).
+pub(crate) const CA_CERTS_ENV: &str = "NSYS_GATE_CA_CERTS";
 
 /// The most of one response body read: 64 MiB (a 1.5 GB reply once took 3 GB of memory).
 ///
@@ -95,7 +101,7 @@ pub(super) enum SendError {
     /// A transport failure or a timeout: worth another try. The text holds no header.
     Again(String),
     /// Final: a reply larger than [`MAX_RESPONSE_BYTES`].
-    Final(PostError),
+    Final(ApiError),
 }
 
 /// Why a body was not read whole.
@@ -107,76 +113,106 @@ enum BodyError {
     Failed(String),
 }
 
-/// The HTTP clients of one API base: with the token, and without it.
+/// The hyper client of one API base: plain HTTP for an `http://` API, TLS only for an
+/// `https://` one.
+enum Http {
+    Plain(Pool<Connector, Full<Bytes>>),
+    Tls(Pool<HttpsConnector<Connector>, Full<Bytes>>),
+}
+
+impl Http {
+    fn send(&self, request: Request<Full<Bytes>>) -> hyper_util::client::legacy::ResponseFuture {
+        match self {
+            Http::Plain(c) => c.request(request),
+            Http::Tls(c) => c.request(request),
+        }
+    }
+}
+
+/// The client of one API base, and what it must know to send and to redact.
 pub(super) struct Transport {
-    crab: Octocrab,
-    /// The same client without the token layer: for a download's redirect target (a storage
-    /// host, which must never see the token, even on the API's own host).
-    anon: Octocrab,
+    http: Http,
     /// The API base without a trailing slash.
     base: String,
-    /// What server text is redacted of: the token, and the userinfo of the API's URL.
+    /// The API's scheme (lower-case) and authority: the only place the token goes.
+    api_scheme: String,
+    api_authority: Option<http::uri::Authority>,
+    /// The token's header, and the forge's own API headers.
+    token_header: (HeaderName, HeaderValue),
+    api_headers: Vec<(HeaderName, HeaderValue)>,
+    accept: HeaderValue,
+    proxies: Arc<Proxies>,
+    /// What server text is redacted of: the token, and the userinfo of the API's URL and of
+    /// the proxies'.
     token: Token,
-    /// `user:password` and `password` (when 6 characters or more).
-    userinfo: Vec<String>,
+    secrets: Vec<String>,
     /// One request, from sending it to the last byte of the response.
     request_timeout: Duration,
     /// No request goes past it.
     deadline: Deadline,
+    pub(super) dialect: &'static Dialect,
 }
 
 impl Transport {
-    /// Builds both clients over one connector; must run inside a tokio runtime.
-    pub(super) fn new(config: &ClientConfig) -> Result<Self, PostError> {
+    /// Builds the client; must run inside a tokio runtime.
+    pub(super) fn new(config: &ClientConfig) -> Result<Self, ApiError> {
         let base = config.api_url.trim().trim_end_matches('/').to_owned();
         // For messages: never the URL's userinfo (`user:password@`).
         let shown = crate::text::without_userinfo(&base);
         let uri: Uri = base
             .parse()
-            .map_err(|_| PostError::Config(format!("the API URL `{shown}` is not a URL")))?;
-        let (Some(scheme), Some(_)) = (uri.scheme_str(), uri.authority()) else {
-            return Err(PostError::Config(format!(
+            .map_err(|_| ApiError::Config(format!("the API URL `{shown}` is not a URL")))?;
+        let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority()) else {
+            return Err(ApiError::Config(format!(
                 "the API URL `{shown}` is not an absolute http(s) URL"
             )));
         };
-        let headers = default_headers(config, &uri)?;
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_connect_timeout(Some(config.connect_timeout));
-        let (crab, anon) = match scheme {
+        let scheme = scheme.to_ascii_lowercase();
+        let proxies = Arc::new(Proxies::from_env().map_err(ApiError::Config)?);
+        let token_header = token_header(config)?;
+        let mut tcp = HttpConnector::new();
+        tcp.enforce_http(false);
+        tcp.set_connect_timeout(Some(config.connect_timeout));
+        let connector = Connector::new(tcp, proxies.clone());
+        let executor = hyper_util::rt::TokioExecutor::new();
+        let http = match scheme.as_str() {
             "https" => {
-                let provider = Arc::new(rustls::crypto::ring::default_provider());
                 let https = hyper_rustls::HttpsConnectorBuilder::new()
-                    .with_provider_and_native_roots(provider)
-                    .map_err(|e| {
-                        PostError::Config(format!("cannot load the system's TLS roots: {e}"))
-                    })?
+                    .with_tls_config(tls_config()?)
                     .https_only()
                     .enable_http1()
-                    .wrap_connector(http);
-                (
-                    octocrab_over(https.clone(), &headers, true),
-                    octocrab_over(https, &headers, false),
-                )
+                    .wrap_connector(connector);
+                Http::Tls(Pool::builder(executor).build(https))
             }
-            "http" => (
-                octocrab_over(http.clone(), &headers, true),
-                octocrab_over(http, &headers, false),
-            ),
+            "http" => Http::Plain(Pool::builder(executor).build(connector)),
             other => {
-                return Err(PostError::Config(format!(
+                return Err(ApiError::Config(format!(
                     "the API URL `{shown}`: unsupported scheme {other}"
                 )))
             }
         };
+        let api_headers = config
+            .dialect
+            .api_headers
+            .iter()
+            .map(|(n, v)| (HeaderName::from_static(n), HeaderValue::from_static(v)))
+            .collect();
+        let mut secrets = secrets_of_userinfo(&uri);
+        secrets.extend(proxies.secrets().iter().cloned());
         Ok(Transport {
-            crab,
-            anon,
+            http,
+            api_scheme: scheme,
+            api_authority: Some(authority.clone()),
             base,
+            token_header,
+            api_headers,
+            accept: HeaderValue::from_static(config.dialect.accept),
+            proxies,
             token: config.token.clone(),
-            userinfo: secrets_of_userinfo(&uri),
+            secrets,
             request_timeout: config.request_timeout,
             deadline: config.deadline,
+            dialect: config.dialect,
         })
     }
 
@@ -185,21 +221,75 @@ impl Transport {
         &self.base
     }
 
-    /// The client without the token layer.
-    pub(super) fn anon(&self) -> &Octocrab {
-        &self.anon
-    }
-
     /// The URL of an API path.
     pub(super) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
 
+    /// Whether `uri` is on the API's own scheme, host and port.
+    fn is_api(&self, uri: &Uri) -> bool {
+        uri.scheme_str().map(str::to_ascii_lowercase).as_deref() == Some(self.api_scheme.as_str())
+            && uri.authority() == self.api_authority.as_ref()
+    }
+
+    /// The request: `Accept` and `User-Agent` always; the token and the forge's API headers
+    /// only when `with_token` and `uri` is the API's; a proxy's credentials only to a proxy
+    /// that takes the request itself (plain HTTP; an `https://` URL's go in the `CONNECT`).
+    fn build(
+        &self,
+        method: &Method,
+        uri: Uri,
+        body: Option<&Value>,
+        with_token: bool,
+    ) -> Request<Full<Bytes>> {
+        let mut headers = HeaderMap::new();
+        headers.insert(ACCEPT, self.accept.clone());
+        // `crate::TOOL_VERSION` is this same `CARGO_PKG_VERSION`.
+        headers.insert(
+            USER_AGENT,
+            HeaderValue::from_static(concat!("nsys-gate/", env!("CARGO_PKG_VERSION"))),
+        );
+        if body.is_some() {
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        }
+        if with_token && self.is_api(&uri) {
+            let (name, value) = &self.token_header;
+            headers.insert(name.clone(), value.clone());
+            for (name, value) in &self.api_headers {
+                headers.insert(name.clone(), value.clone());
+            }
+        }
+        if uri
+            .scheme_str()
+            .is_some_and(|s| s.eq_ignore_ascii_case("http"))
+        {
+            if let Some(auth) = self.proxies.for_uri(&uri).and_then(|p| p.auth.clone()) {
+                headers.insert(PROXY_AUTHORIZATION, auth);
+            }
+        }
+        let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
+        let mut request = Request::new(Full::new(Bytes::from(bytes)));
+        *request.method_mut() = method.clone();
+        *request.uri_mut() = uri;
+        *request.headers_mut() = headers;
+        request
+    }
+
+    /// A GET of `uri` with no token nor API header (a download's redirect target, a storage
+    /// host that must never see them, even on the API's own host): the response, its body
+    /// unread, or the transport's error, redacted.
+    pub(super) async fn get_without_token(&self, uri: Uri) -> Result<Response<Incoming>, String> {
+        self.http
+            .send(self.build(&Method::GET, uri, None, false))
+            .await
+            .map_err(|e| self.redact(&error_text(&e)))
+    }
+
     /// Server text as it may be shown or stored: without the token, and without the userinfo
-    /// of the API's URL (`user:password@`), should anything quote it.
+    /// of the API's URL (`user:password@`) or of a proxy's, should anything quote it.
     pub(super) fn redact(&self, text: &str) -> String {
         let mut text = self.token.redact(text);
-        for secret in &self.userinfo {
+        for secret in &self.secrets {
             if text.contains(secret.as_str()) {
                 text = text.replace(secret.as_str(), "***");
             }
@@ -207,9 +297,9 @@ impl Transport {
         text
     }
 
-    /// The message of an error body, redacted.
+    /// The message of an error body, in the forge's words, redacted.
     pub(super) fn message(&self, body: &[u8]) -> String {
-        message_with(body, &|text| self.redact(text))
+        message_with(self.dialect, body, &|text| self.redact(text))
     }
 
     /// The URL without the host, for messages (redacted: it may come from a `link`).
@@ -240,24 +330,26 @@ impl Transport {
         })?;
         let whole_stage = spill.as_ref().is_some_and(|s| s.whole_stage);
         let too_large = |message: String| {
-            SendError::Final(PostError::Response {
+            SendError::Final(ApiError::Response {
                 method: method.to_string(),
                 path: self.display_path(url),
                 message,
             })
         };
         let exchange = async {
-            let response = match *method {
-                Method::GET => self.crab._get(uri).await,
-                Method::POST => self.crab._post(uri, body).await,
-                Method::PATCH => self.crab._patch(uri, body).await,
-                Method::PUT => self.crab._put(uri, body).await,
-                Method::DELETE => self.crab._delete(uri, body).await,
-                ref other => {
-                    return Err(again(format!("{other} is not a request this client sends")))
-                }
+            if !matches!(
+                *method,
+                Method::GET | Method::POST | Method::PATCH | Method::PUT | Method::DELETE
+            ) {
+                return Err(again(format!(
+                    "{method} is not a request this client sends"
+                )));
             }
-            .map_err(|e| again(format!("request failed: {}", self.redact(&error_text(&e)))))?;
+            let response = self
+                .http
+                .send(self.build(method, uri, body, true))
+                .await
+                .map_err(|e| again(format!("request failed: {}", self.redact(&error_text(&e)))))?;
             let (parts, body) = response.into_parts();
             let declared = parts
                 .headers
@@ -324,7 +416,7 @@ impl Transport {
         let stage_ends = self.deadline.left() <= limit;
         match tokio::time::timeout(limit.min(self.deadline.left()), exchange).await {
             Ok(r) => r,
-            Err(_) if stage_ends => Err(SendError::Final(PostError::OutOfTime(format!(
+            Err(_) if stage_ends => Err(SendError::Final(ApiError::OutOfTime(format!(
                 "{method} {}: no complete response before {}",
                 self.display_path(url),
                 self.deadline.describe()
@@ -368,126 +460,62 @@ pub(crate) fn scheme_not_followed(api: &str, to: &str) -> Option<String> {
     }
 }
 
-/// Octocrab's layers for every request: `Accept` and our `User-Agent`, and the token, which
-/// [`TokenLayer`] adds only to requests for the API itself (a `link` could point elsewhere).
-struct Headers {
-    extra: ExtraHeadersLayer,
-    token: TokenLayer,
-}
-
-/// The layers of [`Headers`] for `config`'s token and the API at `api`; a token no header can
-/// hold is refused.
-fn default_headers(config: &ClientConfig, api: &Uri) -> Result<Headers, PostError> {
-    let refused = || PostError::Config("the token holds characters not allowed in a header".into());
-    let (name, value) = match config.auth.header {
+/// The token's header for `config`'s token and forge; a token no header can hold is refused.
+fn token_header(config: &ClientConfig) -> Result<(HeaderName, HeaderValue), ApiError> {
+    let refused = || ApiError::Config("the token holds characters not allowed in a header".into());
+    let (name, value) = match config.dialect.auth {
         AuthHeader::Bearer => (
             http::header::AUTHORIZATION,
             format!("Bearer {}", config.token.expose()),
         ),
         AuthHeader::Named(name) => (
-            http::HeaderName::from_static(name),
+            HeaderName::from_static(name),
             config.token.expose().to_owned(),
         ),
     };
     let mut value = HeaderValue::from_str(&value).map_err(|_| refused())?;
     value.set_sensitive(true);
-    // `crate::TOOL_VERSION` is this same `CARGO_PKG_VERSION`.
-    let agent = HeaderValue::from_static(concat!("nsys-gate/", env!("CARGO_PKG_VERSION")));
-    let extra = vec![
-        (ACCEPT, HeaderValue::from_static(config.auth.accept)),
-        (USER_AGENT, agent),
-    ];
-    Ok(Headers {
-        extra: ExtraHeadersLayer::new(Arc::new(extra)),
-        token: TokenLayer {
-            name,
-            value,
-            scheme: api.scheme_str().unwrap_or("").to_ascii_lowercase(),
-            authority: api.authority().cloned(),
-        },
-    })
+    Ok((name, value))
 }
 
-/// Adds the token's header to a request for the API's own scheme, host and port, and to no
-/// other (a `link`, a redirect followed by hand, any URL a server names).
-#[derive(Clone)]
-struct TokenLayer {
-    name: http::HeaderName,
-    value: HeaderValue,
-    scheme: String,
-    authority: Option<http::uri::Authority>,
-}
-
-impl<S> tower_layer::Layer<S> for TokenLayer {
-    type Service = WithToken<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        WithToken {
-            inner,
-            layer: self.clone(),
+/// TLS with the system's roots and those of the PEM file `$NSYS_GATE_CA_CERTS`, if set.
+fn tls_config() -> Result<rustls::ClientConfig, ApiError> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::CertificateDer;
+    let mut roots = rustls::RootCertStore::empty();
+    let native = rustls_native_certs::load_native_certs();
+    roots.add_parsable_certificates(native.certs);
+    if let Some(path) = std::env::var_os(CA_CERTS_ENV).filter(|p| !p.is_empty()) {
+        let shown = std::path::Path::new(&path).display().to_string();
+        let bad = |why: String| ApiError::Config(format!("${CA_CERTS_ENV} ({shown}): {why}"));
+        let mut added = 0;
+        for cert in
+            CertificateDer::pem_file_iter(&path).map_err(|e| bad(format!("cannot read it: {e}")))?
+        {
+            let cert = cert.map_err(|e| bad(format!("not a PEM certificate: {e}")))?;
+            roots
+                .add(cert)
+                .map_err(|e| bad(format!("a certificate cannot be a root: {e}")))?;
+            added += 1;
+        }
+        if added == 0 {
+            return Err(bad("holds no PEM certificate".into()));
         }
     }
-}
-
-/// The service of [`TokenLayer`].
-#[derive(Clone)]
-struct WithToken<S> {
-    inner: S,
-    layer: TokenLayer,
-}
-
-impl<S, B> tower_service::Service<http::Request<B>> for WithToken<S>
-where
-    S: tower_service::Service<http::Request<B>>,
-{
-    type Response = S::Response;
-    type Error = S::Error;
-    type Future = S::Future;
-
-    fn poll_ready(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
+    if roots.is_empty() {
+        return Err(ApiError::Config(format!(
+            "cannot load the system's TLS roots ({}); name a PEM file of roots in ${CA_CERTS_ENV}",
+            native
+                .errors
+                .first()
+                .map_or_else(|| "none found".to_owned(), ToString::to_string)
+        )));
     }
-
-    fn call(&mut self, mut request: http::Request<B>) -> Self::Future {
-        let uri = request.uri();
-        let same_api = uri.scheme_str().map(str::to_ascii_lowercase).as_deref()
-            == Some(self.layer.scheme.as_str())
-            && uri.authority() == self.layer.authority.as_ref();
-        if same_api {
-            request
-                .headers_mut()
-                .insert(self.layer.name.clone(), self.layer.value.clone());
-        }
-        self.inner.call(request)
-    }
-}
-
-/// Octocrab over a hyper client on `connector` (HTTP/1), with no retry layer; with the token
-/// layer only when `token`.
-fn octocrab_over<C>(connector: C, headers: &Headers, token: bool) -> Octocrab
-where
-    C: Connect + Clone + Send + Sync + 'static,
-{
-    let executor = hyper_util::rt::TokioExecutor::new();
-    let client = hyper_util::client::legacy::Client::builder(executor).build(connector);
-    let with_headers = OctocrabBuilder::new_empty()
-        .with_service(client)
-        .with_layer(&headers.extra);
-    if token {
-        with_headers
-            .with_layer(&headers.token)
-            .with_auth(AuthState::None)
-            .build()
-            .unwrap_or_else(|never| match never {})
-    } else {
-        with_headers
-            .with_auth(AuthState::None)
-            .build()
-            .unwrap_or_else(|never| match never {})
-    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map(|b| b.with_root_certificates(roots).with_no_client_auth())
+        .map_err(|e| ApiError::Config(format!("cannot set up TLS: {e}")))
 }
 
 /// The body read as it comes, refused once it passes `cap` bytes: never more than `cap`
@@ -563,47 +591,19 @@ where
     Ok(written)
 }
 
-/// GitHub's `message` (and its `errors[].message`), else the start of the body.
-pub(super) fn message_of(body: &[u8]) -> String {
-    message_with(body, &|text| text.to_owned())
+/// The forge's words of an error body (unredacted), else the start of the body.
+pub(super) fn message_of(dialect: &Dialect, body: &[u8]) -> String {
+    message_with(dialect, body, &|text| text.to_owned())
 }
 
 /// [`message_of`], each text passed through `clean` (the redaction) before it is cut, so that
 /// nothing `clean` hides can straddle the cut.
-fn message_with(body: &[u8], clean: &dyn Fn(&str) -> String) -> String {
+fn message_with(dialect: &Dialect, body: &[u8], clean: &dyn Fn(&str) -> String) -> String {
     /// The start of a body that is not JSON, cleaned before the first 200 characters are kept:
     /// room for a token (or a credential) that begins before the cut.
     const WINDOW: usize = 64 << 10;
     if let Ok(v) = serde_json::from_slice::<Value>(body) {
-        let mut parts: Vec<String> = Vec::new();
-        match v.get("message") {
-            Some(Value::String(m)) => parts.push(clean(m)),
-            // GitLab's validation errors: `{"message": {"note": ["is too long …"]}}`.
-            Some(Value::Object(fields)) => {
-                for (field, problems) in fields {
-                    let problems: Vec<&str> = match problems {
-                        Value::Array(list) => list.iter().filter_map(Value::as_str).collect(),
-                        Value::String(one) => vec![one.as_str()],
-                        _ => Vec::new(),
-                    };
-                    for p in problems {
-                        parts.push(clean(&format!("{field} {p}")));
-                    }
-                }
-            }
-            _ => {}
-        }
-        // GitLab's other errors: `{"error": "insufficient_scope", …}`.
-        if let Some(e) = v.get("error").and_then(Value::as_str) {
-            parts.push(clean(e));
-        }
-        if let Some(errors) = v.get("errors").and_then(Value::as_array) {
-            for e in errors {
-                if let Some(m) = e.get("message").and_then(Value::as_str) {
-                    parts.push(clean(m));
-                }
-            }
-        }
+        let parts: Vec<String> = (dialect.messages)(&v).iter().map(|m| clean(m)).collect();
         if !parts.is_empty() {
             return parts.join(": ");
         }
@@ -617,7 +617,7 @@ fn message_with(body: &[u8], clean: &dyn Fn(&str) -> String) -> String {
     }
 }
 
-/// An octocrab error's text with its sources (no headers are in any of them).
+/// An error's text with its sources (no headers are in any of them).
 pub(crate) fn error_text(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
@@ -662,7 +662,7 @@ pub(super) mod tests {
             url.into(),
             (
                 Token::new("ghs_never_printed".into()),
-                crate::forge::github::AUTH,
+                &crate::forge::github::DIALECT,
             ),
             Duration::from_secs(60),
             "--post-timeout",
@@ -670,23 +670,20 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn messages_come_from_the_json() {
+    fn a_body_that_is_not_json_is_quoted_from_its_start() {
+        let gh = &crate::forge::github::DIALECT;
         assert_eq!(
-            message_of(br#"{"message":"Validation Failed","errors":[{"message":"Body is too long (maximum is 65536 characters)"}]}"#),
-            "Validation Failed: Body is too long (maximum is 65536 characters)"
-        );
-        assert_eq!(
-            message_of(b"<html>bad gateway</html>"),
+            message_of(gh, b"<html>bad gateway</html>"),
             "<html>bad gateway</html>"
         );
-        assert_eq!(message_of(b""), "(empty body)");
+        assert_eq!(message_of(gh, b""), "(empty body)");
+        // GitLab's validation errors are GitLab's words, not GitHub's.
+        let gl = &crate::forge::gitlab::DIALECT;
+        let body = br#"{"message":{"note":["is too long"]}}"#;
+        assert_eq!(message_of(gl, body), "note is too long");
         assert_eq!(
-            message_of(br#"{"message":{"note":["is too long (maximum is 1000000 characters)"]}}"#),
-            "note is too long (maximum is 1000000 characters)"
-        );
-        assert_eq!(
-            message_of(br#"{"error":"insufficient_scope","error_description":"x"}"#),
-            "insufficient_scope"
+            message_of(gh, body),
+            r#"{"message":{"note":["is too long"]}}"#
         );
     }
 
@@ -761,6 +758,11 @@ pub(super) mod tests {
             head.contains("\r\nauthorization: bearer ghs_never_printed\r\n"),
             "{head}"
         );
+        // GitHub's own header, with the token, to GitHub's API only.
+        assert!(
+            head.contains("\r\nx-github-api-version: 2022-11-28\r\n"),
+            "{head}"
+        );
         // Another host (here another port), as a `link` could name: no token.
         let (other, seen) =
             one_shot("HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\n[]");
@@ -771,6 +773,7 @@ pub(super) mod tests {
         assert_eq!((reply.status, reply.body.as_slice()), (200, &b"[]"[..]));
         let head = seen.join().unwrap();
         assert!(!head.contains("authorization"), "{head}");
+        assert!(!head.contains("x-github-api-version"), "{head}");
         assert_eq!(head.matches("\r\nuser-agent: ").count(), 1, "{head}");
     }
 }

@@ -43,9 +43,6 @@ use crate::say::{self, say};
 /// SIGINT/SIGTERM ([`interrupt::doing`]).
 const WRITING: &str = "rendering and writing the report; each file written is whole (written to a temporary file and renamed into place), nothing was posted";
 
-/// What a command is doing while it posts.
-const POSTING: &str = "posting the pull-request comment; it may or may not have been created or updated (the next run finds it by its marker)";
-
 /// What every command gets besides its arguments: read once, at the start.
 #[derive(Debug, Clone, Default)]
 pub struct Context {

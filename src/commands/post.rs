@@ -23,13 +23,13 @@ use anyhow::Context as _;
 use super::{baseline_comparison, links, post_settings};
 use crate::artifact::ANALYSIS_FILE;
 use crate::cli::PostArgs;
-use crate::forge::marker::{self, key_of_marker, CommentKey};
 use crate::forge::{Forge, Level};
 use crate::gate::{self, Ending, GateConfig};
 use crate::interrupt;
 use crate::load;
 use crate::outcome::RunOutcome;
 use crate::publish::{CommentSink, Delivery, Junit, Sinks};
+use crate::render::marker::{self, key_of_marker, CommentKey};
 use crate::render::{Budget, RenderOptions, Renderer, Template, DEFAULT_TOP};
 use crate::say::say;
 use crate::text::shown_path;
@@ -110,7 +110,6 @@ fn post_analyses(dir: &Path, args: &PostArgs, forge: &dyn Forge) -> anyhow::Resu
     let options = RenderOptions {
         top: DEFAULT_TOP,
         budget: Budget::Chars(forge.comment_limit()),
-        marker: key.marker(),
         exact_names: args.exact_names,
         links: links(forge),
         from_artifact: true,
@@ -126,12 +125,8 @@ fn post_analyses(dir: &Path, args: &PostArgs, forge: &dyn Forge) -> anyhow::Resu
     let sinks = comment_sinks(key.clone(), args, args.junit.clone());
     interrupt::doing("rendering the comment; nothing was posted");
     let result = Delivery::rendered(&renderer, &outcomes, comparison.as_ref(), options)?;
-    // The comment is found and updated by the key derived above: its marker must be the
-    // body's first line, whatever the analyses hold.
-    anyhow::ensure!(
-        key_of_marker(result.text()) == Some(key.as_str()),
-        "the rendered comment does not start with the marker of its key `{key}`; nothing was posted"
-    );
+    // The comment is found and updated by the key derived above: the comment's sink makes
+    // its marker the body's first line (`marker::comment_body`), whatever the analyses hold.
     let read = outcomes
         .iter()
         .filter(|o| matches!(o, RunOutcome::Analysed { .. }))

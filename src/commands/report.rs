@@ -40,7 +40,7 @@ pub fn report(args: &ReportArgs, forge: &dyn Forge) -> anyhow::Result<Ending> {
         forge,
     )?;
     interrupt::doing(WRITING);
-    let options = render_options(&args.render, &outcomes, forge);
+    let options = render_options(&args.render, forge);
     let result = Delivery::rendered(&renderer, &outcomes, comparison.as_ref(), options)?;
     sinks.deliver(&result, forge)
 }

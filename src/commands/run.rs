@@ -68,7 +68,7 @@ pub fn run(args: &RunArgs, context: &Context, forge: &dyn Forge) -> anyhow::Resu
         .with(StepSink)
         .with_some(comment);
     interrupt::doing(WRITING);
-    let options = render_options(&args.render, &outcomes, forge);
+    let options = render_options(&args.render, forge);
     let result = Delivery::rendered(&renderer, &outcomes, comparison.as_ref(), options)?;
     sinks.deliver(&result, forge)
 }

@@ -28,7 +28,6 @@ pub mod github;
 pub mod gitlab;
 pub mod history;
 pub mod http;
-pub mod marker;
 pub mod upsert;
 pub mod words;
 
@@ -40,8 +39,8 @@ use std::time::Duration;
 use crate::artifact::comparison::{BaselineKind, BaselineSource};
 use crate::artifact::CiRun;
 use crate::compare::RunLevel;
+pub use crate::render::marker::CommentKey;
 pub use http::PostError;
-pub use marker::CommentKey;
 pub use upsert::CommentBody;
 pub use words::CiWords;
 

@@ -1,26 +1,13 @@
 //! The pull request's comment: its body (the report, marker first, cut or rendered again
-//! smaller to fit the forge's limit), posted through the [`Forge`].
+//! smaller to fit the forge's limit: [`comment_body`]), posted through the [`Forge`].
 
 use super::{Delivery, Done, Sink};
-use crate::forge::marker::with_marker;
 use crate::forge::{CommentBody, CommentKey, CommentSettings, Forge, Level, PostError, Posted};
 use crate::gate::Ending;
 use crate::interrupt;
-use crate::render::{limit, Budget};
+use crate::render::marker::comment_body;
+use crate::render::Budget;
 use crate::say;
-
-/// The report cut to `chars` characters at a line boundary, the first line (the marker) kept;
-/// unchanged when it fits.
-pub fn cut(text: &str, chars: usize) -> String {
-    limit::cut(
-        text,
-        Budget::Chars(chars),
-        &format!(
-            "**This report was cut to fit the server's limit of {} characters.** The full report is in the job's report.md.",
-            crate::units::thousands(chars)
-        ),
-    )
-}
 
 /// The comment's sink: the report posted as the change request's comment of `key`, marker of
 /// `key` first, cut to the forge's comment limit; when the server refuses it as too long,
@@ -41,12 +28,12 @@ impl Sink for CommentSink {
         forge: &dyn Forge,
     ) -> anyhow::Result<()> {
         let key = &self.key;
-        let body = cut(&with_marker(result.text(), key), forge.comment_limit());
+        let body = comment_body(result.text(), key, forge.comment_limit());
         let shrink = |chars: usize| {
             let text = result
                 .within(Budget::Chars(chars))
                 .unwrap_or_else(|_| result.text().to_owned());
-            cut(&with_marker(&text, key), chars)
+            comment_body(&text, key, chars)
         };
         interrupt::doing(POSTING);
         let posted = forge.post_comment(

@@ -46,7 +46,7 @@ pub enum Report<'a> {
     /// less room (the job summary, a comment the server refuses as too long).
     Rendered {
         renderer: &'a Renderer<'a>,
-        options: RenderOptions,
+        options: Box<RenderOptions>,
         text: String,
     },
     /// Given as it is (`post --report`): never rendered again.
@@ -67,7 +67,7 @@ impl<'a> Delivery<'a> {
             comparison,
             report: Report::Rendered {
                 renderer,
-                options,
+                options: Box::new(options),
                 text,
             },
         })

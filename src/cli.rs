@@ -177,7 +177,7 @@ pub struct BaselineArgs {
 
     /// `auto`: how many of the base runs' requests are under way at once (a run's locating
     /// and its download, redirect included, each count one); 1 fetches one after another.
-    #[arg(long, value_name = "N", default_value_t = crate::forge::history::CONCURRENT_REQUESTS, value_parser = clap::value_parser!(u16).range(1..=16), hide = true)]
+    #[arg(long, value_name = "N", default_value_t = crate::history::CONCURRENT_REQUESTS, value_parser = clap::value_parser!(u16).range(1..=16), hide = true)]
     pub baseline_concurrency: u16,
 
     /// `auto` on GitLab: the job whose artifacts hold the analysis.json files in each of the

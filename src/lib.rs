@@ -11,10 +11,13 @@
 //! 4. [`analysis`] (+ [`stats`]): iterations, statistics, range tables, warnings, advice;
 //! 5. [`gate`]: which warnings fail the job, and the exit status;
 //! 6. [`artifact`]: `analysis.json`, written atomically;
-//! 7. [`compare`] (+ [`baseline`]): the current runs against the base branch's history;
+//! 7. [`compare`] (+ [`baseline`], and [`history`] for `--baseline auto`: the base runs'
+//!    artifacts the forge lists and hands over, unpacked, read and reduced): the current runs
+//!    against the base branch's history;
 //! 8. [`render`]: the markdown report of [`outcome`]s (analyses and typed failures);
-//! 9. [`publish`]: report.md and comparison.json, and through the [`forge`] (GitHub, Gitea)
-//!    the pull-request comment and the CI step's files. Everything that depends on a code
+//! 9. [`publish`]: the sinks every command feeds its result through: the JUnit report,
+//!    report.md and comparison.json, standard output, and through the [`forge`] (GitHub,
+//!    GitLab, Gitea) the CI step's files and the pull-request comment. Everything that depends on a code
 //!    host or CI system is in [`forge`].
 //!
 //! [`pipeline`] runs stages 1-6 for one run directory; [`commands`] holds one file per
@@ -35,6 +38,7 @@ pub(crate) mod compare;
 pub(crate) mod files;
 pub(crate) mod forge;
 pub mod gate;
+pub(crate) mod history;
 pub(crate) mod interrupt;
 pub(crate) mod load;
 pub(crate) mod manifest;

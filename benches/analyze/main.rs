@@ -107,7 +107,6 @@ fn measure(dir: &Path, written: usize) {
             &RenderOptions {
                 top: 10,
                 budget: Budget::Chars(65_536),
-                marker: "<!-- nsys-gate:bench -->".to_owned(),
                 exact_names: false,
                 links: nsys_gate::render::Links::default(),
                 from_artifact: false,

@@ -30,7 +30,7 @@ use clap::{CommandFactory, FromArgMatches};
 use crate::artifact::comparison::Comparison;
 use crate::baseline;
 use crate::cli::{AnalysisArgs, BaselineArgs, Cli, Command, CommentArgs, RenderArgs};
-use crate::forge::{self, CommentKey, CommentSettings, Forge, Vars};
+use crate::forge::{self, CommentSettings, Forge, Vars};
 use crate::gate::{self, Ending, GateConfig};
 use crate::interrupt;
 use crate::nsys::{NsysChoice, StatsPlan};
@@ -42,9 +42,6 @@ use crate::say::{self, say};
 /// What a command is doing while it renders and writes the report, for the words of a
 /// SIGINT/SIGTERM ([`interrupt::doing`]).
 const WRITING: &str = "rendering and writing the report; each file written is whole (written to a temporary file and renamed into place), nothing was posted";
-
-/// What a command is doing while it posts.
-const POSTING: &str = "posting the pull-request comment; it may or may not have been created or updated (the next run finds it by its marker)";
 
 /// What every command gets besides its arguments: read once, at the start.
 #[derive(Debug, Clone, Default)]
@@ -223,13 +220,12 @@ fn load_template(path: Option<&Path>) -> anyhow::Result<Template> {
     Ok(Template::from_source(path, source))
 }
 
-/// The report's options: the command line's, the forge's comment limit, the marker of the
-/// outcomes' key, and where the reader finds the full data.
-fn render_options(args: &RenderArgs, outcomes: &[RunOutcome], forge: &dyn Forge) -> RenderOptions {
+/// The report's options: the command line's, the forge's comment limit, and where the reader
+/// finds the full data.
+fn render_options(args: &RenderArgs, forge: &dyn Forge) -> RenderOptions {
     RenderOptions {
         top: usize::from(args.top),
         budget: Budget::Chars(forge.comment_limit()),
-        marker: CommentKey::of_report(outcomes).marker(),
         exact_names: args.exact_names,
         links: links(forge),
         from_artifact: false,

@@ -16,21 +16,20 @@
 //!   command's `--gate-on`/`--no-gate-on`); and the comment says that its numbers come from
 //!   the pull request's own job.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use super::{baseline_comparison, links, post_settings, POSTING};
+use super::{baseline_comparison, links, post_settings};
 use crate::artifact::ANALYSIS_FILE;
 use crate::cli::PostArgs;
-use crate::forge::marker::{self, key_of_marker, with_marker, CommentKey};
-use crate::forge::{CommentBody, Forge, Posted};
+use crate::forge::{Forge, Level};
 use crate::gate::{self, Ending, GateConfig};
 use crate::interrupt;
 use crate::load;
 use crate::outcome::RunOutcome;
-use crate::publish::comment::{cut, print_post_failure};
-use crate::publish::{self, Rendered};
+use crate::publish::{CommentSink, Delivery, Junit, Sinks};
+use crate::render::marker::{self, key_of_marker, CommentKey};
 use crate::render::{Budget, RenderOptions, Renderer, Template, DEFAULT_TOP};
 use crate::say::say;
 use crate::text::shown_path;
@@ -73,21 +72,19 @@ fn post_report(report: &Path, args: &PostArgs, forge: &dyn Forge) -> anyhow::Res
             }
         },
     };
-    let text = with_marker(&text, &key);
-    let body = cut(&text, forge.comment_limit());
-    let shrink = |chars: usize| cut(&text, chars);
-    interrupt::doing(POSTING);
-    Ok(ending(
-        forge,
-        forge.post_comment(
-            &post_settings(&args.comment),
-            &key,
-            CommentBody {
-                text: body,
-                shrink: &shrink,
-            },
-        ),
-    ))
+    comment_sinks(key, args, None).deliver(&Delivery::given(text), forge)
+}
+
+/// `post`'s ways out: the JUnit report (`--junit`, with `--analyses`), then the comment of
+/// `key`, a failure to post it an error.
+fn comment_sinks(key: CommentKey, args: &PostArgs, junit: Option<PathBuf>) -> Sinks {
+    Sinks::new(false)
+        .with_some(junit.map(Junit))
+        .with(CommentSink {
+            key,
+            settings: post_settings(&args.comment),
+            failure: Level::Error,
+        })
 }
 
 /// `post --analyses DIR`: the comment rendered here from the analyses under DIR.
@@ -113,7 +110,6 @@ fn post_analyses(dir: &Path, args: &PostArgs, forge: &dyn Forge) -> anyhow::Resu
     let options = RenderOptions {
         top: DEFAULT_TOP,
         budget: Budget::Chars(forge.comment_limit()),
-        marker: key.marker(),
         exact_names: args.exact_names,
         links: links(forge),
         from_artifact: true,
@@ -126,15 +122,11 @@ fn post_analyses(dir: &Path, args: &PostArgs, forge: &dyn Forge) -> anyhow::Resu
         &outcomes,
         forge,
     )?;
+    let sinks = comment_sinks(key.clone(), args, args.junit.clone());
     interrupt::doing("rendering the comment; nothing was posted");
-    publish::junit::write(args.junit.as_deref(), &outcomes)?;
-    let report = renderer.render_with(&outcomes, comparison.as_ref(), &options)?;
-    // The comment is found and updated by the key derived above: its marker must be the
-    // body's first line, whatever the analyses hold.
-    anyhow::ensure!(
-        key_of_marker(&report) == Some(key.as_str()),
-        "the rendered comment does not start with the marker of its key `{key}`; nothing was posted"
-    );
+    let result = Delivery::rendered(&renderer, &outcomes, comparison.as_ref(), options)?;
+    // The comment is found and updated by the key derived above: the comment's sink makes
+    // its marker the body's first line (`marker::comment_body`), whatever the analyses hold.
     let read = outcomes
         .iter()
         .filter(|o| matches!(o, RunOutcome::Analysed { .. }))
@@ -144,26 +136,7 @@ fn post_analyses(dir: &Path, args: &PostArgs, forge: &dyn Forge) -> anyhow::Resu
         outcomes.len(),
         dir.display()
     );
-    let rendered = Rendered {
-        renderer: &renderer,
-        outcomes: &outcomes,
-        comparison: comparison.as_ref(),
-        options: &options,
-        report: &report,
-    };
-    interrupt::doing(POSTING);
-    Ok(ending(forge, rendered.post(&key, &post_settings(c), forge)))
-}
-
-/// How `post` ended: done when posted, unchanged or skipped; failed (said on standard error).
-fn ending(forge: &dyn Forge, posted: Posted) -> Ending {
-    match posted {
-        Posted::Done | Posted::Skipped => Ending::Done,
-        Posted::Failed(err) => {
-            print_post_failure("error", &err, forge);
-            Ending::Failed
-        }
-    }
+    sinks.deliver(&result, forge)
 }
 
 /// The report to post. It may come from a fork's artifact: data, read only when it is a

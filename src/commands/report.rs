@@ -10,10 +10,23 @@ use crate::gate::Ending;
 use crate::interrupt;
 use crate::load;
 use crate::outcome::RunOutcome;
-use crate::publish::{self, Destination, Output};
+use crate::publish::{Delivery, Destination, Junit, ReportSink, Sinks, StepSink};
 use crate::render::Renderer;
 
 pub fn report(args: &ReportArgs, forge: &dyn Forge) -> anyhow::Result<Ending> {
+    // The report's ways out, from the command line: the JUnit report, report.md (or standard
+    // output) and the CI step's files.
+    let destination = match args.output.as_deref() {
+        Some(path) if path == Path::new("-") => Destination::Stdout,
+        given => Destination::File(given.map(Path::to_owned)),
+    };
+    let sinks = Sinks::new(true)
+        .with_some(args.junit.clone().map(Junit))
+        .with(ReportSink {
+            destination,
+            run_dirs: args.run_dirs.clone(),
+        })
+        .with(StepSink);
     let template = load_template(args.render.template.as_deref())?;
     let renderer = Renderer::new(&template)?;
     interrupt::doing("reading the analyses; nothing was written");
@@ -26,17 +39,8 @@ pub fn report(args: &ReportArgs, forge: &dyn Forge) -> anyhow::Result<Ending> {
         &outcomes,
         forge,
     )?;
-    let destination = match args.output.as_deref() {
-        Some(path) if path == Path::new("-") => Destination::Stdout,
-        given => Destination::File(given.map(Path::to_owned)),
-    };
-    let output = Output {
-        options: render_options(&args.render, &outcomes, forge),
-        destination,
-        run_dirs: &args.run_dirs,
-        comparison: comparison.as_ref(),
-    };
     interrupt::doing(WRITING);
-    publish::junit::write(args.junit.as_deref(), &outcomes)?;
-    publish::deliver(&renderer, &outcomes, &output, forge).map(|(code, _)| code)
+    let options = render_options(&args.render, forge);
+    let result = Delivery::rendered(&renderer, &outcomes, comparison.as_ref(), options)?;
+    sinks.deliver(&result, forge)
 }

@@ -3,17 +3,16 @@
 
 use super::{
     analyze_options, baseline_comparison, interrupted, load_template, post_settings,
-    render_options, Context, POSTING, WRITING,
+    render_options, Context, WRITING,
 };
 use crate::cli::RunArgs;
 use crate::files::absolute;
-use crate::forge::{CommentKey, Forge, Posted};
+use crate::forge::{CommentKey, Forge, Level};
 use crate::gate::{Ending, GateConfig};
 use crate::interrupt;
 use crate::outcome::{chain_text, FailureKind, RunOutcome};
 use crate::progress::Progress;
-use crate::publish::comment::print_post_failure;
-use crate::publish::{self, Destination, Output, Rendered};
+use crate::publish::{CommentSink, Delivery, Destination, Junit, ReportSink, Sinks, StepSink};
 use crate::render::Renderer;
 use crate::say::say;
 use crate::text::shown_path;
@@ -45,42 +44,33 @@ pub fn run(args: &RunArgs, context: &Context, forge: &dyn Forge) -> anyhow::Resu
         &outcomes,
         forge,
     )?;
-    let options = render_options(&args.render, &outcomes, forge);
-    let output = Output {
-        options: options.clone(),
-        destination: Destination::FileAndStdout(args.output.clone()),
-        run_dirs: &args.run_dirs,
-        comparison: comparison.as_ref(),
-    };
+    // The report's ways out, from the command line: the JUnit report, report.md and standard
+    // output, the CI step's files, and the comment (of `--comment-key`, else of the report's
+    // profile names) unless `--no-post`.
+    let comment = (!args.no_post).then(|| CommentSink {
+        key: c
+            .comment_key
+            .as_deref()
+            .map_or_else(|| CommentKey::of_report(&outcomes), CommentKey::given),
+        settings: post_settings(c),
+        failure: if args.fail_on_post_error {
+            Level::Error
+        } else {
+            Level::Warning
+        },
+    });
+    let sinks = Sinks::new(true)
+        .with_some(args.junit.clone().map(Junit))
+        .with(ReportSink {
+            destination: Destination::FileAndStdout(args.output.clone()),
+            run_dirs: args.run_dirs.clone(),
+        })
+        .with(StepSink)
+        .with_some(comment);
     interrupt::doing(WRITING);
-    publish::junit::write(args.junit.as_deref(), &outcomes)?;
-    let (code, report) = publish::deliver(&renderer, &outcomes, &output, forge)?;
-    if args.no_post {
-        return Ok(code);
-    }
-    let key = c
-        .comment_key
-        .as_deref()
-        .map_or_else(|| CommentKey::of_report(&outcomes), CommentKey::given);
-    let rendered = Rendered {
-        renderer: &renderer,
-        outcomes: &outcomes,
-        comparison: comparison.as_ref(),
-        options: &options,
-        report: &report,
-    };
-    interrupt::doing(POSTING);
-    match rendered.post(&key, &post_settings(c), forge) {
-        Posted::Done | Posted::Skipped => Ok(code),
-        Posted::Failed(err) if args.fail_on_post_error => {
-            print_post_failure("error", &err, forge);
-            Ok(Ending::Failed)
-        }
-        Posted::Failed(err) => {
-            print_post_failure("warning", &err, forge);
-            Ok(code)
-        }
-    }
+    let options = render_options(&args.render, forge);
+    let result = Delivery::rendered(&renderer, &outcomes, comparison.as_ref(), options)?;
+    sinks.deliver(&result, forge)
 }
 
 /// `analyze` on each run directory in turn, stopping at a SIGINT/SIGTERM.

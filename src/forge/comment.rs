@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::de::{Deserialize, Deserializer, Visitor};
 
-use super::marker;
+use crate::render::marker;
 
 /// A comment as far as nsys-gate needs it; each forge's API turns its own JSON into this.
 #[derive(Debug, Clone, Default)]

@@ -6,11 +6,11 @@
 //!   `provenance`: [`Forge::ci`]); the URLs a report links to (the CI run's page, a commit's:
 //!   [`Forge::links`]) and the comment's size limit ([`Forge::comment_limit`]), handed to the
 //!   renderer as data;
-//! - the change request's comment, found by its key ([`marker`]) and updated in place
-//!   ([`Forge::post_comment`], the shared [`upsert`] over each forge's calls);
+//! - the change request's comment, found by its key's marker ([`crate::render::marker`]) and
+//!   updated in place ([`Forge::post_comment`], the shared [`upsert`] over each forge's calls);
 //! - the base branch's history for `--baseline auto` ([`Forge::history`]): each forge lists
-//!   its runs and their artifacts, and [`history`] downloads, unpacks, reads and reduces them
-//!   for every forge;
+//!   its runs, locates their artifacts and downloads them with its client (`archive.rs`), and
+//!   [`crate::history`] runs the loop, unpacks, reads and reduces them for every forge;
 //! - what the CI step shows besides the report ([`Forge::publish_step`]): GitHub's job
 //!   summary, annotations and step outputs; GitLab's job log.
 //!
@@ -22,13 +22,12 @@
 //! token and its redaction) serves them all. Another CI platform is another module here
 //! implementing [`Forge`] and reading its own variables, and a line in [`detect`].
 
+mod archive;
 pub mod comment;
 pub mod gitea;
 pub mod github;
 pub mod gitlab;
-pub mod history;
 pub mod http;
-pub mod marker;
 pub mod upsert;
 pub mod words;
 
@@ -37,11 +36,10 @@ use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::artifact::comparison::{BaselineKind, BaselineSource};
 use crate::artifact::CiRun;
-use crate::compare::RunLevel;
+pub use crate::history::{BaseRuns, HistoryNote, HistoryRequest};
+pub use crate::render::marker::CommentKey;
 pub use http::ApiError;
-pub use marker::CommentKey;
 pub use upsert::CommentBody;
 pub use words::CiWords;
 
@@ -202,81 +200,6 @@ pub enum Posted {
     Done,
     Skipped,
     Failed(ApiError),
-}
-
-/// What `--baseline auto` reads.
-#[derive(Debug, Clone)]
-pub struct HistoryRequest {
-    /// GitHub: the workflow whose runs hold the history (`None`: this run's).
-    pub workflow: Option<String>,
-    /// GitLab: the job whose artifacts hold the history in each pipeline (`None`: this
-    /// job's).
-    pub job: Option<String>,
-    /// The artifact's name.
-    pub artifact: String,
-    /// How many of the base branch's newest runs.
-    pub runs: usize,
-    /// `--repo`, `--api-url`, `--token-env` (`None`: the forge's default).
-    pub repo: Option<String>,
-    pub api_url: Option<String>,
-    pub token_env: Option<String>,
-    /// The deadline of finding and fetching it all.
-    pub timeout: Duration,
-    /// How many of its requests are under way at once (a run's locating and its download each
-    /// count one; [`history::CONCURRENT_REQUESTS`] by default).
-    pub concurrency: usize,
-}
-
-/// The base runs a forge found: reduced, oldest first; where they came from; and notes.
-pub struct BaseRuns {
-    pub runs: Vec<RunLevel>,
-    pub source: BaselineSource,
-    pub notes: Vec<HistoryNote>,
-}
-
-/// A note on the base runs read, typed by what it means for the comparison; its words are
-/// the whole sentence the comparison shows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HistoryNote {
-    /// Why there is no baseline at all (`no baseline: …`): the history could not be read.
-    NoBaseline(String),
-    /// Something left out, late or chosen: the base runs read still stand.
-    Partial(String),
-}
-
-impl HistoryNote {
-    /// Whether it says why there is no baseline.
-    pub fn is_no_baseline(&self) -> bool {
-        matches!(self, HistoryNote::NoBaseline(_))
-    }
-
-    /// Its words.
-    pub fn into_text(self) -> String {
-        match self {
-            HistoryNote::NoBaseline(t) | HistoryNote::Partial(t) => t,
-        }
-    }
-}
-
-impl BaseRuns {
-    /// No base run yet: an `auto` source naming only `request`'s artifact, and no note.
-    pub fn none(request: &HistoryRequest) -> BaseRuns {
-        BaseRuns {
-            runs: Vec::new(),
-            source: BaselineSource {
-                kind: BaselineKind::Auto,
-                paths: Vec::new(),
-                workflow: None,
-                job: None,
-                branch: None,
-                artifact: Some(request.artifact.clone()),
-                workflow_runs: Vec::new(),
-                ci_runs: Vec::new(),
-                analyses: Vec::new(),
-            },
-            notes: Vec::new(),
-        }
-    }
 }
 
 /// Whether an annotation fails the job.

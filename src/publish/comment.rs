@@ -1,66 +1,68 @@
 //! The pull request's comment: its body (the report, marker first, cut or rendered again
-//! smaller to fit the forge's limit), posted through the [`Forge`].
+//! smaller to fit the forge's limit: [`comment_body`]), posted through the [`Forge`].
 
-use crate::artifact::comparison::Comparison;
-use crate::forge::marker::with_marker;
-use crate::forge::{ApiError, CommentBody, CommentKey, CommentSettings, Forge, Posted};
-use crate::outcome::RunOutcome;
-use crate::render::{limit, Budget, RenderOptions, Renderer};
+use super::{Delivery, Done, Sink};
+use crate::forge::{CommentBody, CommentKey, CommentSettings, Forge, Level, ApiError, Posted};
+use crate::gate::Ending;
+use crate::interrupt;
+use crate::render::marker::comment_body;
+use crate::render::Budget;
 use crate::say;
 
-/// The report cut to `chars` characters at a line boundary, the first line (the marker) kept;
-/// unchanged when it fits.
-pub fn cut(text: &str, chars: usize) -> String {
-    limit::cut(
-        text,
-        Budget::Chars(chars),
-        &format!(
-            "**This report was cut to fit the server's limit of {} characters.** The full report is in the job's report.md.",
-            crate::units::thousands(chars)
-        ),
-    )
+/// The comment's sink: the report posted as the change request's comment of `key`, marker of
+/// `key` first, cut to the forge's comment limit; when the server refuses it as too long,
+/// rendered again within what it allows (tables shrink first, as for the step summary). A
+/// failure is said at `failure`'s level; as an error it ends the command failed.
+pub struct CommentSink {
+    pub key: CommentKey,
+    pub settings: CommentSettings,
+    /// How a failure to post is said, and whether it fails the command.
+    pub failure: Level,
 }
 
-/// A report rendered here, as the comment of `key` shows it.
-pub struct Rendered<'a> {
-    pub renderer: &'a Renderer<'a>,
-    pub outcomes: &'a [RunOutcome],
-    pub comparison: Option<&'a Comparison>,
-    pub options: &'a RenderOptions,
-    /// The report as rendered within `options`.
-    pub report: &'a str,
-}
-
-impl Rendered<'_> {
-    /// Posts the report as the comment of `key`: marker of `key` first, cut to the forge's
-    /// comment limit; when the server refuses it as too long, rendered again within what it
-    /// allows (tables shrink first, as for the step summary).
-    pub fn post(&self, key: &CommentKey, settings: &CommentSettings, forge: &dyn Forge) -> Posted {
-        let body = cut(&with_marker(self.report, key), forge.comment_limit());
+impl Sink for CommentSink {
+    fn deliver(
+        &self,
+        result: &Delivery<'_>,
+        done: &mut Done,
+        forge: &dyn Forge,
+    ) -> anyhow::Result<()> {
+        let key = &self.key;
+        let body = comment_body(result.text(), key, forge.comment_limit());
         let shrink = |chars: usize| {
-            let text = self
-                .renderer
-                .render_with(
-                    self.outcomes,
-                    self.comparison,
-                    &self.options.within(Budget::Chars(chars)),
-                )
-                .unwrap_or_else(|_| self.report.to_owned());
-            cut(&with_marker(&text, key), chars)
+            let text = result
+                .within(Budget::Chars(chars))
+                .unwrap_or_else(|_| result.text().to_owned());
+            comment_body(&text, key, chars)
         };
-        forge.post_comment(
-            settings,
+        interrupt::doing(POSTING);
+        let posted = forge.post_comment(
+            &self.settings,
             key,
             CommentBody {
                 text: body,
                 shrink: &shrink,
             },
-        )
+        );
+        if let Posted::Failed(err) = posted {
+            let word = match self.failure {
+                Level::Error => "error",
+                Level::Warning => "warning",
+            };
+            print_post_failure(word, &err, forge);
+            if self.failure == Level::Error {
+                done.ending = Ending::Failed;
+            }
+        }
+        Ok(())
     }
 }
 
+/// What a command is doing while it posts.
+const POSTING: &str = "posting the pull-request comment; it may or may not have been created or updated (the next run finds it by its marker)";
+
 /// Prints why posting failed, with the forge's hint when the token may not write (a fork).
-pub fn print_post_failure(level: &str, err: &ApiError, forge: &dyn Forge) {
+fn print_post_failure(level: &str, err: &ApiError, forge: &dyn Forge) {
     let mut text = format!(
         "nsys-gate: {level}: cannot post the {} comment: {err}",
         forge.words().change_request.replace(' ', "-")

@@ -16,12 +16,14 @@
 //! U+FFFF) written as `\u{…}`.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
+use super::{Delivery, Done, Sink};
 use crate::artifact::{Analysis, Warning, WarningCode};
 use crate::files;
+use crate::forge::Forge;
 use crate::outcome::{Failure, RunOutcome};
 use crate::say::say;
 use crate::text::{shorten, shown_path};
@@ -35,11 +37,18 @@ const DETAIL_CHARS: usize = 2000;
 /// Warnings of one code listed in a failure's text; the rest are counted.
 const DETAILS: usize = 20;
 
-/// Writes the JUnit report of `outcomes` to `path` when one is asked for.
-pub fn write(path: Option<&Path>, outcomes: &[RunOutcome]) -> anyhow::Result<()> {
-    let Some(path) = path else {
-        return Ok(());
-    };
+/// The JUnit report's sink (`--junit PATH`): written first, whether the gate passes or fails;
+/// a failure to write it ends the command before anything else is written or posted.
+pub struct Junit(pub PathBuf);
+
+impl Sink for Junit {
+    fn deliver(&self, result: &Delivery<'_>, _: &mut Done, _: &dyn Forge) -> anyhow::Result<()> {
+        write(&self.0, result.outcomes)
+    }
+}
+
+/// Writes the JUnit report of `outcomes` to `path`.
+fn write(path: &Path, outcomes: &[RunOutcome]) -> anyhow::Result<()> {
     files::write_atomically(path, report(outcomes).as_bytes())
         .with_context(|| format!("cannot write the JUnit report to {}", shown_path(path)))?;
     say!(

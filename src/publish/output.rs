@@ -1,6 +1,6 @@
-//! What `report` and `run` do with a rendered report: write report.md (and comparison.json
-//! beside it), print it, and hand the forge what its CI step shows (the job summary, the
-//! annotations and the step outputs).
+//! The report's sinks of `report` and `run`: report.md (and comparison.json beside it) and
+//! standard output ([`ReportSink`]); what the CI step shows, handed to the forge (the job
+//! summary, the annotations and the step outputs: [`StepSink`]).
 
 use std::path::{Path, PathBuf};
 
@@ -12,9 +12,11 @@ use crate::files::{self, absolute};
 use crate::forge::{Annotation, Forge, Level, StepResults};
 use crate::gate::Ending;
 use crate::outcome::{chain_text, overall_verdict, RunOutcome};
-use crate::render::{Budget, RenderOptions, Renderer};
+use crate::render::Budget;
 use crate::say::{self, say};
 use crate::text::shown_path;
+
+use super::{Delivery, Done, Sink};
 
 /// The report's file name in a run directory.
 pub const REPORT_FILE: &str = "report.md";
@@ -45,59 +47,53 @@ impl Destination {
     }
 }
 
-/// A rendered report's way out.
-pub struct Output<'a> {
-    pub options: RenderOptions,
+/// The report's sink: report.md (and comparison.json beside it when there is a comparison),
+/// and standard output, as `destination` says.
+pub struct ReportSink {
     pub destination: Destination,
-    pub run_dirs: &'a [PathBuf],
-    /// The comparison with a baseline (`--baseline`): shown in the report, and written as
-    /// comparison.json beside report.md.
-    pub comparison: Option<&'a Comparison>,
+    /// The run directories: report.md goes into the first that holds a manifest when no file
+    /// is given.
+    pub run_dirs: Vec<PathBuf>,
 }
 
-/// Renders, writes and prints the report, and hands the forge what its CI step shows; returns
-/// how the command ended (the analyses' verdict, or failed when the step's files could not be
-/// written) and the report.
-pub fn deliver(
-    renderer: &Renderer,
-    outcomes: &[RunOutcome],
-    f: &Output,
-    forge: &dyn Forge,
-) -> anyhow::Result<(Ending, String)> {
-    let verdict = overall_verdict(outcomes);
-    let report = renderer.render_with(outcomes, f.comparison, &f.options)?;
-    let written = write_files(&report, f)?;
-    print_report(&report, written.report.as_deref(), outcomes, &f.destination)?;
-    let ending = match publish_step(renderer, outcomes, f, &written, verdict, forge) {
-        Ok(()) => Ending::Judged(verdict),
-        Err(err) => {
+impl Sink for ReportSink {
+    fn deliver(&self, result: &Delivery<'_>, done: &mut Done, _: &dyn Forge) -> anyhow::Result<()> {
+        let report = result.text();
+        done.report = write_report(report, &self.destination, &self.run_dirs)?;
+        if let (Some(c), Some(report_path)) = (result.comparison, &done.report) {
+            done.comparison = Some(write_comparison(c, report_path)?);
+        }
+        print_report(
+            report,
+            done.report.as_deref(),
+            result.outcomes,
+            &self.destination,
+        )
+    }
+}
+
+/// The CI step's sink: the job summary (the report rendered again within the room it has),
+/// the annotations and the step outputs, handed to the forge. A failure is said, and the
+/// command ends failed after the sinks that follow.
+pub struct StepSink;
+
+impl Sink for StepSink {
+    fn deliver(
+        &self,
+        result: &Delivery<'_>,
+        done: &mut Done,
+        forge: &dyn Forge,
+    ) -> anyhow::Result<()> {
+        let verdict = overall_verdict(result.outcomes);
+        if let Err(err) = publish_step(result, done, verdict, forge) {
             say!(
                 "nsys-gate: error: {}",
                 chain_text(&err).replace('\n', "\n  ")
             );
-            Ending::Failed
+            done.ending = Ending::Failed;
         }
-    };
-    Ok((ending, report))
-}
-
-/// The files a report was written to.
-struct Written {
-    report: Option<PathBuf>,
-    comparison: Option<PathBuf>,
-}
-
-/// report.md, and comparison.json beside it when there is a comparison.
-fn write_files(report: &str, f: &Output) -> anyhow::Result<Written> {
-    let report_path = write_report(report, f)?;
-    let comparison = match (f.comparison, &report_path) {
-        (Some(c), Some(report_path)) => Some(write_comparison(c, report_path)?),
-        _ => None,
-    };
-    Ok(Written {
-        report: report_path,
-        comparison,
-    })
+        Ok(())
+    }
 }
 
 /// Prints the report when it goes to standard output; not to a terminal when no run directory
@@ -141,32 +137,24 @@ fn print_report(
 /// Hands the forge what the CI step shows: a job summary rendered to the room it has, the
 /// annotations and the step outputs.
 fn publish_step(
-    renderer: &Renderer,
-    outcomes: &[RunOutcome],
-    f: &Output,
-    written: &Written,
+    result: &Delivery<'_>,
+    done: &Done,
     verdict: Verdict,
     forge: &dyn Forge,
 ) -> anyhow::Result<()> {
-    let mut outputs = step_outputs(outcomes, written.report.as_deref(), verdict).to_vec();
+    let mut outputs = step_outputs(result.outcomes, done.report.as_deref(), verdict).to_vec();
     outputs.push((
         "comparison-path",
-        written
-            .comparison
+        done.comparison
             .as_ref()
             .map(|p| p.display().to_string())
             .unwrap_or_default(),
     ));
-    let summary = |room: usize| -> anyhow::Result<String> {
-        Ok(renderer.render_with(
-            outcomes,
-            f.comparison,
-            &f.options.within(Budget::Bytes(room)),
-        )?)
-    };
+    let summary =
+        |room: usize| -> anyhow::Result<String> { Ok(result.within(Budget::Bytes(room))?) };
     forge.publish_step(&StepResults {
         summary: &summary,
-        annotations: annotations(outcomes),
+        annotations: annotations(result.outcomes),
         outputs,
     })
 }
@@ -226,11 +214,14 @@ pub fn annotations(outcomes: &[RunOutcome]) -> Vec<Annotation> {
 
 /// Writes report.md (`--output`, else the first run directory's: a folder holding a
 /// manifest.yaml, never a folder of runs given by mistake); returns where.
-fn write_report(report: &str, f: &Output) -> anyhow::Result<Option<PathBuf>> {
-    let report_path = match f.destination.given() {
+fn write_report(
+    report: &str,
+    destination: &Destination,
+    run_dirs: &[PathBuf],
+) -> anyhow::Result<Option<PathBuf>> {
+    let report_path = match destination.given() {
         Some(given) => Some(given.to_owned()),
-        None if f.destination.writes_file() => f
-            .run_dirs
+        None if destination.writes_file() => run_dirs
             .iter()
             .find(|d| d.join(crate::rundir::MANIFEST_FILE).is_file())
             .map(|d| absolute(d).join(REPORT_FILE)),
@@ -242,7 +233,7 @@ fn write_report(report: &str, f: &Output) -> anyhow::Result<Option<PathBuf>> {
                 .with_context(|| format!("cannot write the report to {}", shown_path(path)))?;
             say!("nsys-gate: report written to {}", shown_path(path));
         }
-        None if f.destination.writes_file() => say!(
+        None if destination.writes_file() => say!(
             "nsys-gate: no run directory (a folder with {}) to write {REPORT_FILE} into (pass --output FILE to keep the report)",
             crate::rundir::MANIFEST_FILE
         ),

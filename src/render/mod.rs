@@ -13,6 +13,7 @@ pub mod comparison;
 pub mod escape;
 pub mod format;
 pub mod limit;
+pub mod marker;
 pub mod view;
 
 use std::path::{Path, PathBuf};
@@ -78,16 +79,14 @@ pub struct RenderOptions {
     /// Rows of each range table.
     pub top: usize,
     pub budget: Budget,
-    /// The report's first line: the hidden marker of its pull-request comment
-    /// (`crate::forge::marker`), given by the caller.
-    pub marker: String,
     /// Show exact range names in the tables instead of groups of names that differ only in
     /// decimal numbers (`--exact-names`); the advice of analysis.json is about groups.
     pub exact_names: bool,
     /// Where the reader finds the analysis.json files.
     pub links: Links,
     /// The analyses come from another job's artifact (`post --analyses`, a pull request's own
-    /// job): the report says whose numbers they are.
+    /// job): the report says whose numbers they are, and its marker is of the artifact's key
+    /// ([`marker::CommentKey::of_outcomes`]).
     pub from_artifact: bool,
 }
 

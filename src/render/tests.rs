@@ -147,12 +147,11 @@ fn outcome(a: Analysis) -> RunOutcome {
     }
 }
 
-/// The options `report` and `run` use: ten rows, the marker of the outcomes' key.
-fn options(outcomes: &[RunOutcome], budget: Budget) -> RenderOptions {
+/// The options `report` and `run` use: ten rows (the marker is of the outcomes' key).
+fn options(budget: Budget) -> RenderOptions {
     RenderOptions {
         top: 10,
         budget,
-        marker: crate::forge::marker::CommentKey::of_report(outcomes).marker(),
         exact_names: false,
         links: super::Links::default(),
         from_artifact: false,
@@ -160,7 +159,7 @@ fn options(outcomes: &[RunOutcome], budget: Budget) -> RenderOptions {
 }
 
 fn render_default(outcomes: &[RunOutcome], budget: Budget) -> String {
-    render(outcomes, &options(outcomes, budget), &Template::builtin()).expect("renders")
+    render(outcomes, &options(budget), &Template::builtin()).expect("renders")
 }
 
 /// Unescaped `|` in a line.
@@ -283,7 +282,7 @@ fn hostile_text_everywhere_stays_inert() {
     failure.facts.profile_name = Some(HOSTILE.to_owned());
     let failure = RunOutcome::Failed(failure);
     let md = render_default(&[outcome(a), failure], COMMENT);
-    assert!(md.starts_with(crate::forge::marker::MARKER_PREFIX));
+    assert!(md.starts_with(crate::render::marker::MARKER_PREFIX));
     assert_inert(&md);
     assert!(md.contains("@\u{200B}octocat"));
     assert!(md.contains("x\\|y"));
@@ -365,7 +364,7 @@ fn thousands_of_long_hostile_names_fit_a_comment() {
     let md = render_default(&[outcome(a)], COMMENT);
     let size = md.chars().count();
     assert!(size <= 65_536, "{size} characters");
-    assert!(md.starts_with(crate::forge::marker::MARKER_PREFIX));
+    assert!(md.starts_with(crate::render::marker::MARKER_PREFIX));
     assert!(
         md.contains("This report was shortened to fit the limit of 65,536 characters"),
         "{md}"
@@ -403,7 +402,7 @@ fn hundreds_of_run_directories_are_cut_with_a_notice() {
     for budget in [COMMENT, Budget::Bytes(100_000)] {
         let md = render_default(&outcomes, budget);
         assert!(budget.fits(&md), "{} over {budget:?}", budget.measure(&md));
-        assert!(md.starts_with(crate::forge::marker::MARKER_PREFIX));
+        assert!(md.starts_with(crate::render::marker::MARKER_PREFIX));
         assert!(
             md.contains("This report was cut to fit the limit of "),
             "{}",
@@ -423,7 +422,7 @@ fn a_custom_template_gets_the_view() {
     };
     let md = render(
         &[outcome(analysis("p", 5, 1, false))],
-        &options(&[], COMMENT),
+        &options(COMMENT),
         &t,
     )
     .unwrap();
@@ -453,7 +452,7 @@ fn template_errors_name_the_template_and_the_line() {
     };
     let err = render(
         &[outcome(analysis("p", 5, 1, false))],
-        &options(&[], COMMENT),
+        &options(COMMENT),
         &undefined,
     )
     .unwrap_err();
@@ -473,7 +472,7 @@ fn the_builtin_template_keeps_its_trailing_newline() {
 
 #[test]
 fn the_marker_carries_the_profile_names() {
-    use crate::forge::marker::{key_of_marker, CommentKey};
+    use crate::render::marker::{key_of_marker, CommentKey};
     let outcomes = [
         outcome(analysis("h100", 3, 1, false)),
         outcome(analysis("a100", 3, 1, false)),
@@ -647,7 +646,7 @@ fn both_range_tables_say_how_many_ranges_they_leave_out() {
     let outcomes = vec![outcome(head)];
     let md = Renderer::new(&Template::builtin())
         .unwrap()
-        .render_with(&outcomes, Some(&c), &options(&outcomes, COMMENT))
+        .render_with(&outcomes, Some(&c), &options(COMMENT))
         .unwrap();
     let note = "The 2 other ranges changed less; all are in comparison.json.";
     assert_eq!(md.matches(note).count(), 2, "{md}");
@@ -669,7 +668,7 @@ fn the_base_runs_table_leaves_out_the_columns_no_run_fills() {
     let (bases, head, source) = history_and_head();
     let heads = [RunLevel::of(&head, "/runs/r/analysis.json")];
     let outcomes = vec![outcome(head.clone())];
-    let opts = options(&outcomes, COMMENT);
+    let opts = options(COMMENT);
     let render = |bases: &[RunLevel]| {
         let c = compare::compare(
             &heads,
@@ -726,7 +725,7 @@ fn the_comparison_section_with_a_history_gpu_work_and_differences() {
     assert_eq!(run.history.left_out.len(), 1);
     assert_eq!(run.measures[1].verdict, Some(ChangeVerdict::Slower));
     let outcomes = vec![outcome(head.clone())];
-    let opts = options(&outcomes, COMMENT);
+    let opts = options(COMMENT);
     let render = |c, opts: &RenderOptions| {
         Renderer::new(&Template::builtin())
             .unwrap()
@@ -889,7 +888,7 @@ fn the_comparison_shows_every_number_positionally() {
     let outcomes = vec![outcome(head)];
     let md = Renderer::new(&Template::builtin())
         .unwrap()
-        .render_with(&outcomes, Some(&c), &options(&outcomes, COMMENT))
+        .render_with(&outcomes, Some(&c), &options(COMMENT))
         .unwrap();
     let section = &md[md.find("### Compared with the base branch").unwrap()..];
     // The charts' colours (`#4e79a7`) aside.
@@ -1076,7 +1075,7 @@ fn a_commit_in_the_report_can_be_pasted() {
     let mut a = cold_first_pass();
     a.run.git_commit = Some(sha.to_owned());
     let outcomes = [outcome(a)];
-    let mut o = options(&outcomes, COMMENT);
+    let mut o = options(COMMENT);
     o.links.run_url = Some("https://github.com/o/r/actions/runs/7".to_owned());
     o.links.run_label = "the workflow run".to_owned();
     o.links.commit_prefix = Some("https://github.com/o/r/commit/".to_owned());

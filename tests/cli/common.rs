@@ -16,7 +16,8 @@ pub fn repo() -> PathBuf {
 }
 
 /// A tool a test needs: `found` when it is there. When it is not (`missing` says what is
-/// missing and how to install it), a failure under CI; locally `None`, the test skipped, loudly.
+/// missing and how to install it), a failure under CI; locally `None`, the test skipped, loudly
+/// (counted in the summary of skips at the end of the run, [`crate::skips`]).
 pub fn installed_or_skip(found: Option<PathBuf>, missing: &str) -> Option<PathBuf> {
     if found.is_some() {
         return found;
@@ -25,6 +26,8 @@ pub fn installed_or_skip(found: Option<PathBuf>, missing: &str) -> Option<PathBu
         panic!("{missing}; CI is set, so this is a failure, not a skip");
     }
     eprintln!("SKIPPED: {missing}; set CI=1 to make this a failure");
+    // Said again, with every other skip, at the end of the run.
+    crate::skips::record(missing);
     None
 }
 

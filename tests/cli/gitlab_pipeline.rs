@@ -408,7 +408,7 @@ fn the_gitlab_templates_install_checks_the_sha256_before_running_anything() {
         "x86_64" => "x86_64",
         "aarch64" => "aarch64",
         other => {
-            eprintln!("SKIPPED: no nsys-gate release for {other}");
+            crate::skips::skipped(&format!("no nsys-gate release for {other}"));
             return;
         }
     };

@@ -41,5 +41,6 @@ mod report_layout;
 mod run_dir;
 mod secrets;
 mod signals;
+mod skips;
 mod trust;
 mod workflows;

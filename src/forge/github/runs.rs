@@ -1,5 +1,5 @@
 //! `--baseline auto` on GitHub: which runs hold the base branch's history, and where their
-//! artifacts are; the downloading and reading is [`crate::forge::history`]'s.
+//! artifacts are; the downloading and reading is [`crate::history`]'s.
 //!
 //! - Which branch: a pull request's base branch (for a fork's `workflow_run`, found from the
 //!   pull request whose head is the run's commit); on a push, the branch pushed to (this run
@@ -25,9 +25,10 @@ use super::artifacts::{Artifact, WorkflowRun};
 use super::env::Environment;
 use super::repo::Repo;
 use crate::artifact::comparison::WorkflowRunRef;
-use crate::forge::history::{self, Doing, ListedRun, Locate, Located, MAX_RUNS};
-use crate::forge::http::{ApiError, Client, ClientConfig, Token};
+use crate::forge::archive;
+use crate::forge::http::{Client, ClientConfig, ApiError, Token};
 use crate::forge::{BaseRuns, HistoryNote, HistoryRequest};
+use crate::history::{self, Archives, Doing, Download, ListedRun, Located, MAX_RUNS};
 
 /// How many newer runs are looked through for the base commit's run before the newest runs
 /// are taken instead.
@@ -64,7 +65,12 @@ pub fn load(request: &HistoryRequest, env: &Environment) -> BaseRuns {
         f.source.branch = plan.branch.clone();
     }
     let doing = Doing::default();
-    history::run(&found, &doing, fetch(&plan, request, &found, &doing));
+    history::run(
+        crate::forge::http::runtime(),
+        &found,
+        &doing,
+        fetch(&plan, request, &found, &doing),
+    );
     let mut found = found.into_inner();
     // GitHub's own words for the runs read, as before the neutral `ci_runs`.
     found.source.workflow_runs = found
@@ -245,9 +251,22 @@ struct Artifacts<'a> {
     listed: BTreeMap<u64, Artifact>,
 }
 
-impl Locate for Artifacts<'_> {
-    fn client(&self) -> &Client {
-        self.client
+impl Archives for Artifacts<'_> {
+    fn time_left(&self) -> std::time::Duration {
+        archive::time_left(self.client)
+    }
+
+    fn time_limit(&self) -> String {
+        archive::time_limit(self.client)
+    }
+
+    async fn download(
+        &self,
+        url: &str,
+        max: u64,
+        file: &mut std::fs::File,
+    ) -> Result<(), Download> {
+        archive::download(self.client, url, max, file).await
     }
 
     async fn locate(&self, run: &ListedRun, doing: &Doing) -> Located {

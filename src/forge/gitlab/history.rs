@@ -1,5 +1,5 @@
 //! `--baseline auto` on GitLab: which pipelines hold the target branch's history, and where
-//! their job's artifacts are; the downloading and reading is [`crate::forge::history`]'s.
+//! their job's artifacts are; the downloading and reading is [`crate::history`]'s.
 //!
 //! - Which branch: a merge request's target branch (`CI_MERGE_REQUEST_TARGET_BRANCH_NAME`);
 //!   on a push, the branch pushed to (`CI_COMMIT_BRANCH`, this pipeline left out).
@@ -19,9 +19,10 @@ use std::cell::RefCell;
 
 use super::api::{self, Pipeline};
 use super::{GitLab, DIALECT};
-use crate::forge::history::{self, Doing, ListedRun, Locate, Located, MAX_RUNS};
-use crate::forge::http::{ApiError, Client, ClientConfig};
+use crate::forge::archive;
+use crate::forge::http::{Client, ClientConfig, ApiError};
 use crate::forge::{BaseRuns, HistoryNote, HistoryRequest};
+use crate::history::{self, Archives, Doing, Download, ListedRun, Located, MAX_RUNS};
 
 /// How many newer pipelines are looked through for the base commit's pipeline before the
 /// newest are taken instead.
@@ -55,7 +56,12 @@ pub fn load(gitlab: &GitLab, request: &HistoryRequest) -> BaseRuns {
         f.source.branch = Some(plan.branch.clone());
     }
     let doing = Doing::default();
-    history::run(&found, &doing, fetch(&plan, request, &found, &doing));
+    history::run(
+        crate::forge::http::runtime(),
+        &found,
+        &doing,
+        fetch(&plan, request, &found, &doing),
+    );
     found.into_inner()
 }
 
@@ -201,9 +207,22 @@ struct JobArtifacts<'a> {
     job: &'a str,
 }
 
-impl Locate for JobArtifacts<'_> {
-    fn client(&self) -> &Client {
-        self.client
+impl Archives for JobArtifacts<'_> {
+    fn time_left(&self) -> std::time::Duration {
+        archive::time_left(self.client)
+    }
+
+    fn time_limit(&self) -> String {
+        archive::time_limit(self.client)
+    }
+
+    async fn download(
+        &self,
+        url: &str,
+        max: u64,
+        file: &mut std::fs::File,
+    ) -> Result<(), Download> {
+        archive::download(self.client, url, max, file).await
     }
 
     async fn locate(&self, run: &ListedRun, doing: &Doing) -> Located {

@@ -586,7 +586,6 @@ mod tests {
         RenderOptions {
             top: 10,
             budget: Budget::Chars(65_536),
-            marker: String::new(),
             exact_names,
             links: Links {
                 base_dir: base_dir.map(Path::to_path_buf),

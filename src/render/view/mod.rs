@@ -8,11 +8,12 @@
 //!
 //! - [`page`]: the overall gate, the headline, the slow_named, sparkline, the overview table;
 //! - [`run`]: one analysed run's section (warnings, call-outs, facts, statistics), built from
-//!   [`ranges`] (the range tables), [`advice`], [`gpu_work`] and [`iterations`] (the
-//!   per-iteration table and chart);
+//!   [`callouts`] (what its warnings mean, in words), [`ranges`] (the range tables),
+//!   [`advice`], [`gpu_work`] and [`iterations`] (the per-iteration table and chart);
 //! - [`failed`]: a run directory that could not be analysed.
 
 mod advice;
+mod callouts;
 mod devices;
 mod failed;
 mod gpu_work;
@@ -39,12 +40,13 @@ use crate::render::comparison::{self, ComparisonView};
 use crate::render::escape::{self, inline_shortened as esc};
 use crate::render::format::duration;
 use crate::render::limit::Caps;
+use crate::render::marker::CommentKey;
 use crate::render::RenderOptions;
 
 #[derive(Debug, Serialize)]
 pub struct ReportView {
     /// An HTML comment for the first line: `<!-- nsys-gate:KEY -->`, KEY the profile names
-    /// (the caller's [`super::RenderOptions::marker`]).
+    /// (of the outcomes' key, [`CommentKey::of_outcomes`]).
     pub marker: String,
     pub tool_version: &'static str,
     pub gate: OverallGate,
@@ -139,7 +141,7 @@ pub fn build(
         provenance: options
             .from_artifact
             .then(|| from_artifact(&options.links.words)),
-        marker: options.marker.clone(),
+        marker: CommentKey::of_outcomes(outcomes, options.from_artifact).marker(),
         tool_version: crate::artifact::TOOL_VERSION,
         gate: overall_gate(outcomes, caps, base),
         headline: headline(outcomes),

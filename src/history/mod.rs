@@ -1,10 +1,11 @@
 //! `--baseline auto` on every forge: the base branch's history from its CI runs' artifacts.
-//! A forge lists the runs and says where each run's artifact is ([`Locate`]: GitHub's
-//! workflow runs and their artifact, GitLab's pipelines and their job's artifacts); the rest is
-//! here, the same for all:
+//! A forge lists the runs, says where each run's artifact is and hands it over ([`Archives`]:
+//! GitHub's workflow runs and their artifact, GitLab's pipelines and their job's artifacts,
+//! each downloaded with the forge's client); the rest is here, the same for all, and knows no
+//! forge:
 //!
-//! - each run's artifact located, downloaded with a bound (a redirect followed once without
-//!   the token, [`Client::download`]), unpacked safely ([`crate::unpack`]) into a temporary
+//! - each run's artifact located, downloaded with a bound (by the forge: a redirect followed
+//!   once without the token), unpacked safely ([`crate::unpack`]) into a temporary
 //!   folder, its analysis.json files read and reduced at once ([`RunLevel::read`]), the folder
 //!   removed; the unpacking and the reading ask the deadline and the signal flag between
 //!   pieces;
@@ -22,20 +23,94 @@
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
+use std::time::Duration;
 
 use futures_util::stream::{self, StreamExt};
 
 mod places;
 
 use self::places::{Places, Step};
-use super::http::{ApiError, Client};
-use super::{BaseRuns, HistoryNote};
-use crate::artifact::comparison::CiRunRef;
+use crate::artifact::comparison::{BaselineKind, BaselineSource, CiRunRef};
 use crate::compare::RunLevel;
 use crate::interrupt;
 use crate::load;
 use crate::say::say;
 use crate::unpack::{self, Limits};
+
+/// What `--baseline auto` reads.
+#[derive(Debug, Clone)]
+pub struct HistoryRequest {
+    /// GitHub: the workflow whose runs hold the history (`None`: this run's).
+    pub workflow: Option<String>,
+    /// GitLab: the job whose artifacts hold the history in each pipeline (`None`: this
+    /// job's).
+    pub job: Option<String>,
+    /// The artifact's name.
+    pub artifact: String,
+    /// How many of the base branch's newest runs.
+    pub runs: usize,
+    /// `--repo`, `--api-url`, `--token-env` (`None`: the forge's default).
+    pub repo: Option<String>,
+    pub api_url: Option<String>,
+    pub token_env: Option<String>,
+    /// The deadline of finding and fetching it all.
+    pub timeout: Duration,
+    /// How many of its requests are under way at once (a run's locating and its download each
+    /// count one; [`CONCURRENT_REQUESTS`] by default).
+    pub concurrency: usize,
+}
+
+/// The base runs a forge found: reduced, oldest first; where they came from; and notes.
+pub struct BaseRuns {
+    pub runs: Vec<RunLevel>,
+    pub source: BaselineSource,
+    pub notes: Vec<HistoryNote>,
+}
+
+/// A note on the base runs read, typed by what it means for the comparison; its words are
+/// the whole sentence the comparison shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HistoryNote {
+    /// Why there is no baseline at all (`no baseline: …`): the history could not be read.
+    NoBaseline(String),
+    /// Something left out, late or chosen: the base runs read still stand.
+    Partial(String),
+}
+
+impl HistoryNote {
+    /// Whether it says why there is no baseline.
+    pub fn is_no_baseline(&self) -> bool {
+        matches!(self, HistoryNote::NoBaseline(_))
+    }
+
+    /// Its words.
+    pub fn into_text(self) -> String {
+        match self {
+            HistoryNote::NoBaseline(t) | HistoryNote::Partial(t) => t,
+        }
+    }
+}
+
+impl BaseRuns {
+    /// No base run yet: an `auto` source naming only `request`'s artifact, and no note.
+    pub fn none(request: &HistoryRequest) -> BaseRuns {
+        BaseRuns {
+            runs: Vec::new(),
+            source: BaselineSource {
+                kind: BaselineKind::Auto,
+                paths: Vec::new(),
+                workflow: None,
+                job: None,
+                branch: None,
+                artifact: Some(request.artifact.clone()),
+                workflow_runs: Vec::new(),
+                ci_runs: Vec::new(),
+                analyses: Vec::new(),
+            },
+            notes: Vec::new(),
+        }
+    }
+}
 
 /// The most of one artifact downloaded.
 pub const MAX_ZIP_BYTES: u64 = 1 << 30;
@@ -182,13 +257,28 @@ pub enum Located {
     Late,
 }
 
-/// What a forge does for the history: where each listed run's artifact is. It may send
-/// requests (a run's own artifact list, a pipeline's jobs); each run's locating holds one of
-/// the [`CONCURRENT_REQUESTS`] places.
-pub(crate) trait Locate {
-    /// The client of the API (its deadline bounds everything).
-    fn client(&self) -> &Client;
+/// What a forge does for the history: where each listed run's artifact is, and the artifact
+/// itself. Locating may send requests (a run's own artifact list, a pipeline's jobs); each
+/// run's locating holds one of the [`CONCURRENT_REQUESTS`] places, its download another.
+pub(crate) trait Archives {
+    /// What is left of the stage's deadline (`--baseline-timeout`), which bounds everything.
+    fn time_left(&self) -> Duration;
+    /// The deadline in words: `the time limit of 60 s (--baseline-timeout)`.
+    fn time_limit(&self) -> String;
     async fn locate(&self, run: &ListedRun, doing: &Doing) -> Located;
+    /// The artifact a [`Located::At`] names (its `url`), at most `max` bytes, into `file`.
+    async fn download(&self, url: &str, max: u64, file: &mut std::fs::File)
+        -> Result<(), Download>;
+}
+
+/// Why an artifact was not downloaded.
+pub enum Download {
+    /// The deadline came first.
+    Late,
+    /// Gone (HTTP 410 on the artifact itself): its retention ran out. The server's words.
+    Expired(String),
+    /// Any other failure, in words.
+    Failed(String),
 }
 
 /// What `--baseline auto` is doing, said when a signal stops it.
@@ -235,15 +325,16 @@ impl Drop for TemporaryGuard<'_> {
 }
 
 /// Runs `fetch` (a forge's finding and fetching of the history into `found`, telling `doing`
-/// what it does) within a runtime, dropped at a SIGINT/SIGTERM (its downloads and temporary
+/// what it does) within `runtime` (the forge's client's), dropped at a SIGINT/SIGTERM (its downloads and temporary
 /// folders with it, said on standard error). Its `Err` is a note. Afterwards the runs are
 /// made oldest first, as the comparison takes them, and `source.analyses` lists their files.
 pub fn run(
+    runtime: Result<tokio::runtime::Runtime, String>,
     found: &RefCell<BaseRuns>,
     doing: &Doing,
     fetch: impl Future<Output = Result<(), String>>,
 ) {
-    let runtime = match super::http::runtime() {
+    let runtime = match runtime {
         Ok(r) => r,
         Err(e) => {
             found
@@ -305,12 +396,11 @@ enum Fetched {
 /// `found.source.ci_runs` lists every run read or tried (not one whose artifact could not be
 /// looked for), with its artifact.
 pub(crate) async fn fetch_runs(
-    source: &impl Locate,
+    source: &impl Archives,
     (runs, concurrency): (&[ListedRun], usize),
     found: &RefCell<BaseRuns>,
     doing: &Doing,
 ) {
-    let deadline = source.client().config().deadline;
     // Every run asks at once; a download gets a place before any locating, the newer run
     // first (`places`), so the newest runs are read first and the older ones are left when
     // the deadline comes.
@@ -342,7 +432,7 @@ pub(crate) async fn fetch_runs(
             "{} of {} base runs were not fetched before {} (runs {}): the history has the newer ones only",
             late.len(),
             runs.len(),
-            deadline.describe(),
+            source.time_limit(),
             late.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
         )));
     }
@@ -350,15 +440,14 @@ pub(crate) async fn fetch_runs(
 
 /// One run: located, then (unless the deadline has passed) fetched, each in one of `places`.
 async fn one_run(
-    source: &impl Locate,
+    source: &impl Archives,
     (run, position): (&ListedRun, usize),
     places: &Places,
     doing: &Doing,
 ) -> (Option<CiRunRef>, Fetched) {
-    let deadline = source.client().config().deadline;
     let located = {
         let _place = places.acquire(Step::Locate, position).await;
-        if deadline.left().is_zero() {
+        if source.time_left().is_zero() {
             Located::Late
         } else {
             source.locate(run, doing).await
@@ -398,10 +487,10 @@ async fn one_run(
     // Held through the unpacking and the reading too: they are synchronous (nothing else
     // runs meanwhile), and at most this many temporary folders exist at once.
     let _place = places.acquire(Step::Download, position).await;
-    if deadline.left().is_zero() {
+    if source.time_left().is_zero() {
         return (Some(listed), Fetched::Late);
     }
-    let fetched = match download_and_read(source.client(), (run, runner), &url, doing).await {
+    let fetched = match download_and_read(source, (run, runner), &url, doing).await {
         Ok((levels, notes)) => Fetched::Levels(levels, notes),
         Err(f) => f,
     };
@@ -412,7 +501,7 @@ async fn one_run(
 /// the run (one point of the history), the commit the forge ran it on and, when the forge was
 /// asked (`runner`), the runner; a note when files named another commit or runner.
 async fn download_and_read(
-    client: &Client,
+    source: &impl Archives,
     (run, runner): (&ListedRun, Option<Option<String>>),
     url: &str,
     doing: &Doing,
@@ -430,21 +519,17 @@ async fn download_and_read(
     let zip_path = dir.path().join("artifact.zip");
     let mut zip = std::fs::File::create_new(&zip_path)
         .map_err(|e| note("cannot write the download", e.to_string()))?;
-    match client.download(url, MAX_ZIP_BYTES, &mut zip).await {
-        Ok(_) => {}
-        Err(ApiError::OutOfTime(_)) => return Err(Fetched::Late),
+    match source.download(url, MAX_ZIP_BYTES, &mut zip).await {
+        Ok(()) => {}
+        Err(Download::Late) => return Err(Fetched::Late),
         // Gone, on the zip itself: the artifact's retention ran out. (A 410 on any other
         // request, such as the list of runs, is named by that request, never as this.)
-        Err(ApiError::Status {
-            status: 410,
-            message,
-            ..
-        }) => {
+        Err(Download::Expired(message)) => {
             return Err(Fetched::Note(format!(
                 "{which}: the artifact has expired (HTTP 410: {message}): left out of the history (the artifacts' retention decides how much history there is)"
             )))
         }
-        Err(e) => return Err(note("downloading its artifact", e.to_string())),
+        Err(Download::Failed(e)) => return Err(note("downloading its artifact", e)),
     }
     drop(zip);
     let unpacked = dir.path().join("analyses");
@@ -452,8 +537,7 @@ async fn download_and_read(
     doing.set(format!("unpacking the baseline artifact of {which}"));
     // Synchronous, and outside the requests' timeouts: the unpacking and the reading ask
     // between entries and pieces whether a signal came or the stage's deadline passed.
-    let deadline = client.config().deadline;
-    let stop = || interrupt::received().is_some() || deadline.left().is_zero();
+    let stop = || interrupt::received().is_some() || source.time_left().is_zero();
     let stopped = || {
         if interrupt::received().is_some() {
             Fetched::Interrupted

@@ -1,5 +1,7 @@
-//! The comment's key and its marker: the hidden first line `<!-- nsys-gate:KEY -->` by which
-//! the pull-request comment of a key is found and updated in place.
+//! The comment's key, its marker and its size: the hidden first line `<!-- nsys-gate:KEY -->`
+//! by which the pull-request comment of a key is found and updated in place, the one place
+//! that puts it there ([`with_marker`]: the report's first line, [`comment_body`]: the
+//! comment's) and cuts a comment to the forge's limit ([`comment_body`]).
 //!
 //! Keys live in two namespaces that never meet ([`CommentKey`]):
 //!
@@ -16,6 +18,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
+use super::limit::{self, Budget};
 use crate::outcome::RunOutcome;
 
 /// The start of the marker line.
@@ -73,6 +76,16 @@ impl CommentKey {
             })
             .collect();
         CommentKey(format!("{ARTIFACT_NAMESPACE}{}", key_of_names(names)))
+    }
+
+    /// The key of a report rendered from `outcomes`: [`CommentKey::of_artifact`] when they come
+    /// from another job's artifact, else [`CommentKey::of_report`].
+    pub fn of_outcomes(outcomes: &[RunOutcome], from_artifact: bool) -> Self {
+        if from_artifact {
+            CommentKey::of_artifact(outcomes)
+        } else {
+            CommentKey::of_report(outcomes)
+        }
     }
 
     /// The key as its marker carries it.
@@ -146,6 +159,20 @@ pub fn with_marker(text: &str, key: &CommentKey) -> String {
     } else {
         format!("{marker}\n{text}")
     }
+}
+
+/// The comment of `key`: `report` with the marker of `key` as its first line, cut to `chars`
+/// characters at a line boundary (the marker kept, open blocks closed, a last line saying
+/// so); whole when it fits.
+pub fn comment_body(report: &str, key: &CommentKey, chars: usize) -> String {
+    limit::cut(
+        &with_marker(report, key),
+        Budget::Chars(chars),
+        &format!(
+            "**This report was cut to fit the server's limit of {} characters.** The full report is in the job's report.md.",
+            crate::units::thousands(chars)
+        ),
+    )
 }
 
 #[cfg(test)]
@@ -237,6 +264,22 @@ mod tests {
             key_of_marker(&artifact.marker()),
             Some("artifact:nightly-h100")
         );
+    }
+
+    /// Whatever the report (a custom template's, another key's marker, none), the comment
+    /// starts with its key's marker and fits.
+    #[test]
+    fn a_comment_starts_with_its_marker_and_fits() {
+        let key = CommentKey::given("k");
+        for report in ["# R\n", "<!-- nsys-gate:other -->\n# R\n", ""] {
+            let body = comment_body(report, &key, 1000);
+            assert_eq!(key_of_marker(&body), Some("k"), "{body}");
+        }
+        let long = format!("<!-- nsys-gate:other -->\n{}", "line\n".repeat(1000));
+        let body = comment_body(&long, &key, 300);
+        assert!(body.starts_with("<!-- nsys-gate:k -->\nline\n"), "{body}");
+        assert!(body.chars().count() <= 300);
+        assert!(body.ends_with("The full report is in the job's report.md.\n"));
     }
 
     #[test]

@@ -411,6 +411,11 @@ mod tests {
             "expire_in",
             "artifacts_expire_at",
             "merge_request_event",
+            // the proxy's variables, in the lower case curl reads first
+            "http_proxy",
+            "https_proxy",
+            "no_proxy",
+            "all_proxy",
         ];
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut files = vec![root.join("action.yml"), root.join("README.md")];

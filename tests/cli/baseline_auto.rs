@@ -50,7 +50,7 @@ fn pr_event(dir: &Path) -> PathBuf {
 }
 
 /// The commit of base run `k` (the run at the base commit is number 5).
-fn sha(k: usize) -> String {
+pub fn sha(k: usize) -> String {
     format!("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa{k:04}")
 }
 
@@ -66,7 +66,7 @@ fn run_json(id: u64, sha: &str, event: &str) -> (String, Value) {
 }
 
 /// `report --baseline auto` for the head run, as a pull request's job would run it.
-fn report_auto(head: &Run, api: &str, extra: &[&str]) -> Output {
+pub fn report_auto(head: &Run, api: &str, extra: &[&str]) -> Output {
     report_auto_cmd(head, api, extra).output().unwrap()
 }
 
@@ -93,7 +93,7 @@ pub fn report_auto_cmd(head: &Run, api: &str, extra: &[&str]) -> Command {
 /// is 505, one push after it, 506), newest first, each with its artifact (601 + k) whose zip
 /// (`run-K.zip` on `storage`) holds the base trace moved by `OFFSETS[k]`; and a pull
 /// request's run of a branch named `main` (a fork's), which is never a base run.
-fn history(base: &Run, storage_root: &Path, storage: &FileServer) -> Server {
+pub fn history(base: &Run, storage_root: &Path, storage: &FileServer) -> Server {
     let analysis = std::fs::read(base.path("analysis.json")).unwrap();
     let server = Server::github();
     let mut s = server.state();
@@ -135,7 +135,7 @@ pub fn notes(head: &Run) -> String {
 }
 
 /// The base and head runs analysed, and the storage host's folder and server.
-fn setup() -> Option<(Run, Run, PathBuf, FileServer)> {
+pub fn setup() -> Option<(Run, Run, PathBuf, FileServer)> {
     let nsys = require_nsys!("2024.2", None);
     let base = analysed("compare-base", &nsys);
     let head = analysed("compare-head", &nsys);

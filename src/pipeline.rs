@@ -628,17 +628,33 @@ fn analyze_trace(
     AnalyzeError::check_interrupt()?;
     let (nvtx_rows, gpu_work_rows) = read_trace(stats_dir, &stamp, &run.trace_name)?;
     let findings = analyze_rows(run, &nvtx_rows, &gpu_work_rows, &stamp)?;
-    let clocks = vec![analysis::clocks::TraceClocks {
-        rank: None,
-        device: None,
+    let clocks = vec![trace_clocks((None, None), &stamp, &findings.iterations)];
+    Ok((
+        stamp,
+        nvtx_rows.gpu_unavailable,
+        gpu_work_rows,
+        findings,
+        clocks,
+    ))
+}
+
+/// A trace's GPU clocks over `iterations` (its own process's), for the rank (and its device)
+/// whose trace it is, if any.
+fn trace_clocks(
+    (rank, device): (Option<u64>, Option<u64>),
+    stamp: &StatsStamp,
+    iterations: &[crate::artifact::Iteration],
+) -> analysis::clocks::TraceClocks {
+    analysis::clocks::TraceClocks {
+        rank,
+        device,
         gpus: stamp
             .environment
             .as_ref()
             .map(|e| e.gpus.clone())
             .unwrap_or_default(),
-        clocks: analysis::clocks::over_iterations(&stamp.gpu_clocks, &findings.iterations),
-    }];
-    Ok((stamp, nvtx_rows.gpu_unavailable, gpu_work_rows, findings, clocks))
+        clocks: analysis::clocks::over_iterations(&stamp.gpu_clocks, iterations),
+    }
 }
 
 /// One trace per rank: each trace's reports under `stats/RANK/`, made and read on a thread
@@ -767,22 +783,7 @@ fn analyze_rank_traces(
         world_size,
     )
     .map_err(|e| unfit(e, stamp))?;
-    // Each trace's GPU metrics over its own rank's iterations: each trace keeps its own time.
-    let clocks = ranks
-        .iter()
-        .zip(&per_trace)
-        .zip(&findings.rank_iterations)
-        .map(|((r, (stamp, _)), iterations)| analysis::clocks::TraceClocks {
-            rank: Some(r.rank),
-            device: r.device,
-            gpus: stamp
-                .environment
-                .as_ref()
-                .map(|e| e.gpus.clone())
-                .unwrap_or_default(),
-            clocks: analysis::clocks::over_iterations(&stamp.gpu_clocks, iterations),
-        })
-        .collect();
+    let clocks = rank_clocks(&ranks, &per_trace, &findings.rank_iterations);
     let mut first = with_other_traces(per_trace);
     Ok((
         first.0,
@@ -791,6 +792,23 @@ fn analyze_rank_traces(
         findings,
         clocks,
     ))
+}
+
+/// Each rank's trace's GPU metrics over its own rank's iterations: each trace keeps its own
+/// time.
+fn rank_clocks(
+    ranks: &[analysis::RankRows],
+    per_trace: &[(StatsStamp, NvtxRows)],
+    rank_iterations: &[Vec<crate::artifact::Iteration>],
+) -> Vec<analysis::clocks::TraceClocks> {
+    ranks
+        .iter()
+        .zip(per_trace)
+        .zip(rank_iterations)
+        .map(|((r, (stamp, _)), iterations)| {
+            trace_clocks((Some(r.rank), r.device), stamp, iterations)
+        })
+        .collect()
 }
 
 /// The first trace's stamp and rows, with what the others recorded ([`with_other_trace`]).

@@ -243,9 +243,7 @@ fn analyse_rows(
     iterations::order_and_mark_duplicates(&mut measured, rows, reading == Scope::Ranks);
 
     let expected = settings.expected_iterations;
-    warnings.extend(index_checks::missing_warning(&measured, expected));
-    warnings.extend(index_checks::unexpected_warning(&measured, expected));
-    warnings.extend(index_checks::duplicate_warning(&measured));
+    warnings.extend(index_checks::warnings(&measured, expected));
 
     let gpu = match reports.gpu {
         Some(gpu_rows) => Some(GpuIndex::build(gpu_rows, rows, &tree, reports.gpu_path)?),

@@ -302,8 +302,11 @@ fn inject_clock(trace: &Path, gpu: u64, mhz: i64, low: Option<(u64, u64, i64)>) 
                 |r| r.get(0),
             )
             .unwrap();
-        db.execute(&sql.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"), [])
-            .unwrap();
+        db.execute(
+            &sql.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"),
+            [],
+        )
+        .unwrap();
     }
     let type_id: i64 = (4 << 32) | (1 << 8) | gpu as i64;
     for (metric, name) in [(0, "GPC Clock Frequency"), (1, "SYS Clock Frequency")] {

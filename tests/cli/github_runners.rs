@@ -144,17 +144,26 @@ fn among_several_jobs_runners_a_file_chooses_only_one_of_them() {
         s.list_page_cap = 50;
     }
     let file = |k: usize, runner: &str| {
-        claiming(&rerun_of(&analysis, 1.0, &format!("base-{k}"), &sha(k)), runner)
+        claiming(
+            &rerun_of(&analysis, 1.0, &format!("base-{k}"), &sha(k)),
+            runner,
+        )
     };
     zip_into(
         &root,
         "run-4.zip",
-        &[("compare-base/analysis.json", file(4, "gpu-runner-l4").as_slice())],
+        &[(
+            "compare-base/analysis.json",
+            file(4, "gpu-runner-l4").as_slice(),
+        )],
     );
     zip_into(
         &root,
         "run-3.zip",
-        &[("compare-base/analysis.json", file(3, "gpu-runner-h100").as_slice())],
+        &[(
+            "compare-base/analysis.json",
+            file(3, "gpu-runner-h100").as_slice(),
+        )],
     );
     let out = report_auto(&head, &server.api_url(), &["--baseline-runs", "5"]);
     assert_status(&out, 0);

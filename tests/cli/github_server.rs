@@ -840,7 +840,11 @@ fn route(
             let run: u64 = run.parse().unwrap_or(0);
             let jobs: Vec<Value> = match s.jobs.get(&run) {
                 Some(jobs) => jobs.clone(),
-                None => vec![job_json(run * 10 + 1, "profile", s.default_runner.as_deref())],
+                None => vec![job_json(
+                    run * 10 + 1,
+                    "profile",
+                    s.default_runner.as_deref(),
+                )],
             };
             let jobs = jobs
                 .into_iter()

@@ -291,8 +291,8 @@ impl Locate for Artifacts<'_> {
             Err(PostError::OutOfTime(_)) => return Located::Late,
             Err(e) => {
                 return Located::Failed(format!(
-                    "{which}: listing its jobs (the runners it ran on): {e}: left out of the history"
-                ))
+                "{which}: listing its jobs (the runners it ran on): {e}: left out of the history"
+            ))
             }
         };
         Located::At {

@@ -627,10 +627,7 @@ mod tests {
         assert_eq!(forge_runner(&two, Some("gpu-h100")), None);
         assert_eq!(forge_runner(&two, None), None);
         let many: Vec<String> = (0..7).map(|i| format!("r{i}")).collect();
-        assert_eq!(
-            named_runners(&many),
-            "`r0`, `r1`, `r2`, `r3`, `r4`, 2 more"
-        );
+        assert_eq!(named_runners(&many), "`r0`, `r1`, `r2`, `r3`, `r4`, 2 more");
     }
 
     #[test]

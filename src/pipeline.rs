@@ -181,7 +181,7 @@ pub fn analyze(
     })?;
 
     // 2-4. nsys stats, the CSVs, the analysis: of the one trace, or of each rank's.
-    let (stamp, gpu_unavailable, gpu_work_rows, mut findings) = match &rank_traces {
+    let (stamp, gpu_unavailable, gpu_work_rows, mut findings, trace_clocks) = match &rank_traces {
         Some(traces) => {
             analyze_rank_traces(options, traces, &stats_dir, progress).map_err(add_facts)?
         }
@@ -193,7 +193,7 @@ pub fn analyze(
     );
 
     // The environment, of the GPUs that ran work, with their clocks over the counted
-    // iterations (one trace: with one trace per rank, each trace keeps its own time).
+    // iterations (with one trace per rank, each trace's over its rank's own iterations).
     let mut environment = stamp.environment.clone().map(|e| {
         let ran_work: Vec<u64> = gpu_work
             .as_ref()
@@ -205,10 +205,10 @@ pub fn analyze(
         e.of_gpus_that_ran_work(&ran_work)
     });
     let mut clock_warnings = Vec::new();
-    if let (Some(environment), None) = (environment.as_mut(), &rank_traces) {
-        let clocks = analysis::clocks::over_iterations(&stamp.gpu_clocks, &findings.iterations);
-        analysis::clocks::record(environment, &clocks);
-        clock_warnings = analysis::clocks::unsteady(environment, &clocks);
+    if let Some(environment) = environment.as_mut() {
+        let measured = analysis::clocks::measured(environment, &trace_clocks);
+        analysis::clocks::record(environment, &measured);
+        clock_warnings = analysis::clocks::unsteady(environment, &measured);
     }
 
     // 5. Warnings from every stage, and the gate.
@@ -600,6 +600,7 @@ type Analysed = (
     Option<String>,
     gpu_work::GpuWorkRows,
     analysis::Findings,
+    Vec<analysis::clocks::TraceClocks>,
 );
 
 /// The NVTX reports (required) beside the GPU-work reports (each optional) of one trace.
@@ -630,7 +631,33 @@ fn analyze_trace(
     AnalyzeError::check_interrupt()?;
     let (nvtx_rows, gpu_work_rows) = read_trace(stats_dir, &stamp, &run.trace_name)?;
     let findings = analyze_rows(run, &nvtx_rows, &gpu_work_rows, &stamp)?;
-    Ok((stamp, nvtx_rows.gpu_unavailable, gpu_work_rows, findings))
+    let clocks = vec![trace_clocks((None, None), &stamp, &findings.iterations)];
+    Ok((
+        stamp,
+        nvtx_rows.gpu_unavailable,
+        gpu_work_rows,
+        findings,
+        clocks,
+    ))
+}
+
+/// A trace's GPU clocks over `iterations` (its own process's), for the rank (and its device)
+/// whose trace it is, if any.
+fn trace_clocks(
+    (rank, device): (Option<u64>, Option<u64>),
+    stamp: &StatsStamp,
+    iterations: &[crate::artifact::Iteration],
+) -> analysis::clocks::TraceClocks {
+    analysis::clocks::TraceClocks {
+        rank,
+        device,
+        gpus: stamp
+            .environment
+            .as_ref()
+            .map(|e| e.gpus.clone())
+            .unwrap_or_default(),
+        clocks: analysis::clocks::over_iterations(&stamp.gpu_clocks, iterations),
+    }
 }
 
 #[cfg(test)]

@@ -7,8 +7,14 @@
 //! run's median is the same over the time of every counted iteration, and its minimum and
 //! maximum are the lowest and highest of the iterations' medians, so one stray sample (NVIDIA
 //! notes that the GPC clock "can fluctuate slightly between samples") moves neither.
+//!
+//! Each trace keeps its own time, so a trace's samples are read over its own process's
+//! iterations ([`TraceClocks`]): with one trace per rank, each rank's trace over that rank's
+//! iterations. The run's environment lists every trace's GPUs; each GPU's clock is the one a
+//! trace measured for it (the same UUID, or device id when either has none), the trace of the
+//! rank that ran on it first, else the first trace that sampled it; its warning names the rank.
 
-use crate::artifact::{ClockMhz, Environment, Iteration, Warning, WarningCode};
+use crate::artifact::{ClockMhz, Environment, GpuInfo, Iteration, Warning, WarningCode};
 use crate::trace_env::ClockSeries;
 use crate::units::thousands;
 
@@ -107,20 +113,85 @@ fn weighted_median(values: &mut [(u32, i64)]) -> Option<u32> {
     values.last().map(|(v, _)| *v)
 }
 
-/// Writes each GPU's clock into `environment.gpus[].clock_mhz` (by device id).
-pub fn record(environment: &mut Environment, clocks: &[GpuClock]) {
-    for g in &mut environment.gpus {
-        g.clock_mhz = clocks.iter().find(|c| c.gpu == g.id).map(|c| c.clock);
+/// One trace's GPU clocks over its own process's counted iterations.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceClocks {
+    /// The rank whose trace it is (one trace per rank); `None` for the run's one trace.
+    pub rank: Option<u64>,
+    /// The device the rank ran on (the trace's device id), when it ran on one.
+    pub device: Option<u64>,
+    /// The GPUs the trace lists (its device ids, its UUIDs).
+    pub gpus: Vec<GpuInfo>,
+    /// [`over_iterations`] of its samples and its process's iterations.
+    pub clocks: Vec<GpuClock>,
+}
+
+/// A GPU of the run's environment and the clock a trace measured for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured<'a> {
+    /// Its place in `environment.gpus`.
+    pub gpu: usize,
+    /// The rank whose trace measured it (`None`: the run's one trace).
+    pub rank: Option<u64>,
+    pub clock: &'a GpuClock,
+}
+
+/// Whether a trace's GPU is the environment's GPU: the same UUID when both have one, else the
+/// same device id (as [`Environment::add_gpus`] tells them apart).
+fn same_gpu(a: &GpuInfo, b: &GpuInfo) -> bool {
+    match (&a.uuid, &b.uuid) {
+        (Some(x), Some(y)) => x == y,
+        _ => a.id == b.id,
     }
 }
 
-/// `gpu_clock_unsteady` for each GPU of `environment` (those that ran work) whose clock moved
-/// by more than [`UNSTEADY_FRACTION`] within the counted iterations: how far, between which
-/// figures, in which iterations it was low, and what can cause it.
-pub fn unsteady(environment: &Environment, clocks: &[GpuClock]) -> Vec<Warning> {
+/// For each GPU of `environment` that a trace measured, the clock: from the trace of the rank
+/// that ran on it if that trace measured it, else from the first trace that did.
+pub fn measured<'a>(environment: &Environment, traces: &'a [TraceClocks]) -> Vec<Measured<'a>> {
     let mut out = Vec::new();
-    for c in clocks {
-        let Some(gpu) = environment.gpus.iter().find(|g| g.id == c.gpu) else {
+    for (place, gpu) in environment.gpus.iter().enumerate() {
+        // The trace's clock of this GPU: the trace's own GPU of that device id must be it.
+        let of = |t: &'a TraceClocks| {
+            t.clocks.iter().find(|c| {
+                t.gpus
+                    .iter()
+                    .find(|g| g.id == c.gpu)
+                    .map_or(gpu.id == c.gpu && gpu.uuid.is_none(), |g| same_gpu(g, gpu))
+            })
+        };
+        let own = traces
+            .iter()
+            .filter_map(|t| of(t).map(|c| (t, c)))
+            .find(|(t, c)| t.device == Some(c.gpu));
+        let found = own.or_else(|| traces.iter().find_map(|t| of(t).map(|c| (t, c))));
+        if let Some((t, clock)) = found {
+            out.push(Measured {
+                gpu: place,
+                rank: t.rank,
+                clock,
+            });
+        }
+    }
+    out
+}
+
+/// Writes each measured GPU's clock into `environment.gpus[].clock_mhz`.
+pub fn record(environment: &mut Environment, measured: &[Measured<'_>]) {
+    for m in measured {
+        if let Some(g) = environment.gpus.get_mut(m.gpu) {
+            g.clock_mhz = Some(m.clock.clock);
+        }
+    }
+}
+
+/// `gpu_clock_unsteady` for each measured GPU of `environment` (those that ran work) whose
+/// clock moved by more than [`UNSTEADY_FRACTION`] within the counted iterations: how far,
+/// between which figures, in which iterations it was low (the rank's, named), and what can
+/// cause it.
+pub fn unsteady(environment: &Environment, measured: &[Measured<'_>]) -> Vec<Warning> {
+    let mut out = Vec::new();
+    for m in measured {
+        let (Some(gpu), c) = (environment.gpus.get(m.gpu), m.clock) else {
             continue;
         };
         let ClockMhz {
@@ -142,20 +213,21 @@ pub fn unsteady(environment: &Environment, clocks: &[GpuClock]) -> Vec<Warning> 
             .name
             .as_deref()
             .map_or_else(String::new, |n| format!(" ({n})"));
+        let rank = m.rank.map_or_else(String::new, |r| format!("rank {r}: "));
         let message = format!(
-            "the SM clock of GPU {}{name} moved by {:.0} % within the counted iterations: {} MHz at most, {} MHz at least, more than {:.0} % below the highest in {}; throttling (heat), a power cap or an unlocked clock can cause it, and those iterations' times are not comparable with the others'",
-            c.gpu,
+            "{rank}the SM clock of GPU {}{name} moved by {:.0} % within the counted iterations: {} MHz at most, {} MHz at least, more than {:.0} % below the highest in {}; throttling (heat), a power cap or an unlocked clock can cause it, and those iterations' times are not comparable with the others'",
+            gpu.id,
             moved * 100.0,
             thousands(maximum as usize),
             thousands(minimum as usize),
             UNSTEADY_FRACTION * 100.0,
             list_named_indexes(&low),
         );
-        out.push(
-            Warning::new(WarningCode::GpuClockUnsteady, message)
-                .with_threshold(UNSTEADY_FRACTION)
-                .with_iterations(low),
-        );
+        let mut warning = Warning::new(WarningCode::GpuClockUnsteady, message)
+            .with_threshold(UNSTEADY_FRACTION)
+            .with_iterations(low);
+        warning.rank = m.rank;
+        out.push(warning);
     }
     out
 }
@@ -163,6 +235,76 @@ pub fn unsteady(environment: &Environment, clocks: &[GpuClock]) -> Vec<Warning> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn gpu(id: u64, uuid: Option<&str>) -> GpuInfo {
+        GpuInfo {
+            id,
+            name: None,
+            uuid: uuid.map(str::to_owned),
+            sm_count: None,
+            max_clock_mhz: None,
+            memory_bytes: None,
+            compute_capability: None,
+            clock_mhz: None,
+        }
+    }
+
+    fn clock(gpu: u64, median: u32) -> GpuClock {
+        GpuClock {
+            gpu,
+            clock: ClockMhz {
+                median,
+                minimum: median,
+                maximum: median,
+            },
+            per_iteration: Vec::new(),
+        }
+    }
+
+    /// One trace per rank: each GPU's clock from the trace of the rank that ran on it, else
+    /// the first that sampled it; two nodes' GPUs of one device id told apart by UUID.
+    #[test]
+    fn each_gpu_takes_the_clock_of_the_rank_that_ran_on_it() {
+        let environment = Environment {
+            gpus: vec![
+                gpu(0, Some("GPU-a")),
+                gpu(1, Some("GPU-b")),
+                gpu(0, Some("GPU-c")),
+            ],
+            ..Environment::default()
+        };
+        let traces = [
+            // rank 0 on GPU-a samples GPU-a and GPU-b
+            TraceClocks {
+                rank: Some(0),
+                device: Some(0),
+                gpus: vec![gpu(0, Some("GPU-a")), gpu(1, Some("GPU-b"))],
+                clocks: vec![clock(0, 1410), clock(1, 1200)],
+            },
+            // rank 1 on GPU-b samples both too
+            TraceClocks {
+                rank: Some(1),
+                device: Some(1),
+                gpus: vec![gpu(0, Some("GPU-a")), gpu(1, Some("GPU-b"))],
+                clocks: vec![clock(0, 1000), clock(1, 1380)],
+            },
+            // rank 2, another node: its GPU 0 is GPU-c
+            TraceClocks {
+                rank: Some(2),
+                device: None,
+                gpus: vec![gpu(0, Some("GPU-c"))],
+                clocks: vec![clock(0, 1755)],
+            },
+        ];
+        let found: Vec<(usize, Option<u64>, u32)> = measured(&environment, &traces)
+            .iter()
+            .map(|m| (m.gpu, m.rank, m.clock.clock.median))
+            .collect();
+        assert_eq!(
+            found,
+            [(0, Some(0), 1410), (1, Some(1), 1380), (2, Some(2), 1755)]
+        );
+    }
 
     #[test]
     fn a_run_holds_until_the_next_and_medians_are_time_weighted() {

@@ -11,6 +11,14 @@ use super::iterations::Measured;
 use super::wording::{describe_expected, list_indexes, list_named_indexes, MAX_LISTED};
 use crate::artifact::{Warning, WarningCode};
 
+/// The iterations' index checks: missing, unexpected and duplicate indexes.
+pub(super) fn warnings(iterations: &[Measured], expected: u64) -> impl Iterator<Item = Warning> {
+    missing_warning(iterations, expected)
+        .into_iter()
+        .chain(unexpected_warning(iterations, expected))
+        .chain(duplicate_warning(iterations))
+}
+
 /// `missing_iterations`. `iterations` are in index order.
 pub(super) fn missing_warning(iterations: &[Measured], expected: u64) -> Option<Warning> {
     let complete_indexes: BTreeSet<u64> = iterations

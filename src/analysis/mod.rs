@@ -122,6 +122,9 @@ pub struct Findings {
     /// The ranks, when several processes each ran the iterations (`ranks`); `None` for one.
     /// Each rank's `trace` is left empty here: the caller knows the file.
     pub ranks: Option<Vec<Rank>>,
+    /// Each rank's own iterations (in `ranks`' order), in its own trace's time: with one trace
+    /// per rank, what each trace's GPU metrics are read over. Empty for one process.
+    pub rank_iterations: Vec<Vec<Iteration>>,
 }
 
 /// Rows that are individually valid but do not fit together.
@@ -240,9 +243,7 @@ fn analyse_rows(
     iterations::order_and_mark_duplicates(&mut measured, rows, reading == Scope::Ranks);
 
     let expected = settings.expected_iterations;
-    warnings.extend(index_checks::missing_warning(&measured, expected));
-    warnings.extend(index_checks::unexpected_warning(&measured, expected));
-    warnings.extend(index_checks::duplicate_warning(&measured));
+    warnings.extend(index_checks::warnings(&measured, expected));
 
     let gpu = match reports.gpu {
         Some(gpu_rows) => Some(GpuIndex::build(gpu_rows, rows, &tree, reports.gpu_path)?),
@@ -344,6 +345,7 @@ fn analyse_rows(
             steady_state,
             advice,
             ranks: None,
+            rank_iterations: Vec::new(),
         })
     })
 }

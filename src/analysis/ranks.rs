@@ -227,6 +227,7 @@ fn combine(
         steady_state: None,
         advice: union.advice,
         ranks: Some(rank_list),
+        rank_iterations: each.into_iter().map(|f| f.iterations).collect(),
     }
 }
 

@@ -202,7 +202,7 @@ pub struct RunLevel {
     pub ci_run: Option<CiRun>,
     /// The CI runner it ran on (`provenance.runner`), followed by the UUIDs of the GPUs that
     /// ran its work when the trace records them (`environment.gpus[].uuid`): two GPUs of one
-    /// host are two runners. With `--baseline auto` on GitLab the name is the forge's
+    /// host are two runners. With `--baseline auto` the name is the forge's
     /// ([`RunLevel::with_forge_runner`]).
     pub runner: Option<String>,
     /// The UUIDs of the GPUs that ran its work, as `runner` ends with them (comma-separated).
@@ -285,16 +285,22 @@ impl RunLevel {
     /// the file's `provenance.runner` (a file can name any runner, the head's among them);
     /// the GPUs' UUIDs stay the trace's. Returns the runner name the file gave.
     pub fn with_forge_runner(&mut self, name: Option<&str>) -> Option<String> {
-        let claimed = match (&self.runner, &self.gpu_uuids) {
+        let claimed = self.claimed_runner();
+        self.runner = runner(name, self.gpu_uuids.as_deref());
+        claimed
+    }
+
+    /// The runner name the run gives (the file's `provenance.runner`, until
+    /// [`RunLevel::with_forge_runner`] replaces it), without the GPUs' UUIDs.
+    pub fn claimed_runner(&self) -> Option<String> {
+        match (&self.runner, &self.gpu_uuids) {
             (Some(runner), Some(gpus)) => runner
                 .strip_suffix(gpus.as_str())
                 .and_then(|n| n.strip_suffix(' '))
                 .map(str::to_owned),
             (runner, None) => runner.clone(),
             (None, Some(_)) => None,
-        };
-        self.runner = runner(name, self.gpu_uuids.as_deref());
-        claimed
+        }
     }
 
     /// `analysis` (read from `path`, as people should see it) reduced.

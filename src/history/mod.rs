@@ -243,10 +243,11 @@ pub enum Located {
         url: String,
         /// Its size when the forge says it.
         size: Option<u64>,
-        /// The runner its job ran on, as the forge says (`Some(None)`: it names none), which
-        /// replaces the files' `provenance.runner`; `None`: the forge was not asked (GitHub:
-        /// the files' word is kept).
-        runner: Option<Option<String>>,
+        /// The runners the job that made the artifact may have run on, as the forge names
+        /// them ([`forge_runner`] picks each file's): GitLab's job's own (`runner.description`),
+        /// GitHub's every job of the run (`runner_name`: the artifact does not name its job);
+        /// empty when the forge names none. It replaces the files' `provenance.runner`.
+        runners: Vec<String>,
     },
     /// The run is kept in the list of runs read, but gives no analysis: a note says why
     /// (no artifact of the name, an expired one); `id` when there is one.
@@ -466,13 +467,13 @@ async fn one_run(
         created_at: run.created_at.clone(),
         artifact_id,
     };
-    let (url, size, runner) = match located {
+    let (url, size, runners) = match located {
         Located::Failed(note) => return (None, Fetched::Note(note)),
         Located::Late => return (Some(listed), Fetched::Late),
         Located::Missing { note, .. } => return (Some(listed), Fetched::Note(note)),
         Located::At {
-            url, size, runner, ..
-        } => (url, size, runner),
+            url, size, runners, ..
+        } => (url, size, runners),
     };
     let which = run.which();
     if size.is_some_and(|n| n > MAX_ZIP_BYTES) {
@@ -490,7 +491,7 @@ async fn one_run(
     if source.time_left().is_zero() {
         return (Some(listed), Fetched::Late);
     }
-    let fetched = match download_and_read(source, (run, runner), &url, doing).await {
+    let fetched = match download_and_read(source, (run, &runners), &url, doing).await {
         Ok((levels, notes)) => Fetched::Levels(levels, notes),
         Err(f) => f,
     };
@@ -498,11 +499,11 @@ async fn one_run(
 }
 
 /// One run's artifact downloaded, unpacked and read; its analyses reduced, each marked with
-/// the run (one point of the history), the commit the forge ran it on and, when the forge was
-/// asked (`runner`), the runner; a note when files named another commit or runner.
+/// the run (one point of the history), the commit the forge ran it on and the runner the forge
+/// names ([`forge_runner`] of `runners`); a note when files named another commit or runner.
 async fn download_and_read(
     source: &impl Archives,
-    (run, runner): (&ListedRun, Option<Option<String>>),
+    (run, runners): (&ListedRun, &[String]),
     url: &str,
     doing: &Doing,
 ) -> Result<(Vec<RunLevel>, Vec<String>), Fetched> {
@@ -565,11 +566,11 @@ async fn download_and_read(
             claims += 1;
         }
         // Likewise the runner: one point naming the head's runner would set the head's level.
-        if let Some(forge) = &runner {
-            let claimed = level.with_forge_runner(forge.as_deref());
-            if claimed.is_some_and(|c| Some(c.as_str()) != forge.as_deref()) {
-                runner_claims += 1;
-            }
+        let claimed = level.claimed_runner();
+        let forge = forge_runner(runners, claimed.as_deref());
+        level.with_forge_runner(forge);
+        if claimed.is_some_and(|c| Some(c.as_str()) != forge) {
+            runner_claims += 1;
         }
         levels.push(level);
     })
@@ -592,19 +593,51 @@ async fn download_and_read(
         .into_iter()
         .collect();
     if runner_claims > 0 {
-        notes.push(match runner.flatten() {
-            Some(name) => format!(
-                "{} in the artifact of {which} named another runner than the one the forge ran it on: the forge's runner `{}` is used",
-                files(runner_claims),
-                crate::text::shown(&name)
+        let n = files(runner_claims);
+        notes.push(match runners {
+            [name] => format!(
+                "{n} in the artifact of {which} named another runner than the one the forge ran it on: the forge's runner `{}` is used",
+                crate::text::shown(name)
             ),
-            None => format!(
-                "{} in the artifact of {which} named a runner, and the forge names none for its job: the run's runner is left unknown",
-                files(runner_claims)
+            [] => format!(
+                "{n} in the artifact of {which} named a runner, and the forge names none for its job: the run's runner is left unknown"
+            ),
+            several => format!(
+                "{n} in the artifact of {which} named a runner that none of the run's jobs ran on (the forge names {}): the run's runner is left unknown",
+                named_runners(several)
             ),
         });
     }
     Ok((levels, notes))
+}
+
+/// The runner a file's run ran on, as the forge says, from `runners` (those the job that made
+/// the artifact may have run on) and the file's own claim: the one runner when the forge
+/// names one (whatever the file says); none when it names none; when the jobs ran on several
+/// (GitHub's artifact does not name its job), the file's claim if it is one of them (a file
+/// can only choose among the runners the forge names), else none (unknown).
+pub fn forge_runner<'a>(runners: &'a [String], claimed: Option<&str>) -> Option<&'a str> {
+    match runners {
+        [] => None,
+        [one] => Some(one.as_str()),
+        several => several
+            .iter()
+            .find(|r| Some(r.as_str()) == claimed)
+            .map(String::as_str),
+    }
+}
+
+/// Runners as a note names them: `` `a`, `b` ``, at most 5 and how many more.
+fn named_runners(runners: &[String]) -> String {
+    let mut named: Vec<String> = runners
+        .iter()
+        .take(5)
+        .map(|r| format!("`{}`", crate::text::shown_shortened(r, 80)))
+        .collect();
+    if runners.len() > 5 {
+        named.push(format!("{} more", runners.len() - 5));
+    }
+    named.join(", ")
 }
 
 /// Whether two commit names are the same commit: equal, or one the other's abbreviation (7
@@ -663,6 +696,22 @@ mod tests {
             assert_eq!(unix_seconds(text), None, "{text}");
         }
         assert_eq!(unix_seconds("2020-02-29T00:00:00Z"), Some(1_582_934_400));
+    }
+
+    /// Issue 37 item 1: one runner named, it is the run's; several (GitHub's jobs), the file
+    /// chooses among them only; none, unknown.
+    #[test]
+    fn the_forges_runner_is_chosen_among_the_jobs_runners() {
+        let one = ["gpu-a100".to_owned()];
+        assert_eq!(forge_runner(&one, Some("gpu-h100")), Some("gpu-a100"));
+        assert_eq!(forge_runner(&one, None), Some("gpu-a100"));
+        assert_eq!(forge_runner(&[], Some("gpu-h100")), None);
+        let two = ["gpu-a100".to_owned(), "gpu-l4".to_owned()];
+        assert_eq!(forge_runner(&two, Some("gpu-l4")), Some("gpu-l4"));
+        assert_eq!(forge_runner(&two, Some("gpu-h100")), None);
+        assert_eq!(forge_runner(&two, None), None);
+        let many: Vec<String> = (0..7).map(|i| format!("r{i}")).collect();
+        assert_eq!(named_runners(&many), "`r0`, `r1`, `r2`, `r3`, `r4`, 2 more");
     }
 
     #[test]

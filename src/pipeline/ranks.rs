@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 
 use super::{
-    gpu_work, read_trace, settings_of, stats, unfit, Analysed, AnalyzeError, AnalyzeOptions,
-    NvtxRows,
+    gpu_work, read_trace, settings_of, stats, trace_clocks, unfit, Analysed, AnalyzeError,
+    AnalyzeOptions, NvtxRows,
 };
 use crate::analysis;
 use crate::artifact::ReportName;
@@ -143,13 +143,32 @@ pub(super) fn analyze_rank_traces(
         world_size,
     )
     .map_err(|e| unfit(e, stamp))?;
+    let clocks = rank_clocks(&ranks, &per_trace, &findings.rank_iterations);
     let mut first = with_other_traces(per_trace);
     Ok((
         first.0,
         first.1.gpu_unavailable.take(),
         gpu_work_rows,
         findings,
+        clocks,
     ))
+}
+
+/// Each rank's trace's GPU metrics over its own rank's iterations: each trace keeps its own
+/// time.
+fn rank_clocks(
+    ranks: &[analysis::RankRows],
+    per_trace: &[(StatsStamp, NvtxRows)],
+    rank_iterations: &[Vec<crate::artifact::Iteration>],
+) -> Vec<analysis::clocks::TraceClocks> {
+    ranks
+        .iter()
+        .zip(per_trace)
+        .zip(rank_iterations)
+        .map(|((r, (stamp, _)), iterations)| {
+            trace_clocks((Some(r.rank), r.device), stamp, iterations)
+        })
+        .collect()
 }
 
 /// The first trace's stamp and rows, with what the others recorded ([`with_other_trace`]).

@@ -50,7 +50,7 @@ pub(crate) fn pr_event(dir: &Path) -> PathBuf {
 }
 
 /// The commit of base run `k` (the run at the base commit is number 5).
-fn sha(k: usize) -> String {
+pub fn sha(k: usize) -> String {
     format!("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa{k:04}")
 }
 
@@ -66,7 +66,7 @@ fn run_json(id: u64, sha: &str, event: &str) -> (String, Value) {
 }
 
 /// `report --baseline auto` for the head run, as a pull request's job would run it.
-fn report_auto(head: &Run, api: &str, extra: &[&str]) -> Output {
+pub fn report_auto(head: &Run, api: &str, extra: &[&str]) -> Output {
     report_auto_cmd(head, api, extra).output().unwrap()
 }
 

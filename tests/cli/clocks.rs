@@ -282,3 +282,119 @@ fn the_clock_is_read_the_same_whichever_nsys_reads_the_export() {
         assert_eq!(unsteady(&a).len(), 1, "{version}");
     }
 }
+
+/// The SM clock samples of one GPU, written into a copy of a per-rank trace as
+/// `tests/harness/fixtures.py` `add_gpu_metrics` writes them into `gpu-clocks`: the two tables
+/// made with the statements of nsys's own export (taken from the `gpu-clocks` fixture), the
+/// metric named per `typeId` (`<hardware:8><VM:8><source:16><event tag:24><GPU:8>`), a sample
+/// every 100 µs (10 kHz) from just before the trace's first NVTX event to after its last, in
+/// hertz, at `mhz` except at `low_mhz` from the start of iteration `low.0` to the end of
+/// iteration `low.1`. What real nsys cannot record on these GPU-less machines.
+fn inject_clock(trace: &Path, gpu: u64, mhz: i64, low: Option<(u64, u64, i64)>) {
+    let template = fixture("gpu-clocks");
+    let source = Connection::open(template.path("trace.sqlite")).unwrap();
+    let db = Connection::open(trace).unwrap();
+    for table in ["TARGET_INFO_GPU_METRICS", "GPU_METRICS"] {
+        let sql: String = source
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                [table],
+                |r| r.get(0),
+            )
+            .unwrap();
+        db.execute(
+            &sql.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"),
+            [],
+        )
+        .unwrap();
+    }
+    let type_id: i64 = (4 << 32) | (1 << 8) | gpu as i64;
+    for (metric, name) in [(0, "GPC Clock Frequency"), (1, "SYS Clock Frequency")] {
+        db.execute(
+            "INSERT INTO TARGET_INFO_GPU_METRICS (typeId, sourceId, typeName, metricId, metricName) VALUES (?1, 4, 'GPU Metrics', ?2, ?3)",
+            rusqlite::params![type_id, metric, name],
+        )
+        .unwrap();
+    }
+    let iteration = |n: u64| -> (i64, i64) {
+        db.query_row(
+            "SELECT e.start, e.end FROM NVTX_EVENTS AS e LEFT JOIN StringIds AS s ON e.textId = s.id WHERE coalesce(s.value, e.text) = ?1",
+            [format!("iteration {n}")],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap()
+    };
+    let window = low.map(|(from, to, low_mhz)| (iteration(from).0, iteration(to).1, low_mhz));
+    let (first, last): (i64, i64) = db
+        .query_row(
+            "SELECT min(start), max(coalesce(end, start)) FROM NVTX_EVENTS",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let step = 100_000;
+    let mut ts = first - step;
+    while ts < last + 2 * step {
+        let sm = match window {
+            Some((start, end, low_mhz)) if (start..end).contains(&ts) => low_mhz,
+            _ => mhz,
+        };
+        for (metric, value) in [(0, sm * 1_000_000), (1, 1_155_000_000)] {
+            db.execute(
+                "INSERT INTO GPU_METRICS (timestamp, typeId, metricId, value) VALUES (?1, ?2, ?3, ?4)",
+                rusqlite::params![ts, type_id, metric, value],
+            )
+            .unwrap();
+        }
+        ts += step;
+    }
+}
+
+/// Issue 36: with one trace per rank, each trace keeps its own time, and each rank's GPU
+/// metrics are read over its own iterations. `ranks-devices-per-trace` (rank R on device R),
+/// GPU metrics injected: rank 0's trace samples GPU 0 at a steady 1,410 MHz; rank 1's samples
+/// GPU 1 at 1,380 MHz, 30 % lower (966 MHz) during its iterations 2-3, and GPU 0 too, at a
+/// steady 1,200 MHz (GPU 0 is rank 0's: its clock is rank 0's figure). Before, only one trace's
+/// clocks were ever read, and none with one trace per rank.
+#[test]
+fn one_trace_per_rank_gives_each_gpus_clock_from_its_ranks_trace() {
+    let nsys = require_nsys!("2024.2");
+    let run: Run = fixture("ranks-devices-per-trace");
+    inject_clock(&run.path("trace_0.sqlite"), 0, 1_410, None);
+    inject_clock(&run.path("trace_1.sqlite"), 1, 1_380, Some((2, 3, 966)));
+    inject_clock(&run.path("trace_1.sqlite"), 0, 1_200, None);
+    assert_status(&analyze(&run.dir, &nsys, &[]), 0);
+    let a = run.analysis();
+    let gpus = a["environment"]["gpus"].as_array().unwrap();
+    let ids: Vec<u64> = gpus.iter().map(|g| g["id"].as_u64().unwrap()).collect();
+    assert_eq!(ids, [0, 1], "{gpus:?}");
+    assert_eq!(
+        gpus[0]["clock_mhz"],
+        json!({"median": 1410, "minimum": 1410, "maximum": 1410})
+    );
+    assert_eq!(
+        gpus[1]["clock_mhz"],
+        json!({"median": 1380, "minimum": 966, "maximum": 1380})
+    );
+    let warnings = unsteady(&a);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let w = &warnings[0];
+    assert_eq!(w["rank"], 1);
+    assert_eq!(w["iterations"], json!([2, 3]));
+    let message = w["message"].as_str().unwrap();
+    for part in [
+        "rank 1: the SM clock of GPU 1 (NVIDIA A100-SXM4-80GB)",
+        "moved by 30 %",
+        "1,380 MHz at most, 966 MHz at least",
+        "in iterations 2, 3;",
+    ] {
+        assert!(message.contains(part), "{part}: {message}");
+    }
+
+    // --reuse-stats: the same, from the samples each rank's stamp kept.
+    let before = a["environment"].clone();
+    assert_status(&common::reuse_stats(&run.dir), 0);
+    let again = run.analysis();
+    assert_eq!(again["environment"], before);
+    assert_eq!(unsteady(&again), warnings);
+}

@@ -1,5 +1,6 @@
 //! A local GitHub-like REST server for the `post` tests: issue comments with `Link`
-//! pagination and rate-limit headers as GitHub documents them, a Gitea mode (`/api/v1`, no
+//! pagination and rate-limit headers as GitHub documents them, the Actions lists of
+//! `--baseline auto` (workflow runs, artifacts, a run's jobs, a branch's commits), a Gitea mode (`/api/v1`, no
 //! `Link`), scripted faults, and a record of every request. Loopback only; it stops when
 //! dropped.
 
@@ -157,6 +158,12 @@ pub struct State {
     pub branch_commits: HashMap<String, Vec<String>>,
     /// `GET …/commits` answers 404, as an API without the endpoint would.
     pub no_commits_api: bool,
+    /// The jobs of each run, as `GET …/actions/runs/ID/jobs` lists them (`id`, `name`,
+    /// `status`, `conclusion`, `runner_name`, …; `run_id` added). A run not here has one job,
+    /// `profile`, whose `runner_name` is `default_runner` (`null`: as GitHub lists a job
+    /// that got no runner, so that tests of other things see no runner at all).
+    pub jobs: HashMap<u64, Vec<Value>>,
+    pub default_runner: Option<String>,
 }
 
 /// The answer to an artifact's zip download.
@@ -442,6 +449,25 @@ fn comment_json(s: &State, c: &StoredComment, port: u16) -> Value {
             "author_association": "NONE"
         })
     }
+}
+
+/// A completed job as GitHub lists it, on `runner` (`null`: none).
+pub fn job_json(id: u64, name: &str, runner: Option<&str>) -> Value {
+    json!({
+        "id": id,
+        "name": name,
+        "status": "completed",
+        "conclusion": "success",
+        "head_branch": "main",
+        "started_at": "2026-11-01T12:00:00Z",
+        "completed_at": "2026-11-01T12:05:00Z",
+        "labels": ["self-hosted", "gpu"],
+        "runner_id": runner.map(|_| 7),
+        "runner_name": runner,
+        "runner_group_id": runner.map(|_| 1),
+        "runner_group_name": runner.map(|_| "Default"),
+        "steps": []
+    })
 }
 
 fn error(status: u16, message: &str) -> Response {
@@ -741,6 +767,28 @@ fn route(
                 })
                 .collect();
             paged(s, rest, port, prefix, "artifacts", list)
+        }
+        ("GET", ["repos", "octo", "gpu", "actions", "runs", run, "jobs"]) => {
+            // GitHub's `GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs`:
+            // `{"total_count": N, "jobs": [...]}`, `per_page` up to 100, `link` to the other
+            // pages.
+            let run: u64 = run.parse().unwrap_or(0);
+            let jobs: Vec<Value> = match s.jobs.get(&run) {
+                Some(jobs) => jobs.clone(),
+                None => vec![job_json(
+                    run * 10 + 1,
+                    "profile",
+                    s.default_runner.as_deref(),
+                )],
+            };
+            let jobs = jobs
+                .into_iter()
+                .map(|mut j| {
+                    j["run_id"] = json!(run);
+                    j
+                })
+                .collect();
+            paged(s, rest, port, prefix, "jobs", jobs)
         }
         ("GET", ["repos", "octo", "gpu", "commits"]) => {
             if s.no_commits_api {

@@ -16,6 +16,7 @@ mod faults;
 mod file_server;
 mod files;
 mod fixtures;
+mod github_runners;
 mod github_server;
 mod gitlab;
 mod gitlab_pipeline;

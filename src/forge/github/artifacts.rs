@@ -4,8 +4,8 @@
 //! Few calls: one page of runs (100, newest first), one page of the branch's commits (that each
 //! run's commit is on the branch: a tag of the branch's name gives runs of the same
 //! `head_branch`), and one page of the repository's artifacts of the name (100, newest first)
-//! find the runs and their artifacts, then one call per download: about N + 3 API requests
-//! for N runs. The repository's list holds every run's artifacts, a fork's pull requests'
+//! find the runs and their artifacts, then per run one page of its jobs (the runners it ran
+//! on, [`Client::runners_of_run`]) and one download: about 2N + 3 API requests for N runs. The repository's list holds every run's artifacts, a fork's pull requests'
 //! too, which can upload any number of that name: a run whose artifact is not in its first
 //! pages is asked for its own ([`Client::artifact_of_run`]), one request more.
 //!
@@ -31,6 +31,9 @@ const MAX_ARTIFACT_PAGES: usize = 3;
 
 /// Pages of a branch's commits read at most (100 each).
 const MAX_COMMIT_PAGES: usize = 10;
+
+/// Pages of a run's jobs read at most (100 each; GitHub allows 256 jobs in a matrix).
+const MAX_JOB_PAGES: usize = 10;
 
 /// A workflow run as far as the baseline needs it.
 #[derive(Debug, Clone, Deserialize)]
@@ -89,6 +92,22 @@ struct Artifacts {
 #[derive(Deserialize)]
 struct Commit {
     sha: String,
+}
+
+/// A page of a run's jobs: `{"total_count": N, "jobs": [...]}`.
+#[derive(Deserialize)]
+struct Jobs {
+    #[serde(default)]
+    total_count: Option<usize>,
+    jobs: Vec<Job>,
+}
+
+/// A job of a run as far as its runner goes: `runner_name` is `null` for a job that never got
+/// one (skipped, queued).
+#[derive(Deserialize)]
+struct Job {
+    #[serde(default)]
+    runner_name: Option<String>,
 }
 
 /// Which of the runs' commits are on the branch, as [`Client::on_branch`] found them.
@@ -217,6 +236,32 @@ impl Client {
         })
         .await?;
         Ok(kept)
+    }
+
+    /// The runners the jobs of run `run_id` ran on (`runner_name`, every attempt's jobs:
+    /// `filter=all`), each once, in the order listed, redacted (stored in comparison.json);
+    /// a job without a runner (skipped, never started) names none. The artifact does not say
+    /// which job uploaded it: these are the runners it may come from. One request per 100
+    /// jobs, the pages followed by `link` until `total_count` jobs are read.
+    pub async fn runners_of_run(&self, repo: &Repo, run_id: u64) -> Result<Vec<String>, ApiError> {
+        let url = self.url(&format!(
+            "/repos/{}/{}/actions/runs/{run_id}/jobs?filter=all&per_page=100",
+            repo.owner, repo.name
+        ));
+        let mut runners: Vec<String> = Vec::new();
+        let mut read = 0usize;
+        self.pages(url, MAX_JOB_PAGES, |page: Jobs| {
+            read += page.jobs.len();
+            for name in page.jobs.into_iter().filter_map(|j| j.runner_name) {
+                let name = self.redact(&name);
+                if !name.trim().is_empty() && !runners.contains(&name) {
+                    runners.push(name);
+                }
+            }
+            page.total_count.is_none_or(|total| read < total)
+        })
+        .await?;
+        Ok(runners)
     }
 
     /// Which of `shas` are commits of the branch `branch` itself (`refs/heads/BRANCH`: never a

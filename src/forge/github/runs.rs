@@ -10,10 +10,17 @@
 //!   it (the code the pull request is compared with), else the newest (said in a note).
 //!   Each run's commit must be among the newest commits of the branch itself: a tag named like
 //!   the branch gives push runs of that `head_branch` too (left out, and named in a note).
+//! - Which runner: the forge's, from the run's jobs (`runner_name`); the artifact does not
+//!   name the job that uploaded it, so when the jobs that got a runner all ran on one, that is
+//!   every file's runner; when they ran on several, a file's own `provenance.runner` is taken
+//!   if it is one of them, else the file's runner is unknown (a file can choose among the
+//!   runners the forge names, never name another); a file naming another is a note
+//!   ([`crate::history::forge_runner`]).
 //! - Calls: one page of runs, one page of the branch's commits, one page of the repository's
 //!   artifacts of the name (a run whose artifact is not in it asks for its own: newer
-//!   artifacts of the name, a fork's included, can fill any number of pages), one download
-//!   per run: N + 3 requests for N runs ([`super::artifacts`]).
+//!   artifacts of the name, a fork's included, can fill any number of pages), then per run
+//!   one page of its jobs and one download: 2N + 3 requests for N runs
+//!   ([`super::artifacts`]).
 //!
 //! Every step that finds nothing (no pull request, no token, no run, an expired artifact, no
 //! permission, a failed download) ends in a note for the report, never in an error.
@@ -296,6 +303,17 @@ impl Archives for Artifacts<'_> {
                 ),
             };
         }
+        // The runner is GitHub's word for the run's jobs, never its files'.
+        doing.set(format!("listing the jobs of {which}"));
+        let runners = match self.client.runners_of_run(self.repo, run.id).await {
+            Ok(runners) => runners,
+            Err(ApiError::OutOfTime(_)) => return Located::Late,
+            Err(e) => {
+                return Located::Failed(format!(
+                "{which}: listing its jobs (the runners it ran on): {e}: left out of the history"
+            ))
+            }
+        };
         Located::At {
             id: artifact.id,
             url: self.client.url(&format!(
@@ -303,9 +321,7 @@ impl Archives for Artifacts<'_> {
                 self.repo.owner, self.repo.name, artifact.id
             )),
             size: artifact.size_in_bytes,
-            // Not asked yet: the runner is the files' word (`runner_name` of the run's jobs
-            // would be the forge's).
-            runner: None,
+            runners,
         }
     }
 }

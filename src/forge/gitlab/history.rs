@@ -262,12 +262,13 @@ impl Archives for JobArtifacts<'_> {
                 url: api::artifacts_url(self.client, self.project, job.id),
                 size: a.size,
                 // The runner is GitLab's word for the job, never its files'.
-                runner: Some(
-                    job.runner
-                        .as_ref()
-                        .and_then(|r| r.description.clone())
-                        .filter(|d| !d.trim().is_empty()),
-                ),
+                runners: job
+                    .runner
+                    .as_ref()
+                    .and_then(|r| r.description.clone())
+                    .filter(|d| !d.trim().is_empty())
+                    .into_iter()
+                    .collect(),
             },
             _ if expired => Located::Missing {
                 id: Some(job.id),

@@ -407,6 +407,7 @@ mod tests {
             "workflow_run",
             "head_sha",
             "head_branch",
+            "runner_name",
             // GitLab CI's keywords and fields
             "expire_in",
             "artifacts_expire_at",

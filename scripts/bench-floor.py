@@ -17,7 +17,9 @@ For each run directory (one trace, or one trace per rank):
 
        floor = max(max over traces (export + longest report), (exports + reports) / 2)
 
-   For one `.sqlite` trace that is the larger of the longest report and half their sum;
+   and for one trace, whose export nothing can run beside, export + max(longest report, half
+   the reports' sum): for one `.sqlite` trace the larger of the longest report and half their
+   sum;
 3. `analyze` (`--runs` times, each writing a new analysis.json): wall time, best and median,
    against the floor; the peak resident memory of the largest process of the run (nsys-gate or
    one of its nsys processes, `/usr/bin/time`'s %M) and of nsys-gate's own reading and analysis
@@ -92,6 +94,10 @@ def floor(nsys, run_dir, reports, repeat):
             per_trace[trace] = (export, times)
     longest = max(e + max(t.values()) for e, t in per_trace.values())
     total = sum(e + sum(t.values()) for e, t in per_trace.values())
+    if len(per_trace) == 1:
+        # one trace: nothing can run beside its export, so the second core waits for it
+        (e, t), = per_trace.values()
+        return per_trace, e + max(max(t.values()), sum(t.values()) / 2), longest, total
     return per_trace, max(longest, total / 2), longest, total
 
 

@@ -284,24 +284,43 @@ pub fn analyze(
 /// After nsys, whatever it did: the names of the credentials in the recorded environment go
 /// into the stamp (read from the export, or from a `.sqlite` trace itself), and the export is
 /// removed unless `--keep-export`.
+///
+/// `shared`: nsys as found once for every trace of the run (one trace per rank), with the
+/// places their processes share; `None` for one trace, found here.
 fn stats(
     options: &AnalyzeOptions,
     run: &RunDir,
     stats_dir: &Path,
+    shared: Option<&SharedNsys>,
     progress: &mut Progress,
 ) -> Result<StatsStamp, AnalyzeError> {
     if options.reuse_stats {
         return nsys::read_stamp(stats_dir).map_err(AnalyzeError::other);
     }
-    let path = nsys::locate(&options.nsys)?;
-    let nsys = nsys::identify(&path)?;
-    progress.start_nsys(&nsys, &run.trace);
+    let found;
+    let (nsys, reports, slots) = match shared {
+        Some(shared) => (&shared.nsys, &shared.reports, Some(&shared.slots)),
+        None => {
+            let path = nsys::locate(&options.nsys)?;
+            let nsys = nsys::identify(&path)?;
+            progress.start_nsys(&nsys, &run.trace);
+            let reports = nsys::report_plan(&nsys);
+            let reports = reports.inspect_err(|_| progress.finish_nsys())?;
+            found = (nsys, reports);
+            (&found.0, &found.1, None)
+        }
+    };
+    if shared.is_some() {
+        progress.start_nsys(nsys, &run.trace);
+    }
     let stamp = nsys::run_stats(
-        &nsys,
+        nsys,
+        reports,
         &run.trace,
         stats_dir,
         options.nsys_timeout,
         options.stats_plan,
+        slots,
         &mut |elapsed| progress.tick(elapsed),
     );
     progress.finish_nsys();
@@ -325,6 +344,31 @@ fn stats(
     files::write_atomically(&stats_dir.join(nsys::STAMP_FILE), &json)
         .map_err(AnalyzeError::other)?;
     Ok(stamp)
+}
+
+/// nsys as the traces of one run (one per rank) share it: found, identified and asked for its
+/// reports once, and the places for their `nsys stats` processes.
+struct SharedNsys {
+    nsys: nsys::Nsys,
+    reports: nsys::ReportPlan,
+    slots: nsys::Slots,
+}
+
+impl SharedNsys {
+    /// `None` with `--reuse-stats` (no nsys run).
+    fn find(options: &AnalyzeOptions) -> Result<Option<SharedNsys>, AnalyzeError> {
+        if options.reuse_stats {
+            return Ok(None);
+        }
+        let path = nsys::locate(&options.nsys)?;
+        let nsys = nsys::identify(&path)?;
+        let reports = nsys::report_plan(&nsys)?;
+        Ok(Some(SharedNsys {
+            nsys,
+            reports,
+            slots: nsys::Slots::new(options.stats_plan.processes),
+        }))
+    }
 }
 
 /// The credential-like names in the environment recorded in a SQLite export; none (and a note
@@ -623,7 +667,7 @@ fn analyze_trace(
     stats_dir: &Path,
     progress: &mut Progress,
 ) -> Result<Analysed, AnalyzeError> {
-    let stamp = stats(options, run, stats_dir, progress)?;
+    let stamp = stats(options, run, stats_dir, None, progress)?;
     AnalyzeError::check_interrupt()?;
     let (nvtx_rows, gpu_work_rows) = read_trace(stats_dir, &stamp, &run.trace_name)?;
     let findings = analyze_rows(run, &nvtx_rows, &gpu_work_rows, &stamp)?;
@@ -649,6 +693,9 @@ fn analyze_rank_traces(
             .with_context(|| format!("cannot create {}", shown_path(dir)))
             .map_err(AnalyzeError::other)?;
     }
+    // nsys found once; each trace one `nsys stats` call, at most `--nsys-processes` at once.
+    let shared = SharedNsys::find(options)?;
+    let shared = shared.as_ref();
     // The first trace with the progress shown, the others beside it.
     type PerTrace = (StatsStamp, NvtxRows, gpu_work::GpuWorkRows);
     let per_trace: Vec<Result<PerTrace, AnalyzeError>> = std::thread::scope(|scope| {
@@ -658,13 +705,13 @@ fn analyze_rank_traces(
             .skip(1)
             .map(|((_, run), dir)| {
                 scope.spawn(move || {
-                    let stamp = stats(options, run, dir, &mut Progress::quiet())?;
+                    let stamp = stats(options, run, dir, shared, &mut Progress::quiet())?;
                     let (rows, gpu) = read_trace(dir, &stamp, &run.trace_name)?;
                     Ok((stamp, rows, gpu))
                 })
             })
             .collect();
-        let first = stats(options, &traces[0].1, &dirs[0], progress).and_then(|stamp| {
+        let first = stats(options, &traces[0].1, &dirs[0], shared, progress).and_then(|stamp| {
             read_trace(&dirs[0], &stamp, &traces[0].1.trace_name)
                 .map(|(rows, gpu)| (stamp, rows, gpu))
         });

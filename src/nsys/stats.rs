@@ -38,6 +38,75 @@ impl StatsPlan {
     }
 }
 
+/// What this nsys is asked for: the reports it has (under the names it gives them), whether
+/// they are 2022.x's legacy names, and the reports not asked with why. Made once per analysis
+/// ([`report_plan`]), for every trace of it.
+#[derive(Debug, Clone)]
+pub struct ReportPlan {
+    legacy: bool,
+    asked: Vec<Asked>,
+    missing: Vec<(ReportName, String)>,
+}
+
+/// Asks this nsys which reports it has (`nsys stats --help-reports`), once.
+pub fn report_plan(nsys: &Nsys) -> Result<ReportPlan, NsysError> {
+    let (legacy, asked, missing) = report_names(nsys)?;
+    Ok(ReportPlan {
+        legacy,
+        asked,
+        missing,
+    })
+}
+
+/// Places for `nsys stats` processes shared by the traces of one analysis (one trace per
+/// rank): at most this many run at once, whatever the number of traces, so that eight traces
+/// on two cores do not start twenty-four processes that share the cores and the memory.
+#[derive(Debug)]
+pub struct Slots {
+    free: std::sync::Mutex<usize>,
+    freed: std::sync::Condvar,
+}
+
+impl Slots {
+    pub fn new(count: usize) -> Self {
+        Slots {
+            free: std::sync::Mutex::new(count.max(1)),
+            freed: std::sync::Condvar::new(),
+        }
+    }
+
+    /// Waits for a place; it is given back when the guard is dropped.
+    fn take(&self) -> SlotGuard<'_> {
+        let mut free = self
+            .free
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while *free == 0 {
+            free = self
+                .freed
+                .wait(free)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        *free -= 1;
+        SlotGuard(self)
+    }
+}
+
+/// A place taken from [`Slots`], given back on drop.
+struct SlotGuard<'s>(&'s Slots);
+
+impl Drop for SlotGuard<'_> {
+    fn drop(&mut self) {
+        let mut free = self
+            .0
+            .free
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *free += 1;
+        self.0.freed.notify_one();
+    }
+}
+
 /// One report as this nsys is asked for it: the contract's name and the name this nsys gives
 /// it (2022.x's legacy names), whose CSV is renamed to the contract's.
 #[derive(Debug, Clone, Copy)]
@@ -63,15 +132,26 @@ struct Asked {
 /// anything, newlines included: a `SKIPPED: <path> does not contain …` line stays one line, and
 /// messages say `stats/trace.sqlite` wherever the run directory sits. Messages show the
 /// equivalent command with absolute paths.
+///
+/// With `slots` (the traces of one analysis, one per rank), the reports run as one call taking
+/// one of the shared places: the traces, not the reports of one, run side by side; the
+/// timeout counts from when it got its place.
+#[allow(clippy::too_many_arguments)]
 pub fn run_stats(
     nsys: &Nsys,
+    reports: &ReportPlan,
     trace: &Path,
     stats_dir: &Path,
     timeout: Duration,
     plan: StatsPlan,
+    slots: Option<&Slots>,
     progress: &mut dyn FnMut(Duration),
 ) -> Result<StatsStamp, NsysError> {
-    let (legacy, asked, missing) = report_names(nsys)?;
+    let ReportPlan {
+        legacy,
+        asked,
+        missing,
+    } = reports.clone();
     // Nothing stale may be mistaken for this run's output.
     for report in ReportName::ALL {
         for name in [report.as_str(), report.legacy_name()] {
@@ -84,8 +164,10 @@ pub fn run_stats(
         remove_if_present(&stats_dir.join(EXPORT_FILE))?;
     }
     let run_dir = stats_dir.parent().unwrap_or(stats_dir);
+    let _slot = slots.map(Slots::take);
     let started = Instant::now();
-    let groups = groups(&asked, plan.processes);
+    let processes = if slots.is_some() { 1 } else { plan.processes };
+    let groups = groups(&asked, processes);
     // A `.nsys-rep` is exported by the first process; the others read its export.
     let export = stats_dir.join(EXPORT_FILE);
     let calls: Vec<StatsCall> = groups

@@ -286,13 +286,15 @@ pub fn analyze(
 /// removed unless `--keep-export`.
 ///
 /// `shared`: nsys as found once for every trace of the run (one trace per rank), with the
-/// places their processes share; `None` for one trace, found here.
+/// places their processes share; `None` for one trace, found here. `ended`: called as each
+/// nsys process ends, with the reports classified so far (see [`nsys::run_stats`]).
 fn stats(
     options: &AnalyzeOptions,
     run: &RunDir,
     stats_dir: &Path,
     shared: Option<&SharedNsys>,
     progress: &mut Progress,
+    ended: &mut dyn FnMut(&StatsStamp),
 ) -> Result<StatsStamp, AnalyzeError> {
     if options.reuse_stats {
         return nsys::read_stamp(stats_dir).map_err(AnalyzeError::other);
@@ -322,6 +324,7 @@ fn stats(
         options.stats_plan,
         slots,
         &mut |elapsed| progress.tick(elapsed),
+        ended,
     );
     progress.finish_nsys();
     let export = stats_dir.join(nsys::EXPORT_FILE);
@@ -643,18 +646,24 @@ type Analysed = (
     analysis::Findings,
 );
 
-/// The NVTX reports (required) beside the GPU-work reports (each optional) of one trace.
+/// The NVTX reports (required) beside the GPU-work reports (each optional) of one trace; the
+/// GPU-work reports' rows when they were read already (`gpu_read`).
 fn read_trace(
     stats_dir: &Path,
     stamp: &StatsStamp,
     trace_name: &str,
+    gpu_read: Option<gpu_work::GpuWorkRows>,
 ) -> Result<(NvtxRows, gpu_work::GpuWorkRows), AnalyzeError> {
     let (nvtx_rows, gpu_work_rows) = std::thread::scope(|scope| {
-        let gpu_work_rows = scope.spawn(|| gpu_work::read(stats_dir, stamp));
+        let gpu_work_rows = gpu_read
+            .is_none()
+            .then(|| scope.spawn(|| gpu_work::read(stats_dir, stamp)));
         let nvtx_rows = read_reports(stats_dir, stamp, trace_name);
-        let gpu_work_rows = gpu_work_rows
-            .join()
-            .expect("the GPU-work readers do not panic");
+        let gpu_work_rows = match (gpu_read, gpu_work_rows) {
+            (Some(rows), _) => rows,
+            (None, Some(handle)) => handle.join().expect("the GPU-work readers do not panic"),
+            (None, None) => unreachable!("read above when not read before"),
+        };
         (nvtx_rows, gpu_work_rows)
     });
     Ok((nvtx_rows?, gpu_work_rows))
@@ -667,9 +676,25 @@ fn analyze_trace(
     stats_dir: &Path,
     progress: &mut Progress,
 ) -> Result<Analysed, AnalyzeError> {
-    let stamp = stats(options, run, stats_dir, None, progress)?;
+    // The GPU-work reports read as soon as every one of them is classified (their processes
+    // ended), while nsys still makes the others (usually the push/pop report).
+    let (stamp, gpu_read) = std::thread::scope(|scope| {
+        let mut reading = None;
+        let stamp = stats(options, run, stats_dir, None, progress, &mut |so_far| {
+            let all_done = ReportName::GPU_WORK
+                .iter()
+                .all(|r| so_far.reports.contains_key(r.as_str()));
+            if reading.is_none() && all_done {
+                let so_far = so_far.clone();
+                reading = Some(scope.spawn(move || gpu_work::read(stats_dir, &so_far)));
+            }
+        });
+        let gpu_read = reading.map(|h| h.join().expect("the GPU-work readers do not panic"));
+        (stamp, gpu_read)
+    });
+    let stamp = stamp?;
     AnalyzeError::check_interrupt()?;
-    let (nvtx_rows, gpu_work_rows) = read_trace(stats_dir, &stamp, &run.trace_name)?;
+    let (nvtx_rows, gpu_work_rows) = read_trace(stats_dir, &stamp, &run.trace_name, gpu_read)?;
     let findings = analyze_rows(run, &nvtx_rows, &gpu_work_rows, &stamp)?;
     Ok((stamp, nvtx_rows.gpu_unavailable, gpu_work_rows, findings))
 }
@@ -705,14 +730,29 @@ fn analyze_rank_traces(
             .skip(1)
             .map(|((_, run), dir)| {
                 scope.spawn(move || {
-                    let stamp = stats(options, run, dir, shared, &mut Progress::quiet())?;
-                    let (rows, gpu) = read_trace(dir, &stamp, &run.trace_name)?;
+                    let stamp = stats(
+                        options,
+                        run,
+                        dir,
+                        shared,
+                        &mut Progress::quiet(),
+                        &mut |_| {},
+                    )?;
+                    let (rows, gpu) = read_trace(dir, &stamp, &run.trace_name, None)?;
                     Ok((stamp, rows, gpu))
                 })
             })
             .collect();
-        let first = stats(options, &traces[0].1, &dirs[0], shared, progress).and_then(|stamp| {
-            read_trace(&dirs[0], &stamp, &traces[0].1.trace_name)
+        let first = stats(
+            options,
+            &traces[0].1,
+            &dirs[0],
+            shared,
+            progress,
+            &mut |_| {},
+        )
+        .and_then(|stamp| {
+            read_trace(&dirs[0], &stamp, &traces[0].1.trace_name, None)
                 .map(|(rows, gpu)| (stamp, rows, gpu))
         });
         std::iter::once(first)

@@ -133,6 +133,9 @@ struct Asked {
 /// messages say `stats/trace.sqlite` wherever the run directory sits. Messages show the
 /// equivalent command with absolute paths.
 ///
+/// `ended` is called as each process ends, with the reports classified so far (the reports
+/// not asked included): their CSVs are final, and may be read while the others run.
+///
 /// With `slots` (the traces of one analysis, one per rank), the reports run as one call taking
 /// one of the shared places: the traces, not the reports of one, run side by side; the
 /// timeout counts from when it got its place.
@@ -146,6 +149,7 @@ pub fn run_stats(
     plan: StatsPlan,
     slots: Option<&Slots>,
     progress: &mut dyn FnMut(Duration),
+    ended: &mut dyn FnMut(&StatsStamp),
 ) -> Result<StatsStamp, NsysError> {
     let ReportPlan {
         legacy,
@@ -187,21 +191,51 @@ pub fn run_stats(
         .and_then(|c| c.reports.first())
         .map(|a| csv_path(stats_dir, a.produced));
     let first_exports = first_csv.as_deref().filter(|_| !is_sqlite_trace(trace));
-    let outputs = run_concurrently(&calls, first_exports, started, progress);
-
     let mut statuses = std::collections::BTreeMap::new();
     for (report, why) in missing {
         statuses.insert(report.as_str().to_owned(), ReportStatus::skipped(why));
     }
-    for (call, output) in calls.iter().zip(outputs) {
-        for (report, status) in call.classify(nsys, stats_dir, output?)? {
-            statuses.insert(report.as_str().to_owned(), status);
-        }
-        for asked in &call.reports {
-            if asked.produced != asked.report.as_str() {
-                rename_legacy(stats_dir, asked.report)?;
+    // Each call classified (and its legacy CSVs renamed) as soon as it ends, so that the
+    // caller may read its reports while the others still run; the first error in the calls'
+    // order is the one returned.
+    let mut errors: Vec<Option<NsysError>> = (0..calls.len()).map(|_| None).collect();
+    run_concurrently(
+        &calls,
+        first_exports,
+        started,
+        progress,
+        &mut |k, output| {
+            let call = &calls[k];
+            let classified = output
+                .and_then(|output| call.classify(nsys, stats_dir, &output))
+                .and_then(|classified| {
+                    for asked in &call.reports {
+                        if asked.produced != asked.report.as_str() {
+                            rename_legacy(stats_dir, asked.report)?;
+                        }
+                    }
+                    Ok(classified)
+                });
+            match classified {
+                Ok(classified) => {
+                    for (report, status) in classified {
+                        statuses.insert(report.as_str().to_owned(), status);
+                    }
+                    ended(&StatsStamp {
+                        nsys_version: nsys.version.clone(),
+                        legacy_reports: legacy,
+                        reports: statuses.clone(),
+                        credential_variables: Vec::new(),
+                        environment: None,
+                        gpu_clocks: Vec::new(),
+                    });
+                }
+                Err(e) => errors[k] = Some(e),
             }
-        }
+        },
+    );
+    if let Some(e) = errors.into_iter().flatten().next() {
+        return Err(e);
     }
     Ok(StatsStamp {
         nsys_version: nsys.version.clone(),
@@ -448,7 +482,7 @@ impl StatsCall {
         &self,
         nsys: &Nsys,
         stats_dir: &Path,
-        output: Captured,
+        output: &Captured,
     ) -> Result<Vec<(ReportName, ReportStatus)>, NsysError> {
         let required = self.reports.iter().any(|a| a.report.is_required());
         let words = output.words();
@@ -505,11 +539,11 @@ impl StatsCall {
     }
 }
 
-/// Runs the calls at once, one thread each, and returns their outputs in order; `progress`
-/// is called from this thread about once a second. With `first_exports` (the CSV of the first
-/// call's first report), the first call makes the export the others read: they start once
-/// that CSV appears, and are not run at all when the first call ends before (its own failure
-/// then says why).
+/// Runs the calls at once, one thread each, and hands each call's output to `ended` (with the
+/// call's index) as soon as it ends; `progress` is called from this thread about once a
+/// second. With `first_exports` (the CSV of the first call's first report), the first call
+/// makes the export the others read: they start once that CSV appears, and are not run at all
+/// when the first call ends before (its own failure then says why).
 ///
 /// nsys creates a report's CSV when it starts the report, right after closing the export it
 /// wrote (strace of 2022.4, 2023.4 and 2024.2); it says `Processing [...]` only when the
@@ -519,35 +553,52 @@ fn run_concurrently(
     first_exports: Option<&Path>,
     started: Instant,
     progress: &mut dyn FnMut(Duration),
-) -> Vec<Result<Captured, NsysError>> {
+    ended: &mut dyn FnMut(usize, Result<Captured, NsysError>),
+) {
     let timeout = |call: &StatsCall| call.timeout.saturating_sub(started.elapsed());
     if let [call] = calls {
-        return vec![call.run(timeout(call), &mut |_| progress(started.elapsed()))];
+        ended(
+            0,
+            call.run(timeout(call), &mut |_| progress(started.elapsed())),
+        );
+        return;
     }
     let export_written = || first_exports.is_none_or(Path::exists);
     std::thread::scope(|scope| {
         let (first, rest) = calls.split_first().expect("more than one call");
-        let first = scope.spawn(move || first.run(timeout(first), &mut |_| {}));
-        let mut others: Vec<std::thread::ScopedJoinHandle<_>> = Vec::new();
+        let mut running = vec![Some(
+            scope.spawn(move || first.run(timeout(first), &mut |_| {})),
+        )];
         let mut waiting = true;
         let mut last_tick = Instant::now();
         loop {
             // Checked before `export_written`: a first call that ended with its CSV written
             // still lets the others run.
-            let first_ended = first.is_finished();
+            let first_ended = running[0]
+                .as_ref()
+                .is_none_or(std::thread::ScopedJoinHandle::is_finished);
             if waiting && export_written() {
                 waiting = false;
-                others = rest
-                    .iter()
-                    .map(|call| scope.spawn(move || call.run(timeout(call), &mut |_| {})))
-                    .collect();
+                running.extend(
+                    rest.iter().map(|call| {
+                        Some(scope.spawn(move || call.run(timeout(call), &mut |_| {})))
+                    }),
+                );
             }
-            if first_ended
-                && (waiting
-                    || others
-                        .iter()
-                        .all(std::thread::ScopedJoinHandle::is_finished))
-            {
+            for (k, handle) in running.iter_mut().enumerate() {
+                if handle
+                    .as_ref()
+                    .is_some_and(std::thread::ScopedJoinHandle::is_finished)
+                {
+                    let output = handle
+                        .take()
+                        .expect("a running call")
+                        .join()
+                        .expect("an nsys runner thread does not panic");
+                    ended(k, output);
+                }
+            }
+            if first_ended && (waiting || running.iter().all(Option::is_none)) {
                 break;
             }
             if last_tick.elapsed() >= Duration::from_secs(1) {
@@ -556,24 +607,19 @@ fn run_concurrently(
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        let mut outputs = vec![first.join().expect("an nsys runner thread does not panic")];
         if waiting {
-            outputs.extend(rest.iter().map(|_| {
-                Ok(Captured {
-                    status: None,
-                    timed_out: false,
-                    text: "not run: the first nsys stats process, which makes the export, ended before it started a report".to_owned(),
-                })
-            }));
-        } else {
-            outputs.extend(
-                others
-                    .into_iter()
-                    .map(|h| h.join().expect("an nsys runner thread does not panic")),
-            );
+            for k in 1..calls.len() {
+                ended(
+                    k,
+                    Ok(Captured {
+                        status: None,
+                        timed_out: false,
+                        text: "not run: the first nsys stats process, which makes the export, ended before it started a report".to_owned(),
+                    }),
+                );
+            }
         }
-        outputs
-    })
+    });
 }
 
 /// The `nsys stats` arguments, each path passed through `path` (relative or absolute).

@@ -8,10 +8,10 @@ For each run directory (one trace, or one trace per rank):
 
 1. `analyze` once, to learn which reports this nsys is asked for (the stamp's reports, less the
    ones not asked);
-2. the floor: each trace's SQLite export made alone (`nsys export`; none for a `.sqlite`
+2. in rounds (`--repeat`, default 3), so that both see the machine of the same minutes: the
+   reports alone, then `analyze`. The floor: each trace's SQLite export made alone (`nsys export`; none for a `.sqlite`
    trace), then each report run alone over it as `analyze` asks for it (`nsys stats --report R
-   --format csv --timeunit nsec`, `csv:mem=B` for `cuda_gpu_trace`), each the best of
-   `--repeat` runs. On two cores the reports cannot end before the longest chain (a trace's
+   --format csv --timeunit nsec`, `csv:mem=B` for `cuda_gpu_trace`), each its best round. On two cores the reports cannot end before the longest chain (a trace's
    export, then its longest report) nor before half of all the work (the exports and every
    report):
 
@@ -20,7 +20,7 @@ For each run directory (one trace, or one trace per rank):
    and for one trace, whose export nothing can run beside, export + max(longest report, half
    the reports' sum): for one `.sqlite` trace the larger of the longest report and half their
    sum;
-3. `analyze` (`--runs` times, each writing a new analysis.json): wall time, best and median,
+3. `analyze` (once a round, each writing a new analysis.json): wall time, best and median,
    against the floor; the peak resident memory of the largest process of the run (nsys-gate or
    one of its nsys processes, `/usr/bin/time`'s %M) and of nsys-gate's own reading and analysis
    (`analyze --reuse-stats` on the CSVs the run left).
@@ -69,36 +69,51 @@ def asked_reports(run_dir):
             if not (s.get("message") or "").startswith("not asked") and "has no `" not in (s.get("message") or "")]
 
 
-def floor(nsys, run_dir, reports, repeat):
-    """Each trace's export and reports alone, best of `repeat`: ({trace: (export, {report: s})}, floor)."""
+def alone(nsys, run_dir, reports, scratch):
+    """Each trace's export and reports alone, once: {trace: (export s, {report: s})}."""
     per_trace = {}
-    with tempfile.TemporaryDirectory(dir=run_dir) as scratch:
-        for trace in traces_of(run_dir):
-            path = os.path.join(run_dir, trace)
-            if trace.endswith(".sqlite"):
-                export, sqlite = 0.0, path
-            else:
-                sqlite = os.path.join(scratch, "export.sqlite")
-                export = best([nsys, "export", "--type", "sqlite", "--force-overwrite=true", "-o", sqlite, path], repeat)
-            times = {}
-            for report in reports:
-                fmt = "csv:mem=B" if report == "cuda_gpu_trace" else "csv"
-                # a report that finds no data in this trace ends with a non-zero status: its time still counts
-                def once():
-                    start = time.monotonic()
-                    subprocess.run([nsys, "stats", "--report", report, "--format", fmt, "--timeunit", "nsec",
-                                    "--output", os.path.join(scratch, "r"), "--force-overwrite=true", sqlite],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                    return time.monotonic() - start
-                times[report] = min(once() for _ in range(repeat))
-            per_trace[trace] = (export, times)
+    for trace in traces_of(run_dir):
+        path = os.path.join(run_dir, trace)
+        if trace.endswith(".sqlite"):
+            export, sqlite = 0.0, path
+        else:
+            sqlite = os.path.join(scratch, "export.sqlite")
+            export = timed([nsys, "export", "--type", "sqlite", "--force-overwrite=true", "-o", sqlite, path])
+        times = {}
+        for report in reports:
+            fmt = "csv:mem=B" if report == "cuda_gpu_trace" else "csv"
+            # a report that finds no data in this trace ends with a non-zero status: its time counts
+            start = time.monotonic()
+            subprocess.run([nsys, "stats", "--report", report, "--format", fmt, "--timeunit", "nsec",
+                            "--output", os.path.join(scratch, "r"), "--force-overwrite=true", sqlite],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            times[report] = time.monotonic() - start
+        per_trace[trace] = (export, times)
+    return per_trace
+
+
+def floor(per_trace):
+    """The 2-core floor of the best times: (floor, longest chain, all work)."""
     longest = max(e + max(t.values()) for e, t in per_trace.values())
     total = sum(e + sum(t.values()) for e, t in per_trace.values())
     if len(per_trace) == 1:
         # one trace: nothing can run beside its export, so the second core waits for it
         (e, t), = per_trace.values()
-        return per_trace, e + max(max(t.values()), sum(t.values()) / 2), longest, total
-    return per_trace, max(longest, total / 2), longest, total
+        return e + max(max(t.values()), sum(t.values()) / 2), longest, total
+    return max(longest, total / 2), longest, total
+
+
+def best_of(rounds):
+    """Each export and report's best time over the rounds."""
+    best = {}
+    for per_trace in rounds:
+        for trace, (e, t) in per_trace.items():
+            if trace not in best:
+                best[trace] = (e, dict(t))
+            else:
+                be, bt = best[trace]
+                best[trace] = (min(be, e), {r: min(bt[r], t[r]) for r in bt})
+    return best
 
 
 def analyze_once(gate, nsys, run_dir, reuse=False):
@@ -117,8 +132,8 @@ def main():
     p.add_argument("gate")
     p.add_argument("nsys")
     p.add_argument("run_dirs", nargs="+")
-    p.add_argument("--repeat", type=int, default=3, help="runs of each report alone (the best counts)")
-    p.add_argument("--runs", type=int, default=3, help="runs of analyze")
+    p.add_argument("--repeat", type=int, default=3, help="rounds: each report alone, then analyze (the best counts)")
+    p.add_argument("--runs", type=int, default=3, help="at least this many runs of analyze")
     p.add_argument("--json", help="write the figures here")
     a = p.parse_args()
     print("load average before: " + open("/proc/loadavg").read().strip())
@@ -127,8 +142,14 @@ def main():
         run_dir = os.path.abspath(run_dir)
         analyze_once(a.gate, a.nsys, run_dir)
         reports = asked_reports(run_dir)
-        per_trace, fl, longest, total = floor(a.nsys, run_dir, reports, a.repeat)
-        runs = [analyze_once(a.gate, a.nsys, run_dir) for _ in range(a.runs)]
+        # in rounds, each the reports alone then analyze: both see the machine of the same minutes
+        rounds, runs = [], []
+        with tempfile.TemporaryDirectory(dir=run_dir) as scratch:
+            for _ in range(max(a.repeat, a.runs)):
+                rounds.append(alone(a.nsys, run_dir, reports, scratch))
+                runs.append(analyze_once(a.gate, a.nsys, run_dir))
+        per_trace = best_of(rounds)
+        fl, longest, total = floor(per_trace)
         walls = sorted(w for w, _ in runs)
         reuse = [analyze_once(a.gate, a.nsys, run_dir, reuse=True) for _ in range(3)]
         print("%s: %d trace(s), reports %s" % (run_dir, len(per_trace), ", ".join(reports)))

@@ -9,11 +9,12 @@ For each run directory (one trace, or one trace per rank):
 1. `analyze` once, to learn which reports this nsys is asked for (the stamp's reports, less the
    ones not asked);
 2. in rounds (`--repeat`, default 3), so that both see the machine of the same minutes: the
-   reports alone, then `analyze`. The floor: each trace's SQLite export made alone (`nsys export`; none for a `.sqlite`
-   trace), then each report run alone over it as `analyze` asks for it (`nsys stats --report R
-   --format csv --timeunit nsec`, `csv:mem=B` for `cuda_gpu_trace`), each its best round. On two cores the reports cannot end before the longest chain (a trace's
-   export, then its longest report) nor before half of all the work (the exports and every
-   report):
+   reports alone, then `analyze`. The floor: each trace's SQLite export made alone (`nsys
+   export`; none for a `.sqlite` trace), then each report run alone over it as `analyze` asks
+   for it (`nsys stats --report R --format csv --timeunit nsec`, `csv:mem=B` for
+   `cuda_gpu_trace`), each its best round. On two cores the reports cannot end before the
+   longest chain (a trace's export, then its longest report) nor before half of all the work
+   (the exports and every report):
 
        floor = max(max over traces (export + longest report), (exports + reports) / 2)
 
@@ -31,7 +32,6 @@ Prints one block per run directory and the load average before and after.
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys

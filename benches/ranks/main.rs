@@ -45,7 +45,10 @@ fn main() {
         .arg("2024.2")
         .output()
         .expect("scripts/install-nsys.sh runs");
-    assert!(nsys.status.success(), "nsys 2024.2 is needed (scripts/install-nsys.sh 2024.2)");
+    assert!(
+        nsys.status.success(),
+        "nsys 2024.2 is needed (scripts/install-nsys.sh 2024.2)"
+    );
     let nsys = String::from_utf8(nsys.stdout).expect("a UTF-8 path");
     let ranks = root.join("target/bench-ranks");
     let gpu = root.join("target/bench-gpu");

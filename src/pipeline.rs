@@ -287,25 +287,47 @@ pub fn analyze(
 /// After nsys, whatever it did: the names of the credentials in the recorded environment go
 /// into the stamp (read from the export, or from a `.sqlite` trace itself), and the export is
 /// removed unless `--keep-export`.
+///
+/// `shared`: nsys as found once for every trace of the run (one trace per rank), with the
+/// places their processes share; `None` for one trace, found here. `ended`: called as each
+/// nsys process ends, with the reports classified so far (see [`nsys::run_stats`]).
 fn stats(
     options: &AnalyzeOptions,
     run: &RunDir,
     stats_dir: &Path,
+    shared: Option<&SharedNsys>,
     progress: &mut Progress,
+    ended: &mut dyn FnMut(&StatsStamp),
 ) -> Result<StatsStamp, AnalyzeError> {
     if options.reuse_stats {
         return nsys::read_stamp(stats_dir).map_err(AnalyzeError::other);
     }
-    let path = nsys::locate(&options.nsys)?;
-    let nsys = nsys::identify(&path)?;
-    progress.start_nsys(&nsys, &run.trace);
+    let found;
+    let (nsys, reports, slots) = match shared {
+        Some(shared) => (&shared.nsys, &shared.reports, Some(&shared.slots)),
+        None => {
+            let path = nsys::locate(&options.nsys)?;
+            let nsys = nsys::identify(&path)?;
+            progress.start_nsys(&nsys, &run.trace);
+            let reports = nsys::report_plan(&nsys);
+            let reports = reports.inspect_err(|_| progress.finish_nsys())?;
+            found = (nsys, reports);
+            (&found.0, &found.1, None)
+        }
+    };
+    if shared.is_some() {
+        progress.start_nsys(nsys, &run.trace);
+    }
     let stamp = nsys::run_stats(
-        &nsys,
+        nsys,
+        reports,
         &run.trace,
         stats_dir,
         options.nsys_timeout,
         options.stats_plan,
+        slots,
         &mut |elapsed| progress.tick(elapsed),
+        ended,
     );
     progress.finish_nsys();
     let export = stats_dir.join(nsys::EXPORT_FILE);
@@ -328,6 +350,31 @@ fn stats(
     files::write_atomically(&stats_dir.join(nsys::STAMP_FILE), &json)
         .map_err(AnalyzeError::other)?;
     Ok(stamp)
+}
+
+/// nsys as the traces of one run (one per rank) share it: found, identified and asked for its
+/// reports once, and the places for their `nsys stats` processes.
+struct SharedNsys {
+    nsys: nsys::Nsys,
+    reports: nsys::ReportPlan,
+    slots: nsys::Slots,
+}
+
+impl SharedNsys {
+    /// `None` with `--reuse-stats` (no nsys run).
+    fn find(options: &AnalyzeOptions) -> Result<Option<SharedNsys>, AnalyzeError> {
+        if options.reuse_stats {
+            return Ok(None);
+        }
+        let path = nsys::locate(&options.nsys)?;
+        let nsys = nsys::identify(&path)?;
+        let reports = nsys::report_plan(&nsys)?;
+        Ok(Some(SharedNsys {
+            nsys,
+            reports,
+            slots: nsys::Slots::new(options.stats_plan.processes),
+        }))
+    }
 }
 
 /// The credential-like names in the environment recorded in a SQLite export; none (and a note
@@ -603,18 +650,24 @@ type Analysed = (
     Vec<analysis::clocks::TraceClocks>,
 );
 
-/// The NVTX reports (required) beside the GPU-work reports (each optional) of one trace.
+/// The NVTX reports (required) beside the GPU-work reports (each optional) of one trace; the
+/// GPU-work reports' rows when they were read already (`gpu_read`).
 fn read_trace(
     stats_dir: &Path,
     stamp: &StatsStamp,
     trace_name: &str,
+    gpu_read: Option<gpu_work::GpuWorkRows>,
 ) -> Result<(NvtxRows, gpu_work::GpuWorkRows), AnalyzeError> {
     let (nvtx_rows, gpu_work_rows) = std::thread::scope(|scope| {
-        let gpu_work_rows = scope.spawn(|| gpu_work::read(stats_dir, stamp));
+        let gpu_work_rows = gpu_read
+            .is_none()
+            .then(|| scope.spawn(|| gpu_work::read(stats_dir, stamp)));
         let nvtx_rows = read_reports(stats_dir, stamp, trace_name);
-        let gpu_work_rows = gpu_work_rows
-            .join()
-            .expect("the GPU-work readers do not panic");
+        let gpu_work_rows = match (gpu_read, gpu_work_rows) {
+            (Some(rows), _) => rows,
+            (None, Some(handle)) => handle.join().expect("the GPU-work readers do not panic"),
+            (None, None) => unreachable!("read above when not read before"),
+        };
         (nvtx_rows, gpu_work_rows)
     });
     Ok((nvtx_rows?, gpu_work_rows))
@@ -627,9 +680,25 @@ fn analyze_trace(
     stats_dir: &Path,
     progress: &mut Progress,
 ) -> Result<Analysed, AnalyzeError> {
-    let stamp = stats(options, run, stats_dir, progress)?;
+    // The GPU-work reports read as soon as every one of them is classified (their processes
+    // ended), while nsys still makes the others (usually the push/pop report).
+    let (stamp, gpu_read) = std::thread::scope(|scope| {
+        let mut reading = None;
+        let stamp = stats(options, run, stats_dir, None, progress, &mut |so_far| {
+            let all_done = ReportName::GPU_WORK
+                .iter()
+                .all(|r| so_far.reports.contains_key(r.as_str()));
+            if reading.is_none() && all_done {
+                let so_far = so_far.clone();
+                reading = Some(scope.spawn(move || gpu_work::read(stats_dir, &so_far)));
+            }
+        });
+        let gpu_read = reading.map(|h| h.join().expect("the GPU-work readers do not panic"));
+        (stamp, gpu_read)
+    });
+    let stamp = stamp?;
     AnalyzeError::check_interrupt()?;
-    let (nvtx_rows, gpu_work_rows) = read_trace(stats_dir, &stamp, &run.trace_name)?;
+    let (nvtx_rows, gpu_work_rows) = read_trace(stats_dir, &stamp, &run.trace_name, gpu_read)?;
     let findings = analyze_rows(run, &nvtx_rows, &gpu_work_rows, &stamp)?;
     let clocks = vec![trace_clocks((None, None), &stamp, &findings.iterations)];
     Ok((

@@ -38,6 +38,75 @@ impl StatsPlan {
     }
 }
 
+/// What this nsys is asked for: the reports it has (under the names it gives them), whether
+/// they are 2022.x's legacy names, and the reports not asked with why. Made once per analysis
+/// ([`report_plan`]), for every trace of it.
+#[derive(Debug, Clone)]
+pub struct ReportPlan {
+    legacy: bool,
+    asked: Vec<Asked>,
+    missing: Vec<(ReportName, String)>,
+}
+
+/// Asks this nsys which reports it has (`nsys stats --help-reports`), once.
+pub fn report_plan(nsys: &Nsys) -> Result<ReportPlan, NsysError> {
+    let (legacy, asked, missing) = report_names(nsys)?;
+    Ok(ReportPlan {
+        legacy,
+        asked,
+        missing,
+    })
+}
+
+/// Places for `nsys stats` processes shared by the traces of one analysis (one trace per
+/// rank): at most this many run at once, whatever the number of traces, so that eight traces
+/// on two cores do not start twenty-four processes that share the cores and the memory.
+#[derive(Debug)]
+pub struct Slots {
+    free: std::sync::Mutex<usize>,
+    freed: std::sync::Condvar,
+}
+
+impl Slots {
+    pub fn new(count: usize) -> Self {
+        Slots {
+            free: std::sync::Mutex::new(count.max(1)),
+            freed: std::sync::Condvar::new(),
+        }
+    }
+
+    /// Waits for a place; it is given back when the guard is dropped.
+    fn take(&self) -> SlotGuard<'_> {
+        let mut free = self
+            .free
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while *free == 0 {
+            free = self
+                .freed
+                .wait(free)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        *free -= 1;
+        SlotGuard(self)
+    }
+}
+
+/// A place taken from [`Slots`], given back on drop.
+struct SlotGuard<'s>(&'s Slots);
+
+impl Drop for SlotGuard<'_> {
+    fn drop(&mut self) {
+        let mut free = self
+            .0
+            .free
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *free += 1;
+        self.0.freed.notify_one();
+    }
+}
+
 /// One report as this nsys is asked for it: the contract's name and the name this nsys gives
 /// it (2022.x's legacy names), whose CSV is renamed to the contract's.
 #[derive(Debug, Clone, Copy)]
@@ -63,15 +132,30 @@ struct Asked {
 /// anything, newlines included: a `SKIPPED: <path> does not contain …` line stays one line, and
 /// messages say `stats/trace.sqlite` wherever the run directory sits. Messages show the
 /// equivalent command with absolute paths.
+///
+/// `ended` is called as each process ends, with the reports classified so far (the reports
+/// not asked included): their CSVs are final, and may be read while the others run.
+///
+/// With `slots` (the traces of one analysis, one per rank), the reports run as one call taking
+/// one of the shared places: the traces, not the reports of one, run side by side; the
+/// timeout counts from when it got its place.
+#[allow(clippy::too_many_arguments)]
 pub fn run_stats(
     nsys: &Nsys,
+    reports: &ReportPlan,
     trace: &Path,
     stats_dir: &Path,
     timeout: Duration,
     plan: StatsPlan,
+    slots: Option<&Slots>,
     progress: &mut dyn FnMut(Duration),
+    ended: &mut dyn FnMut(&StatsStamp),
 ) -> Result<StatsStamp, NsysError> {
-    let (legacy, asked, missing) = report_names(nsys)?;
+    let ReportPlan {
+        legacy,
+        asked,
+        missing,
+    } = reports.clone();
     // Nothing stale may be mistaken for this run's output.
     for report in ReportName::ALL {
         for name in [report.as_str(), report.legacy_name()] {
@@ -84,8 +168,10 @@ pub fn run_stats(
         remove_if_present(&stats_dir.join(EXPORT_FILE))?;
     }
     let run_dir = stats_dir.parent().unwrap_or(stats_dir);
+    let _slot = slots.map(Slots::take);
     let started = Instant::now();
-    let groups = groups(&asked, plan.processes);
+    let processes = if slots.is_some() { 1 } else { plan.processes };
+    let groups = groups(&asked, processes);
     // A `.nsys-rep` is exported by the first process; the others read its export.
     let export = stats_dir.join(EXPORT_FILE);
     let calls: Vec<StatsCall> = groups
@@ -105,21 +191,51 @@ pub fn run_stats(
         .and_then(|c| c.reports.first())
         .map(|a| csv_path(stats_dir, a.produced));
     let first_exports = first_csv.as_deref().filter(|_| !is_sqlite_trace(trace));
-    let outputs = run_concurrently(&calls, first_exports, started, progress);
-
     let mut statuses = std::collections::BTreeMap::new();
     for (report, why) in missing {
         statuses.insert(report.as_str().to_owned(), ReportStatus::skipped(why));
     }
-    for (call, output) in calls.iter().zip(outputs) {
-        for (report, status) in call.classify(nsys, stats_dir, output?)? {
-            statuses.insert(report.as_str().to_owned(), status);
-        }
-        for asked in &call.reports {
-            if asked.produced != asked.report.as_str() {
-                rename_legacy(stats_dir, asked.report)?;
+    // Each call classified (and its legacy CSVs renamed) as soon as it ends, so that the
+    // caller may read its reports while the others still run; the first error in the calls'
+    // order is the one returned.
+    let mut errors: Vec<Option<NsysError>> = (0..calls.len()).map(|_| None).collect();
+    run_concurrently(
+        &calls,
+        first_exports,
+        started,
+        progress,
+        &mut |k, output| {
+            let call = &calls[k];
+            let classified = output
+                .and_then(|output| call.classify(nsys, stats_dir, &output))
+                .and_then(|classified| {
+                    for asked in &call.reports {
+                        if asked.produced != asked.report.as_str() {
+                            rename_legacy(stats_dir, asked.report)?;
+                        }
+                    }
+                    Ok(classified)
+                });
+            match classified {
+                Ok(classified) => {
+                    for (report, status) in classified {
+                        statuses.insert(report.as_str().to_owned(), status);
+                    }
+                    ended(&StatsStamp {
+                        nsys_version: nsys.version.clone(),
+                        legacy_reports: legacy,
+                        reports: statuses.clone(),
+                        credential_variables: Vec::new(),
+                        environment: None,
+                        gpu_clocks: Vec::new(),
+                    });
+                }
+                Err(e) => errors[k] = Some(e),
             }
-        }
+        },
+    );
+    if let Some(e) = errors.into_iter().flatten().next() {
+        return Err(e);
     }
     Ok(StatsStamp {
         nsys_version: nsys.version.clone(),
@@ -366,7 +482,7 @@ impl StatsCall {
         &self,
         nsys: &Nsys,
         stats_dir: &Path,
-        output: Captured,
+        output: &Captured,
     ) -> Result<Vec<(ReportName, ReportStatus)>, NsysError> {
         let required = self.reports.iter().any(|a| a.report.is_required());
         let words = output.words();
@@ -423,11 +539,11 @@ impl StatsCall {
     }
 }
 
-/// Runs the calls at once, one thread each, and returns their outputs in order; `progress`
-/// is called from this thread about once a second. With `first_exports` (the CSV of the first
-/// call's first report), the first call makes the export the others read: they start once
-/// that CSV appears, and are not run at all when the first call ends before (its own failure
-/// then says why).
+/// Runs the calls at once, one thread each, and hands each call's output to `ended` (with the
+/// call's index) as soon as it ends; `progress` is called from this thread about once a
+/// second. With `first_exports` (the CSV of the first call's first report), the first call
+/// makes the export the others read: they start once that CSV appears, and are not run at all
+/// when the first call ends before (its own failure then says why).
 ///
 /// nsys creates a report's CSV when it starts the report, right after closing the export it
 /// wrote (strace of 2022.4, 2023.4 and 2024.2); it says `Processing [...]` only when the
@@ -437,35 +553,52 @@ fn run_concurrently(
     first_exports: Option<&Path>,
     started: Instant,
     progress: &mut dyn FnMut(Duration),
-) -> Vec<Result<Captured, NsysError>> {
+    ended: &mut dyn FnMut(usize, Result<Captured, NsysError>),
+) {
     let timeout = |call: &StatsCall| call.timeout.saturating_sub(started.elapsed());
     if let [call] = calls {
-        return vec![call.run(timeout(call), &mut |_| progress(started.elapsed()))];
+        ended(
+            0,
+            call.run(timeout(call), &mut |_| progress(started.elapsed())),
+        );
+        return;
     }
     let export_written = || first_exports.is_none_or(Path::exists);
     std::thread::scope(|scope| {
         let (first, rest) = calls.split_first().expect("more than one call");
-        let first = scope.spawn(move || first.run(timeout(first), &mut |_| {}));
-        let mut others: Vec<std::thread::ScopedJoinHandle<_>> = Vec::new();
+        let mut running = vec![Some(
+            scope.spawn(move || first.run(timeout(first), &mut |_| {})),
+        )];
         let mut waiting = true;
         let mut last_tick = Instant::now();
         loop {
             // Checked before `export_written`: a first call that ended with its CSV written
             // still lets the others run.
-            let first_ended = first.is_finished();
+            let first_ended = running[0]
+                .as_ref()
+                .is_none_or(std::thread::ScopedJoinHandle::is_finished);
             if waiting && export_written() {
                 waiting = false;
-                others = rest
-                    .iter()
-                    .map(|call| scope.spawn(move || call.run(timeout(call), &mut |_| {})))
-                    .collect();
+                running.extend(
+                    rest.iter().map(|call| {
+                        Some(scope.spawn(move || call.run(timeout(call), &mut |_| {})))
+                    }),
+                );
             }
-            if first_ended
-                && (waiting
-                    || others
-                        .iter()
-                        .all(std::thread::ScopedJoinHandle::is_finished))
-            {
+            for (k, handle) in running.iter_mut().enumerate() {
+                if handle
+                    .as_ref()
+                    .is_some_and(std::thread::ScopedJoinHandle::is_finished)
+                {
+                    let output = handle
+                        .take()
+                        .expect("a running call")
+                        .join()
+                        .expect("an nsys runner thread does not panic");
+                    ended(k, output);
+                }
+            }
+            if first_ended && (waiting || running.iter().all(Option::is_none)) {
                 break;
             }
             if last_tick.elapsed() >= Duration::from_secs(1) {
@@ -474,24 +607,19 @@ fn run_concurrently(
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        let mut outputs = vec![first.join().expect("an nsys runner thread does not panic")];
         if waiting {
-            outputs.extend(rest.iter().map(|_| {
-                Ok(Captured {
-                    status: None,
-                    timed_out: false,
-                    text: "not run: the first nsys stats process, which makes the export, ended before it started a report".to_owned(),
-                })
-            }));
-        } else {
-            outputs.extend(
-                others
-                    .into_iter()
-                    .map(|h| h.join().expect("an nsys runner thread does not panic")),
-            );
+            for k in 1..calls.len() {
+                ended(
+                    k,
+                    Ok(Captured {
+                        status: None,
+                        timed_out: false,
+                        text: "not run: the first nsys stats process, which makes the export, ended before it started a report".to_owned(),
+                    }),
+                );
+            }
         }
-        outputs
-    })
+    });
 }
 
 /// The `nsys stats` arguments, each path passed through `path` (relative or absolute).

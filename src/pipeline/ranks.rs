@@ -7,7 +7,7 @@ use anyhow::Context as _;
 
 use super::{
     gpu_work, read_trace, settings_of, stats, trace_clocks, unfit, Analysed, AnalyzeError,
-    AnalyzeOptions, NvtxRows,
+    AnalyzeOptions, NvtxRows, SharedNsys,
 };
 use crate::analysis;
 use crate::artifact::ReportName;
@@ -36,34 +36,7 @@ pub(super) fn analyze_rank_traces(
             .with_context(|| format!("cannot create {}", shown_path(dir)))
             .map_err(AnalyzeError::other)?;
     }
-    // The first trace with the progress shown, the others beside it.
-    type PerTrace = (StatsStamp, NvtxRows, gpu_work::GpuWorkRows);
-    let per_trace: Vec<Result<PerTrace, AnalyzeError>> = std::thread::scope(|scope| {
-        let others: Vec<_> = traces
-            .iter()
-            .zip(&dirs)
-            .skip(1)
-            .map(|((_, run), dir)| {
-                scope.spawn(move || {
-                    let stamp = stats(options, run, dir, &mut Progress::quiet())?;
-                    let (rows, gpu) = read_trace(dir, &stamp, &run.trace_name)?;
-                    Ok((stamp, rows, gpu))
-                })
-            })
-            .collect();
-        let first = stats(options, &traces[0].1, &dirs[0], progress).and_then(|stamp| {
-            read_trace(&dirs[0], &stamp, &traces[0].1.trace_name)
-                .map(|(rows, gpu)| (stamp, rows, gpu))
-        });
-        std::iter::once(first)
-            .chain(
-                others
-                    .into_iter()
-                    .map(|h| h.join().expect("a trace's analysis does not panic")),
-            )
-            .collect()
-    });
-    let per_trace = per_trace.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let per_trace = stats_of_traces(options, traces, &dirs, progress)?;
     AnalyzeError::check_interrupt()?;
     let (per_trace, gpu_rows): (Vec<(StatsStamp, NvtxRows)>, Vec<gpu_work::GpuWorkRows>) =
         per_trace
@@ -153,6 +126,63 @@ pub(super) fn analyze_rank_traces(
         clocks,
     ))
 }
+
+/// Each rank trace's stamp and rows: nsys found once, each trace one `nsys stats` call, at most
+/// `--nsys-processes` at once; the first trace with the progress shown, the others beside it.
+fn stats_of_traces(
+    options: &AnalyzeOptions,
+    traces: &[(u64, RunDir)],
+    dirs: &[PathBuf],
+    progress: &mut Progress,
+) -> Result<Vec<PerTrace>, AnalyzeError> {
+    // nsys found once; each trace one `nsys stats` call, at most `--nsys-processes` at once.
+    let shared = SharedNsys::find(options)?;
+    let shared = shared.as_ref();
+    let per_trace: Vec<Result<PerTrace, AnalyzeError>> = std::thread::scope(|scope| {
+        let others: Vec<_> = traces
+            .iter()
+            .zip(dirs)
+            .skip(1)
+            .map(|((_, run), dir)| {
+                scope.spawn(move || {
+                    let stamp = stats(
+                        options,
+                        run,
+                        dir,
+                        shared,
+                        &mut Progress::quiet(),
+                        &mut |_| {},
+                    )?;
+                    let (rows, gpu) = read_trace(dir, &stamp, &run.trace_name, None)?;
+                    Ok((stamp, rows, gpu))
+                })
+            })
+            .collect();
+        let first = stats(
+            options,
+            &traces[0].1,
+            &dirs[0],
+            shared,
+            progress,
+            &mut |_| {},
+        )
+        .and_then(|stamp| {
+            read_trace(&dirs[0], &stamp, &traces[0].1.trace_name, None)
+                .map(|(rows, gpu)| (stamp, rows, gpu))
+        });
+        std::iter::once(first)
+            .chain(
+                others
+                    .into_iter()
+                    .map(|h| h.join().expect("a trace's analysis does not panic")),
+            )
+            .collect()
+    });
+    per_trace.into_iter().collect()
+}
+
+/// One rank trace's stamp and rows.
+type PerTrace = (StatsStamp, NvtxRows, gpu_work::GpuWorkRows);
 
 /// Each rank's trace's GPU metrics over its own rank's iterations: each trace keeps its own
 /// time.

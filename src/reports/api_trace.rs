@@ -8,12 +8,12 @@
 use std::path::Path;
 
 use super::cells::{required_i64, required_id, required_u64, Check};
-use super::columns::{def, ColumnDef, Layout};
+use super::columns::{def, ColumnDef};
 use super::error::ReportError;
 use super::interner::{Interner, NameId};
 use super::parts::read_file;
-use super::reader::{NameError, Names, ReadOptions, Report};
-use super::scan::{Cell, ColType, Schema, Span};
+use super::reader::{Columns, NameError, Names, ReadOptions, Table};
+use super::scan::{Cell, ColType, Span};
 
 /// Reads a `cuda_api_trace` CSV file (or 2022.4's `cudaapitrace`): every CUDA API call.
 pub fn read_api_trace(path: &Path) -> Result<Vec<ApiCall>, ReportError> {
@@ -36,10 +36,10 @@ const CORR_ID: usize = 3;
 const PID: usize = 4;
 const TID: usize = 5;
 
-pub(crate) struct ApiTraceSchema {
-    pub layout: Layout,
-    col: [usize; DEFS.len()],
-}
+/// The report's columns and checks; [`Table`] keeps where each column sits.
+pub(crate) enum ApiTrace {}
+
+pub(crate) type ApiTraceSchema = Table<ApiTrace, { DEFS.len() }>;
 
 /// One CUDA API call: when it ran on which thread, and the correlation id that ties it to
 /// the GPU operation it launched (24 bytes; a trace has millions of calls).
@@ -53,15 +53,18 @@ pub struct ApiCall {
     pub tid: u32,
 }
 
-impl Schema for ApiTraceSchema {
+impl Columns<{ DEFS.len() }> for ApiTrace {
     type Pending = ApiCall;
+    type Row = ApiCall;
+    const DEFS: &'static [ColumnDef] = DEFS;
 
-    fn types(&self) -> &[ColType] {
-        &self.layout.types
-    }
-
-    fn check(&self, _data: &[u8], _spans: &[Span], cells: &[Cell]) -> Check<ApiCall> {
-        let c = &self.col;
+    fn check(
+        table: &ApiTraceSchema,
+        _data: &[u8],
+        _spans: &[Span],
+        cells: &[Cell],
+    ) -> Check<ApiCall> {
+        let c = &table.col;
         let start = required_i64(cells, c[START])?;
         let duration = required_i64(cells, c[DURATION])?;
         Ok(ApiCall {
@@ -72,23 +75,8 @@ impl Schema for ApiTraceSchema {
             tid: required_id(cells, c[TID])?,
         })
     }
-}
-
-impl Report for ApiTraceSchema {
-    type Row = ApiCall;
-    const DEFS: &'static [ColumnDef] = DEFS;
-
-    fn build(layout: Layout) -> Option<Self> {
-        let (col, _) = layout.resolve(DEFS)?;
-        Some(Self { layout, col })
-    }
-
-    fn layout(&self) -> &Layout {
-        &self.layout
-    }
 
     fn finish(
-        &self,
         p: ApiCall,
         _record: &[u8],
         _line: u32,

@@ -12,12 +12,12 @@
 use std::path::Path;
 
 use super::cells::{last_stack_id, optional_i64, required_id, required_u64, Check};
-use super::columns::{def, ColumnDef, Layout};
+use super::columns::{def, ColumnDef};
 use super::error::ReportError;
 use super::interner::{Interner, NameId};
 use super::parts::{self, read_file};
-use super::reader::{NameError, Names, ReadOptions, Report};
-use super::scan::{Cell, ColType, Schema, Span};
+use super::reader::{Columns, NameError, Names, ReadOptions, Table};
+use super::scan::{Cell, ColType, Span};
 
 /// One row of `nvtx_gpu_proj_trace`: the GPU work launched inside one NVTX range, with
 /// what the join to the push/pop report needs (`Orig Duration` is checked, not kept).
@@ -96,11 +96,10 @@ const NUM_GPU_OPS: usize = 8;
 const RANGE_ID: usize = 11;
 const RANGE_STACK: usize = 13;
 
-pub(crate) struct GpuProjSchema {
-    pub layout: Layout,
-    col: [usize; DEFS.len()],
-    present: [bool; DEFS.len()],
-}
+/// The report's columns and checks; [`Table`] keeps where each column sits.
+pub(crate) enum GpuProj {}
+
+pub(crate) type GpuProjSchema = Table<GpuProj, { DEFS.len() }>;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Pending {
@@ -115,17 +114,15 @@ pub(crate) struct Pending {
     pub range_id: Option<u64>,
 }
 
-impl Schema for GpuProjSchema {
+impl Columns<{ DEFS.len() }> for GpuProj {
     type Pending = Pending;
+    type Row = GpuProjRow;
+    const DEFS: &'static [ColumnDef] = DEFS;
 
-    fn types(&self) -> &[ColType] {
-        &self.layout.types
-    }
-
-    fn check(&self, data: &[u8], spans: &[Span], cells: &[Cell]) -> Check<Pending> {
-        let c = &self.col;
+    fn check(table: &GpuProjSchema, data: &[u8], spans: &[Span], cells: &[Cell]) -> Check<Pending> {
+        let c = &table.col;
         let range_id = cells[c[RANGE_ID]].as_num();
-        if self.present[RANGE_STACK] {
+        if table.present[RANGE_STACK] {
             let col = c[RANGE_STACK];
             let stack = spans[col].of(data);
             // An empty stack goes with a NULL range (the synthetic root).
@@ -155,27 +152,8 @@ impl Schema for GpuProjSchema {
             range_id,
         })
     }
-}
-
-impl Report for GpuProjSchema {
-    type Row = GpuProjRow;
-    const DEFS: &'static [ColumnDef] = DEFS;
-
-    fn build(layout: Layout) -> Option<Self> {
-        let (col, present) = layout.resolve(DEFS)?;
-        Some(Self {
-            layout,
-            col,
-            present,
-        })
-    }
-
-    fn layout(&self) -> &Layout {
-        &self.layout
-    }
 
     fn finish(
-        &self,
         p: Pending,
         record: &[u8],
         line: u32,

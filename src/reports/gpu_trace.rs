@@ -15,12 +15,14 @@
 use std::path::Path;
 
 use super::cells::{required_i64, Check};
-use super::columns::{def, ColumnDef, Layout};
+use super::columns::{def, ColumnDef};
 use super::error::ReportError;
 use super::interner::{Interner, NameId};
 use super::parts;
-use super::reader::{intern_name, open, parse_report_into, NameError, Names, ReadOptions, Report};
-use super::scan::{Cell, ColType, Schema, Span};
+use super::reader::{
+    intern_name, open, parse_report_into, Columns, NameError, Names, ReadOptions, Table,
+};
+use super::scan::{Cell, ColType, Span};
 
 /// One row of `cuda_gpu_trace`: a kernel (`bytes` is `None`), a memory copy or a memset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,10 +93,10 @@ const DST: usize = 6;
 const DEVICE: usize = 7;
 const NAME: usize = 8;
 
-pub(crate) struct GpuTraceSchema {
-    pub layout: Layout,
-    col: [usize; DEFS.len()],
-}
+/// The report's columns and checks; [`Table`] keeps where each column sits.
+pub(crate) enum GpuTrace {}
+
+pub(crate) type GpuTraceSchema = Table<GpuTrace, { DEFS.len() }>;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Pending {
@@ -109,15 +111,18 @@ pub(crate) struct Pending {
     pub name: Span,
 }
 
-impl Schema for GpuTraceSchema {
+impl Columns<{ DEFS.len() }> for GpuTrace {
     type Pending = Pending;
+    type Row = GpuOpRow;
+    const DEFS: &'static [ColumnDef] = DEFS;
 
-    fn types(&self) -> &[ColType] {
-        &self.layout.types
-    }
-
-    fn check(&self, _data: &[u8], spans: &[Span], cells: &[Cell]) -> Check<Pending> {
-        let c = &self.col;
+    fn check(
+        table: &GpuTraceSchema,
+        _data: &[u8],
+        spans: &[Span],
+        cells: &[Cell],
+    ) -> Check<Pending> {
+        let c = &table.col;
         let grid = cells[c[GRID_X]].as_num();
         let bytes = cells[c[BYTES]].as_num();
         if grid.is_some() == bytes.is_some() {
@@ -137,23 +142,8 @@ impl Schema for GpuTraceSchema {
             name: spans[c[NAME]],
         })
     }
-}
-
-impl Report for GpuTraceSchema {
-    type Row = GpuOpRow;
-    const DEFS: &'static [ColumnDef] = DEFS;
-
-    fn build(layout: Layout) -> Option<Self> {
-        let (col, _) = layout.resolve(DEFS)?;
-        Some(Self { layout, col })
-    }
-
-    fn layout(&self) -> &Layout {
-        &self.layout
-    }
 
     fn finish(
-        &self,
         p: Pending,
         record: &[u8],
         _line: u32,

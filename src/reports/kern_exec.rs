@@ -12,12 +12,12 @@
 use std::path::Path;
 
 use super::cells::{required_i64, required_id, Check};
-use super::columns::{def, ColumnDef, Layout};
+use super::columns::{def, ColumnDef};
 use super::error::ReportError;
 use super::interner::{Interner, NameId};
 use super::parts::{self, read_file};
-use super::reader::{intern_name, NameError, Names, ReadOptions, Report};
-use super::scan::{Cell, ColType, Schema, Span};
+use super::reader::{intern_name, Columns, NameError, Names, ReadOptions, Table};
+use super::scan::{Cell, ColType, Span};
 
 /// One kernel and the call that launched it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,12 +69,10 @@ const TID: usize = 8;
 const DEVICE: usize = 9;
 const NAME: usize = 10;
 
-pub(crate) struct KernExecSchema {
-    pub layout: Layout,
-    col: [usize; DEFS.len()],
-    /// Whether the header has `DevId`.
-    device: bool,
-}
+/// The report's columns and checks; [`Table`] keeps where each column sits.
+pub(crate) enum KernExec {}
+
+pub(crate) type KernExecSchema = Table<KernExec, { DEFS.len() }>;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Pending {
@@ -88,15 +86,18 @@ pub(crate) struct Pending {
     name: Span,
 }
 
-impl Schema for KernExecSchema {
+impl Columns<{ DEFS.len() }> for KernExec {
     type Pending = Pending;
+    type Row = KernelExecRow;
+    const DEFS: &'static [ColumnDef] = DEFS;
 
-    fn types(&self) -> &[ColType] {
-        &self.layout.types
-    }
-
-    fn check(&self, _data: &[u8], spans: &[Span], cells: &[Cell]) -> Check<Pending> {
-        let c = &self.col;
+    fn check(
+        table: &KernExecSchema,
+        _data: &[u8],
+        spans: &[Span],
+        cells: &[Cell],
+    ) -> Check<Pending> {
+        let c = &table.col;
         let api_start = required_i64(cells, c[API_START])?;
         let api_end = api_start.saturating_add(required_i64(cells, c[API_DUR])?);
         let kernel_start = required_i64(cells, c[KERNEL_START])?;
@@ -120,37 +121,16 @@ impl Schema for KernExecSchema {
             tid: required_id(cells, c[TID])?,
             start_ns: kernel_start,
             duration_ns: duration,
-            device: if self.device {
-                cells[c[DEVICE]]
-                    .as_num()
-                    .map(|d| u32::try_from(d).unwrap_or(u32::MAX))
-            } else {
-                None
-            },
+            // `DevId` when the header has it
+            device: table
+                .optional(DEVICE)
+                .and_then(|col| cells[col].as_num())
+                .map(|d| u32::try_from(d).unwrap_or(u32::MAX)),
             name: spans[c[NAME]],
         })
     }
-}
-
-impl Report for KernExecSchema {
-    type Row = KernelExecRow;
-    const DEFS: &'static [ColumnDef] = DEFS;
-
-    fn build(layout: Layout) -> Option<Self> {
-        let (col, present) = layout.resolve(DEFS)?;
-        Some(Self {
-            layout,
-            col,
-            device: present[DEVICE],
-        })
-    }
-
-    fn layout(&self) -> &Layout {
-        &self.layout
-    }
 
     fn finish(
-        &self,
         p: Pending,
         record: &[u8],
         _line: u32,

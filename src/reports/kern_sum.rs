@@ -9,12 +9,12 @@
 use std::path::Path;
 
 use super::cells::{required_i64, required_u64, Check};
-use super::columns::{def, ColumnDef, Layout};
+use super::columns::{def, ColumnDef};
 use super::error::ReportError;
 use super::interner::{Interner, NameId};
 use super::parts::{self, read_file};
-use super::reader::{intern_name, NameError, Names, ReadOptions, Report};
-use super::scan::{Cell, ColType, Schema, Span};
+use super::reader::{intern_name, Columns, NameError, Names, ReadOptions, Table};
+use super::scan::{Cell, ColType, Span};
 
 /// One row of `cuda_gpu_kern_sum`: a kernel name and its times over the capture.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,10 +58,10 @@ const MAX: usize = 5;
 const STDDEV: usize = 6;
 const NAME: usize = 7;
 
-pub(crate) struct KernSumSchema {
-    pub layout: Layout,
-    col: [usize; DEFS.len()],
-}
+/// The report's columns and checks; [`Table`] keeps where each column sits.
+pub(crate) enum KernSum {}
+
+pub(crate) type KernSumSchema = Table<KernSum, { DEFS.len() }>;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Pending {
@@ -78,15 +78,18 @@ pub(crate) struct Pending {
 /// nsys rounds means and medians to one decimal.
 const ROUNDING: f64 = 0.051;
 
-impl Schema for KernSumSchema {
+impl Columns<{ DEFS.len() }> for KernSum {
     type Pending = Pending;
+    type Row = KernelSummaryRow;
+    const DEFS: &'static [ColumnDef] = DEFS;
 
-    fn types(&self) -> &[ColType] {
-        &self.layout.types
-    }
-
-    fn check(&self, _data: &[u8], spans: &[Span], cells: &[Cell]) -> Check<Pending> {
-        let c = &self.col;
+    fn check(
+        table: &KernSumSchema,
+        _data: &[u8],
+        spans: &[Span],
+        cells: &[Cell],
+    ) -> Check<Pending> {
+        let c = &table.col;
         let total = required_i64(cells, c[TOTAL])?;
         let instances = required_u64(cells, c[INSTANCES])?;
         let min = required_i64(cells, c[MIN])?;
@@ -131,23 +134,8 @@ impl Schema for KernSumSchema {
             stddev_ns: float(STDDEV),
         })
     }
-}
-
-impl Report for KernSumSchema {
-    type Row = KernelSummaryRow;
-    const DEFS: &'static [ColumnDef] = DEFS;
-
-    fn build(layout: Layout) -> Option<Self> {
-        let (col, _) = layout.resolve(DEFS)?;
-        Some(Self { layout, col })
-    }
-
-    fn layout(&self) -> &Layout {
-        &self.layout
-    }
 
     fn finish(
-        &self,
         p: Pending,
         record: &[u8],
         _line: u32,

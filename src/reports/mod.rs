@@ -26,11 +26,12 @@
 //! not grow with the file, except for the rows returned and the distinct names.
 //!
 //! Each report has a file of its own (`pushpop`, `gpu_proj`, `kern_sum`, `gpu_trace`,
-//! `kern_exec`, `api_trace`): its columns, its checks, its rows and its read functions. What they share:
-//! `reader` (the header, the records, a row's names, the window's limits), `cells` (the
-//! checks of one cell), `parts` (a large file read in parts, a thread each), `error`
-//! ([`ReportError`]) and `interner` (the names). `write` writes rows as nsys does, for
-//! tests, fixtures and benchmarks.
+//! `kern_exec`, `api_trace`): its columns, its checks, its rows and its read functions (a
+//! `reader::Columns` impl). What they share: `reader` (the header, the records, a row's names,
+//! the window's limits, and `reader::Table`, the one `Schema` and `Report` every report is read
+//! through), `cells` (the checks of one cell), `parts` (a large file read in parts, a thread
+//! each), `error` ([`ReportError`]) and `interner` (the names). `write` writes rows as nsys
+//! does, for tests, fixtures and benchmarks.
 
 mod api_trace;
 mod cells;

@@ -8,12 +8,12 @@
 use std::path::Path;
 
 use super::cells::{last_stack_id, required_i64, required_id, required_u64, Check};
-use super::columns::{def, ColumnDef, Layout};
+use super::columns::{def, ColumnDef};
 use super::error::ReportError;
 use super::interner::{Interner, NameId};
 use super::parts::{self, read_file};
-use super::reader::{NameError, Names, ReadOptions, Report};
-use super::scan::{Cell, ColType, Schema, Span};
+use super::reader::{Columns, NameError, Names, ReadOptions, Table};
+use super::scan::{Cell, ColType, Span};
 
 /// One row of `nvtx_pushpop_trace`: one NVTX push/pop range, in 64 bytes (a trace has
 /// millions). `Duration`, `DurNonChild` and `Lvl` are checked while reading and not kept:
@@ -91,12 +91,10 @@ const PARENT_ID: usize = 11;
 const RANGE_STACK: usize = 12;
 const NAME_TREE: usize = 13;
 
-pub(crate) struct PushPopSchema {
-    pub layout: Layout,
-    /// Header column of each entry of DEFS (required ones are present: checked on build).
-    col: [usize; DEFS.len()],
-    present: [bool; DEFS.len()],
-}
+/// The report's columns and checks; [`Table`] keeps where each column sits.
+pub(crate) enum PushPop {}
+
+pub(crate) type PushPopSchema = Table<PushPop, { DEFS.len() }>;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Pending {
@@ -110,21 +108,13 @@ pub(crate) struct Pending {
     pub parent_id: Option<u64>,
 }
 
-impl PushPopSchema {
-    fn optional(&self, field: usize) -> Option<usize> {
-        self.present[field].then_some(self.col[field])
-    }
-}
-
-impl Schema for PushPopSchema {
+impl Columns<{ DEFS.len() }> for PushPop {
     type Pending = Pending;
+    type Row = PushPopRow;
+    const DEFS: &'static [ColumnDef] = DEFS;
 
-    fn types(&self) -> &[ColType] {
-        &self.layout.types
-    }
-
-    fn check(&self, data: &[u8], spans: &[Span], cells: &[Cell]) -> Check<Pending> {
-        let c = &self.col;
+    fn check(table: &PushPopSchema, data: &[u8], spans: &[Span], cells: &[Cell]) -> Check<Pending> {
+        let c = &table.col;
         let start = required_i64(cells, c[START])?;
         let end = required_i64(cells, c[END])?;
         if end < start {
@@ -135,7 +125,7 @@ impl Schema for PushPopSchema {
         }
         // Both are non-negative i64: no overflow.
         let duration = end - start;
-        if let Some(col) = self.optional(DURATION) {
+        if let Some(col) = table.optional(DURATION) {
             let written = required_u64(cells, col)?;
             if written != duration as u64 {
                 return Err((
@@ -159,7 +149,7 @@ impl Schema for PushPopSchema {
             .map_err(|_| (Some(c[LVL]), format!("`Lvl` ({lvl}) is too large")))?;
         let range_id = required_u64(cells, c[RANGE_ID])?;
         let parent_id = cells[c[PARENT_ID]].as_num();
-        if let Some(col) = self.optional(RANGE_STACK) {
+        if let Some(col) = table.optional(RANGE_STACK) {
             let stack = spans[col].of(data);
             if last_stack_id(stack) != Some(range_id) {
                 return Err((
@@ -172,7 +162,7 @@ impl Schema for PushPopSchema {
             }
         }
         let name = spans[c[NAME]];
-        if let Some(col) = self.optional(NAME_TREE) {
+        if let Some(col) = table.optional(NAME_TREE) {
             let tree = spans[col].of(data);
             let name_bytes = name.of(data);
             if !is_name_tree(tree, lvl, name_bytes) {
@@ -197,27 +187,8 @@ impl Schema for PushPopSchema {
             parent_id,
         })
     }
-}
-
-impl Report for PushPopSchema {
-    type Row = PushPopRow;
-    const DEFS: &'static [ColumnDef] = DEFS;
-
-    fn build(layout: Layout) -> Option<Self> {
-        let (col, present) = layout.resolve(DEFS)?;
-        Some(Self {
-            layout,
-            col,
-            present,
-        })
-    }
-
-    fn layout(&self) -> &Layout {
-        &self.layout
-    }
 
     fn finish(
-        &self,
         p: Pending,
         record: &[u8],
         line: u32,

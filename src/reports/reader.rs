@@ -8,12 +8,14 @@
 
 use std::fs::File;
 use std::io::Read;
+use std::marker::PhantomData;
 use std::path::Path;
 
+use super::cells::Check;
 use super::columns::{match_header, ColumnDef, Layout};
 use super::error::ReportError;
 use super::interner::{InternError, Interner, NameId};
-use super::scan::{self, Schema, Span, Split, Splitter};
+use super::scan::{self, Cell, ColType, Schema, Span, Split, Splitter};
 use super::window::{count_newlines, FillError, Window};
 
 /// How a report's names are read, decided by the caller from the nsys version that wrote it.
@@ -76,7 +78,100 @@ pub(crate) enum NameError {
     TooManyNames,
 }
 
-/// A report: its column table, and how a checked split becomes a row.
+/// A report as the six report files define it: its column table, its checks of a split, and
+/// how a checked split becomes a row. The header's layout and where each column sits are kept
+/// by [`Table`], the one [`Schema`] and [`Report`] every report shares.
+pub(crate) trait Columns<const N: usize>: Sized {
+    /// A split and checked row, with its names still spans of the record.
+    type Pending: Copy;
+    type Row;
+    /// The report's columns, `N` of them.
+    const DEFS: &'static [ColumnDef];
+    /// Cross-column checks on a complete split (see [`Schema::check`]).
+    fn check(
+        table: &Table<Self, N>,
+        data: &[u8],
+        spans: &[Span],
+        cells: &[Cell],
+    ) -> Check<Self::Pending>;
+    /// The row of a checked split, its names interned.
+    fn finish(
+        pending: Self::Pending,
+        record: &[u8],
+        line: u32,
+        names: Names<'_>,
+    ) -> Result<Self::Row, NameError>;
+    /// A row read by a part of the file, placed in the whole file (see
+    /// [`parts`](super::parts)).
+    fn relocate(row: &mut Self::Row, lines: u64, ids: &[NameId]);
+}
+
+/// A report's header matched against its column table `C::DEFS`: the header's layout, each
+/// entry's column in the header (`col`), and whether the header has it (`present`; required
+/// entries always do).
+pub(crate) struct Table<C, const N: usize> {
+    pub layout: Layout,
+    pub col: [usize; N],
+    pub present: [bool; N],
+    report: PhantomData<C>,
+}
+
+impl<C, const N: usize> Table<C, N> {
+    /// An optional entry's column, when the header has it.
+    #[inline]
+    pub fn optional(&self, entry: usize) -> Option<usize> {
+        self.present[entry].then_some(self.col[entry])
+    }
+}
+
+impl<C: Columns<N>, const N: usize> Schema for Table<C, N> {
+    type Pending = C::Pending;
+
+    fn types(&self) -> &[ColType] {
+        &self.layout.types
+    }
+
+    #[inline]
+    fn check(&self, data: &[u8], spans: &[Span], cells: &[Cell]) -> Check<C::Pending> {
+        C::check(self, data, spans, cells)
+    }
+}
+
+impl<C: Columns<N>, const N: usize> Report for Table<C, N> {
+    type Row = C::Row;
+    const DEFS: &'static [ColumnDef] = C::DEFS;
+
+    fn build(layout: Layout) -> Option<Self> {
+        let (col, present) = layout.resolve(C::DEFS)?;
+        Some(Table {
+            layout,
+            col,
+            present,
+            report: PhantomData,
+        })
+    }
+
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    #[inline]
+    fn finish(
+        &self,
+        pending: C::Pending,
+        record: &[u8],
+        line: u32,
+        names: Names<'_>,
+    ) -> Result<C::Row, NameError> {
+        C::finish(pending, record, line, names)
+    }
+
+    fn relocate(row: &mut C::Row, lines: u64, ids: &[NameId]) {
+        C::relocate(row, lines, ids);
+    }
+}
+
+/// What the reader needs of a report ([`Table`] for every report).
 pub(crate) trait Report: Schema + Sized {
     type Row;
     const DEFS: &'static [ColumnDef];

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""The 2-core floor of a run directory's `nsys stats` reports, and `nsys-gate analyze` against it
+(Python 3.11 standard library).
+
+    scripts/bench-floor.py GATE NSYS RUN_DIR... [--repeat 3] [--runs 3] [--json FILE]
+
+For each run directory (one trace, or one trace per rank):
+
+1. `analyze` once, to learn which reports this nsys is asked for (the stamp's reports, less the
+   ones not asked);
+2. in rounds (`--repeat`, default 3), so that both see the machine of the same minutes: the
+   reports alone, then `analyze`. The floor: each trace's SQLite export made alone (`nsys
+   export`; none for a `.sqlite` trace), then each report run alone over it as `analyze` asks
+   for it (`nsys stats --report R --format csv --timeunit nsec`, `csv:mem=B` for
+   `cuda_gpu_trace`), each its best round. On two cores the reports cannot end before the
+   longest chain (a trace's export, then its longest report) nor before half of all the work
+   (the exports and every report):
+
+       floor = max(max over traces (export + longest report), (exports + reports) / 2)
+
+   and for one trace, whose export nothing can run beside, export + max(longest report, half
+   the reports' sum): for one `.sqlite` trace the larger of the longest report and half their
+   sum;
+3. `analyze` (once a round, each writing a new analysis.json): wall time, best and median,
+   against the floor; the peak resident memory of the largest process of the run (nsys-gate or
+   one of its nsys processes, `/usr/bin/time`'s %M) and of nsys-gate's own reading and analysis
+   (`analyze --reuse-stats` on the CSVs the run left).
+
+Prints one block per run directory and the load average before and after.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def timed(command, cwd=None):
+    start = time.monotonic()
+    subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.monotonic() - start
+
+
+def best(command, repeat, cwd=None):
+    return min(timed(command, cwd) for _ in range(repeat))
+
+
+def traces_of(run_dir):
+    names = sorted(n for n in os.listdir(run_dir)
+                   if n.endswith(".nsys-rep") or (n.endswith(".sqlite") and n.startswith("trace")))
+    if not names:
+        sys.exit("no trace in " + run_dir)
+    return names
+
+
+def asked_reports(run_dir):
+    """The reports `analyze` asked nsys for, from its stamp (of the first trace's stats)."""
+    stats = os.path.join(run_dir, "stats")
+    stamp = os.path.join(stats, "nsys-gate-stats.json")
+    if not os.path.exists(stamp):
+        first = sorted(d for d in os.listdir(stats) if os.path.isdir(os.path.join(stats, d)))[0]
+        stamp = os.path.join(stats, first, "nsys-gate-stats.json")
+    reports = json.load(open(stamp))["reports"]
+    return [name for name, s in reports.items()
+            if not (s.get("message") or "").startswith("not asked") and "has no `" not in (s.get("message") or "")]
+
+
+def alone(nsys, run_dir, reports, scratch):
+    """Each trace's export and reports alone, once: {trace: (export s, {report: s})}."""
+    per_trace = {}
+    for trace in traces_of(run_dir):
+        path = os.path.join(run_dir, trace)
+        if trace.endswith(".sqlite"):
+            export, sqlite = 0.0, path
+        else:
+            sqlite = os.path.join(scratch, "export.sqlite")
+            export = timed([nsys, "export", "--type", "sqlite", "--force-overwrite=true", "-o", sqlite, path])
+        times = {}
+        for report in reports:
+            fmt = "csv:mem=B" if report == "cuda_gpu_trace" else "csv"
+            # a report that finds no data in this trace ends with a non-zero status: its time counts
+            start = time.monotonic()
+            subprocess.run([nsys, "stats", "--report", report, "--format", fmt, "--timeunit", "nsec",
+                            "--output", os.path.join(scratch, "r"), "--force-overwrite=true", sqlite],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            times[report] = time.monotonic() - start
+        per_trace[trace] = (export, times)
+    return per_trace
+
+
+def floor(per_trace):
+    """The 2-core floor of the best times: (floor, longest chain, all work)."""
+    longest = max(e + max(t.values()) for e, t in per_trace.values())
+    total = sum(e + sum(t.values()) for e, t in per_trace.values())
+    if len(per_trace) == 1:
+        # one trace: nothing can run beside its export, so the second core waits for it
+        (e, t), = per_trace.values()
+        return e + max(max(t.values()), sum(t.values()) / 2), longest, total
+    return max(longest, total / 2), longest, total
+
+
+def best_of(rounds):
+    """Each export and report's best time over the rounds."""
+    best = {}
+    for per_trace in rounds:
+        for trace, (e, t) in per_trace.items():
+            if trace not in best:
+                best[trace] = (e, dict(t))
+            else:
+                be, bt = best[trace]
+                best[trace] = (min(be, e), {r: min(bt[r], t[r]) for r in bt})
+    return best
+
+
+def analyze_once(gate, nsys, run_dir, reuse=False):
+    with tempfile.NamedTemporaryFile() as t:
+        command = ["/usr/bin/time", "-f", "%e %M", "-o", t.name, gate, "analyze", "--run-dir", run_dir]
+        command += ["--reuse-stats"] if reuse else ["--nsys", nsys]
+        start = time.monotonic()
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wall = time.monotonic() - start
+        peak = int(open(t.name).read().split()[-1]) / 1024
+        return wall, peak
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("gate")
+    p.add_argument("nsys")
+    p.add_argument("run_dirs", nargs="+")
+    p.add_argument("--repeat", type=int, default=3, help="rounds: each report alone, then analyze (the best counts)")
+    p.add_argument("--runs", type=int, default=3, help="at least this many runs of analyze")
+    p.add_argument("--json", help="write the figures here")
+    a = p.parse_args()
+    print("load average before: " + open("/proc/loadavg").read().strip())
+    results = {}
+    for run_dir in a.run_dirs:
+        run_dir = os.path.abspath(run_dir)
+        analyze_once(a.gate, a.nsys, run_dir)
+        reports = asked_reports(run_dir)
+        # in rounds, each the reports alone then analyze: both see the machine of the same minutes
+        rounds, runs = [], []
+        with tempfile.TemporaryDirectory(dir=run_dir) as scratch:
+            for _ in range(max(a.repeat, a.runs)):
+                rounds.append(alone(a.nsys, run_dir, reports, scratch))
+                runs.append(analyze_once(a.gate, a.nsys, run_dir))
+        per_trace = best_of(rounds)
+        fl, longest, total = floor(per_trace)
+        walls = sorted(w for w, _ in runs)
+        reuse = [analyze_once(a.gate, a.nsys, run_dir, reuse=True) for _ in range(3)]
+        print("%s: %d trace(s), reports %s" % (run_dir, len(per_trace), ", ".join(reports)))
+        for trace, (export, times) in per_trace.items():
+            print("  %s: export %.2f s; %s" % (trace, export, ", ".join("%s %.2f s" % kv for kv in times.items())))
+        print("  floor %.2f s (longest chain %.2f s, all work %.2f s / 2 = %.2f s)" % (fl, longest, total, total / 2))
+        print("  analyze: best %.2f s, median %.2f s (%s): %.3fx / %.3fx the floor"
+              % (walls[0], statistics.median(walls), " ".join("%.2f" % w for w in walls),
+                 walls[0] / fl, statistics.median(walls) / fl))
+        print("  peak memory: largest process of the run %.1f MiB; nsys-gate's reading and analysis (--reuse-stats) %.1f MiB, %.2f s"
+              % (max(m for _, m in runs), max(m for _, m in reuse), min(w for w, _ in reuse)))
+        results[run_dir] = {"reports": reports, "per_trace": per_trace, "floor_s": fl, "longest_s": longest,
+                            "total_s": total, "analyze_s": walls, "peak_mib": max(m for _, m in runs),
+                            "reuse_peak_mib": max(m for _, m in reuse)}
+    print("load average after: " + open("/proc/loadavg").read().strip())
+    if a.json:
+        json.dump(results, open(a.json, "w"), indent=2)
+
+
+if __name__ == "__main__":
+    main()

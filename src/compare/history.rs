@@ -472,21 +472,21 @@ fn learn(
                 .collect();
             let fit = Fit::new(&rows, &kept.iter().map(|&k| y[k]).collect::<Vec<_>>())?;
             let df = kept.len() as f64 - fit.rank as f64;
-            let ratio = spreads_differ(&fit.residuals, &kept, df, &groups, least_spread)?;
+            let differ = spreads_differ(&fit.residuals, &kept, df, &groups, least_spread)?;
             let weights: Vec<f64> = (0..y.len())
                 .map(|k| {
                     if groups.column[k].is_none() {
                         1.0
                     } else {
-                        ratio
+                        differ.ratio
                     }
                 })
                 .collect();
-            attempt(true, &weights).filter(|f| head_spread(f, &groups).is_some())
+            attempt(true, &weights).map(|f| (f, differ))
         })
         .flatten();
-    let own_spread = weighted.is_some();
-    let Some(fitted) = weighted.or_else(|| {
+    let own_spread = weighted.as_ref().map(|(_, d)| *d);
+    let Some(fitted) = weighted.map(|(f, _)| f).or_else(|| {
         [true, false]
             .into_iter()
             .filter(|&w| !w || groups.columns > 0)
@@ -496,7 +496,7 @@ fn learn(
     };
     learned.runners = fitted.with_runners;
     learned.head_runner = runner.map(|name| RunnerInfo {
-        own_spread,
+        own_spread: own_spread.is_some(),
         ..runner_info(name, &fitted, &groups)
     });
     record(&mut learned, &fitted, &shape, &index, &positions, &y);
@@ -533,17 +533,16 @@ fn learn(
 fn predict(
     fitted: &Fitted,
     groups: &Runners,
-    own_spread: bool,
+    own_spread: Option<OwnSpread>,
     within: &[f64],
     head: Option<f64>,
     floor: f64,
 ) -> (Prediction, Option<Newest>) {
     let least = SPREAD_FLOOR * (1.0 + floor).ln();
     let mut newest = None;
-    let (spread, df) = if own_spread {
-        head_spread(fitted, groups).expect("checked above")
-    } else {
-        ((fitted.fit.rss() / fitted.df).sqrt(), fitted.df)
+    let (spread, df) = match own_spread {
+        Some(own) => head_spread(fitted, groups).unwrap_or((own.head, own.df)),
+        None => ((fitted.fit.rss() / fitted.df).sqrt(), fitted.df),
     };
     let mut prediction = Prediction {
         level: fitted.fit.predict(&fitted.head),
@@ -562,7 +561,11 @@ fn predict(
                     level: p.level,
                     leverage: p.leverage,
                     spread: p.spread,
-                    df: if own_spread { df.min(p.df) } else { p.df },
+                    df: if own_spread.is_some() {
+                        df.min(p.df)
+                    } else {
+                        p.df
+                    },
                     ..prediction
                 };
             }
@@ -625,16 +628,33 @@ fn runner_info(name: &str, fitted: &Fitted, groups: &Runners) -> RunnerInfo {
 /// barely knows: 2.5 % with the default floor of 1 %.
 pub const BARELY_KNOWN_RUNNER_SPREAD: f64 = 2.5;
 
+/// The head's runner's own spread, found to differ from the others'.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct OwnSpread {
+    /// Its spread over the others'.
+    ratio: f64,
+    /// Its spread and degrees of freedom, before the outlier test (taken when too few of its
+    /// points are left after it to say it).
+    head: f64,
+    df: f64,
+}
+
+/// The share of the spread floor under which neither spread is taken in the F test: the
+/// floor itself would hide a quiet runner's spread (0.5 % against a floor of 0.8 %) and with it
+/// a noisy runner's difference; identical runs still give no infinite ratio.
+pub const SPREAD_TEST_FLOOR: f64 = 0.25;
+
 /// The F test of the head's runner's spread against the other points' (the `residuals` of a
-/// fit of the values `used` with `df` degrees of freedom, each spread never under `least`): `Some(s_head / s_others)` when they differ at
-/// [`SPREAD_TEST_ALPHA`] (two-sided).
+/// fit of the values `used` with `df` degrees of freedom, each spread never under
+/// [`SPREAD_TEST_FLOOR`] times `least`): `Some` when they differ at [`SPREAD_TEST_ALPHA`]
+/// (two-sided).
 fn spreads_differ(
     residuals: &[f64],
     used: &[usize],
     df: f64,
     groups: &Runners,
     least: f64,
-) -> Option<f64> {
+) -> Option<OwnSpread> {
     let (mut ss, mut n) = ([0.0; 2], [0usize; 2]);
     for (j, &k) in used.iter().enumerate() {
         let g = usize::from(groups.column[k].is_some());
@@ -646,12 +666,16 @@ fn spreads_differ(
     if df_head < 1.0 || df_others < 1.0 {
         return None;
     }
-    let floor = least * least;
+    let floor = (SPREAD_TEST_FLOOR * least).powi(2);
     let (vh, vo) = ((ss[0] / df_head).max(floor), (ss[1] / df_others).max(floor));
     let f = FisherSnedecor::new(df_head, df_others).ok()?;
     let c = f.cdf(vh / vo);
     let p = 2.0 * c.min(1.0 - c);
-    (p < SPREAD_TEST_ALPHA).then(|| (vh / vo).sqrt())
+    (p < SPREAD_TEST_ALPHA).then(|| OwnSpread {
+        ratio: (vh / vo).sqrt(),
+        head: (ss[0] / df_head).sqrt(),
+        df: df_head,
+    })
 }
 
 /// The head's runner's own spread and its degrees of freedom (its used points less one), from

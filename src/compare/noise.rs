@@ -93,11 +93,57 @@ pub fn judge(prediction: &Prediction, head: f64, thin: f64, alpha: f64, floor: f
     }
 }
 
+/// [`judge`] for a measure: the spread floor is a spread known without error, so where it
+/// decides, the head is judged with the normal quantile, not with Student's t of the history's
+/// degrees of freedom. The head is beyond the noise when it lies beyond **both** the interval
+/// of the history's own spread (`t(df, 1 - α/2)`, the spread as estimated) and that of the
+/// floor (`z(1 - α/2)`, the spread floor in the spread's place); `p_value` is the larger of the
+/// two tests' p-values. Each test alone holds the level `α` whatever the true spread is (the
+/// first exactly, under the normal model; the second whenever the true spread is at most the
+/// floor, and the first decides when it is more), so both together hold it too. With a quiet
+/// history of few runs, whose spread is floored, this keeps the floor's guard (identical runs
+/// are never certain) without paying `t` of few degrees of freedom for an uncertainty the
+/// floor does not have: 5 points at 0.5 % see a +3 % change, where `t(4) · 0.8 %` did not.
+pub fn judge_measure(
+    prediction: &Prediction,
+    head: f64,
+    thin: f64,
+    alpha: f64,
+    floor: f64,
+) -> Judgement {
+    let (own, known) = (scale(prediction, thin, 0.0), floor_scale(prediction, thin, floor));
+    let t = students_t(prediction.df);
+    let normal = Normal::standard();
+    let distance = head - prediction.level;
+    let half = (t.inverse_cdf(1.0 - alpha / 2.0) * own)
+        .max(normal.inverse_cdf(1.0 - alpha / 2.0) * known);
+    let p_normal = if known > 0.0 {
+        2.0 * (1.0 - normal.cdf(distance.abs() / known))
+    } else if distance != 0.0 {
+        0.0
+    } else {
+        1.0
+    };
+    Judgement {
+        ratio: distance.exp(),
+        interval: ((-half).exp(), half.exp()),
+        p_value: two_sided_p(&t, distance.abs(), own)
+            .max(p_normal)
+            .clamp(0.0, 1.0),
+    }
+}
+
 /// The standard deviation of a head of unchanged code about the predicted level: the
 /// history's spread (never under the floor) over the level's own uncertainty, and the head's
 /// own thinness.
 fn scale(prediction: &Prediction, thin: f64, floor: f64) -> f64 {
     let s = prediction.spread.max(SPREAD_FLOOR * (1.0 + floor).ln());
+    (s * s * (1.0 + prediction.leverage) + (thin - prediction.within).max(0.0)).sqrt()
+}
+
+/// [`scale`] with the spread floor in the history's spread's place.
+fn floor_scale(prediction: &Prediction, thin: f64, floor: f64) -> f64 {
+    let s = SPREAD_FLOOR * (1.0 + floor).ln();
     (s * s * (1.0 + prediction.leverage) + (thin - prediction.within).max(0.0)).sqrt()
 }
 
@@ -115,13 +161,17 @@ const POWER_GRID: usize = 400;
 /// the figure is as often over as under the truth. With many runs this is about
 /// `(t(df, 1 - α/2) + 0.84) · σ`; with three runs, whose spread is itself uncertain, it takes a
 /// good deal more than that.
+///
+/// A measure is judged by [`judge_measure`]: the change must also pass the test of the floor,
+/// a spread known without error, found 4 times in 5 at `(z(1 - α/2) + z(0.8)) · σ_floor`;
+/// the detectable change is the larger of the two (each test's own), as the verdict needs
+/// both.
 pub fn detectable(prediction: &Prediction, thin: f64, alpha: f64, floor: f64) -> f64 {
-    detectable_at(
-        detectable_scales(prediction.df, alpha),
-        prediction,
-        thin,
-        floor,
-    )
+    let standard = Normal::standard();
+    let known = (standard.inverse_cdf(1.0 - alpha / 2.0) + standard.inverse_cdf(POWER))
+        * floor_scale(prediction, thin, floor);
+    let own = detectable_scales(prediction.df, alpha) * scale(prediction, thin, 0.0);
+    own.max(known).exp().max(1.0 + floor)
 }
 
 /// [`detectable`] from its number of scales (what `df` and `alpha` give,

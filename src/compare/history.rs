@@ -339,8 +339,6 @@ struct Fitted {
     fit: Fit,
     /// Per value: used.
     keep: Vec<bool>,
-    /// The values used, in the fit's order.
-    used: Vec<usize>,
     /// The design's rows, per value.
     rows: Vec<Vec<f64>>,
     /// The rows and values as fitted: times each value's weight (1 for the head's runner; its
@@ -451,7 +449,6 @@ fn learn(
             head: groups.row(shape.row(newest), None, with_runners),
             fit,
             keep,
-            used,
             rows,
             scaled,
             scaled_y,
@@ -460,19 +457,24 @@ fn learn(
             with_runners,
         })
     };
-    // The head's runner's own spread, when an F test (on the fit of every point but the
-    // gross outliers, before the outlier test, which would trim the noisier runner's tail)
-    // says it differs from the others': the others then weigh by its spread over theirs.
+    // The head's runner's own spread, when an F test (before the outlier test, which would
+    // trim the noisier runner's tail) says it differs from the others': the others then weigh
+    // by its spread over theirs. The test fits every point but the other runners' gross
+    // outliers: one far off on the head's runner is its runner's spread (it can only widen
+    // the head's interval), one on another runner could make the head's runner look quiet.
     let unit = vec![1.0; y.len()];
     let weighted = (groups.columns > 0)
         .then(|| {
-            let rows: Vec<Vec<f64>> = kept
+            let tested: Vec<usize> = (0..y.len())
+                .filter(|&k| !gross[k] || groups.column[k].is_none())
+                .collect();
+            let rows: Vec<Vec<f64>> = tested
                 .iter()
                 .map(|&k| groups.row(shape.row(positions[k]), Some(k), true))
                 .collect();
-            let fit = Fit::new(&rows, &kept.iter().map(|&k| y[k]).collect::<Vec<_>>())?;
-            let df = kept.len() as f64 - fit.rank as f64;
-            let differ = spreads_differ(&fit.residuals, &kept, df, &groups, least_spread)?;
+            let fit = Fit::new(&rows, &tested.iter().map(|&k| y[k]).collect::<Vec<_>>())?;
+            let df = tested.len() as f64 - fit.rank as f64;
+            let differ = spreads_differ(&fit.residuals, &tested, df, &groups, least_spread)?;
             let weights: Vec<f64> = (0..y.len())
                 .map(|k| {
                     if groups.column[k].is_none() {
@@ -541,7 +543,7 @@ fn predict(
     let least = SPREAD_FLOOR * (1.0 + floor).ln();
     let mut newest = None;
     let (spread, df) = match own_spread {
-        Some(own) => head_spread(fitted, groups).unwrap_or((own.head, own.df)),
+        Some(own) => (own.head, own.df),
         None => ((fitted.fit.rss() / fitted.df).sqrt(), fitted.df),
     };
     let mut prediction = Prediction {
@@ -676,21 +678,6 @@ fn spreads_differ(
         head: (ss[0] / df_head).sqrt(),
         df: df_head,
     })
-}
-
-/// The head's runner's own spread and its degrees of freedom (its used points less one), from
-/// a weighted fit; `None` with fewer than 2.
-fn head_spread(fitted: &Fitted, groups: &Runners) -> Option<(f64, f64)> {
-    let (ss, n) = fitted
-        .used
-        .iter()
-        .enumerate()
-        .filter(|(_, &k)| groups.column[k].is_none())
-        .fold((0.0, 0usize), |(s, n), (j, _)| {
-            (s + fitted.fit.residuals[j].powi(2), n + 1)
-        });
-    let df = n as f64 - 1.0;
-    (df >= 2.0).then(|| ((ss / df).sqrt(), df))
 }
 
 /// What the newest two points, when they agree, predict for the head.

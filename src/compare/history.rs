@@ -745,6 +745,17 @@ fn newest_moved(
     if beyond((d0, sd0)) && (d1 - d0).abs() <= critical * (sd0 * sd0 + sd1 * sd1).sqrt() {
         let change = 0.5 * (d0 + d1);
         let w = |k: usize| fitted.weights[k].powi(-2);
+        // The level is the two's mean moved along the rest's shape from their place to the
+        // head's: its variance is a mean of two plus what the rest's fit adds for that move
+        // (nothing for one level). The two's own spread about their mean (1 degree of freedom)
+        // joins the rest's.
+        let moved: Vec<f64> = (0..fitted.head.len())
+            .map(|c| fitted.head[c] - 0.5 * (fitted.rows[last][c] + fitted.rows[before][c]))
+            .collect();
+        let own: f64 = [(last, d1), (before, d0)]
+            .iter()
+            .map(|&(k, d)| ((d - change) * fitted.weights[k]).powi(2))
+            .sum();
         return Some((
             Newest {
                 since: before,
@@ -754,9 +765,9 @@ fn newest_moved(
             },
             Some(Provisional {
                 level: fit.predict(&fitted.head) + change,
-                leverage: fit.leverage(&fitted.head) + 0.25 * (w(last) + w(before)),
-                spread,
-                df,
+                leverage: fit.leverage(&moved) + 0.25 * (w(last) + w(before)),
+                spread: ((fit.rss() + own) / (df + 1.0)).sqrt(),
+                df: df + 1.0,
             }),
         ));
     }

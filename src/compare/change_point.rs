@@ -16,7 +16,7 @@
 //! (the gross ones are left out before, [`super::outliers`]). All shifts are found, so that
 //! the noise can be learned within each level ([`super::history`]).
 
-use super::noise::{mean_and_squares, students_t, two_sided_p};
+use super::noise::{independent_share, mean_and_squares, students_t, two_sided_p};
 
 /// Runs on each side of a shift, at least: as many as a verdict needs
 /// ([`super::noise::MIN_BASE_RUNS`]), so that the runs since a shift can always judge a head.
@@ -37,7 +37,7 @@ pub fn boundaries_of_logs(logs: &[f64], floor: f64) -> Vec<usize> {
 }
 
 fn split_all(logs: &[f64], offset: usize, min_log: f64, found: &mut Vec<usize>) {
-    let Some(split) = best_split(logs) else {
+    let Some(split) = best_split(logs).map(|s| autocorrelated(logs, s)) else {
         return;
     };
     if split.p_adjusted >= CHANGE_ALPHA || split.shift.abs() < min_log {
@@ -47,6 +47,36 @@ fn split_all(logs: &[f64], offset: usize, min_log: f64, found: &mut Vec<usize>) 
     let (older, newer) = logs.split_at(split.at);
     split_all(older, offset, min_log, found);
     split_all(newer, offset + split.at, min_log, found);
+}
+
+/// The best split's test again with the runs counted by the share of independent runs they
+/// are worth ([`independent_share`] of the residuals about the two parts' means): the
+/// difference's variance over that share, the degrees of freedom those of the effective
+/// number of runs. Runs that follow each other (a machine slow for a few runs in a row) would
+/// otherwise look like a shift.
+fn autocorrelated(logs: &[f64], split: BestSplit) -> BestSplit {
+    let (older, newer) = logs.split_at(split.at);
+    let (m_old, ss_old) = mean_and_squares(older);
+    let (m_new, ss_new) = mean_and_squares(newer);
+    let residuals: Vec<f64> = older
+        .iter()
+        .map(|v| v - m_old)
+        .chain(newer.iter().map(|v| v - m_new))
+        .collect();
+    let share = independent_share(&residuals);
+    if share >= 1.0 {
+        return split;
+    }
+    let n = logs.len();
+    let df = (n as f64 * share - 2.0).max(1.0);
+    let pooled = ((ss_old + ss_new) / (n - 2) as f64).sqrt();
+    let scale = pooled * ((1.0 / older.len() as f64 + 1.0 / newer.len() as f64) / share).sqrt();
+    let p = two_sided_p(&students_t(df), split.shift.abs(), scale);
+    let splits = n - 2 * MIN_SEGMENT + 1;
+    BestSplit {
+        p_adjusted: (p * splits as f64).min(1.0),
+        ..split
+    }
 }
 
 /// The best split of `logs`.

@@ -111,12 +111,15 @@ pub fn judge_measure(
     alpha: f64,
     floor: f64,
 ) -> Judgement {
-    let (own, known) = (scale(prediction, thin, 0.0), floor_scale(prediction, thin, floor));
+    let (own, known) = (
+        scale(prediction, thin, 0.0),
+        floor_scale(prediction, thin, floor),
+    );
     let t = students_t(prediction.df);
     let normal = Normal::standard();
     let distance = head - prediction.level;
-    let half = (t.inverse_cdf(1.0 - alpha / 2.0) * own)
-        .max(normal.inverse_cdf(1.0 - alpha / 2.0) * known);
+    let half =
+        (t.inverse_cdf(1.0 - alpha / 2.0) * own).max(normal.inverse_cdf(1.0 - alpha / 2.0) * known);
     let p_normal = if known > 0.0 {
         2.0 * (1.0 - normal.cdf(distance.abs() / known))
     } else if distance != 0.0 {
@@ -234,6 +237,56 @@ pub fn two_sided_p(t: &StudentsT, distance: f64, scale: f64) -> f64 {
     } else {
         1.0
     }
+}
+
+/// The largest lag-1 autocorrelation believed: beyond it a history of 20 runs would have one
+/// effective run, and a test none.
+pub const MAX_AUTOCORRELATION: f64 = 0.9;
+
+/// How much a history's order tells: the lag-1 autocorrelation `r1` of a fit's `residuals`
+/// (in the points' order), `Σ e_t e_(t-1) / Σ e_t²`, taken as at least 0 and at most
+/// [`MAX_AUTOCORRELATION`], with the small-sample bias of the estimate added back (about
+/// `(1 + 4 r1) / n` for `n` residuals of a fitted mean: Kendall, 1954), and the share of
+/// independent runs a history of such runs is worth, `(1 - r1) / (1 + r1)` (the effective
+/// number of runs of an AR(1) series, `n (1 - r1) / (1 + r1)`, over `n`). 1 for independent
+/// runs; 0.11 for runs that follow each other with `r1 = 0.8`. A machine that is slow for a
+/// few runs in a row makes a history look shifted or drifting: tests of a shift or a drift
+/// count its runs by this share.
+pub fn independent_share(residuals: &[f64]) -> f64 {
+    let n = residuals.len();
+    let squares: f64 = residuals.iter().map(|e| e * e).sum();
+    if n < 4 || squares <= 0.0 {
+        return 1.0;
+    }
+    let lagged: f64 = residuals.windows(2).map(|w| w[0] * w[1]).sum();
+    let r1 = (lagged / squares).max(0.0);
+    let r1 = (r1 + (1.0 + 4.0 * r1) / n as f64).min(MAX_AUTOCORRELATION);
+    (1.0 - r1) / (1.0 + r1)
+}
+
+/// [`independent_share`] of a series that may hold a trend: the geometric mean of the share
+/// from a fit's `residuals` and the share from the `values`' first differences, whose lag-1
+/// autocorrelation is `-(1 - φ) / 2` for AR(1) runs of coefficient `φ` whatever straight line
+/// they follow (a fitted trend takes up a slow wander of the runs, and its residuals hide it;
+/// the differences' estimate, on the other hand, varies more: each alone either missed AR(1)
+/// runs or a real drift in the simulation, cases `a1` and `d1`).
+pub fn independent_share_of_trend(values: &[f64], residuals: &[f64]) -> f64 {
+    let n = values.len();
+    let fitted = independent_share(residuals);
+    if n < 5 {
+        return fitted;
+    }
+    let differences: Vec<f64> = values.windows(2).map(|w| w[1] - w[0]).collect();
+    let (mean, squares) = mean_and_squares(&differences);
+    if squares <= 0.0 {
+        return fitted;
+    }
+    let lagged: f64 = differences
+        .windows(2)
+        .map(|w| (w[0] - mean) * (w[1] - mean))
+        .sum();
+    let phi = (1.0 + 2.0 * lagged / squares).clamp(0.0, MAX_AUTOCORRELATION);
+    (fitted * (1.0 - phi) / (1.0 + phi)).sqrt()
 }
 
 /// The mean of `values` and the sum of their squared deviations from it.

@@ -201,6 +201,23 @@ mod tests {
     }
 
     #[test]
+    fn a_slow_wander_is_not_a_step() {
+        // Twenty runs that follow each other (half a sine wave of ±3 % and a little noise):
+        // without the autocorrelation the halves differ at p far under 1 %.
+        let values: Vec<f64> = (0..20)
+            .map(|i| {
+                let wander = 0.03 * (i as f64 * std::f64::consts::PI / 19.0).cos();
+                1e7 * (1.0 + wander) * (1.0 + 0.002 * [0.3, -1.1, 0.8, -0.2, 1.2][i % 5])
+            })
+            .collect();
+        assert_eq!(last_shift(&values, 0.01), None);
+        // A real step in independent runs is still found.
+        let mut step = level(10, 1e7, 0.005);
+        step.extend(level(10, 1.05e7, 0.005));
+        assert_eq!(last_shift(&step, 0.01).map(|s| s.at), Some(10));
+    }
+
+    #[test]
     fn a_step_below_the_floor_is_ignored() {
         let mut history = level(6, 1e7, 0.0005);
         history.extend(level(6, 1.005e7, 0.0005));

@@ -7,7 +7,9 @@
 //!    runners, every runner gets an offset of its own in the model below, and the head is
 //!    judged against its own runner's level: two runners 4 % apart are not 2 % of noise. A
 //!    runner named once in the history tells nothing of its speed (hosted and ephemeral
-//!    runners have a new name every run): such points share one offset.
+//!    runners have a new name every run): such points share one offset. When an F test says
+//!    the head's runner's spread differs from the others', the others are weighted by the
+//!    ratio and the head is judged with its runner's own spread ([`SPREAD_TEST_ALPHA`]).
 //! 3. **Gross outliers** (a hiccup run 20 % off) are left out first ([`super::outliers`]), so
 //!    that they cannot pass for a shape.
 //! 4. **Shape.** The history is one level, or levels with shifts between them

@@ -886,6 +886,42 @@ mod tests {
         assert!(runner.barely_known && !runner.own_level, "{runner:?}");
     }
 
+    /// Runners `a` (quiet, about 0.3 %) and `b` (noisy, about 3 %) at one speed, alternating.
+    fn quiet_and_noisy() -> Vec<RunLevel> {
+        const OFFSETS: [f64; 5] = [0.9, -1.0, 0.2, -0.6, 0.5];
+        (0..10)
+            .map(|k| {
+                let (runner, sd) = if k % 2 == 0 {
+                    ("a", 0.003)
+                } else {
+                    ("b", 0.03)
+                };
+                in_ci_run(run(10e6, sd * OFFSETS[k / 2], k), k as u64, Some(runner))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_runner_is_judged_with_its_own_spread() {
+        // A head on noisy b, 4 % under b's level: within b's noise (3 %), far beyond what
+        // one spread of both runners (about 2 %) allows.
+        let bases = quiet_and_noisy();
+        let r = compared(&bases, &in_ci_run(run(9.6e6, 0.0, 99), 99, Some("b")));
+        let runner = r.history.head_runner.as_ref().unwrap();
+        assert!(runner.own_spread && runner.own_level, "{runner:?}");
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::WithinNoise));
+        let wide = r.measures[0].detectable_pct.unwrap();
+        // A head on quiet a, +3 %: slower, seen against a's own spread.
+        let r = compared(&bases, &in_ci_run(run(10.3e6, 0.0, 99), 99, Some("a")));
+        let runner = r.history.head_runner.as_ref().unwrap();
+        assert!(runner.own_spread, "{runner:?}");
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::Slower));
+        assert!(
+            r.measures[0].detectable_pct.unwrap() < 3.0 && wide > 8.0,
+            "{wide}"
+        );
+    }
+
     #[test]
     fn the_newest_runs_moved_are_said_and_two_that_agree_are_a_level() {
         // Eight runs about 10 ms, the newest two 5 % slower; the head like them.

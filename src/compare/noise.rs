@@ -23,7 +23,9 @@
 //! Two guards: `s` is never taken as less than [`SPREAD_FLOOR`] times the noise floor (a
 //! history that agrees more closely than that is more likely copies of one run than a machine
 //! that quiet, and would otherwise give certainty: p = 0 for any change), and nothing is
-//! judged with fewer than [`MIN_BASE_RUNS`] points.
+//! judged with fewer than [`MIN_BASE_RUNS`] points. A measure takes the floor as a spread
+//! known without error ([`judge_measure`]): beyond the noise when beyond both the interval of
+//! the history's spread (with `t`) and that of the floor (with the normal quantile).
 //!
 //! The verdict is `slower` (`faster`) when the head lies above (below) the interval **and** the
 //! change is at least the noise floor (a change too small to matter is not called one, however
@@ -414,6 +416,58 @@ mod tests {
         // Without a noise floor, no change at all is no distance at all.
         let j = judge(&same, 0.0, 0.0, 0.05, 0.0);
         assert_eq!((j.ratio, j.p_value), (1.0, 1.0));
+    }
+
+    #[test]
+    fn the_floor_is_a_known_spread_for_a_measure() {
+        // Five runs about 0.3 % apart (floored at 0.8 %, noise floor 1 %): judged with t(4)
+        // the interval's half width would be 2.776 · 0.8 % · √1.2 = 2.43 %; the floor is no
+        // estimate, so the normal quantile: 1.960 · 0.008 · √1.2 = 1.72 %.
+        let quiet = plain(&[0.0, 0.003, -0.003, 0.002, -0.002]);
+        let least = SPREAD_FLOOR * 1.01f64.ln() * 1.2f64.sqrt();
+        let j = judge_measure(&quiet, quiet.level + 0.03, 0.0, 0.05, 0.01);
+        assert!(
+            (j.interval.1.ln() - 1.959964 * least).abs() < 1e-4,
+            "{:?}",
+            j.interval
+        );
+        assert!(j.p_value < 0.05);
+        assert!(judge(&quiet, quiet.level + 0.02, 0.0, 0.05, 0.01).p_value > 0.05);
+        assert!(judge_measure(&quiet, quiet.level + 0.02, 0.0, 0.05, 0.01).p_value < 0.05);
+        // Identical runs are still never certain: 1.5 % is within the floor's interval.
+        let same = plain(&[0.0; 10]);
+        let j = judge_measure(&same, 1.015f64.ln(), 0.0, 0.05, 0.01);
+        assert!(j.p_value > 0.05, "{}", j.p_value);
+        // A spread over the floor: both tests are the t test's.
+        let noisy = plain(&[0.0, 0.03, -0.03, 0.02, -0.02]);
+        assert_eq!(
+            judge_measure(&noisy, 0.04, 0.0, 0.05, 0.01),
+            judge(&noisy, 0.04, 0.0, 0.05, 0.01)
+        );
+        // Found 4 times in 5 from (1.96 + 0.84) floors' scales.
+        let d = detectable(&quiet, 0.0, 0.05, 0.01).ln();
+        assert!((d - (1.959964 + 0.841621) * least).abs() < 1e-4, "{d}");
+    }
+
+    #[test]
+    fn runs_that_follow_each_other_are_worth_fewer() {
+        // Independent-looking residuals: worth all their runs.
+        let pattern = [0.3, -1.1, 0.8, -0.2, 1.2, -0.7, -0.3, 0.5, -0.9, 0.1];
+        assert_eq!(independent_share(&pattern), 1.0);
+        // A slow wander (each run near the one before): r1 about 0.8, worth a handful.
+        let wander: Vec<f64> = (0..20)
+            .map(|i| (i as f64 * std::f64::consts::PI / 10.0).sin())
+            .collect();
+        let share = independent_share(&wander);
+        assert!(share < 0.15, "{share}");
+        // A straight line through the wander changes nothing the differences see.
+        let tilted: Vec<f64> = wander
+            .iter()
+            .enumerate()
+            .map(|(i, w)| w + 0.1 * i as f64)
+            .collect();
+        assert!(independent_share_of_trend(&tilted, &pattern) < 0.5);
+        assert_eq!(independent_share(&[1.0, -1.0]), 1.0);
     }
 
     #[test]

@@ -487,14 +487,15 @@ mod tests {
             Some(ChangeVerdict::WithinNoise)
         );
         // A history with no spread gives no certainty: its spread is taken as 0.8 % (the
-        // default noise floor's 80 %), so 2 % from five identical runs is within noise and
-        // 3 % is not.
+        // default noise floor's 80 %), a spread known without error (the normal quantile:
+        // 1.96 · 0.8 % · √1.2 = 1.72 %), so 1.5 % from five identical runs is within noise
+        // and 2 % is not.
         assert_eq!(
-            host_verdict(&bases, &run(10e6, 0.02, 99)),
+            host_verdict(&bases, &run(10e6, 0.015, 99)),
             Some(ChangeVerdict::WithinNoise)
         );
         assert_eq!(
-            host_verdict(&bases, &run(10e6, 0.03, 99)),
+            host_verdict(&bases, &run(10e6, 0.02, 99)),
             Some(ChangeVerdict::Slower)
         );
     }

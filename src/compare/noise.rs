@@ -246,9 +246,9 @@ pub fn two_sided_p(t: &StudentsT, distance: f64, scale: f64) -> f64 {
 pub const MAX_AUTOCORRELATION: f64 = 0.9;
 
 /// How much a history's order tells: the lag-1 autocorrelation `r1` of a fit's `residuals`
-/// (in the points' order), `Σ e_t e_(t-1) / Σ e_t²`, taken as at least 0 and at most
-/// [`MAX_AUTOCORRELATION`], with the small-sample bias of the estimate added back (about
-/// `(1 + 4 r1) / n` for `n` residuals of a fitted mean: Kendall, 1954), and the share of
+/// (in the points' order), `Σ e_t e_(t-1) / Σ e_t²`, with the small-sample bias of the
+/// estimate added back (about `(1 + 4 r1) / n` for `n` residuals of a fitted mean: Kendall,
+/// 1954), then taken as at least 0 and at most [`MAX_AUTOCORRELATION`], and the share of
 /// independent runs a history of such runs is worth, `(1 - r1) / (1 + r1)` (the effective
 /// number of runs of an AR(1) series, `n (1 - r1) / (1 + r1)`, over `n`). 1 for independent
 /// runs; 0.11 for runs that follow each other with `r1 = 0.8`. A machine that is slow for a
@@ -261,8 +261,8 @@ pub fn independent_share(residuals: &[f64]) -> f64 {
         return 1.0;
     }
     let lagged: f64 = residuals.windows(2).map(|w| w[0] * w[1]).sum();
-    let r1 = (lagged / squares).max(0.0);
-    let r1 = (r1 + (1.0 + 4.0 * r1) / n as f64).min(MAX_AUTOCORRELATION);
+    let r1 = lagged / squares;
+    let r1 = (r1 + (1.0 + 4.0 * r1) / n as f64).clamp(0.0, MAX_AUTOCORRELATION);
     (1.0 - r1) / (1.0 + r1)
 }
 

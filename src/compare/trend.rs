@@ -110,7 +110,8 @@ mod tests {
         assert!((6..=8).contains(&t.since), "{}", t.since);
         assert!((t.slope - 0.008).abs() < 0.001, "{}", t.slope);
         assert!((t.change - 0.096).abs() < 0.015, "{}", t.change);
-        assert!(t.p_adjusted < 1e-6);
+        // The pattern repeats every 10 runs: its differences look a little autocorrelated.
+        assert!(t.p_adjusted < ALPHA, "{}", t.p_adjusted);
     }
 
     #[test]

@@ -459,36 +459,9 @@ fn learn(
             with_runners,
         })
     };
-    // The head's runner's own spread, when an F test (before the outlier test, which would
-    // trim the noisier runner's tail) says it differs from the others': the others then weigh
-    // by its spread over theirs. The test fits every point but the other runners' gross
-    // outliers: one far off on the head's runner is its runner's spread (it can only widen
-    // the head's interval), one on another runner could make the head's runner look quiet.
     let unit = vec![1.0; y.len()];
-    let weighted = (groups.columns > 0)
-        .then(|| {
-            let tested: Vec<usize> = (0..y.len())
-                .filter(|&k| !gross[k] || groups.column[k].is_none())
-                .collect();
-            let rows: Vec<Vec<f64>> = tested
-                .iter()
-                .map(|&k| groups.row(shape.row(positions[k]), Some(k), true))
-                .collect();
-            let fit = Fit::new(&rows, &tested.iter().map(|&k| y[k]).collect::<Vec<_>>())?;
-            let df = tested.len() as f64 - fit.rank as f64;
-            let differ = spreads_differ(&fit.residuals, &tested, df, &groups, least_spread)?;
-            let weights: Vec<f64> = (0..y.len())
-                .map(|k| {
-                    if groups.column[k].is_none() {
-                        1.0
-                    } else {
-                        differ.ratio
-                    }
-                })
-                .collect();
-            attempt(true, &weights).map(|f| (f, differ))
-        })
-        .flatten();
+    let weighted = runner_weights(&groups, &shape, &positions, &y, &gross, least_spread)
+        .and_then(|(weights, differ)| attempt(true, &weights).map(|f| (f, differ)));
     let own_spread = weighted.as_ref().map(|(_, d)| *d);
     let Some(fitted) = weighted.map(|(f, _)| f).or_else(|| {
         [true, false]
@@ -529,6 +502,45 @@ fn learn(
     }
     learned.prediction = Some(prediction);
     learned
+}
+
+/// The head's runner's own spread, when an F test (before the outlier test, which would trim
+/// the noisier runner's tail) says it differs from the others': the weights of the values
+/// (the others weigh by its spread over theirs) and the test's figures. The test fits every
+/// value but the other runners' gross outliers: one far off on the head's runner is its
+/// runner's spread (it can only widen the head's interval), one on another runner could make
+/// the head's runner look quiet.
+fn runner_weights(
+    groups: &Runners,
+    shape: &Shape,
+    positions: &[f64],
+    y: &[f64],
+    gross: &[bool],
+    least_spread: f64,
+) -> Option<(Vec<f64>, OwnSpread)> {
+    if groups.columns == 0 {
+        return None;
+    }
+    let tested: Vec<usize> = (0..y.len())
+        .filter(|&k| !gross[k] || groups.column[k].is_none())
+        .collect();
+    let rows: Vec<Vec<f64>> = tested
+        .iter()
+        .map(|&k| groups.row(shape.row(positions[k]), Some(k), true))
+        .collect();
+    let fit = Fit::new(&rows, &tested.iter().map(|&k| y[k]).collect::<Vec<_>>())?;
+    let df = tested.len() as f64 - fit.rank as f64;
+    let differ = spreads_differ(&fit.residuals, &tested, df, groups, least_spread)?;
+    let weights = (0..y.len())
+        .map(|k| {
+            if groups.column[k].is_none() {
+                1.0
+            } else {
+                differ.ratio
+            }
+        })
+        .collect();
+    Some((weights, differ))
 }
 
 /// The prediction of a fit (the head's runner's own spread when `own_spread`; `within`: the

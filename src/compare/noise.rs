@@ -500,7 +500,7 @@ mod tests {
             alpha in 0.01f64..0.2,
         ) {
             let history = plain(&logs);
-            let j = judge(&history, history.level + change, 0.0, alpha, 0.01);
+            let j = judge_measure(&history, history.level + change, 0.0, alpha, 0.01);
             prop_assert!((j.ratio.ln() - change).abs() < 1e-9);
             let (lo, hi) = j.interval;
             prop_assert!((lo.ln() + hi.ln()).abs() < 1e-9);

@@ -16,7 +16,7 @@
 //! (the gross ones are left out before, [`super::outliers`]). All shifts are found, so that
 //! the noise can be learned within each level ([`super::history`]).
 
-use super::noise::{mean_and_squares, students_t, two_sided_p};
+use super::noise::{independent_share, mean_and_squares, students_t, two_sided_p};
 
 /// Runs on each side of a shift, at least: as many as a verdict needs
 /// ([`super::noise::MIN_BASE_RUNS`]), so that the runs since a shift can always judge a head.
@@ -29,15 +29,36 @@ pub const CHANGE_ALPHA: f64 = 0.01;
 /// `floor` (a relative change, 0.01 for 1 %): the index of the first run of each new level,
 /// oldest first. Binary segmentation: the best split of the whole history, if it is a shift,
 /// then the best split of each side, and so on.
+///
+/// Runs that follow each other (a machine slow for a few runs in a row) look like shifts: once
+/// the shifts are found, the lag-1 autocorrelation of the residuals about the levels' means
+/// gives the share of independent runs the history is worth ([`independent_share`]), and the
+/// search is made again with every test counting the runs by it (the difference's variance
+/// over the share, the degrees of freedom those of the effective number of runs).
 pub fn boundaries_of_logs(logs: &[f64], floor: f64) -> Vec<usize> {
-    let mut found = Vec::new();
-    split_all(logs, 0, (1.0 + floor).ln(), &mut found);
-    found.sort_unstable();
-    found
+    let min_log = (1.0 + floor).ln();
+    let search = |share: f64| {
+        let mut found = Vec::new();
+        split_all(logs, 0, min_log, share, &mut found);
+        found.sort_unstable();
+        found
+    };
+    let found = search(1.0);
+    let mut residuals = Vec::with_capacity(logs.len());
+    let mut start = 0;
+    for end in found.iter().copied().chain([logs.len()]) {
+        let (mean, _) = mean_and_squares(&logs[start..end]);
+        residuals.extend(logs[start..end].iter().map(|v| v - mean));
+        start = end;
+    }
+    match independent_share(&residuals) {
+        share if share < 1.0 => search(share),
+        _ => found,
+    }
 }
 
-fn split_all(logs: &[f64], offset: usize, min_log: f64, found: &mut Vec<usize>) {
-    let Some(split) = best_split(logs) else {
+fn split_all(logs: &[f64], offset: usize, min_log: f64, share: f64, found: &mut Vec<usize>) {
+    let Some(split) = best_split(logs, share) else {
         return;
     };
     if split.p_adjusted >= CHANGE_ALPHA || split.shift.abs() < min_log {
@@ -45,8 +66,8 @@ fn split_all(logs: &[f64], offset: usize, min_log: f64, found: &mut Vec<usize>) 
     }
     found.push(offset + split.at);
     let (older, newer) = logs.split_at(split.at);
-    split_all(older, offset, min_log, found);
-    split_all(newer, offset + split.at, min_log, found);
+    split_all(older, offset, min_log, share, found);
+    split_all(newer, offset + split.at, min_log, share, found);
 }
 
 /// The best split of `logs`.
@@ -58,13 +79,14 @@ struct BestSplit {
     p_adjusted: f64,
 }
 
-fn best_split(logs: &[f64]) -> Option<BestSplit> {
+/// The best split of `logs`, its runs worth `share` of independent ones.
+fn best_split(logs: &[f64], share: f64) -> Option<BestSplit> {
     let n = logs.len();
     if n < 2 * MIN_SEGMENT {
         return None;
     }
     let splits = n - 2 * MIN_SEGMENT + 1;
-    let t_dist = students_t((n - 2) as f64);
+    let t_dist = students_t((n as f64 * share - 2.0).max(1.0));
     let mut best: Option<BestSplit> = None;
     for at in MIN_SEGMENT..=n - MIN_SEGMENT {
         let (older, newer) = logs.split_at(at);
@@ -72,7 +94,7 @@ fn best_split(logs: &[f64]) -> Option<BestSplit> {
         let (m_new, ss_new) = mean_and_squares(newer);
         let shift = m_new - m_old;
         let pooled = ((ss_old + ss_new) / (n - 2) as f64).sqrt();
-        let scale = pooled * (1.0 / older.len() as f64 + 1.0 / newer.len() as f64).sqrt();
+        let scale = pooled * ((1.0 / older.len() as f64 + 1.0 / newer.len() as f64) / share).sqrt();
         let p = two_sided_p(&t_dist, shift.abs(), scale);
         let p_adjusted = (p * splits as f64).min(1.0);
         // The smallest p-value; among equal ones, the larger shift, then the newer split.
@@ -168,6 +190,21 @@ mod tests {
         let mut history = level(10, 1e7, 0.01);
         history[4] *= 1.05;
         assert_eq!(last_shift(&history, 0.01), None);
+    }
+
+    #[test]
+    fn counting_runs_by_their_autocorrelation_keeps_real_steps() {
+        // Independent runs about a real step: the residuals about the two levels are not
+        // autocorrelated, the search made again finds the step.
+        let mut step = level(10, 1e7, 0.005);
+        step.extend(level(10, 1.05e7, 0.005));
+        assert_eq!(last_shift(&step, 0.01).map(|s| s.at), Some(10));
+        // Runs that follow each other about one level (a slow wander of ±1.5 % over 8 runs
+        // each way): worth a fraction of their number.
+        let wander: Vec<f64> = (0..24)
+            .map(|i| 0.015 * (i as f64 * std::f64::consts::PI / 8.0).sin())
+            .collect();
+        assert!(crate::compare::noise::independent_share(&wander) < 0.2);
     }
 
     #[test]

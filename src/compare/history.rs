@@ -7,7 +7,9 @@
 //!    runners, every runner gets an offset of its own in the model below, and the head is
 //!    judged against its own runner's level: two runners 4 % apart are not 2 % of noise. A
 //!    runner named once in the history tells nothing of its speed (hosted and ephemeral
-//!    runners have a new name every run): such points share one offset.
+//!    runners have a new name every run): such points share one offset. When an F test says
+//!    the head's runner's spread differs from the others', the others are weighted by the
+//!    ratio and the head is judged with its runner's own spread ([`SPREAD_TEST_ALPHA`]).
 //! 3. **Gross outliers** (a hiccup run 20 % off) are left out first ([`super::outliers`]), so
 //!    that they cannot pass for a shape.
 //! 4. **Shape.** The history is one level, or levels with shifts between them
@@ -339,8 +341,6 @@ struct Fitted {
     fit: Fit,
     /// Per value: used.
     keep: Vec<bool>,
-    /// The values used, in the fit's order.
-    used: Vec<usize>,
     /// The design's rows, per value.
     rows: Vec<Vec<f64>>,
     /// The rows and values as fitted: times each value's weight (1 for the head's runner; its
@@ -451,7 +451,6 @@ fn learn(
             head: groups.row(shape.row(newest), None, with_runners),
             fit,
             keep,
-            used,
             rows,
             scaled,
             scaled_y,
@@ -460,33 +459,11 @@ fn learn(
             with_runners,
         })
     };
-    // The head's runner's own spread, when an F test (on the fit of every point but the
-    // gross outliers, before the outlier test, which would trim the noisier runner's tail)
-    // says it differs from the others': the others then weigh by its spread over theirs.
     let unit = vec![1.0; y.len()];
-    let weighted = (groups.columns > 0)
-        .then(|| {
-            let rows: Vec<Vec<f64>> = kept
-                .iter()
-                .map(|&k| groups.row(shape.row(positions[k]), Some(k), true))
-                .collect();
-            let fit = Fit::new(&rows, &kept.iter().map(|&k| y[k]).collect::<Vec<_>>())?;
-            let df = kept.len() as f64 - fit.rank as f64;
-            let ratio = spreads_differ(&fit.residuals, &kept, df, &groups, least_spread)?;
-            let weights: Vec<f64> = (0..y.len())
-                .map(|k| {
-                    if groups.column[k].is_none() {
-                        1.0
-                    } else {
-                        ratio
-                    }
-                })
-                .collect();
-            attempt(true, &weights).filter(|f| head_spread(f, &groups).is_some())
-        })
-        .flatten();
-    let own_spread = weighted.is_some();
-    let Some(fitted) = weighted.or_else(|| {
+    let weighted = runner_weights(&groups, &shape, &positions, &y, &gross, least_spread)
+        .and_then(|(weights, differ)| attempt(true, &weights).map(|f| (f, differ)));
+    let own_spread = weighted.as_ref().map(|(_, d)| *d);
+    let Some(fitted) = weighted.map(|(f, _)| f).or_else(|| {
         [true, false]
             .into_iter()
             .filter(|&w| !w || groups.columns > 0)
@@ -496,7 +473,7 @@ fn learn(
     };
     learned.runners = fitted.with_runners;
     learned.head_runner = runner.map(|name| RunnerInfo {
-        own_spread,
+        own_spread: own_spread.is_some(),
         ..runner_info(name, &fitted, &groups)
     });
     record(&mut learned, &fitted, &shape, &index, &positions, &y);
@@ -527,23 +504,61 @@ fn learn(
     learned
 }
 
+/// The head's runner's own spread, when an F test (before the outlier test, which would trim
+/// the noisier runner's tail) says it differs from the others': the weights of the values
+/// (the others weigh by its spread over theirs) and the test's figures. The test fits every
+/// value but the other runners' gross outliers: one far off on the head's runner is its
+/// runner's spread (it can only widen the head's interval), one on another runner could make
+/// the head's runner look quiet.
+fn runner_weights(
+    groups: &Runners,
+    shape: &Shape,
+    positions: &[f64],
+    y: &[f64],
+    gross: &[bool],
+    least_spread: f64,
+) -> Option<(Vec<f64>, OwnSpread)> {
+    if groups.columns == 0 {
+        return None;
+    }
+    let tested: Vec<usize> = (0..y.len())
+        .filter(|&k| !gross[k] || groups.column[k].is_none())
+        .collect();
+    let rows: Vec<Vec<f64>> = tested
+        .iter()
+        .map(|&k| groups.row(shape.row(positions[k]), Some(k), true))
+        .collect();
+    let fit = Fit::new(&rows, &tested.iter().map(|&k| y[k]).collect::<Vec<_>>())?;
+    let df = tested.len() as f64 - fit.rank as f64;
+    let differ = spreads_differ(&fit.residuals, &tested, df, groups, least_spread)?;
+    let weights = (0..y.len())
+        .map(|k| {
+            if groups.column[k].is_none() {
+                1.0
+            } else {
+                differ.ratio
+            }
+        })
+        .collect();
+    Some((weights, differ))
+}
+
 /// The prediction of a fit (the head's runner's own spread when `own_spread`; `within`: the
 /// used points' own variances) and the newest runs beyond the rest of the history (their
 /// `since` an index into the values), with the provisional level of two that agree.
 fn predict(
     fitted: &Fitted,
     groups: &Runners,
-    own_spread: bool,
+    own_spread: Option<OwnSpread>,
     within: &[f64],
     head: Option<f64>,
     floor: f64,
 ) -> (Prediction, Option<Newest>) {
     let least = SPREAD_FLOOR * (1.0 + floor).ln();
     let mut newest = None;
-    let (spread, df) = if own_spread {
-        head_spread(fitted, groups).expect("checked above")
-    } else {
-        ((fitted.fit.rss() / fitted.df).sqrt(), fitted.df)
+    let (spread, df) = match own_spread {
+        Some(own) => (own.head, own.df),
+        None => ((fitted.fit.rss() / fitted.df).sqrt(), fitted.df),
     };
     let mut prediction = Prediction {
         level: fitted.fit.predict(&fitted.head),
@@ -562,7 +577,11 @@ fn predict(
                     level: p.level,
                     leverage: p.leverage,
                     spread: p.spread,
-                    df: if own_spread { df.min(p.df) } else { p.df },
+                    df: if own_spread.is_some() {
+                        df.min(p.df)
+                    } else {
+                        p.df
+                    },
                     ..prediction
                 };
             }
@@ -625,16 +644,33 @@ fn runner_info(name: &str, fitted: &Fitted, groups: &Runners) -> RunnerInfo {
 /// barely knows: 2.5 % with the default floor of 1 %.
 pub const BARELY_KNOWN_RUNNER_SPREAD: f64 = 2.5;
 
+/// The head's runner's own spread, found to differ from the others'.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct OwnSpread {
+    /// Its spread over the others'.
+    ratio: f64,
+    /// Its spread and degrees of freedom, before the outlier test (taken when too few of its
+    /// points are left after it to say it).
+    head: f64,
+    df: f64,
+}
+
+/// The share of the spread floor under which neither spread is taken in the F test: the
+/// floor itself would hide a quiet runner's spread (0.5 % against a floor of 0.8 %) and with it
+/// a noisy runner's difference; identical runs still give no infinite ratio.
+pub const SPREAD_TEST_FLOOR: f64 = 0.25;
+
 /// The F test of the head's runner's spread against the other points' (the `residuals` of a
-/// fit of the values `used` with `df` degrees of freedom, each spread never under `least`): `Some(s_head / s_others)` when they differ at
-/// [`SPREAD_TEST_ALPHA`] (two-sided).
+/// fit of the values `used` with `df` degrees of freedom, each spread never under
+/// [`SPREAD_TEST_FLOOR`] times `least`): `Some` when they differ at [`SPREAD_TEST_ALPHA`]
+/// (two-sided).
 fn spreads_differ(
     residuals: &[f64],
     used: &[usize],
     df: f64,
     groups: &Runners,
     least: f64,
-) -> Option<f64> {
+) -> Option<OwnSpread> {
     let (mut ss, mut n) = ([0.0; 2], [0usize; 2]);
     for (j, &k) in used.iter().enumerate() {
         let g = usize::from(groups.column[k].is_some());
@@ -646,27 +682,16 @@ fn spreads_differ(
     if df_head < 1.0 || df_others < 1.0 {
         return None;
     }
-    let floor = least * least;
+    let floor = (SPREAD_TEST_FLOOR * least).powi(2);
     let (vh, vo) = ((ss[0] / df_head).max(floor), (ss[1] / df_others).max(floor));
     let f = FisherSnedecor::new(df_head, df_others).ok()?;
     let c = f.cdf(vh / vo);
     let p = 2.0 * c.min(1.0 - c);
-    (p < SPREAD_TEST_ALPHA).then(|| (vh / vo).sqrt())
-}
-
-/// The head's runner's own spread and its degrees of freedom (its used points less one), from
-/// a weighted fit; `None` with fewer than 2.
-fn head_spread(fitted: &Fitted, groups: &Runners) -> Option<(f64, f64)> {
-    let (ss, n) = fitted
-        .used
-        .iter()
-        .enumerate()
-        .filter(|(_, &k)| groups.column[k].is_none())
-        .fold((0.0, 0usize), |(s, n), (j, _)| {
-            (s + fitted.fit.residuals[j].powi(2), n + 1)
-        });
-    let df = n as f64 - 1.0;
-    (df >= 2.0).then(|| ((ss / df).sqrt(), df))
+    (p < SPREAD_TEST_ALPHA).then(|| OwnSpread {
+        ratio: (vh / vo).sqrt(),
+        head: (ss[0] / df_head).sqrt(),
+        df: df_head,
+    })
 }
 
 /// What the newest two points, when they agree, predict for the head.
@@ -734,6 +759,17 @@ fn newest_moved(
     if beyond((d0, sd0)) && (d1 - d0).abs() <= critical * (sd0 * sd0 + sd1 * sd1).sqrt() {
         let change = 0.5 * (d0 + d1);
         let w = |k: usize| fitted.weights[k].powi(-2);
+        // The level is the two's mean moved along the rest's shape from their place to the
+        // head's: its variance is a mean of two plus what the rest's fit adds for that move
+        // (nothing for one level). The two's own spread about their mean (1 degree of freedom)
+        // joins the rest's.
+        let moved: Vec<f64> = (0..fitted.head.len())
+            .map(|c| fitted.head[c] - 0.5 * (fitted.rows[last][c] + fitted.rows[before][c]))
+            .collect();
+        let own: f64 = [(last, d1), (before, d0)]
+            .iter()
+            .map(|&(k, d)| ((d - change) * fitted.weights[k]).powi(2))
+            .sum();
         return Some((
             Newest {
                 since: before,
@@ -743,9 +779,9 @@ fn newest_moved(
             },
             Some(Provisional {
                 level: fit.predict(&fitted.head) + change,
-                leverage: fit.leverage(&fitted.head) + 0.25 * (w(last) + w(before)),
-                spread,
-                df,
+                leverage: fit.leverage(&moved) + 0.25 * (w(last) + w(before)),
+                spread: ((fit.rss() + own) / (df + 1.0)).sqrt(),
+                df: df + 1.0,
             }),
         ));
     }

@@ -88,7 +88,7 @@ pub fn measure(
         return m;
     };
     let thin = head.within(name).unwrap_or(0.0);
-    let j = noise::judge(&prediction, h.ln(), thin, alpha, floor);
+    let j = noise::judge_measure(&prediction, h.ln(), thin, alpha, floor);
     m.change_pct = Some(change_pct_of(j.ratio));
     m.interval_pct = Some([change_pct_of(j.interval.0), change_pct_of(j.interval.1)]);
     m.p_value = Some(j.p_value);

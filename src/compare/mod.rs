@@ -487,14 +487,15 @@ mod tests {
             Some(ChangeVerdict::WithinNoise)
         );
         // A history with no spread gives no certainty: its spread is taken as 0.8 % (the
-        // default noise floor's 80 %), so 2 % from five identical runs is within noise and
-        // 3 % is not.
+        // default noise floor's 80 %), a spread known without error (the normal quantile:
+        // 1.96 · 0.8 % · √1.2 = 1.72 %), so 1.5 % from five identical runs is within noise
+        // and 2 % is not.
         assert_eq!(
-            host_verdict(&bases, &run(10e6, 0.02, 99)),
+            host_verdict(&bases, &run(10e6, 0.015, 99)),
             Some(ChangeVerdict::WithinNoise)
         );
         assert_eq!(
-            host_verdict(&bases, &run(10e6, 0.03, 99)),
+            host_verdict(&bases, &run(10e6, 0.02, 99)),
             Some(ChangeVerdict::Slower)
         );
     }
@@ -884,6 +885,42 @@ mod tests {
             .as_ref()
             .expect("the head names its runner");
         assert!(runner.barely_known && !runner.own_level, "{runner:?}");
+    }
+
+    /// Runners `a` (quiet, about 0.3 %) and `b` (noisy, about 3 %) at one speed, alternating.
+    fn quiet_and_noisy() -> Vec<RunLevel> {
+        const OFFSETS: [f64; 5] = [0.9, -1.0, 0.2, -0.6, 0.5];
+        (0..10)
+            .map(|k| {
+                let (runner, sd) = if k % 2 == 0 {
+                    ("a", 0.003)
+                } else {
+                    ("b", 0.03)
+                };
+                in_ci_run(run(10e6, sd * OFFSETS[k / 2], k), k as u64, Some(runner))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_runner_is_judged_with_its_own_spread() {
+        // A head on noisy b, 4 % under b's level: within b's noise (3 %), far beyond what
+        // one spread of both runners (about 2 %) allows.
+        let bases = quiet_and_noisy();
+        let r = compared(&bases, &in_ci_run(run(9.6e6, 0.0, 99), 99, Some("b")));
+        let runner = r.history.head_runner.as_ref().unwrap();
+        assert!(runner.own_spread && runner.own_level, "{runner:?}");
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::WithinNoise));
+        let wide = r.measures[0].detectable_pct.unwrap();
+        // A head on quiet a, +3 %: slower, seen against a's own spread.
+        let r = compared(&bases, &in_ci_run(run(10.3e6, 0.0, 99), 99, Some("a")));
+        let runner = r.history.head_runner.as_ref().unwrap();
+        assert!(runner.own_spread, "{runner:?}");
+        assert_eq!(r.measures[0].verdict, Some(ChangeVerdict::Slower));
+        assert!(
+            r.measures[0].detectable_pct.unwrap() < 3.0 && wide > 8.0,
+            "{wide}"
+        );
     }
 
     #[test]

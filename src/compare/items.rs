@@ -35,16 +35,16 @@ pub struct Input<'a> {
 }
 
 impl Input<'_> {
-    /// The items judged (not yet decided: [`ranges::decide`]); `expected` as
-    /// [`ranges::table`] takes it.
-    pub fn table(&self, floor: f64, expected: f64) -> Table {
+    /// The items judged (not yet decided: [`ranges::decide`]), following the history's
+    /// `shape` as [`ranges::table`] takes it.
+    pub fn table(&self, floor: f64, shape: &ranges::Shape) -> Table {
         let head: Vec<&Times> = self.head.iter().map(|t| t.as_ref()).collect();
         let used: Vec<Vec<&Times>> = self
             .used
             .iter()
             .map(|p| p.iter().map(|t| t.as_ref()).collect())
             .collect();
-        ranges::table(&head, &used, floor, expected)
+        ranges::table(&head, &used, floor, shape)
     }
 
     /// The head's value of each of its items.
@@ -293,7 +293,7 @@ mod tests {
         assert_eq!(head.get("sample"), Some(&10_000.0));
         let exact = ranges(&point, &[&point], Clock::HostExclusive, true);
         assert_eq!(exact.head[0].len(), 3);
-        let mut t = input.table(0.01, 0.0);
+        let mut t = input.table(0.01, &ranges::Shape::default());
         members(&mut t.changes, &point, &[&point], Clock::HostExclusive);
         let group = &t.changes.changed[0];
         assert_eq!(group.members, Some(2));
@@ -345,7 +345,7 @@ mod tests {
         let w = work(&h, &[&b], Kind::Kernels).unwrap();
         assert_eq!((w.basis, w.note.is_none()), (WorkBasis::PerIteration, true));
         assert_eq!(w.input.head[0].get("gemv"), Some(&900.0));
-        let mut t = w.input.table(0.01, 0.0);
+        let mut t = w.input.table(0.01, &ranges::Shape::default());
         describe(&mut t.changes, &w.input, &h, Kind::Kernels);
         let gemv = &t.changes.changed[0];
         assert_eq!(gemv.name, "gemv");

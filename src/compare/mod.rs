@@ -264,20 +264,32 @@ pub fn compare_key(
         None if m == 1 => expected(&learned[0], &points, 0),
         None => 0.0,
     };
-    let (host_shift, gpu_shift) = (shift_of(0), shift_of(1));
+    // A table of few items takes each run's offset from its measure (the host's for host
+    // items; the projection's for GPU items when every run has one, else the host's).
+    let host_logs = measure_logs(&head, &points, MeasureName::HostInclusive);
+    let gpu_logs = measure_logs(&head, &points, MeasureName::GpuProjected).or(host_logs.clone());
+    let host_shape = ranges::Shape {
+        expected: shift_of(0),
+        measure: host_logs,
+    };
+    let gpu_shape = ranges::Shape {
+        expected: shift_of(1),
+        measure: gpu_logs,
+    };
     let exact = criteria.exact_names;
     let mut host =
-        items::ranges(&head, &points, Clock::HostExclusive, exact).table(floor, host_shift);
-    let mut gpu = gpu_both
-        .then(|| items::ranges(&head, &points, Clock::GpuProjected, exact).table(floor, gpu_shift));
+        items::ranges(&head, &points, Clock::HostExclusive, exact).table(floor, &host_shape);
+    let mut gpu = gpu_both.then(|| {
+        items::ranges(&head, &points, Clock::GpuProjected, exact).table(floor, &gpu_shape)
+    });
     let kernels = items::work(&head, &points, Kind::Kernels);
     let copies = items::work(&head, &points, Kind::MemoryCopies);
     let exposed = items::work(&head, &points, Kind::ExposedCommunication);
-    let mut kernel_table = kernels.as_ref().map(|w| w.input.table(floor, gpu_shift));
-    let mut copy_table = copies.as_ref().map(|w| w.input.table(floor, gpu_shift));
+    let mut kernel_table = kernels.as_ref().map(|w| w.input.table(floor, &gpu_shape));
+    let mut copy_table = copies.as_ref().map(|w| w.input.table(floor, &gpu_shape));
     // A distributed run's ranks: each rank's median, an item like a range group's.
-    let mut rank_table = rank_table(&head, &points, floor, host_shift);
-    let mut exposed_table = exposed.as_ref().map(|w| w.input.table(floor, gpu_shift));
+    let mut rank_table = rank_table(&head, &points, floor, &host_shape);
+    let mut exposed_table = exposed.as_ref().map(|w| w.input.table(floor, &gpu_shape));
     let mut tables: Vec<&mut ranges::Table> = vec![&mut host];
     tables.extend(gpu.as_mut());
     tables.extend(kernel_table.as_mut());
@@ -336,7 +348,7 @@ fn rank_table(
     head: &points::Point<'_>,
     points: &[&points::Point<'_>],
     floor: f64,
-    shift: f64,
+    shape: &ranges::Shape,
 ) -> Option<ranges::Table> {
     (!head.first().ranks.is_empty()).then(|| {
         items::Input {
@@ -352,7 +364,7 @@ fn rank_table(
                 })
                 .collect(),
         }
-        .table(floor, shift)
+        .table(floor, shape)
     })
 }
 
@@ -385,6 +397,21 @@ fn rank_changes(changes: RangeChanges) -> RankChanges {
         gone: changes.gone.iter().map(only).collect(),
         detectable_pct: changes.detectable_pct,
     }
+}
+
+/// A measure's logarithm at each used point and at the head; `None` unless every one has it.
+fn measure_logs(
+    head: &points::Point<'_>,
+    points: &[&points::Point<'_>],
+    name: MeasureName,
+) -> Option<ranges::MeasureLogs> {
+    Some(ranges::MeasureLogs {
+        points: points
+            .iter()
+            .map(|p| p.log(name))
+            .collect::<Option<Vec<f64>>>()?,
+        head: head.log(name)?,
+    })
 }
 
 /// Where a measure's history puts a run of unchanged code against its used points' mean (a

@@ -363,6 +363,8 @@ fn rank_table(
                         .collect()
                 })
                 .collect(),
+            iterations: None,
+            iterations_note: None,
         }
         .table(floor, shape)
     })

@@ -213,6 +213,8 @@ pub fn table(head: &[&Times], used: &[Vec<&Times>], floor: f64, shape: &Shape) -
             new_omitted: 0,
             gone_omitted: 0,
             detectable_pct: None,
+            iterations: None,
+            iterations_note: None,
         },
         beyond,
         predictions,

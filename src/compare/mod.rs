@@ -287,8 +287,14 @@ pub fn compare_key(
     let exposed = items::work(&head, &points, Kind::ExposedCommunication);
     let mut kernel_table = kernels.as_ref().map(|w| w.input.table(floor, &gpu_shape));
     let mut copy_table = copies.as_ref().map(|w| w.input.table(floor, &gpu_shape));
-    // A distributed run's ranks: each rank's median, an item like a range group's.
-    let mut rank_table = rank_table(&head, &points, floor, &host_shape);
+    // A distributed run's ranks: each rank's median, an item like a range group's. Never
+    // beyond the host measure's offset: the step time is the slowest rank's, so a slower rank
+    // would move it as much as itself.
+    let rank_shape = ranges::Shape {
+        expected: host_shape.expected,
+        measure: None,
+    };
+    let mut rank_table = rank_table(&head, &points, floor, &rank_shape);
     let mut exposed_table = exposed.as_ref().map(|w| w.input.table(floor, &gpu_shape));
     let mut tables: Vec<&mut ranges::Table> = vec![&mut host];
     tables.extend(gpu.as_mut());

@@ -129,6 +129,8 @@ pub(super) fn per_iteration_over(a: &Analysis, exact: bool) -> String {
     };
     let state = if which == "steady" {
         " (the steady state)"
+    } else if a.ranks.is_some() {
+        " (every rank's time added)"
     } else {
         ""
     };

@@ -259,23 +259,7 @@ pub fn compare_key(
     // Where: range groups, kernels, copies; every item of the run under one false-discovery
     // control. An item's base times follow where its measure's history puts an unchanged run
     // (GPU work the projection's, the host's when the projection has no prediction of its own).
-    let shift_of = |m: usize| match learned[m].prediction {
-        Some(_) => expected(&learned[m], &points, m),
-        None if m == 1 => expected(&learned[0], &points, 0),
-        None => 0.0,
-    };
-    // A table of few items takes each run's offset from its measure (the host's for host
-    // items; the projection's for GPU items when every run has one, else the host's).
-    let host_logs = measure_logs(&head, &points, MeasureName::HostInclusive);
-    let gpu_logs = measure_logs(&head, &points, MeasureName::GpuProjected).or(host_logs.clone());
-    let host_shape = ranges::Shape {
-        expected: shift_of(0),
-        measure: host_logs,
-    };
-    let gpu_shape = ranges::Shape {
-        expected: shift_of(1),
-        measure: gpu_logs,
-    };
+    let [host_shape, gpu_shape] = shapes(&learned, &head, &points);
     let exact = criteria.exact_names;
     let mut host =
         items::ranges(&head, &points, Clock::HostExclusive, exact).table(floor, &host_shape);
@@ -405,6 +389,34 @@ fn rank_changes(changes: RangeChanges) -> RankChanges {
         gone: changes.gone.iter().map(only).collect(),
         detectable_pct: changes.detectable_pct,
     }
+}
+
+/// The shape the host items and the GPU items follow: where each measure's history puts an
+/// unchanged run (GPU work the projection's, the host's when the projection has no prediction
+/// of its own), and each run's offset for a table of few items: its measure's (the host's for
+/// host items; the projection's for GPU items when every run has one, else the host's).
+fn shapes(
+    learned: &[history::Learned; 2],
+    head: &points::Point<'_>,
+    points: &[&points::Point<'_>],
+) -> [ranges::Shape; 2] {
+    let shift_of = |m: usize| match learned[m].prediction {
+        Some(_) => expected(&learned[m], points, m),
+        None if m == 1 => expected(&learned[0], points, 0),
+        None => 0.0,
+    };
+    let host_logs = measure_logs(head, points, MeasureName::HostInclusive);
+    let gpu_logs = measure_logs(head, points, MeasureName::GpuProjected).or(host_logs.clone());
+    [
+        ranges::Shape {
+            expected: shift_of(0),
+            measure: host_logs,
+        },
+        ranges::Shape {
+            expected: shift_of(1),
+            measure: gpu_logs,
+        },
+    ]
 }
 
 /// A measure's logarithm at each used point and at the head; `None` unless every one has it.

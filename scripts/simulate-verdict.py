@@ -129,6 +129,14 @@ class Case:
     kernel_change: float = 1.0  # kernel 0 of the head, times
     llama: bool = False  # the ranges of a llama-shaped trace (8 layers, a token per iteration)
     group_change: float = 1.0  # the head's `ensure_layer_L_weights` ranges, times
+    # A cold first pass (issue 34): iteration 0 this many times a steady one (each run's
+    # own cold start: times 1 + N(0, cold_sd)), the extra time in token 0's `forward_layer_L`
+    # ranges; with `steady`, analysis.json's `steady_state` (iteration 0 left out, as the
+    # analysis writes it) and the `slow_iterations` warning; without, a file written before
+    # `steady_state` (the comparison then counts every iteration).
+    cold: float = 1.0
+    cold_sd: float = 0.1
+    steady: bool = True
     # Runners (issue 33): `b_points` base points (at random places) on `runner-b`, which is
     # `b_factor` times A's speed, the oldest of them also `b_planted` times (a planted file);
     # `b_half`: each point on A or B at random instead; `b_sd`: B's run-to-run noise (else
@@ -269,6 +277,23 @@ CASES = [
     Case("g4", "3 range groups, 20 runs, step +10 % 3 runs back, head at the new level: a "
          "range flagged", 0.01, bases=20, last_slow=3, slow_runner=1.10, count="any_range",
          target=("max", 3)),
+    Case("g3c", "3 range groups, head on a runner 5 % slower with 1 point of 10: a range "
+         "flagged", 0.01, b_points=1, b_factor=1.05, head_on_b=True, count="any_range",
+         target=("max", 3)),
+    Case("g5", "3 range groups, range 0 really 10 % slower, noise 1 %: that range slower",
+         0.01, range_change=1.10, count="range0_slower", target=("min", 80)),
+    Case("g0", "3 range groups, no change, noise 1 %: a range flagged", 0.01,
+         count="any_range", target=("max", 3)),
+    # Issue 34: a cold first pass (13 times a steady one, its own cold start varying 10 % run
+    # to run), range groups judged over the steady state (as the report's tables).
+    Case("lc", "llama-shaped with a cold first pass (13x), the ensure group 8 % slower: that "
+         "group the first row, slower, 6-10 % (over the steady state)", 0.01, llama=True,
+         cold=13.0, group_change=1.08, count="group_first", target=("min", 90)),
+    Case("lc0", "llama-shaped with a cold first pass, no change: a range flagged (over the "
+         "steady state)", 0.01, llama=True, cold=13.0, count="any_range", target=("max", 3)),
+    Case("lcr", "reference: as lc, every file written before `steady_state` (over every "
+         "counted iteration)", 0.01, llama=True, cold=13.0, steady=False, group_change=1.08,
+         count="group_first"),
     Case("a1", "AR(1) noise, phi 0.8, 20 runs, no change: drift named", 0.01, bases=20,
          ar_phi=0.8, count="drift", target=("max", 3)),
     Case("a1s", "AR(1) noise, phi 0.8, 20 runs, no change: level shift named", 0.01, bases=20,
@@ -418,6 +443,10 @@ def make_analysis(rng: random.Random, case: Case, point: Point, point_offset: fl
         g = GPU_LEVEL_NS * factor * (1.0 + rng.gauss(0.0, GPU_OWN_SD))
         gpu = [max(1, round(g * (1.0 + rng.gauss(0.0, ITER_SD)))) for _ in range(ITERATIONS)]
     counted = point.counted
+    cold_extra = 0.0
+    if case.cold != 1.0:
+        cold_extra = level * (case.cold * (1.0 + rng.gauss(0.0, case.cold_sd)) - 1.0)
+        host[0] += round(cold_extra)
     totals = []
     for i, (name, r_level, every_pass) in enumerate(range_specs(case)):
         own = factor
@@ -429,6 +458,8 @@ def make_analysis(rng: random.Random, case: Case, point: Point, point_offset: fl
             totals.append(max(1, round(lv * (counted + noise))))
         else:
             totals.append(max(1, round(lv * (1.0 + rng.gauss(0.0, ITER_SD)))))
+        if cold_extra and name.startswith("layer_") and "_token_0.forward_layer_" in name:
+            totals[-1] += round(cold_extra / LLAMA_LAYERS)
     kernels, copies = [], []
     if case.kernels:
         # The GPU's offset of the run, each kernel's own, and the noise of a mean of the
@@ -441,7 +472,7 @@ def make_analysis(rng: random.Random, case: Case, point: Point, point_offset: fl
         for *_, level in COPY_LEVELS:
             copies.append(level * g * (counted + 1) * (1.0 + rng.gauss(0.0, KERNEL_OWN_SD)))
     return {"host": host, "gpu": gpu, "ranges": totals, "counted": counted,
-            "kernels": kernels, "copies": copies}
+            "kernels": kernels, "copies": copies, "cold": bool(cold_extra)}
 
 
 def scaled(run: dict, factor: float) -> dict:
@@ -451,7 +482,7 @@ def scaled(run: dict, factor: float) -> dict:
     return {"host": times(run["host"]), "gpu": times(run["gpu"]),
             "ranges": times(run["ranges"]), "counted": run["counted"],
             "kernels": [v * factor for v in run["kernels"]],
-            "copies": [v * factor for v in run["copies"]]}
+            "copies": [v * factor for v in run["copies"]], "cold": run.get("cold", False)}
 
 
 ITERATION_JSON = (
@@ -509,8 +540,55 @@ def gpu_work_json(run: dict) -> dict | None:
             "kernel_attribution": None, "unavailable": {}}
 
 
+def group_of(name: str) -> str:
+    """A range's group: each run of digits written `#`."""
+    out, digits = [], False
+    for c in name:
+        if c.isdigit():
+            if not digits:
+                out.append("#")
+            digits = True
+        else:
+            out.append(c)
+            digits = False
+    return "".join(out)
+
+
+def steady_state_json(run: dict, specs: list[tuple[str, float, bool]]) -> dict:
+    """`steady_state` of a run whose iteration 0 is slow: the other counted iterations'
+    host statistics and range groups (token 0's ranges left out, every pass's ranges less
+    their share of one pass)."""
+    counted = run["counted"]
+    groups: dict[str, list[int]] = {}
+    for (name, _, every), total in zip(specs, run["ranges"]):
+        if not every and "_token_0." not in name and not name.endswith("_token_0"):
+            kept = total
+        elif every:
+            kept = round(total * (counted - 1) / counted)
+        else:
+            continue
+        g = groups.setdefault(group_of(name), [0, 0, 0])
+        g[0] += 1
+        g[1] += counted - 1 if every else 1
+        g[2] += kept
+    def group_stats(total: int, instances: int) -> dict:
+        return {"total_ns": total, "mean_ns": total / max(1, instances), "minimum_ns": 0,
+                "maximum_ns": 0}
+    steady_host = run["host"][1:counted]
+    return {
+        "left_out": [0],
+        "host_inclusive": iteration_stats(len(steady_host), sum(steady_host)),
+        "host_range_groups": [
+            {"group": g, "names": names, "instances": instances,
+             "inclusive": group_stats(total, instances),
+             "exclusive": group_stats(total, instances)}
+            for g, (names, instances, total) in sorted(groups.items())],
+        "gpu_projected_range_groups": [],
+    }
+
+
 def analysis_json(run: dict, specs: list[tuple[str, float, bool]], run_id: str, commit: str,
-                  ci_run: int, runner: str, gpu_uuid: str = "") -> str:
+                  ci_run: int, runner: str, gpu_uuid: str = "", steady: bool = True) -> str:
     """An analysis.json the tool accepts (the shape of src/artifact/fake.rs)."""
     host, gpu, counted = run["host"], run["gpu"], run["counted"]
     # The iterations, as json.dumps would write them (a template: the bulk of the file, and
@@ -574,6 +652,11 @@ def analysis_json(run: dict, specs: list[tuple[str, float, bool]], run_id: str, 
     work = gpu_work_json(run)
     if work is not None:
         value["gpu_work"] = work
+    if run.get("cold"):
+        value["warnings"].append({"code": "slow_iterations", "gating": False,
+                                  "message": "iteration 0 slow", "iterations": [0]})
+        if steady:
+            value["steady_state"] = steady_state_json(run, specs)
     if gpu_uuid:
         value["environment"] = {
             "gpus": [{"id": 0, "name": "NVIDIA L4", "uuid": gpu_uuid, "sm_count": 58,
@@ -680,7 +763,7 @@ def write_trial(rng: random.Random, case: Case, folder: str) -> list[str]:
                 run_id = f"{name}-{r}" if not case.legs else f"{name}-{leg}-{r}"
                 text = analysis_json(run, specs, run_id, f"{p_index:07x}",
                                      9_999 if point.head else 1_000 + p_index, point.runner,
-                                     point.gpu_uuid)
+                                     point.gpu_uuid, case.steady)
                 folder_name = f"r{r}"
                 if case.legs:
                     # The leg's name (`--label`), a top-level key of analysis.json.

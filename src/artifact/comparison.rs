@@ -784,6 +784,27 @@ pub struct RangeChanges {
     /// absent when no item is judged, and in files written before it was computed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detectable_pct: Option<f64>,
+    /// Which iterations a run's number of an item is over: the steady state (the counted
+    /// iterations but the slow ones, as the report's range tables show them) or every
+    /// counted iteration; absent where it does not apply (a capture's totals, ranks), and
+    /// in files written before it was said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<IterationBasis>,
+    /// Why the range groups are over every counted iteration when some runs leave slow ones
+    /// out (a run that records no steady state); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterations_note: Option<String>,
+}
+
+/// Which iterations a table's numbers are over ([`RangeChanges::iterations`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IterationBasis {
+    /// The counted iterations but the slow ones (`steady_state` of analysis.json): what the
+    /// report's range tables show.
+    SteadyState,
+    /// Every counted iteration.
+    Counted,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -830,6 +851,14 @@ pub struct Member {
     /// it.
     pub base_per_iteration_ns: Option<f64>,
     pub head_per_iteration_ns: f64,
+    /// Its mean time per instance (exclusive, or projected; every counted iteration), in the
+    /// used base runs (`null` when none has it) and in the head: a range that runs once a
+    /// run reads as its own time, not spread over the iterations. Absent in files written
+    /// before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_per_instance_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_per_instance_ns: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

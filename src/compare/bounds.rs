@@ -115,6 +115,8 @@ mod tests {
             new_omitted: 0,
             gone_omitted: 0,
             detectable_pct: None,
+            iterations: None,
+            iterations_note: None,
         };
         bound_ranges(&mut r);
         assert_eq!(r.changed.len(), MAX_ITEMS);

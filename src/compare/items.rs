@@ -23,8 +23,10 @@ use std::collections::BTreeMap;
 
 use super::points::Point;
 use super::ranges::{self, Table, Times};
-use super::run_level::{RunLevel, WorkTotals};
-use crate::artifact::comparison::{Member, RangeChanges, WorkBasis, LARGEST_MEMBERS};
+use super::run_level::{RunLevel, Steady, WorkTotals};
+use crate::artifact::comparison::{
+    IterationBasis, Member, RangeChanges, WorkBasis, LARGEST_MEMBERS,
+};
 use crate::artifact::group_name;
 
 /// The head's tables (one per head run) and each used point's (one per analysis that has
@@ -32,19 +34,26 @@ use crate::artifact::group_name;
 pub struct Input<'a> {
     pub head: Vec<Cow<'a, Times>>,
     pub used: Vec<Vec<Cow<'a, Times>>>,
+    /// Which iterations the numbers are over, and why not the steady state when some runs
+    /// have one (said in the table's changes).
+    pub iterations: Option<IterationBasis>,
+    pub iterations_note: Option<String>,
 }
 
 impl Input<'_> {
-    /// The items judged (not yet decided: [`ranges::decide`]); `expected` as
-    /// [`ranges::table`] takes it.
-    pub fn table(&self, floor: f64, expected: f64) -> Table {
+    /// The items judged (not yet decided: [`ranges::decide`]), following the history's
+    /// `shape` as [`ranges::table`] takes it.
+    pub fn table(&self, floor: f64, shape: &ranges::Shape) -> Table {
         let head: Vec<&Times> = self.head.iter().map(|t| t.as_ref()).collect();
         let used: Vec<Vec<&Times>> = self
             .used
             .iter()
             .map(|p| p.iter().map(|t| t.as_ref()).collect())
             .collect();
-        ranges::table(&head, &used, floor, expected)
+        let mut table = ranges::table(&head, &used, floor, shape);
+        table.changes.iterations = self.iterations;
+        table.changes.iterations_note = self.iterations_note.clone();
+        table
     }
 
     /// The head's value of each of its items.
@@ -73,15 +82,44 @@ impl Clock {
             Clock::GpuProjected => &r.gpu_ranges,
         }
     }
+
+    fn instances(self, r: &RunLevel) -> &BTreeMap<String, u64> {
+        match self {
+            Clock::HostExclusive => &r.host_instances,
+            Clock::GpuProjected => &r.gpu_instances,
+        }
+    }
 }
 
-/// A range table of the head and the used points: by group unless `exact`.
+/// A range table of the head and the used points: by group unless `exact`. Groups are over
+/// the steady state (the counted iterations but the slow ones, as the report's tables show
+/// them) when some run leaves slow ones out and every run says what its steady state is; by
+/// exact name, or when a run with slow iterations records no steady state (written before
+/// it), over every counted iteration, for every run alike.
 pub fn ranges<'a>(head: &Point<'a>, used: &[&Point<'a>], clock: Clock, exact: bool) -> Input<'a> {
+    let runs = || {
+        head.runs
+            .iter()
+            .chain(used.iter().flat_map(|p| p.runs.iter()))
+    };
+    let slow = runs().any(|r| !matches!(r.steady, Steady::Every));
+    let unknown = runs().filter(|r| r.steady == Steady::Unknown).count();
+    let steady = !exact && slow && unknown == 0;
+    let iterations_note = (!exact && unknown > 0).then(|| {
+        let total = runs().count();
+        format!(
+            "Range groups are compared over every counted iteration, slow ones included, in every run alike: {unknown} of the {total} runs {} slow iterations but no steady state (an analysis.json written before `steady_state`, or a distributed run).",
+            if unknown == 1 { "records" } else { "record" }
+        )
+    });
     let of = |r: &'a RunLevel| -> Cow<'a, Times> {
-        if exact {
-            Cow::Borrowed(clock.of(r))
-        } else {
-            Cow::Owned(grouped(clock.of(r)))
+        match (&r.steady, steady, exact) {
+            (Steady::Own { host, gpu, .. }, true, _) => Cow::Borrowed(match clock {
+                Clock::HostExclusive => host,
+                Clock::GpuProjected => gpu,
+            }),
+            (_, _, true) => Cow::Borrowed(clock.of(r)),
+            _ => Cow::Owned(grouped(clock.of(r))),
         }
     };
     Input {
@@ -90,6 +128,12 @@ pub fn ranges<'a>(head: &Point<'a>, used: &[&Point<'a>], clock: Clock, exact: bo
             .iter()
             .map(|p| p.runs.iter().map(|&r| of(r)).collect())
             .collect(),
+        iterations: Some(if steady {
+            IterationBasis::SteadyState
+        } else {
+            IterationBasis::Counted
+        }),
+        iterations_note,
     }
 }
 
@@ -103,7 +147,7 @@ fn grouped(times: &Times) -> Times {
 }
 
 /// Each changed group's number of ranges in the head and, when it has more than one, its
-/// largest ranges in the head with their history's time.
+/// largest ranges in the head with their history's time, per iteration and per instance.
 pub fn members(changes: &mut RangeChanges, head: &Point<'_>, used: &[&Point<'_>], clock: Clock) {
     let head_tables: Vec<&Times> = head.runs.iter().map(|r| clock.of(r)).collect();
     let mut by_group: BTreeMap<String, Vec<(&str, f64)>> = BTreeMap::new();
@@ -127,6 +171,21 @@ pub fn members(changes: &mut RangeChanges, head: &Point<'_>, used: &[&Point<'_>]
             .collect();
         (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
     };
+    // A point's mean time of one instance: its runs' (geometric mean).
+    let instance = |p: &Point<'_>, name: &str| {
+        crate::compare::points::geometric(p.runs.iter().filter_map(|r| {
+            let per_iteration = clock.of(r).get(name)?;
+            let instances = *clock.instances(r).get(name)?;
+            (instances > 0).then(|| per_iteration * r.iterations as f64 / instances as f64)
+        }))
+    };
+    let history_instance = |name: &str| {
+        let logs: Vec<f64> = used
+            .iter()
+            .filter_map(|p| instance(p, name).map(f64::ln))
+            .collect();
+        (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
+    };
     for change in &mut changes.changed {
         let Some(list) = by_group.get_mut(&change.name) else {
             continue;
@@ -143,6 +202,8 @@ pub fn members(changes: &mut RangeChanges, head: &Point<'_>, used: &[&Point<'_>]
                 name: name.to_owned(),
                 base_per_iteration_ns: history(name),
                 head_per_iteration_ns: v,
+                base_per_instance_ns: history_instance(name),
+                head_per_instance_ns: instance(head, name),
             })
             .collect();
     }
@@ -239,6 +300,8 @@ pub fn work<'a>(head: &Point<'a>, used: &[&Point<'a>], kind: Kind) -> Option<Wor
         input: Input {
             head: tables(head),
             used: used.iter().map(|p| tables(p)).collect(),
+            iterations: (basis == WorkBasis::PerIteration).then_some(IterationBasis::Counted),
+            iterations_note: None,
         },
         basis,
         note,
@@ -293,7 +356,7 @@ mod tests {
         assert_eq!(head.get("sample"), Some(&10_000.0));
         let exact = ranges(&point, &[&point], Clock::HostExclusive, true);
         assert_eq!(exact.head[0].len(), 3);
-        let mut t = input.table(0.01, 0.0);
+        let mut t = input.table(0.01, &ranges::Shape::default());
         members(&mut t.changes, &point, &[&point], Clock::HostExclusive);
         let group = &t.changes.changed[0];
         assert_eq!(group.members, Some(2));
@@ -345,7 +408,7 @@ mod tests {
         let w = work(&h, &[&b], Kind::Kernels).unwrap();
         assert_eq!((w.basis, w.note.is_none()), (WorkBasis::PerIteration, true));
         assert_eq!(w.input.head[0].get("gemv"), Some(&900.0));
-        let mut t = w.input.table(0.01, 0.0);
+        let mut t = w.input.table(0.01, &ranges::Shape::default());
         describe(&mut t.changes, &w.input, &h, Kind::Kernels);
         let gemv = &t.changes.changed[0];
         assert_eq!(gemv.name, "gemv");

@@ -259,25 +259,27 @@ pub fn compare_key(
     // Where: range groups, kernels, copies; every item of the run under one false-discovery
     // control. An item's base times follow where its measure's history puts an unchanged run
     // (GPU work the projection's, the host's when the projection has no prediction of its own).
-    let shift_of = |m: usize| match learned[m].prediction {
-        Some(_) => expected(&learned[m], &points, m),
-        None if m == 1 => expected(&learned[0], &points, 0),
-        None => 0.0,
-    };
-    let (host_shift, gpu_shift) = (shift_of(0), shift_of(1));
+    let [host_shape, gpu_shape] = shapes(&learned, &head, &points);
     let exact = criteria.exact_names;
     let mut host =
-        items::ranges(&head, &points, Clock::HostExclusive, exact).table(floor, host_shift);
-    let mut gpu = gpu_both
-        .then(|| items::ranges(&head, &points, Clock::GpuProjected, exact).table(floor, gpu_shift));
+        items::ranges(&head, &points, Clock::HostExclusive, exact).table(floor, &host_shape);
+    let mut gpu = gpu_both.then(|| {
+        items::ranges(&head, &points, Clock::GpuProjected, exact).table(floor, &gpu_shape)
+    });
     let kernels = items::work(&head, &points, Kind::Kernels);
     let copies = items::work(&head, &points, Kind::MemoryCopies);
     let exposed = items::work(&head, &points, Kind::ExposedCommunication);
-    let mut kernel_table = kernels.as_ref().map(|w| w.input.table(floor, gpu_shift));
-    let mut copy_table = copies.as_ref().map(|w| w.input.table(floor, gpu_shift));
-    // A distributed run's ranks: each rank's median, an item like a range group's.
-    let mut rank_table = rank_table(&head, &points, floor, host_shift);
-    let mut exposed_table = exposed.as_ref().map(|w| w.input.table(floor, gpu_shift));
+    let mut kernel_table = kernels.as_ref().map(|w| w.input.table(floor, &gpu_shape));
+    let mut copy_table = copies.as_ref().map(|w| w.input.table(floor, &gpu_shape));
+    // A distributed run's ranks: each rank's median, an item like a range group's. Never
+    // beyond the host measure's offset: the step time is the slowest rank's, so a slower rank
+    // would move it as much as itself.
+    let rank_shape = ranges::Shape {
+        expected: host_shape.expected,
+        measure: None,
+    };
+    let mut rank_table = rank_table(&head, &points, floor, &rank_shape);
+    let mut exposed_table = exposed.as_ref().map(|w| w.input.table(floor, &gpu_shape));
     let mut tables: Vec<&mut ranges::Table> = vec![&mut host];
     tables.extend(gpu.as_mut());
     tables.extend(kernel_table.as_mut());
@@ -336,7 +338,7 @@ fn rank_table(
     head: &points::Point<'_>,
     points: &[&points::Point<'_>],
     floor: f64,
-    shift: f64,
+    shape: &ranges::Shape,
 ) -> Option<ranges::Table> {
     (!head.first().ranks.is_empty()).then(|| {
         items::Input {
@@ -351,8 +353,10 @@ fn rank_table(
                         .collect()
                 })
                 .collect(),
+            iterations: None,
+            iterations_note: None,
         }
-        .table(floor, shift)
+        .table(floor, shape)
     })
 }
 
@@ -385,6 +389,49 @@ fn rank_changes(changes: RangeChanges) -> RankChanges {
         gone: changes.gone.iter().map(only).collect(),
         detectable_pct: changes.detectable_pct,
     }
+}
+
+/// The shape the host items and the GPU items follow: where each measure's history puts an
+/// unchanged run (GPU work the projection's, the host's when the projection has no prediction
+/// of its own), and each run's offset for a table of few items: its measure's (the host's for
+/// host items; the projection's for GPU items when every run has one, else the host's).
+fn shapes(
+    learned: &[history::Learned; 2],
+    head: &points::Point<'_>,
+    points: &[&points::Point<'_>],
+) -> [ranges::Shape; 2] {
+    let shift_of = |m: usize| match learned[m].prediction {
+        Some(_) => expected(&learned[m], points, m),
+        None if m == 1 => expected(&learned[0], points, 0),
+        None => 0.0,
+    };
+    let host_logs = measure_logs(head, points, MeasureName::HostInclusive);
+    let gpu_logs = measure_logs(head, points, MeasureName::GpuProjected).or(host_logs.clone());
+    [
+        ranges::Shape {
+            expected: shift_of(0),
+            measure: host_logs,
+        },
+        ranges::Shape {
+            expected: shift_of(1),
+            measure: gpu_logs,
+        },
+    ]
+}
+
+/// A measure's logarithm at each used point and at the head; `None` unless every one has it.
+fn measure_logs(
+    head: &points::Point<'_>,
+    points: &[&points::Point<'_>],
+    name: MeasureName,
+) -> Option<ranges::MeasureLogs> {
+    Some(ranges::MeasureLogs {
+        points: points
+            .iter()
+            .map(|p| p.log(name))
+            .collect::<Option<Vec<f64>>>()?,
+        head: head.log(name)?,
+    })
 }
 
 /// Where a measure's history puts a run of unchanged code against its used points' mean (a

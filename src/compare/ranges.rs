@@ -18,6 +18,13 @@
 //! `change_pct` stays its raw change, and a range is `slower` or `faster` only when both its
 //! change beyond the run and its raw change go that way.
 //!
+//! **Small tables follow the shape too.** With fewer ranges the median would be one range's
+//! own move, so each run's offset is taken from its measure instead ([`Shape::measure`]: the
+//! host inclusive time's logarithm at each point and at the head, the GPU projection's for
+//! GPU tables): a runner, a level shift or a drift moves the measure as it moves the items,
+//! and an item is judged by how far it moved beyond it. Without it (a point with no value of
+//! the measure) a small table is judged against the plain mean of its history.
+//!
 //! **Many items, one error budget.** With dozens of ranges and kernels some would fall outside
 //! their interval by chance alone: the p-values of every item of a run (host and GPU range
 //! tables, kernels and memory copies together) go through Benjamini and Hochberg's procedure
@@ -57,6 +64,27 @@ pub fn value(tables: &[&Times], name: &str) -> Option<f64> {
     )
 }
 
+/// Where the history's shape puts a run of unchanged code, as the items of a table read it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Shape {
+    /// Where the history puts a run of unchanged code against its points' mean (a
+    /// logarithm: the newest level's distance after a shift, the trend's end with a drift,
+    /// the head's runner's offset; 0 for a history of one level): an item's base time is its
+    /// mean moved by it, so that a branch's drift or a slower runner is not read as the
+    /// head's change.
+    pub expected: f64,
+    /// The measure's logarithm at each used point and at the head, when every one has it:
+    /// each run's own offset for a table of fewer than [`RUN_EFFECT_MIN_RANGES`] items.
+    pub measure: Option<MeasureLogs>,
+}
+
+/// A measure's logarithm at each used point (oldest first) and at the head.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeasureLogs {
+    pub points: Vec<f64>,
+    pub head: f64,
+}
+
 /// A run's items of one table, judged but not yet decided (the false-discovery step runs
 /// over every table of the run, [`decide`]).
 #[derive(Debug, Clone)]
@@ -71,12 +99,10 @@ pub struct Table {
 }
 
 /// Every item of the head's tables (its runs, one point) against the used points' (oldest
-/// first; each point's tables are those of its analyses that have the table). `expected` is
-/// where the history puts a run of unchanged code against its points' mean (a logarithm: the
-/// newest level's distance after a shift, the trend's end with a drift, the head's runner's
-/// offset; 0 for a history of one level): an item's base time is its mean moved by it, so that
-/// a branch's drift or a slower runner is not read as the head's change.
-pub fn table(head: &[&Times], used: &[Vec<&Times>], floor: f64, expected: f64) -> Table {
+/// first; each point's tables are those of its analyses that have the table), following the
+/// history's `shape` ([`Shape`]).
+pub fn table(head: &[&Times], used: &[Vec<&Times>], floor: f64, shape: &Shape) -> Table {
+    let expected = shape.expected;
     let head_names: BTreeSet<&String> = head.iter().flat_map(|t| t.keys()).collect();
     let names: Vec<&String> = head_names.iter().copied().collect();
     // logs[g][p]: item g at point p.
@@ -88,7 +114,11 @@ pub fn table(head: &[&Times], used: &[Vec<&Times>], floor: f64, expected: f64) -
     let judged: Vec<usize> = (0..names.len())
         .filter(|&g| head_logs[g].is_some() && logs[g].iter().flatten().count() >= MIN_BASE_RUNS)
         .collect();
-    let effects = RunEffects::of(&logs, &head_logs, &judged, used.len());
+    let measure = shape
+        .measure
+        .as_ref()
+        .filter(|m| m.points.len() == used.len());
+    let effects = RunEffects::of(&logs, &head_logs, &judged, used.len(), measure);
     let mut changed = Vec::new();
     let mut beyond = Vec::new();
     let mut predictions = Vec::new();
@@ -183,6 +213,8 @@ pub fn table(head: &[&Times], used: &[Vec<&Times>], floor: f64, expected: f64) -
             new_omitted: 0,
             gone_omitted: 0,
             detectable_pct: None,
+            iterations: None,
+            iterations_note: None,
         },
         beyond,
         predictions,
@@ -284,6 +316,7 @@ impl RunEffects {
         head: &[Option<f64>],
         judged: &[usize],
         points: usize,
+        measure: Option<&MeasureLogs>,
     ) -> RunEffects {
         let mean_of = |values: &[Option<f64>], offsets: &[f64]| {
             let v: Vec<f64> = values
@@ -305,6 +338,12 @@ impl RunEffects {
                 .collect(),
         };
         if !effects.active {
+            // Too few items for a median: each run's offset is its measure's (centred).
+            if let Some(m) = measure {
+                let centre = m.points.iter().sum::<f64>() / m.points.len().max(1) as f64;
+                effects.point = m.points.iter().map(|v| v - centre).collect();
+                effects.head = m.head - centre;
+            }
             for &g in judged {
                 effects.level[g] = mean_of(&logs[g], &effects.point);
             }
@@ -367,9 +406,83 @@ mod tests {
     /// Each run a point of its own, host exclusive times by exact name.
     fn judged(head: &RunLevel, history: &[RunLevel]) -> Table {
         let used: Vec<Vec<&Times>> = history.iter().map(|r| vec![&r.host_ranges]).collect();
-        let mut t = table(&[&head.host_ranges], &used, 0.01, 0.0);
+        let mut t = table(&[&head.host_ranges], &used, 0.01, &Shape::default());
         decide(&mut [&mut t], 0.01, FALSE_DISCOVERY_RATE);
         t
+    }
+
+    /// Three ranges on a run moved by `factor` (its runner, a step, its noise), each with a
+    /// small noise of its own (a pattern by `seed`), range `a` times `change`.
+    fn three(factor: f64, change: f64, seed: usize) -> RunLevel {
+        const PATTERN: [f64; 7] = [0.3, -0.9, 0.6, -0.1, 1.0, -0.5, -0.4];
+        let own = |g: usize| 1.0 + 0.002 * PATTERN[(g * 3 + seed) % 7];
+        let total = |level: f64, g: usize| (4.0 * level * factor * own(g)) as i64;
+        level(
+            &[(3_000_000.0 * factor) as i64; 4],
+            &[
+                ("a", (total(400_000.0, 0) as f64 * change) as i64),
+                ("b", total(300_000.0, 1)),
+                ("c", total(200_000.0, 2)),
+            ],
+        )
+    }
+
+    /// The table of `head` against `history` with the runs' offsets taken from the host
+    /// measure.
+    fn judged_with_measure(head: &RunLevel, history: &[RunLevel]) -> Table {
+        let used: Vec<Vec<&Times>> = history.iter().map(|r| vec![&r.host_ranges]).collect();
+        let shape = Shape {
+            expected: 0.0,
+            measure: Some(MeasureLogs {
+                points: history
+                    .iter()
+                    .map(|r| r.host_inclusive_ns.unwrap().ln())
+                    .collect(),
+                head: head.host_inclusive_ns.unwrap().ln(),
+            }),
+        };
+        let mut t = table(&[&head.host_ranges], &used, 0.01, &shape);
+        decide(&mut [&mut t], 0.01, FALSE_DISCOVERY_RATE);
+        t
+    }
+
+    fn flagged(t: &Table) -> Vec<&str> {
+        t.changes
+            .changed
+            .iter()
+            .filter(|r| r.verdict != ChangeVerdict::WithinNoise)
+            .map(|r| r.name.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn a_small_table_follows_its_measure_through_a_step_and_a_runner() {
+        const OFFSETS: [f64; 8] = [0.01, -0.012, 0.004, -0.003, 0.015, -0.008, 0.0, 0.006];
+        // 20 runs, the last 3 on a new level 10 % slower; the head at that level.
+        let history: Vec<RunLevel> = (0..20)
+            .map(|k| {
+                let step = if k >= 17 { 1.10 } else { 1.0 };
+                three(step * (1.0 + OFFSETS[k % 8]), 1.0, k)
+            })
+            .collect();
+        let head = three(1.10 * 1.003, 1.0, 9);
+        // Beyond the run's own offset (the measure's), nothing moved; each range keeps its
+        // raw change against its history's mean.
+        let t = judged_with_measure(&head, &history);
+        assert!(flagged(&t).is_empty());
+        assert!(t
+            .changes
+            .changed
+            .iter()
+            .all(|r| r.change_pct.unwrap() > 5.0));
+        assert!(t.changes.changed.iter().all(|r| r.p_value.unwrap() > 0.1));
+        // A head on a runner 6 % slower: nothing either.
+        assert!(flagged(&judged_with_measure(&three(1.16, 1.0, 9), &history)).is_empty());
+        // One range 10 % slower beyond it is found, alone.
+        assert_eq!(
+            flagged(&judged_with_measure(&three(1.10, 1.10, 9), &history)),
+            ["a"]
+        );
     }
 
     #[test]

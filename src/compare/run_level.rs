@@ -19,7 +19,7 @@ use crate::artifact::comparison::{MeasureName, RunKey, RunRef};
 use crate::artifact::{
     self, Advice, Analysis, CiRun, Environment, Gate, GpuProjectedRange, GpuProjectedRangeGroup,
     GpuWork, HostRange, HostRangeGroup, IterationSummary, MemoryCopies, Provenance, Rank, Run,
-    Warning,
+    SteadyState, Warning, WarningCode,
 };
 
 /// An analysis.json as the comparison reads it ([`crate::load::each`]): every member of an
@@ -57,6 +57,8 @@ pub struct Recorded {
     #[serde(default)]
     pub ranks: Option<Vec<Rank>>,
     pub environment: Option<Environment>,
+    #[serde(default)]
+    pub steady_state: Option<SteadyState>,
 }
 
 /// The counted iterations' durations, in index order: `iterations` read without keeping it.
@@ -159,6 +161,7 @@ struct Parts<'a> {
     label: Option<&'a String>,
     ranks: Option<&'a [Rank]>,
     environment: Option<&'a Environment>,
+    steady_state: Option<&'a SteadyState>,
 }
 
 /// How a rank is named as an item of the comparison's tables: `rank 2`.
@@ -215,6 +218,30 @@ pub struct RunLevel {
     /// Why the run's numbers cannot be true (a counted iteration of zero or negative
     /// duration, no counted iteration, a negative range total); `None` when they can.
     pub invalid: Option<String>,
+    /// Its range groups over the steady state (the counted iterations but the slow ones, as
+    /// the report's tables show them).
+    pub steady: Steady,
+    /// Each range's instances in the counted iterations (host, GPU-projected), by name.
+    pub host_instances: BTreeMap<String, u64>,
+    pub gpu_instances: BTreeMap<String, u64>,
+}
+
+/// A run's range groups over its steady state (analysis.json's `steady_state`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Steady {
+    /// No counted iteration is slow: the steady state is every counted iteration.
+    #[default]
+    Every,
+    /// Some are left out: each group's time per steady iteration (host exclusive,
+    /// GPU-projected), by group.
+    Own {
+        left_out: u64,
+        host: BTreeMap<String, f64>,
+        gpu: BTreeMap<String, f64>,
+    },
+    /// Slow iterations without `steady_state`: an analysis.json written before it, or a
+    /// distributed run (whose tables hold every counted iteration).
+    Unknown,
 }
 
 /// Which history point a base run belongs to: the runs of one CI run (or, with `--baseline
@@ -324,6 +351,7 @@ impl RunLevel {
             label: analysis.label.as_ref(),
             ranks: analysis.ranks.as_deref(),
             environment: analysis.environment.as_ref(),
+            steady_state: analysis.steady_state.as_ref(),
         };
         parts.level(path, host_samples, gpu_samples)
     }
@@ -341,6 +369,7 @@ impl RunLevel {
             label: recorded.label.as_ref(),
             ranks: recorded.ranks.as_deref(),
             environment: recorded.environment.as_ref(),
+            steady_state: recorded.steady_state.as_ref(),
         };
         let Counted { host, gpu } = recorded.iterations;
         parts.level(path, host, gpu)
@@ -447,6 +476,55 @@ impl Parts<'_> {
                 gpu_uuids(self.environment).as_deref(),
             ),
             gpu_uuids: gpu_uuids(self.environment),
+            steady: self.steady(gpu_available),
+            host_instances: self
+                .host_ranges
+                .iter()
+                .map(|r| (r.name.clone(), r.instances))
+                .collect(),
+            gpu_instances: if gpu_available {
+                self.gpu_projected_ranges
+                    .iter()
+                    .map(|r| (r.name.clone(), r.instances))
+                    .collect()
+            } else {
+                BTreeMap::new()
+            },
+        }
+    }
+
+    /// The run's range groups over its steady state.
+    fn steady(&self, gpu_available: bool) -> Steady {
+        let Some(s) = self.steady_state else {
+            let slow = self.warnings.iter().any(|w| {
+                w.code == WarningCode::SlowIterations
+                    && w.iterations.as_ref().is_some_and(|i| !i.is_empty())
+            });
+            return if slow { Steady::Unknown } else { Steady::Every };
+        };
+        let count = s.host_inclusive.count;
+        let per_iteration = |total: i64| {
+            if count == 0 {
+                0.0
+            } else {
+                total as f64 / count as f64
+            }
+        };
+        Steady::Own {
+            left_out: s.left_out.len() as u64,
+            host: s
+                .host_range_groups
+                .iter()
+                .map(|g| (g.group.clone(), per_iteration(g.exclusive.total_ns)))
+                .collect(),
+            gpu: if gpu_available {
+                s.gpu_projected_range_groups
+                    .iter()
+                    .map(|g| (g.group.clone(), per_iteration(g.projected.total_ns)))
+                    .collect()
+            } else {
+                BTreeMap::new()
+            },
         }
     }
 

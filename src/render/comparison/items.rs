@@ -9,7 +9,8 @@ use serde::Serialize;
 use super::tables::verdict_cell;
 use super::words::{pct, signed_pct};
 use crate::artifact::comparison::{
-    ChangeVerdict, RangeChange, RangeChanges, RangeOnly, RunComparison, WorkBasis, WorkChanges,
+    ChangeVerdict, IterationBasis, RangeChange, RangeChanges, RangeOnly, RunComparison, WorkBasis,
+    WorkChanges,
 };
 use crate::render::escape::{self, inline_shortened as esc};
 use crate::render::format::{capitalized, duration, plural, under_a_tenth, ColumnUnit, NBSP};
@@ -79,8 +80,14 @@ pub struct ItemTable {
     pub note: Option<String>,
     /// How the numbers were made, when not per iteration (escaped).
     pub basis: Option<String>,
+    /// Which iterations the numbers are over, when not simply every counted one: `over the
+    /// steady state (…)`.
+    pub over: Option<&'static str>,
     /// Range groups: the largest ranges of each group shown (collapsed below the table).
     pub members: Vec<String>,
+    /// What the members' times are: `per instance` (their mean time of one instance), or
+    /// `per iteration` (a comparison.json written before instances were counted).
+    pub members_per: &'static str,
     /// `name (time per iteration)` of the items only the head has, and only the history's
     /// newest run has.
     pub new: Option<String>,
@@ -240,7 +247,7 @@ pub fn table(
         Items::Ranges { grouped: true } => rows
             .iter()
             .filter(|r| flagged(r.verdict) || !any_flagged)
-            .filter_map(|r| members(r, caps))
+            .filter_map(|r| members(r, caps, members_per_instance(c)))
             .collect(),
         _ => Vec::new(),
     };
@@ -272,7 +279,14 @@ pub fn table(
         note,
         basis: basis
             .and_then(|w| w.note.as_deref())
+            .or(c.iterations_note.as_deref())
             .map(|n| escape::message(n, 400)),
+        over: (c.iterations == Some(IterationBasis::SteadyState)).then_some(STEADY_OVER),
+        members_per: if members_per_instance(c) {
+            "per instance"
+        } else {
+            "per iteration"
+        },
         members,
         new: list(&c.new, c.new_omitted),
         gone: list(&c.gone, c.gone_omitted),
@@ -298,9 +312,18 @@ fn item_name(r: &RangeChange, items: Items, caps: &Caps) -> String {
     format!("{name}<br><sub>in {}</sub>", groups.join(", "))
 }
 
+/// Whether a table's members carry their time per instance (written since they do).
+fn members_per_instance(c: &RangeChanges) -> bool {
+    c.changed
+        .iter()
+        .flat_map(|r| &r.largest_members)
+        .all(|m| m.head_per_instance_ns.is_some())
+}
+
 /// A group's largest ranges, for the collapsed list below its table: `**GROUP** (128
-/// ranges): NAME 74.2 µs → 80.1 µs, …`; `None` for a group of one name.
-fn members(r: &RangeChange, caps: &Caps) -> Option<String> {
+/// ranges): NAME 74.2 µs → 80.1 µs, …` (each one instance's mean time; per iteration in a
+/// comparison.json written before instances were counted); `None` for a group of one name.
+fn members(r: &RangeChange, caps: &Caps, per_instance: bool) -> Option<String> {
     if r.largest_members.is_empty() {
         return None;
     }
@@ -308,11 +331,15 @@ fn members(r: &RangeChange, caps: &Caps) -> Option<String> {
         .largest_members
         .iter()
         .map(|m| {
-            let base = m.base_per_iteration_ns.map_or("none".to_owned(), duration);
+            let (base, head) = match (per_instance, m.head_per_instance_ns) {
+                (true, Some(head)) => (m.base_per_instance_ns, head),
+                _ => (m.base_per_iteration_ns, m.head_per_iteration_ns),
+            };
             format!(
-                "{} {base}{NBSP}→{NBSP}{}",
+                "{} {}{NBSP}→{NBSP}{}",
                 esc(&m.name, caps.name_chars),
-                duration(m.head_per_iteration_ns)
+                base.map_or("none".to_owned(), duration),
+                duration(head)
             )
         })
         .collect();
@@ -330,6 +357,10 @@ fn members(r: &RangeChange, caps: &Caps) -> Option<String> {
         }
     ))
 }
+
+/// How a table over the steady state says so, after its heading.
+pub const STEADY_OVER: &str =
+    "over the steady state (slow iterations left out, as the report's range tables leave them out)";
 
 /// Flagged items listed per table in the line of where, at most.
 const WHERE_ITEMS: usize = 3;
@@ -459,6 +490,8 @@ mod tests {
             new_omitted: 0,
             gone_omitted: 0,
             detectable_pct: None,
+            iterations: None,
+            iterations_note: None,
         }
     }
 
@@ -515,6 +548,8 @@ mod tests {
             name: "layer_7.ensure".into(),
             base_per_iteration_ns: Some(20.0),
             head_per_iteration_ns: 21.6,
+            base_per_instance_ns: Some(320.0),
+            head_per_instance_ns: Some(345.6),
         }];
         let mut changed: Vec<RangeChange> = (0..12)
             .map(|k| {
@@ -553,6 +588,16 @@ mod tests {
         assert_eq!(t.members.len(), 1);
         assert!(t.members[0].contains("(128 ranges)"), "{}", t.members[0]);
         assert!(t.members[0].contains("and 127 more"), "{}", t.members[0]);
+        // Each range's mean time of one instance (it runs once in 16 iterations), not its
+        // time spread over the iterations.
+        assert!(
+            t.members[0]
+                .replace('\u{a0}', " ")
+                .contains("320 ns → 346 ns"),
+            "{}",
+            t.members[0]
+        );
+        assert_eq!(t.members_per, "per instance");
         // Kernels show the flagged ones only.
         let t = table(&c, Items::Kernels, None, None, &Caps::full(10));
         assert_eq!(t.rows.len(), 1);

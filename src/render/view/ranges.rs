@@ -20,6 +20,9 @@ pub struct HostRow {
     pub instances: u64,
     pub exclusive_total: String,
     pub exclusive_mean: String,
+    /// Exclusive total over the iterations the table holds (the steady state's, else every
+    /// counted one): the comparison's number of the range group.
+    pub exclusive_per_iteration: String,
     /// Exclusive total as a share of the counted iterations' host inclusive total.
     pub exclusive_share: String,
     pub inclusive_total: String,
@@ -107,6 +110,31 @@ pub(super) fn steady(a: &Analysis, exact: bool) -> Option<&SteadyState> {
     a.steady_state
         .as_ref()
         .filter(|_| !exact && !a.host_range_groups.is_empty())
+}
+
+/// How many iterations the range tables hold: the steady state's, else every counted one.
+pub(super) fn iterations_held(a: &Analysis, exact: bool) -> u64 {
+    steady(a, exact).map_or(a.counted(), |s| s.host_inclusive.count)
+}
+
+/// What the host table's `per iteration` column is over, in words (its basis, as the
+/// comparison's range groups say theirs).
+pub(super) fn per_iteration_over(a: &Analysis, exact: bool) -> String {
+    let n = iterations_held(a, exact);
+    let iterations = if n == 1 { "iteration" } else { "iterations" };
+    let (which, item) = match (steady(a, exact).is_some(), exact) {
+        (true, _) => ("steady", "range group"),
+        (false, true) => ("counted", "range"),
+        (false, false) => ("counted", "range group"),
+    };
+    let state = if which == "steady" {
+        " (the steady state)"
+    } else if a.ranks.is_some() {
+        " (every rank's time added)"
+    } else {
+        ""
+    };
+    format!("`per iteration` is the exclusive total over the {n} {which} {iterations}{state}: the number the comparison judges a {item} by.")
 }
 
 /// What the range tables and the advice leave out, in words; `None` when nothing is.
@@ -205,6 +233,13 @@ pub(super) fn host_table(
     };
     let mut exclusive_total = column(|r| r.exclusive.total_ns as f64).into_iter();
     let mut exclusive_mean = column(|r| r.exclusive.mean_ns).into_iter();
+    let per_iteration = iterations_held(a, exact_names).max(1) as f64;
+    let mut exclusive_per_iteration = format::column(
+        &top.iter()
+            .map(|r| r.exclusive.total_ns as f64 / per_iteration)
+            .collect::<Vec<_>>(),
+    )
+    .into_iter();
     let mut inclusive_total = column(|r| r.inclusive.total_ns as f64).into_iter();
     let mut inclusive_mean = column(|r| r.inclusive.mean_ns).into_iter();
     let mut inclusive_max = column(|r| r.inclusive.maximum_ns as f64).into_iter();
@@ -223,6 +258,7 @@ pub(super) fn host_table(
             instances: r.instances,
             exclusive_total: next(&mut exclusive_total),
             exclusive_mean: next(&mut exclusive_mean),
+            exclusive_per_iteration: next(&mut exclusive_per_iteration),
             exclusive_share: format::share_pct(r.exclusive.total_ns as f64, iteration_total as f64),
             inclusive_total: next(&mut inclusive_total),
             inclusive_mean: next(&mut inclusive_mean),

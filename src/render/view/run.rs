@@ -9,7 +9,9 @@ use super::advice::{advice, advice_note};
 use super::callouts::{callouts, one_slow_iteration};
 use super::gpu_work::{gpu_work_view, GpuWorkView};
 use super::iterations::{chart, iteration_table, ChartView, IterationRow};
-use super::ranges::{gpu_table, host_table, shown_ranges, steady_note, GpuRow, HostRow};
+use super::ranges::{
+    gpu_table, host_table, per_iteration_over, shown_ranges, steady_note, GpuRow, HostRow,
+};
 use super::{code_list, not_recorded, path_text, run_title, Table};
 use crate::artifact::{Analysis, Environment, GateResult, IterationStats, Warning, WarningCode};
 use crate::render::comparison::RunComparisonView;
@@ -43,6 +45,8 @@ pub struct AnalysedView {
     /// What the range tables and the advice leave out (the slow iterations: the steady
     /// state), in words; `None` when no counted iteration is slow.
     pub steady_note: Option<String>,
+    /// What the host table's `per iteration` column is over (its iterations).
+    pub per_iteration_over: String,
     /// Largest GPU-projected totals; no rows when the projection is unavailable.
     pub gpu_ranges: Table<GpuRow>,
     pub advice: Vec<String>,
@@ -208,6 +212,7 @@ pub(super) fn analysed(
         host_exclusive: host_table(a, &hosts, caps, true, &path_text, options.exact_names),
         host_inclusive: host_table(a, &hosts, caps, false, &path_text, options.exact_names),
         steady_note: steady_note(a, options.exact_names),
+        per_iteration_over: per_iteration_over(a, options.exact_names),
         gpu_ranges: gpu_table(&gpus, caps, &path_text),
         advice: advice(a, caps),
         advice_note: advice_note(a),

@@ -247,6 +247,8 @@ CASES = [
          head_change=1.12, count="slower", target=("min", 90)),
     Case("u3", "runner names that are reused slots (GitHub Actions 1..12), real +5 %", 0.01,
          slots=12, head_change=1.05, count="slower", target=("min", 90)),
+    Case("u3n", "runner names that are reused slots (GitHub Actions 1..12), no change", 0.01,
+         slots=12, target=("max", 8)),
     Case("u4", "runners A (sd 0.5 %) and B (sd 3 %), same speed, head on B, no change", 0.005,
          b_half=True, b_sd=0.03, head_on_b=True, target=("max", 8)),
     Case("u5", "runners A (sd 0.5 %) and B (sd 3 %), same speed, head on quiet A, +3 %", 0.005,

@@ -496,7 +496,9 @@ fn learn(
     // while another runner has a level of its own) is judged against the others' level, with
     // the spread between runners added: its own one or two points cannot say its speed (one
     // of them may be planted), and runners of one pool differ by a few %.
-    if learned.head_runner.is_some_and(|h| h.barely_known) {
+    // Not when the points kept come from a pool of runners (reused slots): their spread then
+    // holds the runners' differences already.
+    if learned.head_runner.is_some_and(|h| h.barely_known) && !groups.pooled(&fitted.keep) {
         let between = BARELY_KNOWN_RUNNER_SPREAD * (1.0 + floor).ln();
         prediction.spread = prediction.spread.hypot(between);
     }
@@ -643,6 +645,10 @@ fn runner_info(name: &str, fitted: &Fitted, groups: &Runners) -> RunnerInfo {
 /// The spread between runners, in noise floors, added for a head on a runner the history
 /// barely knows: 2.5 % with the default floor of 1 %.
 pub const BARELY_KNOWN_RUNNER_SPREAD: f64 = 2.5;
+
+/// How many runners a history's points must come from, none with more than half of them, to be
+/// a pool whose spread holds the runners' differences ([`Runners::pooled`]).
+pub const POOL_RUNNERS: usize = 3;
 
 /// The head's runner's own spread, found to differ from the others'.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -829,6 +835,25 @@ struct Runners {
 }
 
 impl Runners {
+    /// Whether the values kept (`keep`) come from a pool of runners: at least
+    /// [`POOL_RUNNERS`] of them named, none with more than half of the values. Their spread
+    /// then holds the differences between the runners (the slots of a pool of machines that
+    /// take turns), and a head on one the history barely knows needs no spread added for it.
+    fn pooled(&self, keep: &[bool]) -> bool {
+        let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        let mut kept = 0;
+        for (name, _) in self.names.iter().zip(keep).filter(|(_, &k)| k) {
+            kept += 1;
+            if let Some(name) = name {
+                *counts.entry(name.as_str()).or_default() += 1;
+            }
+        }
+        let named: usize = counts.values().sum();
+        counts.len() >= POOL_RUNNERS
+            && named == kept
+            && counts.values().all(|&c| 2 * c <= kept)
+    }
+
     /// The runners of the points `index` (into `alike`) for a head on `runner`: modelled
     /// when the head's runner ran at least [`MIN_RUNNER_POINTS`] of them and other runners
     /// ran others. A runner gets a level of its own only with that many points; the points
@@ -919,4 +944,42 @@ impl Runners {
 /// never `-0.0`).
 pub fn change_pct_of(ratio: f64) -> f64 {
     ((ratio - 1.0) * 10_000.0).round() / 100.0 + 0.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runners(names: &[&str]) -> Runners {
+        Runners {
+            column: vec![None; names.len()],
+            columns: 0,
+            rough: vec![0.0; names.len()],
+            names: names.iter().map(|n| Some((*n).to_owned())).collect(),
+            any_own: true,
+        }
+    }
+
+    /// Reused slots are a pool whose spread holds their differences; one runner with most of
+    /// the points is not (a head elsewhere gets the spread between runners added).
+    #[test]
+    fn a_pool_of_runners_is_several_none_with_most_points() {
+        let slots = runners(&["s1", "s2", "s1", "s3", "s4", "s2", "s1", "s5", "s3", "s6"]);
+        assert!(slots.pooled(&[true; 10]));
+        let one = runners(&["a", "a", "a", "a", "a", "a", "a", "a", "a", "b"]);
+        assert!(!one.pooled(&[true; 10]));
+        // Two runners are no pool, nor is a set where one has more than half of the points kept.
+        assert!(!runners(&["a", "b", "a", "b"]).pooled(&[true; 4]));
+        let mostly = runners(&["a", "a", "a", "a", "b", "c", "a"]);
+        assert!(!mostly.pooled(&[true; 7]));
+        // The points left out do not count.
+        let mut keep = [true; 7];
+        keep[0] = false;
+        keep[1] = false;
+        assert!(runners(&["a", "a", "a", "b", "c", "b", "c"]).pooled(&keep));
+        // A point without a runner's name makes it no pool.
+        let mut unnamed = runners(&["s1", "s2", "s3", "s4"]);
+        unnamed.names[3] = None;
+        assert!(!unnamed.pooled(&[true; 4]));
+    }
 }

@@ -849,9 +849,7 @@ impl Runners {
             }
         }
         let named: usize = counts.values().sum();
-        counts.len() >= POOL_RUNNERS
-            && named == kept
-            && counts.values().all(|&c| 2 * c <= kept)
+        counts.len() >= POOL_RUNNERS && named == kept && counts.values().all(|&c| 2 * c <= kept)
     }
 
     /// The runners of the points `index` (into `alike`) for a head on `runner`: modelled

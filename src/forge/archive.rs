@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::http::{Client, ApiError};
+use super::http::{ApiError, Client};
 use crate::history::Download;
 
 /// What is left of the client's deadline.

@@ -170,4 +170,3 @@ fn remove_export(export: &Path) {
         }
     }
 }
-

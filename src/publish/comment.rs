@@ -2,7 +2,7 @@
 //! smaller to fit the forge's limit: [`comment_body`]), posted through the [`Forge`].
 
 use super::{Delivery, Done, Sink};
-use crate::forge::{CommentBody, CommentKey, CommentSettings, Forge, Level, ApiError, Posted};
+use crate::forge::{ApiError, CommentBody, CommentKey, CommentSettings, Forge, Level, Posted};
 use crate::gate::Ending;
 use crate::interrupt;
 use crate::render::marker::comment_body;

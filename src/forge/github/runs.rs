@@ -33,7 +33,7 @@ use super::env::Environment;
 use super::repo::Repo;
 use crate::artifact::comparison::WorkflowRunRef;
 use crate::forge::archive;
-use crate::forge::http::{Client, ClientConfig, ApiError, Token};
+use crate::forge::http::{ApiError, Client, ClientConfig, Token};
 use crate::forge::{BaseRuns, HistoryNote, HistoryRequest};
 use crate::history::{self, Archives, Doing, Download, ListedRun, Located, MAX_RUNS};
 

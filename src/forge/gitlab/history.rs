@@ -20,7 +20,7 @@ use std::cell::RefCell;
 use super::api::{self, Pipeline};
 use super::{GitLab, DIALECT};
 use crate::forge::archive;
-use crate::forge::http::{Client, ClientConfig, ApiError};
+use crate::forge::http::{ApiError, Client, ClientConfig};
 use crate::forge::{BaseRuns, HistoryNote, HistoryRequest};
 use crate::history::{self, Archives, Doing, Download, ListedRun, Located, MAX_RUNS};
 

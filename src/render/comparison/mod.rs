@@ -1,7 +1,7 @@
 //! The comparison with the base branch's history, as the report shows it: its own view model
-//! (this module, [`headline`], [`notes`], [`items`], [`tables`] and [`words`]) and its own template partial
-//! (`templates/comparison.md.j2`, macros `headline` and `run_section`), so that the report's
-//! layout can move it as a whole.
+//! (this module, [`headline`], [`notes`], [`items`], [`tables`] and [`words`]) and its own
+//! template partial (`templates/comparison.md.j2`, macros `headline` and `run_section`), so that
+//! the report's layout can move it as a whole.
 //!
 //! The wording follows the contract: `slower` and `faster` only beyond the run-to-run noise
 //! learned from the base runs; with too few base runs, the noise is said to be unknown; the

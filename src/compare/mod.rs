@@ -38,6 +38,7 @@ pub mod points;
 pub mod ranges;
 pub mod run_level;
 pub mod trend;
+pub mod work_totals;
 
 use std::borrow::Cow;
 

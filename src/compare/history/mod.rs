@@ -9,7 +9,8 @@
 //!    runner named once in the history tells nothing of its speed (hosted and ephemeral
 //!    runners have a new name every run): such points share one offset. When an F test says
 //!    the head's runner's spread differs from the others', the others are weighted by the
-//!    ratio and the head is judged with its runner's own spread ([`SPREAD_TEST_ALPHA`]).
+//!    ratio and the head is judged with its runner's own spread
+//!    ([`runners::SPREAD_TEST_ALPHA`]); the runner model is in [`runners`].
 //! 3. **Gross outliers** (a hiccup run 20 % off) are left out first ([`super::outliers`]), so
 //!    that they cannot pass for a shape.
 //! 4. **Shape.** The history is one level, or levels with shifts between them
@@ -27,19 +28,25 @@
 //! Each measure is learned on its own; `history.used` and the comment's words follow the
 //! host inclusive time (the GPU projection where the host's is missing).
 
-use super::change_point;
-use super::conditions;
-use super::fit::Fit;
-use super::noise::{students_t, Prediction, MIN_BASE_RUNS, SPREAD_FLOOR, VERDICT_CONFIDENCE};
-use super::outliers;
-use super::points::{self, Point};
-use super::run_level::RunLevel;
-use super::trend::{self, Trend};
+mod newest;
+mod runners;
+
+use self::newest::newest_moved;
+pub use self::newest::Newest;
+use self::runners::{runner_info, runner_weights, OwnSpread, Runners};
+pub use self::runners::{RunnerInfo, BARELY_KNOWN_RUNNER_SPREAD};
 use crate::artifact::comparison::{
     BaseRun, ChangePoint, ConditionName, Drift, HeadRunner, History, LeftOut, LeftOutReason,
     MeasureName, NewestMoved, RunMark,
 };
-use statrs::distribution::{ContinuousCDF, FisherSnedecor};
+use crate::compare::change_point;
+use crate::compare::conditions;
+use crate::compare::fit::Fit;
+use crate::compare::noise::{Prediction, MIN_BASE_RUNS, SPREAD_FLOOR};
+use crate::compare::outliers;
+use crate::compare::points::{self, Point};
+use crate::compare::run_level::RunLevel;
+use crate::compare::trend::{self, Trend};
 
 /// A head's history, sorted out.
 pub struct Chosen<'a> {
@@ -355,36 +362,6 @@ struct Fitted {
     with_runners: bool,
 }
 
-/// A runner has a level of its own only with this many points: with fewer, one planted file
-/// would be its runner's whole level (or half of it), and no outlier test could see it.
-pub const MIN_RUNNER_POINTS: usize = 3;
-
-/// The level of the F test that gives the head's runner a spread of its own.
-pub const SPREAD_TEST_ALPHA: f64 = 0.2;
-
-/// The newest one or two points beyond the rest of the history, the way the head went.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Newest {
-    /// The alike point of the first of them.
-    pub since: usize,
-    /// 1 or 2.
-    pub runs: usize,
-    /// Their mean distance from what the rest predicts at their place (a logarithm).
-    pub change: f64,
-    /// Two that agree: the head was judged against them.
-    pub provisional: bool,
-}
-
-/// The head's runner, as the history knows it.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct RunnerInfo {
-    /// Used points on it.
-    pub points: usize,
-    pub own_level: bool,
-    pub own_spread: bool,
-    pub barely_known: bool,
-}
-
 /// Learns `measure` from the alike points (oldest first) for a head on `runner` at `head`
 /// (the logarithm of its value, when it has one).
 fn learn(
@@ -506,45 +483,6 @@ fn learn(
     learned
 }
 
-/// The head's runner's own spread, when an F test (before the outlier test, which would trim
-/// the noisier runner's tail) says it differs from the others': the weights of the values
-/// (the others weigh by its spread over theirs) and the test's figures. The test fits every
-/// value but the other runners' gross outliers: one far off on the head's runner is its
-/// runner's spread (it can only widen the head's interval), one on another runner could make
-/// the head's runner look quiet.
-fn runner_weights(
-    groups: &Runners,
-    shape: &Shape,
-    positions: &[f64],
-    y: &[f64],
-    gross: &[bool],
-    least_spread: f64,
-) -> Option<(Vec<f64>, OwnSpread)> {
-    if groups.columns == 0 {
-        return None;
-    }
-    let tested: Vec<usize> = (0..y.len())
-        .filter(|&k| !gross[k] || groups.column[k].is_none())
-        .collect();
-    let rows: Vec<Vec<f64>> = tested
-        .iter()
-        .map(|&k| groups.row(shape.row(positions[k]), Some(k), true))
-        .collect();
-    let fit = Fit::new(&rows, &tested.iter().map(|&k| y[k]).collect::<Vec<_>>())?;
-    let df = tested.len() as f64 - fit.rank as f64;
-    let differ = spreads_differ(&fit.residuals, &tested, df, groups, least_spread)?;
-    let weights = (0..y.len())
-        .map(|k| {
-            if groups.column[k].is_none() {
-                1.0
-            } else {
-                differ.ratio
-            }
-        })
-        .collect();
-    Some((weights, differ))
-}
-
 /// The prediction of a fit (the head's runner's own spread when `own_spread`; `within`: the
 /// used points' own variances) and the newest runs beyond the rest of the history (their
 /// `since` an index into the values), with the provisional level of two that agree.
@@ -628,180 +566,6 @@ fn record(
     }
 }
 
-/// The head's runner (`name`) as a fit knows it.
-fn runner_info(name: &str, fitted: &Fitted, groups: &Runners) -> RunnerInfo {
-    let points = (0..fitted.keep.len())
-        .filter(|&k| fitted.keep[k] && groups.names[k].as_deref() == Some(name))
-        .count();
-    let own_level = groups.count(name) >= MIN_RUNNER_POINTS;
-    RunnerInfo {
-        points,
-        own_level,
-        own_spread: false,
-        barely_known: !own_level && groups.any_own,
-    }
-}
-
-/// The spread between runners, in noise floors, added for a head on a runner the history
-/// barely knows: 2.5 % with the default floor of 1 %.
-pub const BARELY_KNOWN_RUNNER_SPREAD: f64 = 2.5;
-
-/// How many runners a history's points must come from, none with more than half of them, to be
-/// a pool whose spread holds the runners' differences ([`Runners::pooled`]).
-pub const POOL_RUNNERS: usize = 3;
-
-/// The head's runner's own spread, found to differ from the others'.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct OwnSpread {
-    /// Its spread over the others'.
-    ratio: f64,
-    /// Its spread and degrees of freedom, before the outlier test (taken when too few of its
-    /// points are left after it to say it).
-    head: f64,
-    df: f64,
-}
-
-/// The share of the spread floor under which neither spread is taken in the F test: the
-/// floor itself would hide a quiet runner's spread (0.5 % against a floor of 0.8 %) and with it
-/// a noisy runner's difference; identical runs still give no infinite ratio.
-pub const SPREAD_TEST_FLOOR: f64 = 0.25;
-
-/// The F test of the head's runner's spread against the other points' (the `residuals` of a
-/// fit of the values `used` with `df` degrees of freedom, each spread never under
-/// [`SPREAD_TEST_FLOOR`] times `least`): `Some` when they differ at [`SPREAD_TEST_ALPHA`]
-/// (two-sided).
-fn spreads_differ(
-    residuals: &[f64],
-    used: &[usize],
-    df: f64,
-    groups: &Runners,
-    least: f64,
-) -> Option<OwnSpread> {
-    let (mut ss, mut n) = ([0.0; 2], [0usize; 2]);
-    for (j, &k) in used.iter().enumerate() {
-        let g = usize::from(groups.column[k].is_some());
-        ss[g] += residuals[j].powi(2);
-        n[g] += 1;
-    }
-    let df_head = n[0] as f64 - 1.0;
-    let df_others = df - df_head;
-    if df_head < 1.0 || df_others < 1.0 {
-        return None;
-    }
-    let floor = (SPREAD_TEST_FLOOR * least).powi(2);
-    let (vh, vo) = ((ss[0] / df_head).max(floor), (ss[1] / df_others).max(floor));
-    let f = FisherSnedecor::new(df_head, df_others).ok()?;
-    let c = f.cdf(vh / vo);
-    let p = 2.0 * c.min(1.0 - c);
-    (p < SPREAD_TEST_ALPHA).then(|| OwnSpread {
-        ratio: (vh / vo).sqrt(),
-        head: (ss[0] / df_head).sqrt(),
-        df: df_head,
-    })
-}
-
-/// What the newest two points, when they agree, predict for the head.
-struct Provisional {
-    level: f64,
-    leverage: f64,
-    spread: f64,
-    df: f64,
-}
-
-/// The newest one or two values against the fit of the others (`toward`: the head's distance
-/// from the prediction, whose sign is the way that counts): beyond its 95 % prediction
-/// interval that way (and by the noise floor). Two that are, and agree with each other
-/// within the noise, give a provisional level.
-fn newest_moved(
-    fitted: &Fitted,
-    groups: &Runners,
-    toward: f64,
-    least: f64,
-    floor: f64,
-) -> Option<(Newest, Option<Provisional>)> {
-    let n = fitted.keep.len();
-    if n < MIN_BASE_RUNS + 2 || toward == 0.0 {
-        return None;
-    }
-    let (last, before) = (n - 1, n - 2);
-    let mut keep = fitted.keep.clone();
-    keep[last] = false;
-    keep[before] = false;
-    if fitted.with_runners && !groups.has_head_point(&keep) {
-        return None;
-    }
-    let used: Vec<usize> = (0..n).filter(|&k| keep[k]).collect();
-    if used.len() < MIN_BASE_RUNS {
-        return None;
-    }
-    let fit = Fit::new(
-        &used
-            .iter()
-            .map(|&k| fitted.scaled[k].clone())
-            .collect::<Vec<_>>(),
-        &used.iter().map(|&k| fitted.scaled_y[k]).collect::<Vec<_>>(),
-    )?;
-    let df = used.len() as f64 - fit.rank as f64;
-    if df < 2.0 {
-        return None;
-    }
-    let spread = (fit.rss() / df).sqrt();
-    let s = spread.max(least);
-    let critical = students_t(df).inverse_cdf(1.0 - (1.0 - VERDICT_CONFIDENCE) / 2.0);
-    let y = |k: usize| fitted.scaled_y[k] / fitted.weights[k];
-    let deviation = |k: usize| {
-        let d = y(k) - fit.predict(&fitted.rows[k]);
-        let sd = s / fitted.weights[k] * (1.0 + fit.leverage(&fitted.scaled[k])).sqrt();
-        (d, sd)
-    };
-    let beyond = |(d, sd): (f64, f64)| {
-        d.signum() == toward.signum() && d.abs() > critical * sd && d.abs() >= (1.0 + floor).ln()
-    };
-    let (d1, sd1) = deviation(last);
-    if !beyond((d1, sd1)) {
-        return None;
-    }
-    let (d0, sd0) = deviation(before);
-    if beyond((d0, sd0)) && (d1 - d0).abs() <= critical * (sd0 * sd0 + sd1 * sd1).sqrt() {
-        let change = 0.5 * (d0 + d1);
-        let w = |k: usize| fitted.weights[k].powi(-2);
-        // The level is the two's mean moved along the rest's shape from their place to the
-        // head's: its variance is a mean of two plus what the rest's fit adds for that move
-        // (nothing for one level). The two's own spread about their mean (1 degree of freedom)
-        // joins the rest's.
-        let moved: Vec<f64> = (0..fitted.head.len())
-            .map(|c| fitted.head[c] - 0.5 * (fitted.rows[last][c] + fitted.rows[before][c]))
-            .collect();
-        let own: f64 = [(last, d1), (before, d0)]
-            .iter()
-            .map(|&(k, d)| ((d - change) * fitted.weights[k]).powi(2))
-            .sum();
-        return Some((
-            Newest {
-                since: before,
-                runs: 2,
-                change,
-                provisional: true,
-            },
-            Some(Provisional {
-                level: fit.predict(&fitted.head) + change,
-                leverage: fit.leverage(&moved) + 0.25 * (w(last) + w(before)),
-                spread: ((fit.rss() + own) / (df + 1.0)).sqrt(),
-                df: df + 1.0,
-            }),
-        ));
-    }
-    Some((
-        Newest {
-            since: last,
-            runs: 1,
-            change: d1,
-            provisional: false,
-        },
-        None,
-    ))
-}
-
 /// The shape of the kept values (at their positions): a drift or shifts when found (the one
 /// that fits better when both are), else one level.
 fn shape_of(values: &[f64], positions: &[f64], floor: f64) -> Shape {
@@ -817,124 +581,6 @@ fn shape_of(values: &[f64], positions: &[f64], floor: f64) -> Shape {
     match drift {
         Some(t) if t.rss < rss => drifting(t),
         _ => shifted,
-    }
-}
-
-/// The runners of a history's points, as the model sees them.
-struct Runners {
-    /// Per value: its runner's column (`None`: the head's runner, the reference).
-    column: Vec<Option<usize>>,
-    /// Columns (other runners with a level of their own, and one for the rest).
-    columns: usize,
-    /// Rough offsets per value (its runner's median less the head's runner's median).
-    rough: Vec<f64>,
-    /// Per value: its runner's name.
-    names: Vec<Option<String>>,
-    /// Whether some runner has a level of its own ([`MIN_RUNNER_POINTS`] points or more).
-    any_own: bool,
-}
-
-impl Runners {
-    /// Whether the values kept (`keep`) come from a pool of runners: at least
-    /// [`POOL_RUNNERS`] of them named, none with more than half of the values. Their spread
-    /// then holds the differences between the runners (the slots of a pool of machines that
-    /// take turns), and a head on one the history barely knows needs no spread added for it.
-    fn pooled(&self, keep: &[bool]) -> bool {
-        let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-        let mut kept = 0;
-        for (name, _) in self.names.iter().zip(keep).filter(|(_, &k)| k) {
-            kept += 1;
-            if let Some(name) = name {
-                *counts.entry(name.as_str()).or_default() += 1;
-            }
-        }
-        let named: usize = counts.values().sum();
-        counts.len() >= POOL_RUNNERS && named == kept && counts.values().all(|&c| 2 * c <= kept)
-    }
-
-    /// The runners of the points `index` (into `alike`) for a head on `runner`: modelled
-    /// when the head's runner ran at least [`MIN_RUNNER_POINTS`] of them and other runners
-    /// ran others. A runner gets a level of its own only with that many points; the points
-    /// of the others share one level (and are tested as outliers against it).
-    fn of(alike: &[Point<'_>], index: &[usize], values: &[f64], runner: Option<&str>) -> Runners {
-        let names: Vec<Option<&str>> = index.iter().map(|&i| alike[i].runner()).collect();
-        let count = |name: &str| names.iter().filter(|n| **n == Some(name)).count();
-        let own = |name: &str| count(name) >= MIN_RUNNER_POINTS;
-        // A label per value: the runner's name when it has a level of its own, else one
-        // shared label for runners that tell too little.
-        let labels: Vec<Option<&str>> = names.iter().map(|n| n.filter(|&m| own(m))).collect();
-        let none = Runners {
-            column: vec![None; index.len()],
-            columns: 0,
-            rough: vec![0.0; index.len()],
-            names: names.iter().map(|n| n.map(str::to_owned)).collect(),
-            any_own: labels.iter().any(Option::is_some),
-        };
-        let Some(head) = runner.filter(|&h| own(h)) else {
-            return none;
-        };
-        let mut others: Vec<Option<&str>> = labels
-            .iter()
-            .copied()
-            .filter(|l| *l != Some(head))
-            .collect();
-        others.sort();
-        others.dedup();
-        if others.is_empty() {
-            return none;
-        }
-        let column: Vec<Option<usize>> = labels
-            .iter()
-            .map(|l| others.iter().position(|o| o == l))
-            .collect();
-        let median_of = |c: Option<usize>| {
-            let v: Vec<f64> = (0..values.len())
-                .filter(|&k| column[k] == c)
-                .map(|k| values[k])
-                .collect();
-            crate::stats::median(&v).unwrap_or(0.0)
-        };
-        let reference = median_of(None);
-        let offsets: Vec<f64> = (0..others.len())
-            .map(|c| median_of(Some(c)) - reference)
-            .collect();
-        Runners {
-            rough: column
-                .iter()
-                .map(|c| c.map_or(0.0, |c| offsets[c]))
-                .collect(),
-            column,
-            columns: others.len(),
-            ..none
-        }
-    }
-
-    /// Points that ran on `name`.
-    fn count(&self, name: &str) -> usize {
-        self.names
-            .iter()
-            .filter(|n| n.as_deref() == Some(name))
-            .count()
-    }
-
-    /// Values with the rough offsets taken out.
-    fn adjust(&self, y: &[f64]) -> Vec<f64> {
-        y.iter().zip(&self.rough).map(|(v, o)| v - o).collect()
-    }
-
-    /// A design row: the shape's, then the runner columns (`k`: the value; `None` for the
-    /// head, on its own runner).
-    fn row(&self, mut shape: Vec<f64>, k: Option<usize>, with_runners: bool) -> Vec<f64> {
-        if with_runners {
-            let own = k.and_then(|k| self.column[k]);
-            shape.extend((0..self.columns).map(|c| if own == Some(c) { 1.0 } else { 0.0 }));
-        }
-        shape
-    }
-
-    /// Whether a kept value is on the head's runner.
-    fn has_head_point(&self, keep: &[bool]) -> bool {
-        (0..keep.len()).any(|k| keep[k] && self.column[k].is_none())
     }
 }
 

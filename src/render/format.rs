@@ -149,6 +149,19 @@ pub fn index_list(indexes: &[u64], max: usize) -> String {
     parts.join(", ")
 }
 
+/// `iteration 0` or `iterations 3, 5-9`.
+pub fn iterations_named(indexes: &[u64]) -> String {
+    format!(
+        "{}\u{a0}{}",
+        if indexes.len() == 1 {
+            "iteration"
+        } else {
+            "iterations"
+        },
+        index_list(indexes, 20)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,6 @@
 //! A run's call-outs: what its timing and completeness warnings mean, in words, the few slow
 //! iterations that raise several warnings said once.
 
-use super::run::iterations_named;
 use crate::artifact::{Analysis, WarningCode};
 use crate::render::escape::inline_shortened as esc;
 use crate::render::format::{self, duration, duration_i, plural};
@@ -74,7 +73,7 @@ pub(super) fn callouts(
         if let Some(i) = w.iterations.as_deref() {
             out.push((Some(WarningCode::SlowIterations), format!(
                 "**Slow iterations:** {} took much longer than the median (over median + {OUTLIER_MADS} × MAD); see the per-iteration timings.",
-                iterations_named(i)
+                format::iterations_named(i)
             )));
         }
     }
@@ -124,7 +123,13 @@ pub(super) fn one_slow_iteration(a: &Analysis) -> Option<SlowTogether> {
     codes.push(WarningCode::SlowIterations);
     let named: Vec<String> = times
         .iter()
-        .map(|(i, ns)| format!("{} took {}", iterations_named(&[*i]), duration_i(*ns)))
+        .map(|(i, ns)| {
+            format!(
+                "{} took {}",
+                format::iterations_named(&[*i]),
+                duration_i(*ns)
+            )
+        })
         .collect();
     let median = a
         .iteration_summary

@@ -403,19 +403,6 @@ pub(super) fn synchronization(cuda: Option<&serde_json::Value>, caps: &Caps) -> 
     esc(&text, caps.message_chars)
 }
 
-/// `iteration 0` or `iterations 3, 5-9`.
-pub(super) fn iterations_named(indexes: &[u64]) -> String {
-    format!(
-        "{}\u{a0}{}",
-        if indexes.len() == 1 {
-            "iteration"
-        } else {
-            "iterations"
-        },
-        format::index_list(indexes, 20)
-    )
-}
-
 pub(super) fn stat_cells(s: Option<&IterationStats>, missing: &str) -> Vec<String> {
     match s {
         None => vec![missing.to_owned(); 8],

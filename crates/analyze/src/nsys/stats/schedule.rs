@@ -1,0 +1,183 @@
+//! How the `nsys stats` processes are scheduled: the places shared by the traces of one
+//! analysis ([`Slots`]), the reports split into groups of about equal cost, one process each,
+//! and the processes run at once, the others waiting for the first one's export.
+
+use super::{Asked, StatsCall, StatsPlan};
+use crate::nsys::error::NsysError;
+use crate::nsys::process::Captured;
+use nsys_gate_core::artifact::ReportName;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Places for `nsys stats` processes shared by the traces of one analysis (one trace per
+/// rank): at most this many run at once, whatever the number of traces, so that eight traces
+/// on two cores do not start twenty-four processes that share the cores and the memory.
+#[derive(Debug)]
+pub struct Slots {
+    free: std::sync::Mutex<usize>,
+    freed: std::sync::Condvar,
+}
+
+impl Slots {
+    pub fn new(count: usize) -> Self {
+        Slots {
+            free: std::sync::Mutex::new(count.max(1)),
+            freed: std::sync::Condvar::new(),
+        }
+    }
+
+    /// Waits for a place; it is given back when the guard is dropped.
+    pub(super) fn take(&self) -> SlotGuard<'_> {
+        let mut free = self
+            .free
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while *free == 0 {
+            free = self
+                .freed
+                .wait(free)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        *free -= 1;
+        SlotGuard(self)
+    }
+}
+
+/// A place taken from [`Slots`], given back on drop.
+pub(super) struct SlotGuard<'s>(&'s Slots);
+
+impl Drop for SlotGuard<'_> {
+    fn drop(&mut self) {
+        let mut free = self
+            .0
+            .free
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *free += 1;
+        self.0.freed.notify_one();
+    }
+}
+
+/// The asked reports split into at most `processes` groups (at most
+/// [`StatsPlan::MAX_PROCESSES`], at most one per report, never an empty one) of about equal
+/// [`ReportName::cost`], one `nsys stats` process each. The groups come from the reports asked, so every
+/// report runs, whatever the number of processes.
+///
+/// The rule: longest processing time first. Each report, the most costly first (equal costs
+/// in [`ReportName::ALL`]'s order), goes into the group with the least cost so far (equal
+/// costs: the lower group). Within a group the reports are in [`ReportName::ALL`]'s order,
+/// the order nsys is asked for them. One process (or 0): one group, every report in that
+/// order.
+///
+/// So the most costly report, the push/pop report, opens the first group: that process makes
+/// the export of a `.nsys-rep`, and the others start when it creates its first report's CSV
+/// (see [`run_stats`]). With two processes or more the two NVTX reports, the most costly, are
+/// apart; on a trace without CUDA data the GPU-work reports end at once. With the costs
+/// above, two groups: the push/pop report with the API trace, the projection with the others;
+/// three: the push/pop report, the projection with the kernel summary, the two GPU traces
+/// (the groupings measured in docs/performance.md).
+pub(super) fn groups(asked: &[Asked], processes: usize) -> Vec<Vec<Asked>> {
+    let count = processes
+        .clamp(1, StatsPlan::MAX_PROCESSES)
+        .min(asked.len());
+    let mut groups: Vec<Vec<Asked>> = vec![Vec::new(); count];
+    let mut loads = vec![0u32; count];
+    let rank = |a: &Asked| ReportName::ALL.iter().position(|r| *r == a.report);
+    let mut by_cost = asked.to_vec();
+    by_cost.sort_by_key(|a| (std::cmp::Reverse(a.report.cost()), rank(a)));
+    for a in by_cost {
+        // `min_by_key` returns the first of equal minimums: ties go to the lower group.
+        let Some(k) = (0..count).min_by_key(|&k| loads[k]) else {
+            break;
+        };
+        loads[k] += a.report.cost();
+        groups[k].push(a);
+    }
+    for group in &mut groups {
+        group.sort_by_key(rank);
+    }
+    groups
+}
+
+/// Runs the calls at once, one thread each, and hands each call's output to `ended` (with the
+/// call's index) as soon as it ends; `progress` is called from this thread about once a
+/// second. With `first_exports` (the CSV of the first call's first report), the first call
+/// makes the export the others read: they start once that CSV appears, and are not run at all
+/// when the first call ends before (its own failure then says why).
+///
+/// nsys creates a report's CSV when it starts the report, right after closing the export it
+/// wrote (strace of 2022.4, 2023.4 and 2024.2); it says `Processing [...]` only when the
+/// report is done, so its words would hold the others back for a whole report.
+pub(super) fn run_concurrently(
+    calls: &[StatsCall],
+    first_exports: Option<&Path>,
+    started: Instant,
+    progress: &mut dyn FnMut(Duration),
+    ended: &mut dyn FnMut(usize, Result<Captured, NsysError>),
+) {
+    let timeout = |call: &StatsCall| call.timeout.saturating_sub(started.elapsed());
+    if let [call] = calls {
+        ended(
+            0,
+            call.run(timeout(call), &mut |_| progress(started.elapsed())),
+        );
+        return;
+    }
+    let export_written = || first_exports.is_none_or(Path::exists);
+    std::thread::scope(|scope| {
+        let (first, rest) = calls.split_first().expect("more than one call");
+        let mut running = vec![Some(
+            scope.spawn(move || first.run(timeout(first), &mut |_| {})),
+        )];
+        let mut waiting = true;
+        let mut last_tick = Instant::now();
+        loop {
+            // Checked before `export_written`: a first call that ended with its CSV written
+            // still lets the others run.
+            let first_ended = running[0]
+                .as_ref()
+                .is_none_or(std::thread::ScopedJoinHandle::is_finished);
+            if waiting && export_written() {
+                waiting = false;
+                running.extend(
+                    rest.iter().map(|call| {
+                        Some(scope.spawn(move || call.run(timeout(call), &mut |_| {})))
+                    }),
+                );
+            }
+            for (k, handle) in running.iter_mut().enumerate() {
+                if handle
+                    .as_ref()
+                    .is_some_and(std::thread::ScopedJoinHandle::is_finished)
+                {
+                    let output = handle
+                        .take()
+                        .expect("a running call")
+                        .join()
+                        .expect("an nsys runner thread does not panic");
+                    ended(k, output);
+                }
+            }
+            if first_ended && (waiting || running.iter().all(Option::is_none)) {
+                break;
+            }
+            if last_tick.elapsed() >= Duration::from_secs(1) {
+                last_tick = Instant::now();
+                progress(started.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if waiting {
+            for k in 1..calls.len() {
+                ended(
+                    k,
+                    Ok(Captured {
+                        status: None,
+                        timed_out: false,
+                        text: "not run: the first nsys stats process, which makes the export, ended before it started a report".to_owned(),
+                    }),
+                );
+            }
+        }
+    });
+}

@@ -591,7 +591,7 @@ def steady_state_json(run: dict, specs: list[tuple[str, float, bool]]) -> dict:
 
 def analysis_json(run: dict, specs: list[tuple[str, float, bool]], run_id: str, commit: str,
                   ci_run: int, runner: str, gpu_uuid: str = "", steady: bool = True) -> str:
-    """An analysis.json the tool accepts (the shape of src/artifact/fake.rs)."""
+    """An analysis.json the tool accepts (the shape of crates/core/src/artifact/fake.rs)."""
     host, gpu, counted = run["host"], run["gpu"], run["counted"]
     # The iterations, as json.dumps would write them (a template: the bulk of the file, and
     # three times faster than serializing a dict per iteration).

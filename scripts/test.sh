@@ -20,7 +20,10 @@ scripts/install-cmark-gfm.sh >/dev/null
 scripts/check-tools.sh
 
 cargo fmt --all -- --check
-cargo clippy --locked --all-targets -- -D warnings
+# Every crate of the workspace builds on its own declared dependencies (tests/cli/layers.rs
+# checks that they only go down the pipeline).
+cargo build --locked --workspace
+cargo clippy --locked --workspace --all-targets -- -D warnings
 # The benchmarks' smoke runs first, so that the test runner's summary closes the output.
 cargo test --locked --bench analyze --bench history
-cargo test --locked --lib --bins --tests
+cargo test --locked --workspace --lib --bins --tests

@@ -31,7 +31,7 @@ def dumps(value):
 
 
 def write_layout(analysis, out):
-    """analysis.json as nsys-gate lays it out (src/artifact/mod.rs, JsonLayout)."""
+    """analysis.json as nsys-gate lays it out (crates/core/src/artifact/mod.rs, JsonLayout)."""
     out.write("{")
     first_top = True
     for key, value in analysis.items():

@@ -130,6 +130,7 @@ fn copy_action_source(to: &Path) {
         ("Cargo.toml", "."),
         ("Cargo.lock", "."),
         ("src", "."),
+        ("crates", "."),
         ("templates", "."),
         ("benches", "."),
         ("tests/cli", "tests"),

@@ -31,6 +31,7 @@ mod http_fake;
 mod injection;
 mod installers;
 mod junit;
+mod layers;
 mod nsys_failures;
 mod output;
 mod post;

@@ -1,19 +1,44 @@
-//! A forge's side of the history ([`nsys_gate_compare::history::Archives`]) that every forge shares: the
-//! stage's deadline, read from the API's client, and an artifact downloaded with it.
+//! A forge's side of the history ([`nsys_gate_compare::history::Archives`]) that every forge
+//! shares: the stage's deadline, read from the API's client, and an artifact downloaded with
+//! it ([`Hosted`]). What differs between forges is how a run's artifact is found ([`Locate`]).
 
 use std::time::Duration;
 
 use super::http::{ApiError, Client};
-use nsys_gate_compare::history::Download;
+use nsys_gate_compare::history::{Archives, Doing, Download, ListedRun, Located};
 
-/// What is left of the client's deadline.
-pub fn time_left(client: &Client) -> Duration {
-    client.config().deadline.left()
+/// How a forge finds a listed run's artifact, asking its API with `client`.
+pub trait Locate {
+    async fn locate(&self, client: &Client, run: &ListedRun, doing: &Doing) -> Located;
 }
 
-/// The client's deadline in words.
-pub fn time_limit(client: &Client) -> String {
-    client.config().deadline.describe()
+/// A forge's history archives: found by `locate`, downloaded with `client`, within its deadline.
+pub struct Hosted<'a, L> {
+    pub client: &'a Client,
+    pub locate: L,
+}
+
+impl<L: Locate> Archives for Hosted<'_, L> {
+    fn time_left(&self) -> Duration {
+        self.client.config().deadline.left()
+    }
+
+    fn time_limit(&self) -> String {
+        self.client.config().deadline.describe()
+    }
+
+    async fn locate(&self, run: &ListedRun, doing: &Doing) -> Located {
+        self.locate.locate(self.client, run, doing).await
+    }
+
+    async fn download(
+        &self,
+        url: &str,
+        max: u64,
+        file: &mut std::fs::File,
+    ) -> Result<(), Download> {
+        download(self.client, url, max, file).await
+    }
 }
 
 /// The artifact at `url`, at most `max` bytes, into `file` (a redirect followed once without

@@ -34,7 +34,7 @@ use super::repo::Repo;
 use crate::archive;
 use crate::http::{ApiError, Client, ClientConfig, Token};
 use crate::{BaseRuns, HistoryNote, HistoryRequest};
-use nsys_gate_compare::history::{self, Archives, Doing, Download, ListedRun, Located, MAX_RUNS};
+use nsys_gate_compare::history::{self, Doing, ListedRun, Located, MAX_RUNS};
 use nsys_gate_core::artifact::comparison::WorkflowRunRef;
 
 /// How many newer runs are looked through for the base commit's run before the newest runs
@@ -228,11 +228,13 @@ async fn fetch(
         .artifacts_of_runs(&plan.repo, &request.artifact, &ids)
         .await
         .map_err(|e| note_of("listing the artifacts", &e))?;
-    let source = Artifacts {
+    let source = archive::Hosted {
         client: &client,
-        repo: &plan.repo,
-        name: &request.artifact,
-        listed: artifacts,
+        locate: Artifacts {
+            repo: &plan.repo,
+            name: &request.artifact,
+            listed: artifacts,
+        },
     };
     let listed: Vec<ListedRun> = runs
         .iter()
@@ -252,42 +254,24 @@ async fn fetch(
 /// Where the base runs' artifacts are: the repository's list read once, and a run missing
 /// from it asks for its own.
 struct Artifacts<'a> {
-    client: &'a Client,
     repo: &'a Repo,
     name: &'a str,
     listed: BTreeMap<u64, Artifact>,
 }
 
-impl Archives for Artifacts<'_> {
-    fn time_left(&self) -> std::time::Duration {
-        archive::time_left(self.client)
-    }
-
-    fn time_limit(&self) -> String {
-        archive::time_limit(self.client)
-    }
-
-    async fn download(
-        &self,
-        url: &str,
-        max: u64,
-        file: &mut std::fs::File,
-    ) -> Result<(), Download> {
-        archive::download(self.client, url, max, file).await
-    }
-
-    async fn locate(&self, run: &ListedRun, doing: &Doing) -> Located {
+impl archive::Locate for Artifacts<'_> {
+    async fn locate(&self, client: &Client, run: &ListedRun, doing: &Doing) -> Located {
         let name = self.name;
         let which = run.which();
         let artifact = match self.listed.get(&run.id) {
             Some(a) => Some(a.clone()),
-            None => match own_artifact(self.client, self.repo, name, run, doing).await {
+            None => match own_artifact(client, self.repo, name, run, doing).await {
                 Ok(found) => found,
                 Err(note) => return Located::Failed(note),
             },
         };
         let Some(artifact) = artifact else {
-            if self.client.config().deadline.left().is_zero() {
+            if client.config().deadline.left().is_zero() {
                 return Located::Late;
             }
             return Located::Missing {
@@ -305,7 +289,7 @@ impl Archives for Artifacts<'_> {
         }
         // The runner is GitHub's word for the run's jobs, never its files'.
         doing.set(format!("listing the jobs of {which}"));
-        let runners = match self.client.runners_of_run(self.repo, run.id).await {
+        let runners = match client.runners_of_run(self.repo, run.id).await {
             Ok(runners) => runners,
             Err(ApiError::OutOfTime(_)) => return Located::Late,
             Err(e) => {
@@ -316,7 +300,7 @@ impl Archives for Artifacts<'_> {
         };
         Located::At {
             id: artifact.id,
-            url: self.client.url(&format!(
+            url: client.url(&format!(
                 "/repos/{}/{}/actions/artifacts/{}/zip",
                 self.repo.owner, self.repo.name, artifact.id
             )),

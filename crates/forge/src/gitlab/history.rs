@@ -22,7 +22,7 @@ use super::{GitLab, DIALECT};
 use crate::archive;
 use crate::http::{ApiError, Client, ClientConfig};
 use crate::{BaseRuns, HistoryNote, HistoryRequest};
-use nsys_gate_compare::history::{self, Archives, Doing, Download, ListedRun, Located, MAX_RUNS};
+use nsys_gate_compare::history::{self, Doing, ListedRun, Located, MAX_RUNS};
 
 /// How many newer pipelines are looked through for the base commit's pipeline before the
 /// newest are taken instead.
@@ -191,10 +191,12 @@ async fn fetch(
             name: format!("pipeline {}", p.id),
         })
         .collect();
-    let source = JobArtifacts {
+    let source = archive::Hosted {
         client: &client,
-        project: &plan.project,
-        job: &plan.job,
+        locate: JobArtifacts {
+            project: &plan.project,
+            job: &plan.job,
+        },
     };
     history::fetch_runs(&source, (&runs, request.concurrency), found, doing).await;
     Ok(())
@@ -202,34 +204,16 @@ async fn fetch(
 
 /// Where a pipeline's job's artifacts are: its jobs listed, the job of the name found.
 struct JobArtifacts<'a> {
-    client: &'a Client,
     project: &'a str,
     job: &'a str,
 }
 
-impl Archives for JobArtifacts<'_> {
-    fn time_left(&self) -> std::time::Duration {
-        archive::time_left(self.client)
-    }
-
-    fn time_limit(&self) -> String {
-        archive::time_limit(self.client)
-    }
-
-    async fn download(
-        &self,
-        url: &str,
-        max: u64,
-        file: &mut std::fs::File,
-    ) -> Result<(), Download> {
-        archive::download(self.client, url, max, file).await
-    }
-
-    async fn locate(&self, run: &ListedRun, doing: &Doing) -> Located {
+impl archive::Locate for JobArtifacts<'_> {
+    async fn locate(&self, client: &Client, run: &ListedRun, doing: &Doing) -> Located {
         let which = run.which();
         let name = self.job;
         doing.set(format!("listing the jobs of {which}"));
-        let jobs = match api::jobs_named(self.client, self.project, run.id, name).await {
+        let jobs = match api::jobs_named(client, self.project, run.id, name).await {
             Ok(jobs) => jobs,
             Err(ApiError::OutOfTime(_)) => return Located::Late,
             Err(e) => {
@@ -259,7 +243,7 @@ impl Archives for JobArtifacts<'_> {
         match archive {
             Some(a) if !expired => Located::At {
                 id: job.id,
-                url: api::artifacts_url(self.client, self.project, job.id),
+                url: api::artifacts_url(client, self.project, job.id),
                 size: a.size,
                 // The runner is GitLab's word for the job, never its files'.
                 runners: job

@@ -369,12 +369,13 @@ mod tests {
     #[test]
     fn runs_that_follow_each_other_are_not_a_shift() {
         // 400 histories of 20 runs of one level, AR(1) of coefficient 0.8 and 1 % sd: a shift
-        // is named in at most 1 of 10 (taking the runs as independent named one in about 1 of
-        // 3; counting them by the residuals' autocorrelation about the shift found, 1 of 7).
+        // is named in at most 1 of 10, the simulation's target (28 of these 400; in the
+        // simulation, case `a1s`, taking the runs as independent named one 1 time in 3,
+        // counting them by the residuals' autocorrelation about the shift found 1 in 7).
         let named = (0..400)
             .filter(|&seed| !boundaries_of_logs(&ar1(seed, 20, 0.8, 0.01), 0.01).is_empty())
             .count();
-        assert!(named <= 30, "{named} of 400");
+        assert!(named <= 40, "{named} of 400");
         // Independent runs of one level: hardly ever.
         let named = (0..400)
             .filter(|&seed| !boundaries_of_logs(&ar1(seed, 20, 0.0, 0.01), 0.01).is_empty())
@@ -385,7 +386,8 @@ mod tests {
     #[test]
     fn a_real_step_in_runs_that_follow_each_other_is_found() {
         // A step of +5 % after 10 of 20 runs whose offsets are AR(1) of coefficient 0.8 and
-        // 1 % sd: the wander does not explain a jump of 5 % from one run to the next.
+        // 1 % sd: the wander does not explain a jump of 5 % from one run to the next (85 of
+        // these 100).
         let found = (0..100)
             .filter(|&seed| {
                 let mut logs = ar1(1000 + seed, 20, 0.8, 0.01);
@@ -394,8 +396,9 @@ mod tests {
             })
             .count();
         assert!(found >= 80, "{found} of 100");
-        // Independent runs with a step of +5 % 3 runs back (of 20): found as often as without
-        // the test for runs that follow each other.
+        // Independent runs with a step of +5 % 3 runs back (of 20), which go to the test for
+        // runs that follow each other whenever their residuals happen to show some
+        // autocorrelation: found (94 of these 100).
         let found = (0..100)
             .filter(|&seed| {
                 let mut logs = ar1(2000 + seed, 20, 0.0, 0.01);

@@ -315,18 +315,19 @@ mod tests {
     }
 
     #[test]
-    fn counting_runs_by_their_autocorrelation_keeps_real_steps() {
+    fn the_autocorrelation_check_keeps_real_steps() {
         // Independent runs about a real step: the residuals about the two levels are not
-        // autocorrelated, the search made again finds the step.
+        // autocorrelated, the step found stands.
         let mut step = level(10, 1e7, 0.005);
         step.extend(level(10, 1.05e7, 0.005));
         assert_eq!(last_shift(&step, 0.01).map(|s| s.at), Some(10));
         // Runs that follow each other about one level (a slow wander of ±1.5 % over 8 runs
-        // each way): worth a fraction of their number.
+        // each way): worth a fraction of their number, and no shift.
         let wander: Vec<f64> = (0..24)
             .map(|i| 0.015 * (i as f64 * std::f64::consts::PI / 8.0).sin())
             .collect();
         assert!(crate::compare::noise::independent_share(&wander) < 0.2);
+        assert_eq!(boundaries_of_logs(&wander, 0.01), Vec::<usize>::new());
     }
 
     /// Standard normal deviates from a fixed generator (xorshift64*, Box-Muller): the same

@@ -23,9 +23,10 @@
 //! likelihood ratio of AR(1) runs with the shift against AR(1) runs without it, each model
 //! with its own coefficient ([`ar1_split_p`]). The coefficient is never estimated from the
 //! residuals about a fitted shift alone: a shift placed where the runs wander takes up the
-//! wander and leaves residuals that look independent (with 20 runs of coefficient 0.8 the
-//! residuals about two fitted levels show 0.49 on average, about one level 0.64), so counting
-//! the runs by that estimate still named a shift in 14 % of histories of no change.
+//! wander and leaves residuals that look less dependent than the runs are (20 runs of
+//! coefficient 0.8 show a lag-1 autocorrelation of about 0.49 about two fitted levels of 10
+//! runs, 0.64 about one level), so counting the runs by that estimate still named a shift in
+//! 14 % of such histories of no change (simulation case `a1s`; 7 % with this test).
 
 use super::noise::{
     independent_share, mean_and_squares, students_t, two_sided_p, MAX_AUTOCORRELATION,

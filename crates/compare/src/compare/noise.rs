@@ -252,8 +252,9 @@ pub const MAX_AUTOCORRELATION: f64 = 0.9;
 /// independent runs a history of such runs is worth, `(1 - r1) / (1 + r1)` (the effective
 /// number of runs of an AR(1) series, `n (1 - r1) / (1 + r1)`, over `n`). 1 for independent
 /// runs; 0.11 for runs that follow each other with `r1 = 0.8`. A machine that is slow for a
-/// few runs in a row makes a history look shifted or drifting: tests of a shift or a drift
-/// count its runs by this share.
+/// few runs in a row makes a history look shifted or drifting: the test of a drift counts its
+/// runs by this share; a share under 1 sends the search for level shifts to its test for
+/// AR(1) runs ([`super::change_point::ar1_split_p`]).
 pub fn independent_share(residuals: &[f64]) -> f64 {
     let n = residuals.len();
     let squares: f64 = residuals.iter().map(|e| e * e).sum();

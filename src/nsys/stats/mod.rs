@@ -673,6 +673,29 @@ mod tests {
         }
     }
 
+    /// With more processes than NVTX reports, each NVTX report runs in a process of its own and
+    /// the GPU-work reports in the others: every subset, 0 to 8 processes.
+    #[test]
+    fn with_room_each_nvtx_report_runs_alone() {
+        for reports in subsets() {
+            let required = reports.iter().filter(|r| r.is_required()).count();
+            for processes in 0..=8 {
+                let groups = grouped(&reports, processes);
+                if required == 0 || groups.len() <= required {
+                    continue;
+                }
+                let case = format!("{reports:?}, {processes} processes: {groups:?}");
+                for (k, group) in groups.iter().enumerate() {
+                    if k < required {
+                        assert!(group.len() == 1 && group[0].is_required(), "{case}");
+                    } else {
+                        assert!(group.iter().all(|r| !r.is_required()), "{case}");
+                    }
+                }
+            }
+        }
+    }
+
     /// The groupings measured in docs/performance.md (with `cuda_api_trace`, which an nsys
     /// without `cuda_kern_exec_trace` is asked for), and the same with `cuda_kern_exec_trace`
     /// in its place, as the tested versions are asked. Two processes' is also pinned by the
@@ -691,10 +714,11 @@ mod tests {
                 vec![GpuProjection, KernelSummary, GpuTrace]
             ]
         );
+        // Three: each NVTX report alone, the GPU-work reports together.
         let three = [
             vec![PushPop],
-            vec![GpuProjection, KernelSummary],
-            vec![GpuTrace, ApiTrace],
+            vec![GpuProjection],
+            vec![KernelSummary, GpuTrace, ApiTrace],
         ];
         assert_eq!(grouped(&old, 3), three);
         // More processes than the plan allows: still three.
@@ -719,8 +743,8 @@ mod tests {
             grouped(&asked, 3),
             [
                 vec![PushPop],
-                vec![GpuProjection, KernelSummary],
-                vec![KernelBaseSummary, GpuTrace, KernelExecTrace],
+                vec![GpuProjection],
+                vec![KernelSummary, KernelBaseSummary, GpuTrace, KernelExecTrace],
             ]
         );
     }

@@ -133,7 +133,7 @@ def busy_ticks():
 
 
 def analyze_once(gate, nsys, run_dir, reuse=False):
-    """(wall s, peak MiB, cores the rest of the machine used meanwhile)."""
+    """(wall s, peak MiB, cores the rest of the machine used meanwhile, cores analyze used)."""
     with tempfile.NamedTemporaryFile() as t:
         command = ["/usr/bin/time", "-f", "%e %M %U %S", "-o", t.name, gate, "analyze", "--run-dir", run_dir]
         command += ["--reuse-stats"] if reuse else ["--nsys", nsys]
@@ -146,14 +146,15 @@ def analyze_once(gate, nsys, run_dir, reuse=False):
         peak = int(fields[-3]) / 1024
         own = float(fields[-2]) + float(fields[-1])
         others = max(0.0, (busy1 - busy0) / os.sysconf("SC_CLK_TCK") - own) / wall
-        return wall, peak, others
+        return wall, peak, others, own / wall
 
 
 def describe(label, runs, fl):
-    walls = sorted(w for w, _, _ in runs)
-    return ("  %s: best %.2f s, median %.2f s (%s): %.3fx / %.3fx the floor; the rest of the machine meanwhile %s cores"
-            % (label, walls[0], statistics.median(walls), " ".join("%.2f" % w for w, _, _ in runs),
-               walls[0] / fl, statistics.median(walls) / fl, " ".join("%.1f" % o for _, _, o in runs)))
+    walls = sorted(w for w, _, _, _ in runs)
+    return ("  %s: best %.2f s, median %.2f s (%s): %.3fx / %.3fx the floor; cores used by analyze %s, by the rest of the machine %s"
+            % (label, walls[0], statistics.median(walls), " ".join("%.2f" % w for w, _, _, _ in runs),
+               walls[0] / fl, statistics.median(walls) / fl, " ".join("%.2f" % c for _, _, _, c in runs),
+               " ".join("%.1f" % o for _, _, o, _ in runs)))
 
 
 def main():
@@ -184,7 +185,7 @@ def main():
                     base_runs.append(analyze_once(a.baseline, a.nsys, run_dir))
         per_trace = best_of(rounds)
         fl, longest, total = floor(per_trace)
-        walls = sorted(w for w, _, _ in runs)
+        walls = sorted(w for w, _, _, _ in runs)
         reuse = [analyze_once(a.gate, a.nsys, run_dir, reuse=True) for _ in range(3)]
         print("%s: %d trace(s), reports %s" % (run_dir, len(per_trace), ", ".join(reports)))
         for trace, (export, times) in per_trace.items():
@@ -194,13 +195,13 @@ def main():
         if base_runs:
             print(describe("baseline", base_runs, fl))
         print("  peak memory: largest process of the run %.1f MiB; nsys-gate's reading and analysis (--reuse-stats) %.1f MiB, %.2f s"
-              % (max(m for _, m, _ in runs), max(m for _, m, _ in reuse), min(w for w, _, _ in reuse)))
+              % (max(r[1] for r in runs), max(r[1] for r in reuse), min(r[0] for r in reuse)))
         results[run_dir] = {"reports": reports, "per_trace": per_trace, "floor_s": fl, "longest_s": longest,
-                            "total_s": total, "analyze_s": [w for w, _, _ in runs],
-                            "others_cores": [o for _, _, o in runs],
-                            "baseline_s": [w for w, _, _ in base_runs],
-                            "peak_mib": max(m for _, m, _ in runs),
-                            "reuse_peak_mib": max(m for _, m, _ in reuse)}
+                            "total_s": total, "analyze_s": [r[0] for r in runs],
+                            "others_cores": [r[2] for r in runs], "analyze_cores": [r[3] for r in runs],
+                            "baseline_s": [r[0] for r in base_runs],
+                            "peak_mib": max(r[1] for r in runs),
+                            "reuse_peak_mib": max(r[1] for r in reuse)}
     print("load average after: " + open("/proc/loadavg").read().strip())
     if a.json:
         json.dump(results, open(a.json, "w"), indent=2)

@@ -2,7 +2,7 @@
 """The 2-core floor of a run directory's `nsys stats` reports, and `nsys-gate analyze` against it
 (Python 3.11 standard library).
 
-    scripts/bench-floor.py GATE NSYS RUN_DIR... [--repeat 3] [--runs 3] [--json FILE]
+    scripts/bench-floor.py GATE NSYS RUN_DIR... [--repeat 3] [--runs 3] [--baseline GATE] [--json FILE]
 
 For each run directory (one trace, or one trace per rank):
 
@@ -24,7 +24,17 @@ For each run directory (one trace, or one trace per rank):
 3. `analyze` (once a round, each writing a new analysis.json): wall time, best and median,
    against the floor; the peak resident memory of the largest process of the run (nsys-gate or
    one of its nsys processes, `/usr/bin/time`'s %M) and of nsys-gate's own reading and analysis
-   (`analyze --reuse-stats` on the CSVs the run left).
+   (`analyze --reuse-stats` on the CSVs the run left). With `--baseline GATE` (another build),
+   that build's `analyze` too, in the same rounds, the two in turns (which goes first
+   alternates), so that a change is measured against the build before it on the machine of the
+   same minutes.
+
+Beside each `analyze`: the CPU the rest of the machine used meanwhile, in cores (the
+machine's busy time from /proc/stat less `analyze`'s own and its processes'). The floor
+assumes two free cores; where the kernel groups processes by session (autogroup,
+/proc/sys/kernel/sched_autogroup_enabled), one busy process of another session takes a whole
+core from `analyze`'s three nsys processes, but none from a report run alone, so a run with
+other work beside it measures that, not the scheduling.
 
 Prints one block per run directory and the load average before and after.
 """
@@ -116,15 +126,35 @@ def best_of(rounds):
     return best
 
 
+def busy_ticks():
+    """The machine's (busy, all) CPU time so far, in clock ticks (/proc/stat)."""
+    f = [int(x) for x in open("/proc/stat").readline().split()[1:9]]
+    return sum(f) - f[3] - f[4], sum(f)
+
+
 def analyze_once(gate, nsys, run_dir, reuse=False):
+    """(wall s, peak MiB, cores the rest of the machine used meanwhile, cores analyze used)."""
     with tempfile.NamedTemporaryFile() as t:
-        command = ["/usr/bin/time", "-f", "%e %M", "-o", t.name, gate, "analyze", "--run-dir", run_dir]
+        command = ["/usr/bin/time", "-f", "%e %M %U %S", "-o", t.name, gate, "analyze", "--run-dir", run_dir]
         command += ["--reuse-stats"] if reuse else ["--nsys", nsys]
+        busy0, _ = busy_ticks()
         start = time.monotonic()
         subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wall = time.monotonic() - start
-        peak = int(open(t.name).read().split()[-1]) / 1024
-        return wall, peak
+        busy1, _ = busy_ticks()
+        fields = open(t.name).read().split()
+        peak = int(fields[-3]) / 1024
+        own = float(fields[-2]) + float(fields[-1])
+        others = max(0.0, (busy1 - busy0) / os.sysconf("SC_CLK_TCK") - own) / wall
+        return wall, peak, others, own / wall
+
+
+def describe(label, runs, fl):
+    walls = sorted(w for w, _, _, _ in runs)
+    return ("  %s: best %.2f s, median %.2f s (%s): %.3fx / %.3fx the floor; cores used by analyze %s, by the rest of the machine %s"
+            % (label, walls[0], statistics.median(walls), " ".join("%.2f" % w for w, _, _, _ in runs),
+               walls[0] / fl, statistics.median(walls) / fl, " ".join("%.2f" % c for _, _, _, c in runs),
+               " ".join("%.1f" % o for _, _, o, _ in runs)))
 
 
 def main():
@@ -134,6 +164,7 @@ def main():
     p.add_argument("run_dirs", nargs="+")
     p.add_argument("--repeat", type=int, default=3, help="rounds: each report alone, then analyze (the best counts)")
     p.add_argument("--runs", type=int, default=3, help="at least this many runs of analyze")
+    p.add_argument("--baseline", help="another build of nsys-gate, timed in the same rounds")
     p.add_argument("--json", help="write the figures here")
     a = p.parse_args()
     print("load average before: " + open("/proc/loadavg").read().strip())
@@ -143,27 +174,34 @@ def main():
         analyze_once(a.gate, a.nsys, run_dir)
         reports = asked_reports(run_dir)
         # in rounds, each the reports alone then analyze: both see the machine of the same minutes
-        rounds, runs = [], []
+        rounds, runs, base_runs = [], [], []
         with tempfile.TemporaryDirectory(dir=run_dir) as scratch:
-            for _ in range(max(a.repeat, a.runs)):
+            for k in range(max(a.repeat, a.runs)):
                 rounds.append(alone(a.nsys, run_dir, reports, scratch))
+                if a.baseline and k % 2 == 1:
+                    base_runs.append(analyze_once(a.baseline, a.nsys, run_dir))
                 runs.append(analyze_once(a.gate, a.nsys, run_dir))
+                if a.baseline and k % 2 == 0:
+                    base_runs.append(analyze_once(a.baseline, a.nsys, run_dir))
         per_trace = best_of(rounds)
         fl, longest, total = floor(per_trace)
-        walls = sorted(w for w, _ in runs)
+        walls = sorted(w for w, _, _, _ in runs)
         reuse = [analyze_once(a.gate, a.nsys, run_dir, reuse=True) for _ in range(3)]
         print("%s: %d trace(s), reports %s" % (run_dir, len(per_trace), ", ".join(reports)))
         for trace, (export, times) in per_trace.items():
             print("  %s: export %.2f s; %s" % (trace, export, ", ".join("%s %.2f s" % kv for kv in times.items())))
         print("  floor %.2f s (longest chain %.2f s, all work %.2f s / 2 = %.2f s)" % (fl, longest, total, total / 2))
-        print("  analyze: best %.2f s, median %.2f s (%s): %.3fx / %.3fx the floor"
-              % (walls[0], statistics.median(walls), " ".join("%.2f" % w for w in walls),
-                 walls[0] / fl, statistics.median(walls) / fl))
+        print(describe("analyze", runs, fl))
+        if base_runs:
+            print(describe("baseline", base_runs, fl))
         print("  peak memory: largest process of the run %.1f MiB; nsys-gate's reading and analysis (--reuse-stats) %.1f MiB, %.2f s"
-              % (max(m for _, m in runs), max(m for _, m in reuse), min(w for w, _ in reuse)))
+              % (max(r[1] for r in runs), max(r[1] for r in reuse), min(r[0] for r in reuse)))
         results[run_dir] = {"reports": reports, "per_trace": per_trace, "floor_s": fl, "longest_s": longest,
-                            "total_s": total, "analyze_s": walls, "peak_mib": max(m for _, m in runs),
-                            "reuse_peak_mib": max(m for _, m in reuse)}
+                            "total_s": total, "analyze_s": [r[0] for r in runs],
+                            "others_cores": [r[2] for r in runs], "analyze_cores": [r[3] for r in runs],
+                            "baseline_s": [r[0] for r in base_runs],
+                            "peak_mib": max(r[1] for r in runs),
+                            "reuse_peak_mib": max(r[1] for r in reuse)}
     print("load average after: " + open("/proc/loadavg").read().strip())
     if a.json:
         json.dump(results, open(a.json, "w"), indent=2)

@@ -13,6 +13,7 @@
 //! ```sh
 //! cargo bench --bench ranks                        # all three, 3 rounds
 //! cargo bench --bench ranks -- --repeat 5 gpu      # 5 rounds, the GPU-heavy trace only
+//! cargo bench --bench ranks -- gpu --baseline OLD   # and another build's analyze, same rounds
 //! ```
 
 use std::path::Path;
@@ -27,15 +28,19 @@ fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let gate = env!("CARGO_BIN_EXE_nsys-gate");
     let mut repeat = "3".to_owned();
+    let mut baseline = None;
     let mut only = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--repeat" => repeat = args.next().expect("--repeat N"),
+            "--baseline" => baseline = Some(args.next().expect("--baseline GATE")),
             "one" | "per" | "gpu" => only.push(arg),
             // what `cargo bench` passes to every bench
             "--bench" => {}
-            other => panic!("unknown argument {other}: [--repeat N] [one] [per] [gpu]"),
+            other => {
+                panic!("unknown argument {other}: [--repeat N] [--baseline GATE] [one] [per] [gpu]")
+            }
         }
     }
     if only.is_empty() {
@@ -60,10 +65,15 @@ fn main() {
         "gpu" => gpu.join("gpu"),
         other => ranks.join(other),
     });
-    run(Command::new("python3")
+    let mut floor = Command::new("python3");
+    floor
         .arg(root.join("scripts/bench-floor.py"))
         .arg(gate)
         .arg(nsys.trim())
         .args(dirs)
-        .args(["--repeat", &repeat]));
+        .args(["--repeat", &repeat]);
+    if let Some(baseline) = baseline {
+        floor.args(["--baseline", &baseline]);
+    }
+    run(&mut floor);
 }

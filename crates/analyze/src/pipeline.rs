@@ -27,6 +27,7 @@ use nsys_gate_core::interrupt;
 use nsys_gate_core::outcome::{chain_text, Failure, FailureKind, RunFacts};
 use nsys_gate_core::text::shown;
 
+mod early;
 mod gpu_work;
 mod ranks;
 mod stats;
@@ -292,40 +293,34 @@ struct NvtxRows {
 }
 
 /// Reads the two NVTX reports at once, one per thread: nsys's time dominates big traces, and what
-/// is left is mostly reading. The projection's names are never looked up (rows join on
-/// RangeId), so it interns into a table of its own.
+/// is left is mostly reading. A report read already (`early`, as its process ended) is not
+/// read again.
 fn read_reports(
     stats_dir: &Path,
     stamp: &StatsStamp,
     trace_name: &str,
+    early: (Option<early::PushPopRead>, Option<early::GpuProjRead>),
 ) -> Result<NvtxRows, AnalyzeError> {
-    let pushpop_path = nsys::csv_path(stats_dir, ReportName::PushPop.as_str());
-    let gpu_path = nsys::csv_path(stats_dir, ReportName::GpuProjection.as_str());
     let pushpop_status = stamp.status(ReportName::PushPop);
     let gpu_status = stamp.status(ReportName::GpuProjection);
     let read_gpu = pushpop_status.is_written() && gpu_status.is_written();
-    let options = reports::ReadOptions {
-        strip_default_domain: nsys::adds_default_domain_prefix(&stamp.nsys_version),
-    };
-    let (pushpop, gpu_rows, names) = std::thread::scope(|scope| {
-        let gpu = read_gpu.then(|| {
-            scope.spawn(|| {
-                // An empty file is nsys's answer when no range launched GPU work.
-                if std::fs::metadata(&gpu_path).is_ok_and(|m| m.len() == 0) {
-                    Ok(Vec::new())
-                } else {
-                    reports::read_gpu_proj(&gpu_path, &mut Interner::new(), options)
-                }
+    let (early_pushpop, early_gpu) = early;
+    let (pushpop, gpu_rows) = std::thread::scope(|scope| {
+        let gpu = read_gpu.then(|| match early_gpu {
+            Some(read) => Ok(read),
+            None => Err(scope.spawn(|| early::read_gpu_proj(stats_dir, stamp))),
+        });
+        let pushpop = if pushpop_status.is_written() {
+            early_pushpop.unwrap_or_else(|| early::read_pushpop(stats_dir, stamp))
+        } else {
+            Ok((Vec::new(), Interner::new()))
+        };
+        let gpu = gpu.map(|read| {
+            read.unwrap_or_else(|handle| {
+                handle.join().expect("the projection reader does not panic")
             })
         });
-        let mut names = Interner::new();
-        let pushpop = if pushpop_status.is_written() {
-            reports::read_pushpop(&pushpop_path, &mut names, options)
-        } else {
-            Ok(Vec::new())
-        };
-        let gpu = gpu.map(|handle| handle.join().expect("the projection reader does not panic"));
-        (pushpop, gpu, names)
+        (pushpop, gpu)
     });
     let unreadable = |e: reports::ReportError| {
         AnalyzeError::new(
@@ -337,7 +332,7 @@ fn read_reports(
         )
         .with_version(&stamp.nsys_version)
     };
-    let pushpop = pushpop.map_err(unreadable)?;
+    let (pushpop, names) = pushpop.map_err(unreadable)?;
     let (gpu, gpu_unavailable) = match gpu_rows {
         Some(rows) => (Some(rows.map_err(unreadable)?), None),
         None if !pushpop_status.is_written() => (
@@ -486,18 +481,23 @@ type Analysed = (
 );
 
 /// The NVTX reports (required) beside the GPU-work reports (each optional) of one trace; the
-/// GPU-work reports' rows when they were read already (`gpu_read`).
+/// reports read already as their processes ended are not read again (`early`).
 fn read_trace(
     stats_dir: &Path,
     stamp: &StatsStamp,
     trace_name: &str,
-    gpu_read: Option<gpu_work::GpuWorkRows>,
+    early: early::EarlyRows,
 ) -> Result<(NvtxRows, gpu_work::GpuWorkRows), AnalyzeError> {
+    let early::EarlyRows {
+        pushpop,
+        gpu,
+        gpu_work: gpu_read,
+    } = early;
     let (nvtx_rows, gpu_work_rows) = std::thread::scope(|scope| {
         let gpu_work_rows = gpu_read
             .is_none()
             .then(|| scope.spawn(|| gpu_work::read(stats_dir, stamp)));
-        let nvtx_rows = read_reports(stats_dir, stamp, trace_name);
+        let nvtx_rows = read_reports(stats_dir, stamp, trace_name, (pushpop, gpu));
         let gpu_work_rows = match (gpu_read, gpu_work_rows) {
             (Some(rows), _) => rows,
             (None, Some(handle)) => handle.join().expect("the GPU-work readers do not panic"),
@@ -515,25 +515,18 @@ fn analyze_trace(
     stats_dir: &Path,
     progress: &mut Progress,
 ) -> Result<Analysed, AnalyzeError> {
-    // The GPU-work reports read as soon as every one of them is classified (their processes
-    // ended), while nsys still makes the others (usually the push/pop report).
-    let (stamp, gpu_read) = std::thread::scope(|scope| {
-        let mut reading = None;
+    // Each report read as soon as its process ends (the GPU-work reports once all of them
+    // are made), while nsys still makes the others.
+    let (stamp, early) = std::thread::scope(|scope| {
+        let mut readers = early::EarlyReaders::new();
         let stamp = stats(options, run, stats_dir, None, progress, &mut |so_far| {
-            let all_done = ReportName::GPU_WORK
-                .iter()
-                .all(|r| so_far.reports.contains_key(r.as_str()));
-            if reading.is_none() && all_done {
-                let so_far = so_far.clone();
-                reading = Some(scope.spawn(move || gpu_work::read(stats_dir, &so_far)));
-            }
+            readers.ended(scope, stats_dir, so_far);
         });
-        let gpu_read = reading.map(|h| h.join().expect("the GPU-work readers do not panic"));
-        (stamp, gpu_read)
+        (stamp, readers.join())
     });
     let stamp = stamp?;
     AnalyzeError::check_interrupt()?;
-    let (nvtx_rows, gpu_work_rows) = read_trace(stats_dir, &stamp, &run.trace_name, gpu_read)?;
+    let (nvtx_rows, gpu_work_rows) = read_trace(stats_dir, &stamp, &run.trace_name, early)?;
     let findings = analyze_rows(run, &nvtx_rows, &gpu_work_rows, &stamp)?;
     let clocks = vec![trace_clocks((None, None), &stamp, &findings.iterations)];
     Ok((

@@ -153,7 +153,7 @@ fn stats_of_traces(
                         &mut Progress::quiet(),
                         &mut |_| {},
                     )?;
-                    let (rows, gpu) = read_trace(dir, &stamp, &run.trace_name, None)?;
+                    let (rows, gpu) = read_trace(dir, &stamp, &run.trace_name, Default::default())?;
                     Ok((stamp, rows, gpu))
                 })
             })
@@ -167,8 +167,13 @@ fn stats_of_traces(
             &mut |_| {},
         )
         .and_then(|stamp| {
-            read_trace(&dirs[0], &stamp, &traces[0].1.trace_name, None)
-                .map(|(rows, gpu)| (stamp, rows, gpu))
+            read_trace(
+                &dirs[0],
+                &stamp,
+                &traces[0].1.trace_name,
+                Default::default(),
+            )
+            .map(|(rows, gpu)| (stamp, rows, gpu))
         });
         std::iter::once(first)
             .chain(

@@ -40,9 +40,8 @@ pub(super) fn stats(
         Some(shared) => (&shared.nsys, &shared.reports, Some(&shared.slots)),
         None => {
             let path = nsys::locate(&options.nsys)?;
-            let nsys = nsys::identify(&path)?;
+            let (nsys, reports) = nsys::identify_with_plan(&path)?;
             progress.start_nsys(&nsys, &run.trace);
-            let reports = nsys::report_plan(&nsys);
             let reports = reports.inspect_err(|_| progress.finish_nsys())?;
             found = (nsys, reports);
             (&found.0, &found.1, None)
@@ -100,8 +99,8 @@ impl SharedNsys {
             return Ok(None);
         }
         let path = nsys::locate(&options.nsys)?;
-        let nsys = nsys::identify(&path)?;
-        let reports = nsys::report_plan(&nsys)?;
+        let (nsys, reports) = nsys::identify_with_plan(&path)?;
+        let reports = reports?;
         Ok(Some(SharedNsys {
             nsys,
             reports,

@@ -15,7 +15,7 @@ use self::schedule::{groups, run_concurrently};
 use super::error::NsysError;
 use super::process::{run_captured, Captured, Invocation};
 use super::stamp::{csv_path, is_sqlite_trace, StatsStamp, EXPORT_FILE, OUTPUT_PREFIX, STAMP_FILE};
-use super::version::Nsys;
+use super::version::{identify, Nsys};
 use super::words::{classify, describe_command, first_line_with, incompatible_trace, report_words};
 
 /// How `nsys stats` is run: how many processes at once, at most.
@@ -44,7 +44,7 @@ impl StatsPlan {
 
 /// What this nsys is asked for: the reports it has (under the names it gives them), whether
 /// they are 2022.x's legacy names, and the reports not asked with why. Made once per analysis
-/// ([`report_plan`]), for every trace of it.
+/// ([`identify_with_plan`]), for every trace of it.
 #[derive(Debug, Clone)]
 pub struct ReportPlan {
     legacy: bool,
@@ -52,14 +52,46 @@ pub struct ReportPlan {
     missing: Vec<(ReportName, String)>,
 }
 
-/// Asks this nsys which reports it has (`nsys stats --help-reports`), once.
-pub fn report_plan(nsys: &Nsys) -> Result<ReportPlan, NsysError> {
-    let (legacy, asked, missing) = report_names(nsys)?;
+/// The nsys at `path` identified (`nsys --version`) and asked which reports it has (`nsys
+/// stats --help-reports`) at once: each is a process start (about 0.05 s and 0.1 s) before
+/// any report can start, and on two cores the second need not wait for the first. The outer
+/// error is `--version`'s (which then wins over the other's); the inner, the report plan's.
+pub fn identify_with_plan(path: &Path) -> Result<(Nsys, Result<ReportPlan, NsysError>), NsysError> {
+    let (nsys, help) = std::thread::scope(|scope| {
+        let help = scope.spawn(|| help_reports(path));
+        let nsys = identify(path);
+        (
+            nsys,
+            help.join()
+                .expect("the --help-reports runner does not panic"),
+        )
+    });
+    let nsys = nsys?;
+    let plan = plan_from(&nsys, help);
+    Ok((nsys, plan))
+}
+
+/// What `nsys stats --help-reports` said, as the plan for this nsys.
+fn plan_from(nsys: &Nsys, help: Result<Captured, NsysError>) -> Result<ReportPlan, NsysError> {
+    let (legacy, asked, missing) = report_names(nsys, &help?)?;
     Ok(ReportPlan {
         legacy,
         asked,
         missing,
     })
+}
+
+/// `nsys stats --help-reports`'s arguments.
+fn help_reports_args() -> Vec<OsString> {
+    vec!["stats".into(), "--help-reports".into()]
+}
+
+/// What `nsys stats --help-reports` says.
+fn help_reports(path: &Path) -> Result<Captured, NsysError> {
+    run_captured(
+        &Invocation::new(path, &help_reports_args(), Duration::from_secs(120)),
+        &mut |_| {},
+    )
 }
 
 /// One report as this nsys is asked for it: the contract's name and the name this nsys gives
@@ -207,12 +239,11 @@ pub fn run_stats(
 /// nsys lacks is not asked for: it is returned with why; so is one whose replacement
 /// ([`ReportName::replaced_by`]) this nsys has.
 #[allow(clippy::type_complexity)]
-fn report_names(nsys: &Nsys) -> Result<(bool, Vec<Asked>, Vec<(ReportName, String)>), NsysError> {
-    let args: Vec<OsString> = vec!["stats".into(), "--help-reports".into()];
-    let output = run_captured(
-        &Invocation::new(&nsys.path, &args, Duration::from_secs(120)),
-        &mut |_| {},
-    )?;
+fn report_names(
+    nsys: &Nsys,
+    output: &Captured,
+) -> Result<(bool, Vec<Asked>, Vec<(ReportName, String)>), NsysError> {
+    let args = help_reports_args();
     let words = output.words();
     // `cuda_gpu_kern_sum[:nvtx-name][:base|:mangled] -- …`: a report with an argument
     // (`cuda_gpu_kern_sum:base`) is there when its script is and lists the argument.
@@ -642,6 +673,29 @@ mod tests {
         }
     }
 
+    /// With more processes than NVTX reports, each NVTX report runs in a process of its own and
+    /// the GPU-work reports in the others: every subset, 0 to 8 processes.
+    #[test]
+    fn with_room_each_nvtx_report_runs_alone() {
+        for reports in subsets() {
+            let required = reports.iter().filter(|r| r.is_required()).count();
+            for processes in 0..=8 {
+                let groups = grouped(&reports, processes);
+                if required == 0 || groups.len() <= required {
+                    continue;
+                }
+                let case = format!("{reports:?}, {processes} processes: {groups:?}");
+                for (k, group) in groups.iter().enumerate() {
+                    if k < required {
+                        assert!(group.len() == 1 && group[0].is_required(), "{case}");
+                    } else {
+                        assert!(group.iter().all(|r| !r.is_required()), "{case}");
+                    }
+                }
+            }
+        }
+    }
+
     /// The groupings measured in docs/performance.md (with `cuda_api_trace`, which an nsys
     /// without `cuda_kern_exec_trace` is asked for), and the same with `cuda_kern_exec_trace`
     /// in its place, as the tested versions are asked. Two processes' is also pinned by the
@@ -660,10 +714,11 @@ mod tests {
                 vec![GpuProjection, KernelSummary, GpuTrace]
             ]
         );
+        // Three: each NVTX report alone, the GPU-work reports together.
         let three = [
             vec![PushPop],
-            vec![GpuProjection, KernelSummary],
-            vec![GpuTrace, ApiTrace],
+            vec![GpuProjection],
+            vec![KernelSummary, GpuTrace, ApiTrace],
         ];
         assert_eq!(grouped(&old, 3), three);
         // More processes than the plan allows: still three.
@@ -688,8 +743,8 @@ mod tests {
             grouped(&asked, 3),
             [
                 vec![PushPop],
-                vec![GpuProjection, KernelSummary],
-                vec![KernelBaseSummary, GpuTrace, KernelExecTrace],
+                vec![GpuProjection],
+                vec![KernelSummary, KernelBaseSummary, GpuTrace, KernelExecTrace],
             ]
         );
     }

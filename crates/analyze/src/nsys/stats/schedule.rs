@@ -65,17 +65,23 @@ impl Drop for SlotGuard<'_> {
 ///
 /// The rule: longest processing time first. Each report, the most costly first (equal costs
 /// in [`ReportName::ALL`]'s order), goes into the group with the least cost so far (equal
-/// costs: the lower group). Within a group the reports are in [`ReportName::ALL`]'s order,
-/// the order nsys is asked for them. One process (or 0): one group, every report in that
-/// order.
+/// costs: the lower group). With more groups than required reports, each required (NVTX)
+/// report has a group of its own and the GPU-work reports share the others by the same rule.
+/// Within a group the reports are in [`ReportName::ALL`]'s order, the order nsys is asked for
+/// them. One process (or 0): one group, every report in that order.
 ///
 /// So the most costly report, the push/pop report, opens the first group: that process makes
 /// the export of a `.nsys-rep`, and the others start when it creates its first report's CSV
 /// (see [`run_stats`]). With two processes or more the two NVTX reports, the most costly, are
 /// apart; on a trace without CUDA data the GPU-work reports end at once. With the costs
 /// above, two groups: the push/pop report with the API trace, the projection with the others;
-/// three: the push/pop report, the projection with the kernel summary, the two GPU traces
-/// (the groupings measured in docs/performance.md).
+/// three: the push/pop report, the projection, the GPU-work reports together. Three processes
+/// on two cores share them about equally, so the last two end about together when the two
+/// largest groups cost about the same: the push/pop report alone, and beside it the
+/// projection (3.8 s) and the GPU-work reports (4.2 s with `cuda_kern_exec_trace`) rather than
+/// the projection with a kernel summary (3.9 s) and the other GPU-work reports (4.0 s). The
+/// GPU-work reports, read together ([`crate::pipeline`]), are then made by one process, which
+/// usually ends before the push/pop report's.
 pub(super) fn groups(asked: &[Asked], processes: usize) -> Vec<Vec<Asked>> {
     let count = processes
         .clamp(1, StatsPlan::MAX_PROCESSES)
@@ -85,9 +91,18 @@ pub(super) fn groups(asked: &[Asked], processes: usize) -> Vec<Vec<Asked>> {
     let rank = |a: &Asked| ReportName::ALL.iter().position(|r| *r == a.report);
     let mut by_cost = asked.to_vec();
     by_cost.sort_by_key(|a| (std::cmp::Reverse(a.report.cost()), rank(a)));
+    let required = by_cost.iter().filter(|a| a.report.is_required()).count();
+    let apart = count > required && required > 0 && count > 1;
     for a in by_cost {
+        // The required reports first (they cost the most), each into a group of its own when
+        // `apart`; the others never into those groups then.
+        let candidates = if apart && !a.report.is_required() {
+            required..count
+        } else {
+            0..count
+        };
         // `min_by_key` returns the first of equal minimums: ties go to the lower group.
-        let Some(k) = (0..count).min_by_key(|&k| loads[k]) else {
+        let Some(k) = candidates.min_by_key(|&k| loads[k]) else {
             break;
         };
         loads[k] += a.report.cost();

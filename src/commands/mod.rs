@@ -66,8 +66,8 @@ pub fn main() -> ExitCode {
     }
     let matches = Cli::command()
         .try_get_matches()
-        .unwrap_or_else(|e| say::clap_exit(&e));
-    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| say::clap_exit(&e));
+        .unwrap_or_else(|e| clap_exit(&e));
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| clap_exit(&e));
     without_env_defaults(&mut cli, &matches);
     let nsys_from_env = match matches.subcommand() {
         Some(("analyze" | "run", sub)) => {
@@ -322,6 +322,18 @@ fn baseline_comparison(
         return Err(interrupt::Stopped(signal).into());
     }
     Ok(Some(comparison))
+}
+
+/// A command-line error, `--help` or `--version` from clap: printed as clap prints it, made
+/// inert by [`say::usage`] where it would not be (in GitHub Actions, or with a `##vso[`); then
+/// exits with clap's status.
+fn clap_exit(error: &clap::Error) -> ! {
+    let text = error.render().to_string();
+    if say::prints_as_is(&text) {
+        error.exit()
+    }
+    say::usage(&text, error.use_stderr());
+    std::process::exit(error.exit_code())
 }
 
 #[cfg(test)]

@@ -122,24 +122,24 @@ pub fn commands(lines: &[String]) -> std::io::Result<()> {
     stdout.flush()
 }
 
-/// A command-line error, `--help` or `--version` from clap: printed as clap prints it, through
-/// [`inert`] in GitHub Actions; then exits with clap's status.
-pub fn clap_exit(error: &clap::Error) -> ! {
-    let text = error.render().to_string();
-    if !in_actions() && matches!(crate::text::without_vso(&text), Cow::Borrowed(_)) {
-        error.exit()
-    }
-    if error.use_stderr() {
-        message(&text);
+/// Whether `text` may be printed as it is: outside GitHub Actions, and with no `##vso[` in it.
+pub fn prints_as_is(text: &str) -> bool {
+    !in_actions() && matches!(crate::text::without_vso(text), Cow::Borrowed(_))
+}
+
+/// The command line's own text (its error, `--help`, `--version`), made [`inert`]: on standard
+/// error when `on_stderr`, otherwise on standard output.
+pub fn usage(text: &str, on_stderr: bool) {
+    if on_stderr {
+        message(text);
     } else {
-        let mut out = inert(text.strip_suffix('\n').unwrap_or(&text), in_actions());
+        let mut out = inert(text.strip_suffix('\n').unwrap_or(text), in_actions());
         out.push('\n');
         let mut stdout = std::io::stdout().lock();
         let _ = stdout
             .write_all(out.as_bytes())
             .and_then(|()| stdout.flush());
     }
-    std::process::exit(error.exit_code())
 }
 
 /// What the process is doing, for the panic hook's line: the command's name.

@@ -494,15 +494,11 @@ fn read_trace(
         gpu_work: gpu_read,
     } = early;
     let (nvtx_rows, gpu_work_rows) = std::thread::scope(|scope| {
-        let gpu_work_rows = gpu_read
-            .is_none()
-            .then(|| scope.spawn(|| gpu_work::read(stats_dir, stamp)));
+        let gpu_work_rows =
+            gpu_read.ok_or_else(|| scope.spawn(|| gpu_work::read(stats_dir, stamp)));
         let nvtx_rows = read_reports(stats_dir, stamp, trace_name, (pushpop, gpu));
-        let gpu_work_rows = match (gpu_read, gpu_work_rows) {
-            (Some(rows), _) => rows,
-            (None, Some(handle)) => handle.join().expect("the GPU-work readers do not panic"),
-            (None, None) => unreachable!("read above when not read before"),
-        };
+        let gpu_work_rows = gpu_work_rows
+            .unwrap_or_else(|handle| handle.join().expect("the GPU-work readers do not panic"));
         (nvtx_rows, gpu_work_rows)
     });
     Ok((nvtx_rows?, gpu_work_rows))
@@ -518,7 +514,7 @@ fn analyze_trace(
     // Each report read as soon as its process ends (the GPU-work reports once all of them
     // are made), while nsys still makes the others.
     let (stamp, early) = std::thread::scope(|scope| {
-        let mut readers = early::EarlyReaders::new();
+        let mut readers = early::EarlyReaders::default();
         let stamp = stats(options, run, stats_dir, None, progress, &mut |so_far| {
             readers.ended(scope, stats_dir, so_far);
         });

@@ -53,6 +53,7 @@ pub(super) struct EarlyRows {
 }
 
 /// The readers started so far, as the processes end ([`EarlyReaders::ended`]).
+#[derive(Default)]
 pub(super) struct EarlyReaders<'scope> {
     pushpop: Option<ScopedJoinHandle<'scope, PushPopRead>>,
     gpu: Option<ScopedJoinHandle<'scope, GpuProjRead>>,
@@ -60,14 +61,6 @@ pub(super) struct EarlyReaders<'scope> {
 }
 
 impl<'scope> EarlyReaders<'scope> {
-    pub(super) fn new() -> Self {
-        EarlyReaders {
-            pushpop: None,
-            gpu: None,
-            gpu_work: None,
-        }
-    }
-
     /// Called as each process ends, with the reports classified so far: starts a reader for
     /// each report (or, for the GPU-work reports, the set of them) now made and not yet read.
     pub(super) fn ended<'env>(

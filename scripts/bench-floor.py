@@ -6,8 +6,8 @@
 
 For each run directory (one trace, or one trace per rank):
 
-1. `analyze` once, to learn which reports this nsys is asked for (the stamp's reports, less the
-   ones not asked);
+1. `analyze` once (through a wrapper that logs its nsys calls), to learn which reports this nsys
+   is asked for and how (the stamp's reports, less the ones not asked);
 2. in rounds (`--repeat`, default 3), so that both see the machine of the same minutes: the
    reports alone, then `analyze`. The floor: each trace's SQLite export made alone (`nsys
    export`; none for a `.sqlite` trace), then each report run alone over it as `analyze` asks
@@ -28,6 +28,12 @@ For each run directory (one trace, or one trace per rank):
    that build's `analyze` too, in the same rounds, the two in turns (which goes first
    alternates), so that a change is measured against the build before it on the machine of the
    same minutes.
+
+For a `.sqlite` trace (no export to wait for), each round also starts the very `nsys stats`
+processes `analyze` starts (their arguments learnt in step 1 through a wrapper that logs them),
+all at once and with nothing of nsys-gate around them: "bare". Against the floor, bare is what
+two cores give nsys's own processes this minute; `analyze` against bare (the median of each
+round's ratio) is what nsys-gate adds (identifying nsys, reading, analysing, writing).
 
 Beside each `analyze`: the CPU the rest of the machine used meanwhile, in cores (the
 machine's busy time from /proc/stat less `analyze`'s own and its processes'). The floor
@@ -102,6 +108,58 @@ def alone(nsys, run_dir, reports, scratch):
     return per_trace
 
 
+WRAPPER = """#!/bin/sh
+# logs one nsys call (working folder, then each argument, NUL-terminated), then runs nsys
+f=$(mktemp "$BENCH_CALLS/call.XXXXXX")
+{ printf '%s\\0' "$(pwd)"; for a in "$@"; do printf '%s\\0' "$a"; done; } > "$f"
+exec "$BENCH_REAL" "$@"
+"""
+
+
+def learn_calls(gate, nsys, run_dir):
+    """`analyze` once through a wrapper that logs each nsys call: the `nsys stats` processes it
+    starts, as [(working folder, arguments)]. (Not `NSYS_*` variables: nsys reads some.)"""
+    with tempfile.TemporaryDirectory() as d:
+        wrapper = os.path.join(d, "nsys")
+        with open(wrapper, "w") as f:
+            f.write(WRAPPER)
+        os.chmod(wrapper, 0o755)
+        calls_dir = os.path.join(d, "calls")
+        os.mkdir(calls_dir)
+        env = dict(os.environ, BENCH_CALLS=calls_dir, BENCH_REAL=nsys)
+        subprocess.run([gate, "analyze", "--run-dir", run_dir, "--nsys", wrapper], env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        calls = []
+        for name in sorted(os.listdir(calls_dir)):
+            cwd, *args = open(os.path.join(calls_dir, name), "rb").read().decode().split("\0")[:-1]
+            if args[:1] == ["stats"] and "--report" in args:
+                calls.append((cwd, args))
+        return calls
+
+
+def bare_calls(calls, nsys, scratch):
+    """The calls as the bench starts them, outputs under `scratch`; None when one waits for an
+    export (a `.nsys-rep`): only calls that all start at once are replayed."""
+    if any("--sqlite" in args or not args[-1].endswith(".sqlite") for _, args in calls):
+        return None
+    bare = []
+    for k, (cwd, args) in enumerate(calls):
+        args = list(args)
+        args[args.index("--output") + 1] = os.path.join(scratch, "bare%d" % k)
+        bare.append((cwd, [nsys] + args))
+    return bare
+
+
+def bare_once(bare):
+    """Wall time of the calls started at once, until the last ends."""
+    start = time.monotonic()
+    processes = [subprocess.Popen(c, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                 for cwd, c in bare]
+    for p in processes:
+        p.wait()
+    return time.monotonic() - start
+
+
 def floor(per_trace):
     """The 2-core floor of the best times: (floor, longest chain, all work)."""
     longest = max(e + max(t.values()) for e, t in per_trace.values())
@@ -167,17 +225,21 @@ def main():
     p.add_argument("--baseline", help="another build of nsys-gate, timed in the same rounds")
     p.add_argument("--json", help="write the figures here")
     a = p.parse_args()
+    a.nsys = os.path.abspath(a.nsys)
     print("load average before: " + open("/proc/loadavg").read().strip())
     results = {}
     for run_dir in a.run_dirs:
         run_dir = os.path.abspath(run_dir)
-        analyze_once(a.gate, a.nsys, run_dir)
+        calls = learn_calls(a.gate, a.nsys, run_dir)
         reports = asked_reports(run_dir)
         # in rounds, each the reports alone then analyze: both see the machine of the same minutes
-        rounds, runs, base_runs = [], [], []
+        rounds, runs, base_runs, bares = [], [], [], []
         with tempfile.TemporaryDirectory(dir=run_dir) as scratch:
+            bare = bare_calls(calls, a.nsys, scratch)
             for k in range(max(a.repeat, a.runs)):
                 rounds.append(alone(a.nsys, run_dir, reports, scratch))
+                if bare:
+                    bares.append(bare_once(bare))
                 if a.baseline and k % 2 == 1:
                     base_runs.append(analyze_once(a.baseline, a.nsys, run_dir))
                 runs.append(analyze_once(a.gate, a.nsys, run_dir))
@@ -194,12 +256,18 @@ def main():
         print(describe("analyze", runs, fl))
         if base_runs:
             print(describe("baseline", base_runs, fl))
+        if bares:
+            pairs = [r[0] / b for r, b in zip(runs, bares)]
+            print("  bare (analyze's %d nsys stats processes at once, no nsys-gate): best %.2f s, median %.2f s (%s): %.3fx / %.3fx the floor; analyze / bare, each round: %s (median %.3fx)"
+                  % (len(bare), min(bares), statistics.median(bares), " ".join("%.2f" % b for b in bares),
+                     min(bares) / fl, statistics.median(bares) / fl, " ".join("%.2f" % r for r in pairs),
+                     statistics.median(pairs)))
         print("  peak memory: largest process of the run %.1f MiB; nsys-gate's reading and analysis (--reuse-stats) %.1f MiB, %.2f s"
               % (max(r[1] for r in runs), max(r[1] for r in reuse), min(r[0] for r in reuse)))
         results[run_dir] = {"reports": reports, "per_trace": per_trace, "floor_s": fl, "longest_s": longest,
                             "total_s": total, "analyze_s": [r[0] for r in runs],
                             "others_cores": [r[2] for r in runs], "analyze_cores": [r[3] for r in runs],
-                            "baseline_s": [r[0] for r in base_runs],
+                            "baseline_s": [r[0] for r in base_runs], "bare_s": bares,
                             "peak_mib": max(r[1] for r in runs),
                             "reuse_peak_mib": max(r[1] for r in reuse)}
     print("load average after: " + open("/proc/loadavg").read().strip())

@@ -41,5 +41,5 @@ pub use error::NsysError;
 pub use locate::{locate, NsysChoice};
 pub use nsys_gate_core::artifact::DOWNLOAD_URL;
 pub use stamp::{csv_path, is_sqlite_trace, read_stamp, StatsStamp, EXPORT_FILE, STAMP_FILE};
-pub use stats::{identify_with_plan, run_stats, ReportPlan, Slots, StatsPlan};
+pub use stats::{clear_outputs, identify_with_plan, run_stats, ReportPlan, Slots, StatsPlan};
 pub use version::{adds_default_domain_prefix, is_tested_version, Nsys};

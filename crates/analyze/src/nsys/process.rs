@@ -252,6 +252,7 @@ pub(super) fn run_captured(
     let mut last_tick = Duration::ZERO;
     let mut timed_out = false;
     let mut signal = None;
+    let exit = ExitWatch::of(&child);
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
@@ -272,7 +273,7 @@ pub(super) fn run_captured(
             last_tick = elapsed;
             progress(elapsed);
         }
-        std::thread::sleep(Duration::from_millis(20));
+        exit.wait_up_to(POLL);
     };
     let stopped = timed_out || signal.is_some();
     for reader in readers.into_iter().flatten() {
@@ -297,6 +298,38 @@ pub(super) fn run_captured(
         timed_out,
         text,
     })
+}
+
+/// How often a running process is checked for a signal received, its timeout and progress.
+const POLL: Duration = Duration::from_millis(20);
+
+/// Waits for a child to end, or for a while: woken at once when it ends (a pidfd, Linux 5.3
+/// and newer), so that the next process or the reading starts then, not up to [`POLL`] later
+/// (on a trace of a few seconds, each process's end waited for is about 1 % of the run).
+/// Without a pidfd, it sleeps the while.
+struct ExitWatch(Option<std::os::fd::OwnedFd>);
+
+impl ExitWatch {
+    fn of(child: &Child) -> Self {
+        use rustix::process::{pidfd_open, Pid, PidfdFlags};
+        ExitWatch(pidfd_open(Pid::from_child(child), PidfdFlags::empty()).ok())
+    }
+
+    /// Returns when the child has ended or after `most`, whichever comes first (or early, on a
+    /// signal received).
+    fn wait_up_to(&self, most: Duration) {
+        use rustix::event::{poll, PollFd, PollFlags, Timespec};
+        let waited = self.0.as_ref().and_then(|fd| {
+            let timeout = Timespec::try_from(most).ok()?;
+            match poll(&mut [PollFd::new(fd, PollFlags::IN)], Some(&timeout)) {
+                Ok(_) | Err(rustix::io::Errno::INTR) => Some(()),
+                Err(_) => None,
+            }
+        });
+        if waited.is_none() {
+            std::thread::sleep(most);
+        }
+    }
 }
 
 /// Forwards `signal` to the child's process group and waits until the whole group is gone;

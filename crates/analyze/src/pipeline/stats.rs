@@ -40,7 +40,17 @@ pub(super) fn stats(
         Some(shared) => (&shared.nsys, &shared.reports, Some(&shared.slots)),
         None => {
             let path = nsys::locate(&options.nsys)?;
-            let (nsys, reports) = nsys::identify_with_plan(&path)?;
+            // The last run's outputs removed while nsys answers.
+            let (identified, cleared) = std::thread::scope(|scope| {
+                let clear = scope.spawn(|| nsys::clear_outputs(&run.trace, stats_dir));
+                let identified = nsys::identify_with_plan(&path);
+                (
+                    identified,
+                    clear.join().expect("removing files does not panic"),
+                )
+            });
+            let (nsys, reports) = identified?;
+            cleared?;
             progress.start_nsys(&nsys, &run.trace);
             let reports = reports.inspect_err(|_| progress.finish_nsys())?;
             found = (nsys, reports);

@@ -143,17 +143,7 @@ pub fn run_stats(
         asked,
         missing,
     } = reports.clone();
-    // Nothing stale may be mistaken for this run's output.
-    for report in ReportName::ALL {
-        for name in [report.as_str(), report.legacy_name()] {
-            remove_if_present(&csv_path(stats_dir, name))?;
-        }
-    }
-    remove_if_present(&stats_dir.join(STAMP_FILE))?;
-    if !is_sqlite_trace(trace) {
-        // A fresh export, never written through a symlink left in the old one's place.
-        remove_if_present(&stats_dir.join(EXPORT_FILE))?;
-    }
+    clear_outputs(trace, stats_dir)?;
     let run_dir = stats_dir.parent().unwrap_or(stats_dir);
     let _slot = slots.map(Slots::take);
     let started = Instant::now();
@@ -232,6 +222,24 @@ pub fn run_stats(
         environment: None,
         gpu_clocks: Vec::new(),
     })
+}
+
+/// Removes what an earlier run left in `stats_dir` (its CSVs, its stamp, and for a
+/// `.nsys-rep` its export), so that nothing stale is mistaken for this run's output.
+/// [`run_stats`] does it first; called before, while nsys is identified, it leaves
+/// `run_stats` nothing to remove (the CSVs of a large trace take tens of milliseconds).
+pub fn clear_outputs(trace: &Path, stats_dir: &Path) -> Result<(), NsysError> {
+    for report in ReportName::ALL {
+        for name in [report.as_str(), report.legacy_name()] {
+            remove_if_present(&csv_path(stats_dir, name))?;
+        }
+    }
+    remove_if_present(&stats_dir.join(STAMP_FILE))?;
+    if !is_sqlite_trace(trace) {
+        // A fresh export, never written through a symlink left in the old one's place.
+        remove_if_present(&stats_dir.join(EXPORT_FILE))?;
+    }
+    Ok(())
 }
 
 /// The name this nsys gives each report (`nsys stats --help-reports`): the new names, or

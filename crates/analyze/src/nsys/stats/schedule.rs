@@ -139,31 +139,39 @@ pub(super) fn run_concurrently(
         return;
     }
     let export_written = || first_exports.is_none_or(Path::exists);
+    // Each runner says when it ends, so that its end is handed on at once, not at the next
+    // look (every 20 ms, for the export and the progress).
+    let (done, ends) = std::sync::mpsc::channel::<usize>();
+    // Runners that said so (their thread may still be returning: it is joined then).
+    let mut said_done = vec![false; calls.len()];
     std::thread::scope(|scope| {
-        let (first, rest) = calls.split_first().expect("more than one call");
-        let mut running = vec![Some(
-            scope.spawn(move || first.run(timeout(first), &mut |_| {})),
-        )];
+        let spawn = |k: usize| {
+            let call = &calls[k];
+            let done = done.clone();
+            scope.spawn(move || {
+                let output = call.run(timeout(call), &mut |_| {});
+                let _ = done.send(k);
+                output
+            })
+        };
+        let mut running = vec![Some(spawn(0))];
         let mut waiting = true;
         let mut last_tick = Instant::now();
         loop {
             // Checked before `export_written`: a first call that ended with its CSV written
             // still lets the others run.
-            let first_ended = running[0]
-                .as_ref()
-                .is_none_or(std::thread::ScopedJoinHandle::is_finished);
+            let first_ended = said_done[0]
+                || running[0]
+                    .as_ref()
+                    .is_none_or(std::thread::ScopedJoinHandle::is_finished);
             if waiting && export_written() {
                 waiting = false;
-                running.extend(
-                    rest.iter().map(|call| {
-                        Some(scope.spawn(move || call.run(timeout(call), &mut |_| {})))
-                    }),
-                );
+                running.extend((1..calls.len()).map(|k| Some(spawn(k))));
             }
             for (k, handle) in running.iter_mut().enumerate() {
                 if handle
                     .as_ref()
-                    .is_some_and(std::thread::ScopedJoinHandle::is_finished)
+                    .is_some_and(|h| said_done[k] || h.is_finished())
                 {
                     let output = handle
                         .take()
@@ -180,7 +188,12 @@ pub(super) fn run_concurrently(
                 last_tick = Instant::now();
                 progress(started.elapsed());
             }
-            std::thread::sleep(Duration::from_millis(20));
+            if let Ok(k) = ends.recv_timeout(Duration::from_millis(20)) {
+                said_done[k] = true;
+                while let Ok(k) = ends.try_recv() {
+                    said_done[k] = true;
+                }
+            }
         }
         if waiting {
             for k in 1..calls.len() {

@@ -139,47 +139,29 @@ pub(super) fn run_concurrently(
         return;
     }
     let export_written = || first_exports.is_none_or(Path::exists);
-    // Each runner says when it ends, so that its end is handed on at once, not at the next
-    // look (every 20 ms, for the export and the progress).
+    // Each runner says when it ends (a panicking one too: it says so when dropped), so that
+    // its end is handed on at once; the loop looks every 20 ms only for the export and the
+    // progress.
     let (done, ends) = std::sync::mpsc::channel::<usize>();
-    // Runners that said so (their thread may still be returning: it is joined then).
-    let mut said_done = vec![false; calls.len()];
     std::thread::scope(|scope| {
         let spawn = |k: usize| {
             let call = &calls[k];
-            let done = done.clone();
-            scope.spawn(move || {
-                let output = call.run(timeout(call), &mut |_| {});
-                let _ = done.send(k);
-                output
-            })
+            let says = SaysEnded(k, done.clone());
+            Some(scope.spawn(move || {
+                let _says = says;
+                call.run(timeout(call), &mut |_| {})
+            }))
         };
-        let mut running = vec![Some(spawn(0))];
+        let mut running = vec![spawn(0)];
         let mut waiting = true;
         let mut last_tick = Instant::now();
         loop {
-            // Checked before `export_written`: a first call that ended with its CSV written
+            // Taken before `export_written`: a first call that ended with its CSV written
             // still lets the others run.
-            let first_ended = said_done[0]
-                || running[0]
-                    .as_ref()
-                    .is_none_or(std::thread::ScopedJoinHandle::is_finished);
+            let first_ended = running[0].is_none();
             if waiting && export_written() {
                 waiting = false;
-                running.extend((1..calls.len()).map(|k| Some(spawn(k))));
-            }
-            for (k, handle) in running.iter_mut().enumerate() {
-                if handle
-                    .as_ref()
-                    .is_some_and(|h| said_done[k] || h.is_finished())
-                {
-                    let output = handle
-                        .take()
-                        .expect("a running call")
-                        .join()
-                        .expect("an nsys runner thread does not panic");
-                    ended(k, output);
-                }
+                running.extend((1..calls.len()).map(spawn));
             }
             if first_ended && (waiting || running.iter().all(Option::is_none)) {
                 break;
@@ -188,11 +170,16 @@ pub(super) fn run_concurrently(
                 last_tick = Instant::now();
                 progress(started.elapsed());
             }
-            if let Ok(k) = ends.recv_timeout(Duration::from_millis(20)) {
-                said_done[k] = true;
-                while let Ok(k) = ends.try_recv() {
-                    said_done[k] = true;
-                }
+            let Ok(first) = ends.recv_timeout(Duration::from_millis(20)) else {
+                continue;
+            };
+            for k in std::iter::once(first).chain(ends.try_iter()) {
+                let output = running[k]
+                    .take()
+                    .expect("a running call")
+                    .join()
+                    .expect("an nsys runner thread does not panic");
+                ended(k, output);
             }
         }
         if waiting {
@@ -208,4 +195,13 @@ pub(super) fn run_concurrently(
             }
         }
     });
+}
+
+/// Says on drop that runner `.0` ended, however it ended.
+struct SaysEnded(usize, std::sync::mpsc::Sender<usize>);
+
+impl Drop for SaysEnded {
+    fn drop(&mut self) {
+        let _ = self.1.send(self.0);
+    }
 }

@@ -155,31 +155,32 @@ pub(super) fn run_concurrently(
         let mut running = vec![spawn(0)];
         let mut waiting = true;
         let mut last_tick = Instant::now();
+        // The runners that said they ended, handed on at the next turn.
+        let mut ended_now: Vec<usize> = Vec::new();
         loop {
-            // Taken before `export_written`: a first call that ended with its CSV written
-            // still lets the others run.
-            let first_ended = running[0].is_none();
+            // Looked at before the first call's end is handed on (which renames a legacy
+            // CSV): a first call that ended with its CSV written still lets the others run.
             if waiting && export_written() {
                 waiting = false;
                 running.extend((1..calls.len()).map(spawn));
             }
-            if first_ended && (waiting || running.iter().all(Option::is_none)) {
-                break;
-            }
-            if last_tick.elapsed() >= Duration::from_secs(1) {
-                last_tick = Instant::now();
-                progress(started.elapsed());
-            }
-            let Ok(first) = ends.recv_timeout(Duration::from_millis(20)) else {
-                continue;
-            };
-            for k in std::iter::once(first).chain(ends.try_iter()) {
+            for k in ended_now.drain(..) {
                 let output = running[k]
                     .take()
                     .expect("a running call")
                     .join()
                     .expect("an nsys runner thread does not panic");
                 ended(k, output);
+            }
+            if running[0].is_none() && (waiting || running.iter().all(Option::is_none)) {
+                break;
+            }
+            if last_tick.elapsed() >= Duration::from_secs(1) {
+                last_tick = Instant::now();
+                progress(started.elapsed());
+            }
+            if let Ok(first) = ends.recv_timeout(Duration::from_millis(20)) {
+                ended_now.extend(std::iter::once(first).chain(ends.try_iter()));
             }
         }
         if waiting {

@@ -548,6 +548,47 @@ fn remove_if_present(path: &Path) -> Result<(), NsysError> {
 mod tests {
     use super::*;
 
+    /// A first call that creates its first CSV and ends at once, between two looks at that
+    /// CSV, still lets the others run, though its end renames the CSV (as a legacy report's
+    /// is). A shell script stands in for nsys: a real one cannot be made to end within one
+    /// look (20 ms) of creating its CSV; nsys 2022.4 sometimes did, on a small trace.
+    #[test]
+    fn a_first_call_that_ends_as_its_csv_appears_still_lets_the_others_run() {
+        let dir = assert_fs::TempDir::new().unwrap();
+        let call = |script: &str| StatsCall {
+            reports: Vec::new(),
+            program: PathBuf::from("/bin/sh"),
+            args: vec!["-c".into(), script.into()],
+            run_dir: dir.path().to_path_buf(),
+            command: script.to_owned(),
+            timeout: Duration::from_secs(60),
+        };
+        let first_csv = dir.path().join("first.csv");
+        for _ in 0..5 {
+            let _ = std::fs::remove_file(&first_csv);
+            let calls = [
+                call("sleep 0.03; : > first.csv"),
+                call("exit 0"),
+                call("exit 0"),
+            ];
+            let mut ran = Vec::new();
+            run_concurrently(
+                &calls,
+                Some(&first_csv),
+                Instant::now(),
+                &mut |_| {},
+                &mut |k, output| {
+                    if k == 0 {
+                        std::fs::rename(&first_csv, dir.path().join("renamed.csv")).unwrap();
+                    }
+                    ran.push((k, output.unwrap().status.is_some()));
+                },
+            );
+            ran.sort_unstable();
+            assert_eq!(ran, [(0, true), (1, true), (2, true)]);
+        }
+    }
+
     #[test]
     fn nsys_is_given_paths_relative_to_the_run_directory() {
         let run = Path::new("/r/a\nb");

@@ -120,10 +120,12 @@ pub(super) fn sparkline(a: &Analysis) -> Option<(String, f64, bool)> {
 /// (152 ms) is slow`, or nothing.
 pub(super) fn slow_named(a: &Analysis) -> String {
     const SHOWN: usize = 3;
-    let slow: Vec<u64> = a
+    let slow: std::collections::BTreeSet<u64> = a
         .warning(nsys_gate_core::artifact::WarningCode::SlowIterations)
         .and_then(|w| w.iterations.clone())
-        .unwrap_or_default();
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
     let over: Vec<String> = a
         .counted_iterations()
         .filter(|i| slow.contains(&i.index))

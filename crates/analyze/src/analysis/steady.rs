@@ -32,14 +32,13 @@ pub(super) fn split<'a>(
     slow: Option<&Warning>,
 ) -> Steady<'a> {
     let left_out: Vec<u64> = slow.and_then(|w| w.iterations.clone()).unwrap_or_default();
-    // Looked up by bisection: a slow run may leave out a third of a million passes, and a
-    // scan of them for each pass took longer than the rest of the analysis.
-    let mut sorted = left_out.clone();
-    sorted.sort_unstable();
+    // A set: a slow run may leave out a third of a million passes, and a scan of them for
+    // each pass took longer than the rest of the analysis.
+    let leave_out: std::collections::BTreeSet<u64> = left_out.iter().copied().collect();
     let iterations: Vec<&Measured> = counted
         .iter()
         .copied()
-        .filter(|m| sorted.binary_search(&m.index).is_err())
+        .filter(|m| !leave_out.contains(&m.index))
         .collect();
     let tables = (!left_out.is_empty() && !iterations.is_empty())
         .then(|| ranges::range_tables(tree, rows, names, &iterations, gpu, false));

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use super::Table;
+use super::{warned_indexes, Table};
 use crate::chart;
 use crate::format::{self, duration, ColumnUnit};
 use crate::limit::Caps;
@@ -55,18 +55,8 @@ pub(super) fn iteration_table(
     gpu_ok: bool,
     path: &str,
 ) -> Table<IterationRow> {
-    let slow: BTreeSet<u64> = a
-        .warning(WarningCode::SlowIterations)
-        .and_then(|w| w.iterations.clone())
-        .unwrap_or_default()
-        .into_iter()
-        .collect();
-    let unexpected: BTreeSet<u64> = a
-        .warning(WarningCode::UnexpectedIterations)
-        .and_then(|w| w.iterations.clone())
-        .unwrap_or_default()
-        .into_iter()
-        .collect();
+    let slow = warned_indexes(a, WarningCode::SlowIterations);
+    let unexpected = warned_indexes(a, WarningCode::UnexpectedIterations);
     let first_slow = a
         .warning(WarningCode::FirstIterationSlow)
         .and(a.iteration_summary.first_iteration.as_ref())

@@ -210,6 +210,17 @@ pub(super) fn distinguish_titles(
 }
 
 /// Warning codes in a line: each as [`escape::code`] shows one, separated by commas.
+/// The indexes warning `code` names (none when the run has no such warning), as a set: a
+/// slow run may name thousands, each looked up once per pass.
+pub(super) fn warned_indexes(a: &Analysis, code: WarningCode) -> std::collections::BTreeSet<u64> {
+    a.warning(code)
+        .and_then(|w| w.iterations.as_deref())
+        .unwrap_or_default()
+        .iter()
+        .copied()
+        .collect()
+}
+
 pub(super) fn code_list<'c>(codes: impl IntoIterator<Item = &'c WarningCode>) -> String {
     let codes: Vec<String> = codes
         .into_iter()

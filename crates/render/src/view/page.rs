@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{code_list, path_text, run_title};
+use super::{code_list, path_text, run_title, warned_indexes};
 use crate::chart;
 use crate::format::{self, plural, ColumnUnit};
 use crate::limit::{Budget, Caps};
@@ -120,12 +120,7 @@ pub(super) fn sparkline(a: &Analysis) -> Option<(String, f64, bool)> {
 /// (152 ms) is slow`, or nothing.
 pub(super) fn slow_named(a: &Analysis) -> String {
     const SHOWN: usize = 3;
-    let slow: std::collections::BTreeSet<u64> = a
-        .warning(nsys_gate_core::artifact::WarningCode::SlowIterations)
-        .and_then(|w| w.iterations.clone())
-        .unwrap_or_default()
-        .into_iter()
-        .collect();
+    let slow = warned_indexes(a, nsys_gate_core::artifact::WarningCode::SlowIterations);
     let over: Vec<String> = a
         .counted_iterations()
         .filter(|i| slow.contains(&i.index))

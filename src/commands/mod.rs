@@ -126,12 +126,15 @@ pub fn execute(cli: Cli, context: &Context) -> ExitCode {
         Command::Compare(_) => "compare",
     };
     say::set_doing(doing);
-    let run = || match cli.command {
-        Command::Analyze(args) => analyze::analyze(&args, context, forge),
-        Command::Report(args) => report::report(&args, forge),
-        Command::Run(args) => run::run(&args, context, forge),
-        Command::Post(args) => post::post(&args, forge),
-        Command::Compare(args) => compare::compare(&args, &forge.words()),
+    let run = || {
+        forced_panic(context);
+        match cli.command {
+            Command::Analyze(args) => analyze::analyze(&args, context, forge),
+            Command::Report(args) => report::report(&args, forge),
+            Command::Run(args) => run::run(&args, context, forge),
+            Command::Post(args) => post::post(&args, forge),
+            Command::Compare(args) => compare::compare(&args, &forge.words()),
+        }
     };
     // A panic is a bug: said in one line by the panic hook (`say::install_panic_hook`), and the
     // command fails with the contract's error status (2), not Rust's 101.
@@ -150,6 +153,16 @@ pub fn execute(cli: Cli, context: &Context) -> ExitCode {
         },
     };
     gate::exit_code(ending)
+}
+
+/// The tests' way to make a command panic (`NSYS_GATE_TEST_PANIC` set): in debug builds only,
+/// which the tests run; a release build has no such trigger.
+fn forced_panic(context: &Context) {
+    if cfg!(debug_assertions) {
+        if let Some(text) = context.vars.text("NSYS_GATE_TEST_PANIC") {
+            panic!("forced by NSYS_GATE_TEST_PANIC: {text}");
+        }
+    }
 }
 
 /// `run`'s result, or `None` when it panicked (the panic was said by the hook).

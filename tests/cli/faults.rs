@@ -4,7 +4,7 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{analyze, assert_status, fake_nsys, fixture, stderr};
+use crate::common::{analyze, assert_status, bin, fake_nsys, fixture, stderr};
 use crate::require_nsys;
 
 #[test]
@@ -114,4 +114,32 @@ fn a_read_only_run_directory_fails_before_nsys_runs() {
     assert!(err.contains("stats"), "{err}");
     assert!(err.to_lowercase().contains("read-only"), "{err}");
     assert!(!err.contains("running nsys stats"), "nsys ran: {err}");
+}
+
+/// A panic is a failure: the command ends with the contract's error status 2,
+/// not Rust's 101, and says in one line which command it was in and that it is a bug. The panic
+/// is forced by the debug build's test-only trigger (a release build has none): a real one
+/// cannot be made on purpose.
+#[test]
+fn a_panic_exits_2_with_one_line_naming_the_command() {
+    let run = fixture("clean");
+    let out = bin()
+        .env("NSYS_GATE_TEST_PANIC", "a test's panic")
+        .args(["report", "--run-dir"])
+        .arg(&run.dir)
+        .output()
+        .unwrap();
+    assert_status(&out, 2);
+    let err = stderr(&out);
+    let first = err.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("nsys-gate: error: internal error during `report`: forced by NSYS_GATE_TEST_PANIC: a test's panic at src/commands/mod.rs:"),
+        "{err}"
+    );
+    assert!(first.contains("a bug in nsys-gate"), "{err}");
+    assert!(
+        !err.contains("panicked at"),
+        "Rust's own panic message: {err}"
+    );
+    assert!(!run.dir.join("report.md").exists());
 }

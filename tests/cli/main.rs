@@ -28,6 +28,7 @@ mod gpu_work_per_iteration;
 mod help;
 mod history_sources;
 mod http_fake;
+mod imports;
 mod injection;
 mod installers;
 mod junit;

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::http_fake::{read_request, Loop};
+use crate::http_fake::{read_request, Loop, Response};
 
 /// A request as the file server saw it: path, and headers with lower-cased names.
 pub type Seen = (String, Vec<(String, String)>);
@@ -80,16 +80,17 @@ fn answer(
     requests.lock().unwrap().push((path.clone(), headers));
     let file = local_path(root, &path);
     let (status, body) = match file.and_then(|f| std::fs::read(f).ok()) {
-        Some(bytes) if method == "GET" || method == "HEAD" => ("200 OK", bytes),
-        Some(_) => ("405 Method Not Allowed", Vec::new()),
-        None => ("404 Not Found", b"Not Found".to_vec()),
+        Some(bytes) if method == "GET" || method == "HEAD" => (200, bytes),
+        Some(_) => (405, Vec::new()),
+        None => (404, b"Not Found".to_vec()),
     };
     let mut out = stream;
-    write!(
-        out,
-        "HTTP/1.1 {status}\r\ncontent-type: application/octet-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+    let mut head = Response::new(status, Vec::new(), Vec::new()).head("application/octet-stream");
+    head.push_str(&format!(
+        "content-length: {}\r\nconnection: close\r\n\r\n",
         body.len()
-    )?;
+    ));
+    out.write_all(head.as_bytes())?;
     if method == "HEAD" {
         return out.flush();
     }

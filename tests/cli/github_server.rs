@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::http_fake::{read_request, reason, Loop};
+use crate::http_fake::{body_text, query, read_request, under, Loop, Response};
 
 #[derive(Debug, Clone)]
 pub struct Recorded {
@@ -261,12 +261,6 @@ impl Server {
     }
 }
 
-struct Response {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
 /// `text` with the echo placeholders replaced from the request's `authorization` header.
 fn echo(text: &str, headers: &[(String, String)]) -> String {
     let auth = headers
@@ -326,7 +320,7 @@ fn serve(stream: TcpStream, state: &Mutex<State>, port: u16, prefix: &str) -> st
                         .iter()
                         .map(|(n, v)| (n.clone(), echo(v, seen)))
                         .collect(),
-                    body: echo(&f.body, seen),
+                    body: echo(&f.body, seen).into(),
                 }
             }
             None => route(&mut s, &method, &path, body.as_ref(), port, prefix),
@@ -334,24 +328,11 @@ fn serve(stream: TcpStream, state: &Mutex<State>, port: u16, prefix: &str) -> st
     };
     std::thread::sleep(delay);
     let mut out = stream;
-    let reason = reason(response.status);
-    let mut head = format!("HTTP/1.1 {} {reason}\r\n", response.status);
-    for (n, v) in &response.headers {
-        head.push_str(&format!("{n}: {v}\r\n"));
-    }
-    if response.status != 204 {
-        head.push_str("content-type: application/json; charset=utf-8\r\n");
-    }
+    let content_type = "application/json; charset=utf-8";
     if let Some(streamed) = streamed {
-        return write_streamed(out, head, streamed);
+        return write_streamed(out, response.head(content_type), streamed);
     }
-    head.push_str(&format!(
-        "content-length: {}\r\nconnection: close\r\n\r\n",
-        response.body.len()
-    ));
-    out.write_all(head.as_bytes())?;
-    out.write_all(response.body.as_bytes())?;
-    out.flush()
+    response.write(&mut out, content_type)
 }
 
 /// Writes `head` and then a JSON array of comments of at least `streamed.bytes` bytes, made
@@ -474,12 +455,8 @@ fn error(status: u16, message: &str) -> Response {
     Response {
         status,
         headers: rate_headers(),
-        body: json!({"message": message, "documentation_url": "https://docs.github.com/rest", "status": status.to_string()}).to_string(),
+        body: json!({"message": message, "documentation_url": "https://docs.github.com/rest", "status": status.to_string()}).to_string().into(),
     }
-}
-
-fn query(path: &str) -> HashMap<String, String> {
-    crate::http_fake::query(path)
 }
 
 fn too_long(s: &State, body: &str) -> Option<Response> {
@@ -494,7 +471,8 @@ fn too_long(s: &State, body: &str) -> Option<Response> {
             "documentation_url": "https://docs.github.com/rest/issues/comments#create-an-issue-comment",
             "status": "422"
         })
-        .to_string(),
+        .to_string()
+        .into(),
     })
 }
 
@@ -562,7 +540,8 @@ fn paged(
             Value::Array(shown).to_string()
         } else {
             json!({"total_count": total, field: shown}).to_string()
-        },
+        }
+        .into(),
     }
 }
 
@@ -574,17 +553,10 @@ fn route(
     port: u16,
     prefix: &str,
 ) -> Response {
-    let Some(rest) = full.strip_prefix(prefix) else {
+    let Some((rest, seg)) = under(full, prefix) else {
         return error(404, "Not Found");
     };
-    let path = rest.split('?').next().unwrap_or("");
-    let seg: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-    let text = || {
-        body.and_then(|b| b.get("body"))
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned()
-    };
+    let text = || body_text(body);
     match (method, seg.as_slice()) {
         ("GET", ["repos", "octo", "gpu", "issues", n, "comments"])
         | ("GET", ["repositories", "42", "issues", n, "comments"]) => {
@@ -604,7 +576,7 @@ fn route(
                 return Response {
                     status: 200,
                     headers,
-                    body: Value::Array(all).to_string(),
+                    body: Value::Array(all).to_string().into(),
                 };
             }
             let q = query(rest);
@@ -649,7 +621,7 @@ fn route(
             Response {
                 status: 200,
                 headers,
-                body: Value::Array(items).to_string(),
+                body: Value::Array(items).to_string().into(),
             }
         }
         ("POST", ["repos", "octo", "gpu", "issues", n, "comments"]) => {
@@ -679,7 +651,7 @@ fn route(
             Response {
                 status: 201,
                 headers: rate_headers(),
-                body: comment_json(s, &c, port).to_string(),
+                body: comment_json(s, &c, port).to_string().into(),
             }
         }
         ("PATCH", ["repos", "octo", "gpu", "issues", "comments", id]) => {
@@ -695,7 +667,7 @@ fn route(
                     Response {
                         status: 200,
                         headers: rate_headers(),
-                        body: comment_json(s, &c, port).to_string(),
+                        body: comment_json(s, &c, port).to_string().into(),
                     }
                 }
                 None => error(404, "Not Found"),
@@ -711,7 +683,7 @@ fn route(
                 Response {
                     status: 204,
                     headers: rate_headers(),
-                    body: String::new(),
+                    body: Vec::new(),
                 }
             }
         }
@@ -834,7 +806,7 @@ fn route(
                 Some(Download::Redirect(url)) => Response {
                     status: 302,
                     headers: vec![("location".into(), url.clone())],
-                    body: String::new(),
+                    body: Vec::new(),
                 },
                 Some(Download::Status(status, message)) => error(*status, message),
                 None => error(404, "Not Found"),
@@ -849,7 +821,7 @@ fn route(
             Response {
                 status: 200,
                 headers: rate_headers(),
-                body: Value::Array(pulls).to_string(),
+                body: Value::Array(pulls).to_string().into(),
             }
         }
         _ => error(404, "Not Found"),

@@ -7,14 +7,14 @@
 //! most under way at once is counted); every answer can wait a fixed time first. Loopback only; it stops when dropped.
 
 use std::collections::{HashMap, VecDeque};
-use std::io::{BufReader, Write};
+use std::io::BufReader;
 use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::http_fake::{read_request, Loop};
+use crate::http_fake::{body_text, read_request, under, Loop, Response as Answer};
 
 /// A request as the server saw it.
 #[derive(Debug, Clone)]
@@ -165,18 +165,8 @@ impl Server {
     }
 }
 
-struct Answer {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
 fn answer(status: u16, body: String) -> Answer {
-    Answer {
-        status,
-        headers: Vec::new(),
-        body: body.into_bytes(),
-    }
+    Answer::new(status, Vec::new(), body)
 }
 
 fn error(status: u16, message: &str) -> Answer {
@@ -236,21 +226,7 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
     // it has this answer is never seen with both under way.
     state.lock().unwrap().in_flight -= 1;
     let mut out = stream;
-    let mut head = format!(
-        "HTTP/1.1 {} {}\r\n",
-        response.status,
-        crate::http_fake::reason(response.status)
-    );
-    for (n, v) in &response.headers {
-        head.push_str(&format!("{n}: {v}\r\n"));
-    }
-    head.push_str(&format!(
-        "content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        response.body.len()
-    ));
-    out.write_all(head.as_bytes())?;
-    out.write_all(&response.body)?;
-    out.flush()
+    response.write(&mut out, "application/json")
 }
 
 fn query(path: &str) -> HashMap<String, String> {
@@ -301,17 +277,10 @@ fn note_json(n: &Note) -> Value {
 }
 
 fn route(s: &mut State, method: &str, full: &str, body: Option<&Value>) -> Answer {
-    let Some(rest) = full.strip_prefix("/api/v4") else {
+    let Some((rest, seg)) = under(full, "/api/v4") else {
         return error(404, "404 Not Found");
     };
-    let path = rest.split('?').next().unwrap_or("");
-    let seg: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-    let text = || {
-        body.and_then(|b| b.get("body"))
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned()
-    };
+    let text = || body_text(body);
     match (method, seg.as_slice()) {
         ("GET", ["user"]) => match &s.user {
             Some(u) => answer(200, json!({"id": 7, "username": u}).to_string()),

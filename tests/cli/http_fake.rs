@@ -1,12 +1,12 @@
-//! What the fake forges share: reading a request ([`read_request`]), a status's reason, a
-//! query's values, the accept loop of a loopback server that stops when dropped
+//! What the fake forges share: reading a request ([`read_request`]), writing an answer
+//! ([`Response`]), a status's reason, a route's segments ([`under`]), a query's values, the accept loop of a loopback server that stops when dropped
 //! ([`Loop`]); and the network around them: a TLS front ([`TlsFront`], HTTPS with the test
 //! CA of `tests/fixtures/tls`, whose key was discarded once it signed `localhost`'s
 //! certificate) and a recording proxy ([`RecordingProxy`]: plain-HTTP requests in absolute
 //! form forwarded, `CONNECT` tunnels opened, each recorded). Loopback only.
 
 use std::collections::HashMap;
-use std::io::BufRead;
+use std::io::{BufRead, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -89,6 +89,65 @@ pub fn query(target: &str) -> HashMap<String, String> {
         .filter_map(|kv| kv.split_once('='))
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .collect()
+}
+
+/// An answer of a fake server: its status, headers (besides the content type and length it is
+/// written with) and body.
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    pub fn new(status: u16, headers: Vec<(String, String)>, body: impl Into<Vec<u8>>) -> Self {
+        Response {
+            status,
+            headers,
+            body: body.into(),
+        }
+    }
+
+    /// The status line and headers, `content-type` added (none for a 204), without the blank
+    /// line that ends them: a caller adds its length or chunked encoding.
+    pub fn head(&self, content_type: &str) -> String {
+        let mut head = format!("HTTP/1.1 {} {}\r\n", self.status, reason(self.status));
+        for (n, v) in &self.headers {
+            head.push_str(&format!("{n}: {v}\r\n"));
+        }
+        if self.status != 204 {
+            head.push_str(&format!("content-type: {content_type}\r\n"));
+        }
+        head
+    }
+
+    /// Writes the whole answer with its length, then closes the exchange.
+    pub fn write(&self, out: &mut impl Write, content_type: &str) -> std::io::Result<()> {
+        let mut head = self.head(content_type);
+        head.push_str(&format!(
+            "content-length: {}\r\nconnection: close\r\n\r\n",
+            self.body.len()
+        ));
+        out.write_all(head.as_bytes())?;
+        out.write_all(&self.body)?;
+        out.flush()
+    }
+}
+
+/// A request target under an API's prefix: the path after it (query included) and its
+/// segments; `None` when the target is not under the prefix.
+pub fn under<'a>(target: &'a str, prefix: &str) -> Option<(&'a str, Vec<&'a str>)> {
+    let rest = target.strip_prefix(prefix)?;
+    let path = rest.split('?').next().unwrap_or("");
+    Some((rest, path.trim_start_matches('/').split('/').collect()))
+}
+
+/// The `body` field of a JSON request body (a comment's or a note's text), or "".
+pub fn body_text(body: Option<&serde_json::Value>) -> String {
+    body.and_then(|b| b.get("body"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("")
+        .to_owned()
 }
 
 /// A loopback listener whose connections are handed, one at a time, to a handler until it is

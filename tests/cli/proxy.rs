@@ -207,8 +207,11 @@ fn github_over_https_tunnels_through_the_proxy_and_no_proxy_goes_direct() {
     assert_eq!(storage.requests().len(), runs);
     assert!(storage_tls.connections() >= runs);
     for (_, headers) in storage.requests_with_headers() {
+        // A host reached directly gets nothing of the proxy's, nor GitHub's own headers.
         assert!(
-            headers.iter().all(|(n, _)| n != "x-github-api-version"),
+            headers.iter().all(|(n, v)| n != "x-github-api-version"
+                && n != "proxy-authorization"
+                && !v.contains("vnd.github")),
             "{headers:?}"
         );
     }
@@ -340,6 +343,37 @@ fn gitlab_over_https_tunnels_through_the_proxy_and_no_proxy_goes_direct() {
     for (_, headers) in p.storage.requests_with_headers() {
         assert!(
             headers.iter().all(|(n, _)| n != "x-github-api-version"),
+            "{headers:?}"
+        );
+    }
+    assert_proxy_auth(&proxy);
+    assert_no_password(&out, p.head.dir.parent().unwrap());
+
+    // Without NO_PROXY, the storage host's HTTPS downloads go through tunnels of their own, and
+    // what reaches it inside them carries nothing of the proxy's.
+    let proxy = RecordingProxy::start(USER, PASSWORD);
+    let before = (p.storage.requests().len(), storage_tls.connections());
+    let mut cmd = gitlab_run(&p, &nsys, &api);
+    behind(&mut cmd, &proxy, None);
+    let out = cmd.output().unwrap();
+    assert_eq!(p.server.notes(7).len(), 1, "{}", text(&out));
+    let record = proxy.record();
+    let storage_authority = format!("127.0.0.1:{}", storage_tls.port);
+    let tunnels_to_storage = record
+        .iter()
+        .filter(|x| x.method == "CONNECT" && x.target == storage_authority)
+        .count();
+    assert_eq!(p.storage.requests().len() - before.0, 4, "{record:?}");
+    assert!(tunnels_to_storage >= 4, "{record:?}");
+    assert_eq!(
+        storage_tls.connections() - before.1,
+        tunnels_to_storage,
+        "every connection to the storage came through a tunnel"
+    );
+    assert!(record.iter().all(|x| x.method == "CONNECT"), "{record:?}");
+    for (_, headers) in p.storage.requests_with_headers() {
+        assert!(
+            headers.iter().all(|(n, _)| n != "proxy-authorization"),
             "{headers:?}"
         );
     }

@@ -187,9 +187,14 @@ fn read_so_far(pid: u32) -> u64 {
 
 #[track_caller]
 fn assert_stopped_saying(out: &Output, took: Duration, what: &str) {
+    assert_stopped_within(out, took, Duration::from_secs(2), what);
+}
+
+#[track_caller]
+fn assert_stopped_within(out: &Output, took: Duration, limit: Duration, what: &str) {
     eprintln!("stopped {took:?} after SIGTERM while {what}");
     assert_status(out, 143);
-    assert!(took < Duration::from_secs(2), "took {took:?}");
+    assert!(took < limit, "took {took:?}");
     let err = stderr(out);
     assert!(
         err.contains(&format!("nsys-gate: stopped by SIGTERM while {what}")),
@@ -275,4 +280,54 @@ fn sigterm_while_reading_a_gigabyte_baseline_stops_at_once() {
         took,
         "reading the base runs' analysis.json files; nothing was written",
     );
+}
+
+/// The same during the parse, not the reading: a 1 GB `--baseline` file of numbers, which a
+/// debug build parses for many seconds, signalled once all of it has been read. The parse goes
+/// on on a thread of its own while the command asks for a stop every 20 ms: it ends within a
+/// second, saying so, and without waiting for the parse.
+#[test]
+fn sigterm_while_parsing_a_gigabyte_baseline_ends_within_a_second() {
+    let head = crate::baseline_faults::head();
+    let tmp = assert_fs::TempDir::new().unwrap();
+    let big = tmp.path().join("analysis.json");
+    let size = {
+        use std::io::Write;
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&big).unwrap());
+        let numbers: Vec<u8> = (0..(1 << 20) / 8).flat_map(|_| *b"1234567,").collect();
+        file.write_all(b"{\"pad\":[").unwrap();
+        for _ in 0..1000 {
+            file.write_all(&numbers).unwrap();
+        }
+        file.write_all(b"0]}").unwrap();
+        file.flush().unwrap();
+        std::fs::metadata(&big).unwrap().len()
+    };
+    let parsing = |pid: u32| {
+        wait_for("the whole file to be read", || read_so_far(pid) >= size);
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    for (command, what) in [
+        (
+            "report",
+            "reading the baseline's analysis.json files; nothing was written",
+        ),
+        (
+            "compare",
+            "reading the base runs' analysis.json files; nothing was written",
+        ),
+    ] {
+        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("nsys-gate"));
+        if command == "report" {
+            cmd.args(["report", "--run-dir"])
+                .arg(&head.dir)
+                .arg("--baseline")
+                .arg(&big);
+        } else {
+            cmd.arg("compare").arg(&big).arg(head.path("analysis.json"));
+        }
+        let (out, took) = terminated(cmd, parsing);
+        assert_stopped_within(&out, took, Duration::from_secs(1), what);
+    }
+    assert!(!head.path("report.md").exists());
 }

@@ -138,7 +138,13 @@ fn parser() -> std::sync::mpsc::Sender<Job> {
             let (send, jobs) = std::sync::mpsc::channel::<Job>();
             std::thread::Builder::new()
                 .name("parse".into())
-                .spawn(move || jobs.into_iter().for_each(|job| job()))
+                // A job that panics (a bug, said by the panic hook) drops its sender, which
+                // its caller reads as a failed parse; the thread lives on for the next file.
+                .spawn(move || {
+                    jobs.into_iter().for_each(|job| {
+                        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                    });
+                })
                 .expect("a thread can be started");
             std::sync::Mutex::new(send)
         })
@@ -171,8 +177,12 @@ fn parse_asking<T: Readable>(
         match parsed.recv_timeout(STOP_POLL) {
             Ok(result) => return Some(result),
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-            // The parse thread is gone (a panic in serde): nothing comes.
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return None,
+            // The parse panicked (a bug, said by the panic hook): the file is not read, and
+            // says so; nothing asked to stop.
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                let failed = <serde_json::Error as serde::de::Error>::custom("the parse failed");
+                return Some(Err((failed, None)));
+            }
         }
     }
 }

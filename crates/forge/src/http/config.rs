@@ -25,6 +25,18 @@ pub struct ClientConfig {
     /// One request, from sending it to the last byte of the response (and never past the
     /// deadline).
     pub request_timeout: Duration,
+    /// Where the proxy variables (`HTTPS_PROXY`, `NO_PROXY`, ...) are read from.
+    pub proxy_vars: ProxyVars,
+}
+
+/// Where a client reads the proxy variables from.
+#[derive(Debug, Clone, Default)]
+pub enum ProxyVars {
+    /// The process's environment, as curl reads it.
+    #[default]
+    Process,
+    /// These only (a test's, which the machine's proxy must not reach).
+    Given(Vec<(String, String)>),
 }
 
 impl ClientConfig {
@@ -44,6 +56,7 @@ impl ClientConfig {
             deadline: Deadline::after(limit, option),
             connect_timeout: (limit / 2).min(Duration::from_secs(10)),
             request_timeout: (limit / 2).min(Duration::from_secs(30)),
+            proxy_vars: ProxyVars::Process,
         }
     }
 }

@@ -19,7 +19,7 @@ pub mod token;
 mod transport;
 
 pub use client::{Client, Once};
-pub use config::ClientConfig;
+pub use config::{ClientConfig, ProxyVars};
 pub use dialect::{AuthHeader, Dialect, RateLimit};
 pub use error::ApiError;
 pub use token::Token;

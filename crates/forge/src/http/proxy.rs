@@ -223,7 +223,9 @@ struct NoProxy {
     all: bool,
     /// Lower-cased names without a leading dot: each matches itself and its subdomains.
     names: Vec<String>,
-    ips: Vec<IpAddr>,
+    /// Addresses and CIDR ranges (`10.0.0.0/8`, `fd00::/8`; an address alone is its own
+    /// range), as curl takes them: an IP host in one of them goes direct.
+    nets: Vec<(IpAddr, u8)>,
 }
 
 impl NoProxy {
@@ -232,8 +234,8 @@ impl NoProxy {
         for entry in value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
             if entry == "*" {
                 no.all = true;
-            } else if let Ok(ip) = entry.trim_matches(['[', ']']).parse::<IpAddr>() {
-                no.ips.push(ip);
+            } else if let Some(net) = cidr(entry) {
+                no.nets.push(net);
             } else {
                 let name = entry.trim_start_matches('.').trim_end_matches('.');
                 // curl: a port given with a name is not part of the match.
@@ -250,7 +252,8 @@ impl NoProxy {
         }
         let host = host.trim_matches(['[', ']']);
         if let Ok(ip) = host.parse::<IpAddr>() {
-            return self.ips.contains(&ip) || self.names.iter().any(|n| *n == host);
+            return self.nets.iter().any(|net| within(ip, *net))
+                || self.names.iter().any(|n| *n == host);
         }
         let host = host.trim_end_matches('.').to_ascii_lowercase();
         self.names.iter().any(|name| {
@@ -259,6 +262,31 @@ impl NoProxy {
                     .strip_suffix(name.as_str())
                     .is_some_and(|rest| rest.ends_with('.'))
         })
+    }
+}
+
+/// An address (`10.1.2.3`, `[::1]`) as a range of its own, or a CIDR range (`10.0.0.0/8`); `None`
+/// for a name or a prefix longer than the address.
+fn cidr(entry: &str) -> Option<(IpAddr, u8)> {
+    let (address, bits) = match entry.split_once('/') {
+        Some((address, bits)) => (address, Some(bits.parse::<u8>().ok()?)),
+        None => (entry, None),
+    };
+    let ip = address.trim_matches(['[', ']']).parse::<IpAddr>().ok()?;
+    let width = if ip.is_ipv4() { 32 } else { 128 };
+    let bits = bits.unwrap_or(width);
+    (bits <= width).then_some((ip, bits))
+}
+
+/// Whether `ip` lies in the range (the same family, its first `bits` bits equal).
+fn within(ip: IpAddr, (net, bits): (IpAddr, u8)) -> bool {
+    let leading = |a: u128, width: u8| if bits == 0 { 0 } else { a >> (width - bits) };
+    match (ip, net) {
+        (IpAddr::V4(a), IpAddr::V4(b)) => {
+            leading(u32::from(a).into(), 32) == leading(u32::from(b).into(), 32)
+        }
+        (IpAddr::V6(a), IpAddr::V6(b)) => leading(a.into(), 128) == leading(b.into(), 128),
+        _ => false,
     }
 }
 
@@ -414,6 +442,34 @@ mod tests {
         ] {
             assert!(via(&p, proxied).is_some(), "{proxied}");
         }
+        // CIDR ranges, as curl takes them; a name never matches a range.
+        let nets = proxies(&[
+            ("https_proxy", "http://p:1"),
+            (
+                "no_proxy",
+                "10.0.0.0/8, 192.168.4.0/22, fd00::/8, 0.0.0.0/0x, 1.2.3.4/33",
+            ),
+        ])
+        .unwrap();
+        for direct in [
+            "https://10.200.3.4/x",
+            "https://192.168.7.255/x",
+            "https://[fd12::1]:8443/x",
+        ] {
+            assert_eq!(via(&nets, direct), None, "{direct}");
+        }
+        for proxied in [
+            "https://11.0.0.1/x",
+            "https://192.168.8.0/x",
+            "https://[fe80::1]/x",
+            "https://1.2.3.4/x",
+            "https://10.example/x",
+        ] {
+            assert!(via(&nets, proxied).is_some(), "{proxied}");
+        }
+        let every = proxies(&[("https_proxy", "http://p:1"), ("no_proxy", "0.0.0.0/0")]).unwrap();
+        assert_eq!(via(&every, "https://203.0.113.9/"), None);
+        assert!(via(&every, "https://[2001:db8::1]/").is_some());
         let all = proxies(&[("https_proxy", "http://p:1"), ("no_proxy", "*")]).unwrap();
         assert_eq!(via(&all, "https://api.github.com/"), None);
         let none = proxies(&[("HTTP_PROXY", "")]).unwrap();

@@ -35,7 +35,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client as Pool;
 use serde_json::Value;
 
-use super::config::{ClientConfig, Deadline};
+use super::config::{ClientConfig, Deadline, ProxyVars};
 use super::dialect::{AuthHeader, Dialect};
 use super::error::ApiError;
 use super::proxy::{Connector, Proxies};
@@ -168,7 +168,13 @@ impl Transport {
             )));
         };
         let scheme = scheme.to_ascii_lowercase();
-        let proxies = Arc::new(Proxies::from_env().map_err(ApiError::Config)?);
+        let proxies = match &config.proxy_vars {
+            ProxyVars::Process => Proxies::from_env(),
+            ProxyVars::Given(vars) => Proxies::from_vars(&|name| {
+                vars.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone())
+            }),
+        };
+        let proxies = Arc::new(proxies.map_err(ApiError::Config)?);
         let token_header = token_header(config)?;
         let mut tcp = HttpConnector::new();
         tcp.enforce_http(false);
@@ -232,8 +238,8 @@ impl Transport {
             && uri.authority() == self.api_authority.as_ref()
     }
 
-    /// The request: `Accept` and `User-Agent` always; the token and the forge's API headers
-    /// only when `with_token` and `uri` is the API's; a proxy's credentials only to a proxy
+    /// The request: `User-Agent` always, the forge's `Accept` to its API and `*/*` elsewhere;
+    /// the token and the forge's API headers only when `with_token` and `uri` is the API's; a proxy's credentials only to a proxy
     /// that takes the request itself (plain HTTP; an `https://` URL's go in the `CONNECT`).
     fn build(
         &self,
@@ -243,7 +249,17 @@ impl Transport {
         with_token: bool,
     ) -> Request<Full<Bytes>> {
         let mut headers = HeaderMap::new();
-        headers.insert(ACCEPT, self.accept.clone());
+        // The forge's media type only to its API; any other host (artifact storage) is asked
+        // for anything, as curl asks.
+        let to_api = self.is_api(&uri);
+        headers.insert(
+            ACCEPT,
+            if to_api {
+                self.accept.clone()
+            } else {
+                HeaderValue::from_static("*/*")
+            },
+        );
         // `crate::TOOL_VERSION` is this same `CARGO_PKG_VERSION`.
         headers.insert(
             USER_AGENT,
@@ -252,7 +268,7 @@ impl Transport {
         if body.is_some() {
             headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         }
-        if with_token && self.is_api(&uri) {
+        if with_token && to_api {
             let (name, value) = &self.token_header;
             headers.insert(name.clone(), value.clone());
             for (name, value) in &self.api_headers {
@@ -657,8 +673,10 @@ pub(super) mod tests {
     }
 
     /// The settings of a client of `url`, with a token that must never be printed.
+    /// A client of `url` that reads no proxy variable: a proxy of the machine's must not
+    /// stand between it and the test's loopback server.
     pub(crate) fn config(url: &str) -> ClientConfig {
-        ClientConfig::for_stage(
+        let mut config = ClientConfig::for_stage(
             url.into(),
             (
                 Token::new("ghs_never_printed".into()),
@@ -666,7 +684,9 @@ pub(super) mod tests {
             ),
             Duration::from_secs(60),
             "--post-timeout",
-        )
+        );
+        config.proxy_vars = ProxyVars::Given(Vec::new());
+        config
     }
 
     #[test]
@@ -758,9 +778,13 @@ pub(super) mod tests {
             head.contains("\r\nauthorization: bearer ghs_never_printed\r\n"),
             "{head}"
         );
-        // GitHub's own header, with the token, to GitHub's API only.
+        // GitHub's own headers, with the token, to GitHub's API only.
         assert!(
             head.contains("\r\nx-github-api-version: 2022-11-28\r\n"),
+            "{head}"
+        );
+        assert!(
+            head.contains("\r\naccept: application/vnd.github+json\r\n"),
             "{head}"
         );
         // Another host (here another port), as a `link` could name: no token.
@@ -774,6 +798,8 @@ pub(super) mod tests {
         let head = seen.join().unwrap();
         assert!(!head.contains("authorization"), "{head}");
         assert!(!head.contains("x-github-api-version"), "{head}");
+        assert!(!head.contains("vnd.github"), "{head}");
+        assert!(head.contains("\r\naccept: */*\r\n"), "{head}");
         assert_eq!(head.matches("\r\nuser-agent: ").count(), 1, "{head}");
     }
 }

@@ -63,7 +63,7 @@ for run in "${runs[@]}"; do
   name=$(basename "$run")
   mkdir -p "$work/runs/$name"
   cp "$run/manifest.yaml" "$work/runs/$name/"
-  find "$run" -maxdepth 1 -name '*.nsys-rep' -exec cp {} "$work/runs/$name/" \;
+  find "$run" -maxdepth 1 \( -name '*.nsys-rep' -o -name '*.sqlite' \) -exec cp {} "$work/runs/$name/" \;
 done
 
 examples="$repo_root/examples/gitlab"
@@ -76,8 +76,8 @@ replace() {
 cp "$examples/.gitlab-ci.yml" "$project/.gitlab-ci.yml"
 replace "  - remote: https://raw.githubusercontent.com/OWNER/nsys-gate/" "  - local: nsys-gate.gitlab-ci.yml"
 replace "      release-url: https://github.com/OWNER/nsys-gate/releases/download" "      release-url: file://$mirror"
-replace "    - python development/profiling/main.py" \
-  "    - mkdir -p inference_profiling/snippets/smoke-tensor/runs && cp -r \"\$RUNS\"/* inference_profiling/snippets/smoke-tensor/runs/"
+replace "    - mkdir -p \"\$RUN_DIR\" && nsys profile" \
+  "    - mkdir -p profiles/example/runs && cp -r \"\$RUNS\"/* profiles/example/runs/"
 
 git_() { (cd "$project" && GIT_CONFIG_NOSYSTEM=1 HOME="$work/home" git "$@"); }
 git_ init -q -b main

@@ -19,12 +19,13 @@ use crate::common::{installed_or_skip, repo};
 use crate::file_server::FileServer;
 use crate::gitlab::{assert_private_token, history, sha, TOKEN};
 use crate::gitlab_server::Server;
+use crate::require_nsys;
 
 const GITLAB_CI_LOCAL_VERSION: &str = "4.73.0";
 
 const INCLUDE: &str = "  - remote: https://raw.githubusercontent.com/OWNER/nsys-gate/v";
 const RELEASE_URL: &str = "      release-url: https://github.com/OWNER/nsys-gate/releases/download";
-const HARNESS: &str = r#"    - python development/profiling/main.py --target smoke-tensor --run-id "$CI_PIPELINE_ID""#;
+const HARNESS: &str = r#"    - mkdir -p "$RUN_DIR" && nsys profile "#;
 
 fn gitlab_ci_local() -> Option<PathBuf> {
     let path = repo().join(format!(
@@ -77,7 +78,7 @@ impl Pipeline {
         ci = replace_line(
             &ci,
             HARNESS,
-            r#"    - rm -rf inference_profiling && mkdir -p inference_profiling/snippets/smoke-tensor/runs && for f in $FIXTURES; do cp -r "$f" inference_profiling/snippets/smoke-tensor/runs/; done"#,
+            r#"    - rm -rf profiles && mkdir -p profiles/smoke-tensor/runs && for f in $FIXTURES; do cp -r "$f" profiles/smoke-tensor/runs/; done"#,
         );
         std::fs::write(repo_dir.join(".gitlab-ci.yml"), ci).unwrap();
         std::fs::copy(
@@ -270,9 +271,7 @@ fn the_example_pipeline_runs_under_gitlab_ci_local() {
     assert!(server.notes(7).is_empty());
     let kept = pipeline.artifacts();
     assert!(
-        kept.contains(
-            &"inference_profiling/snippets/smoke-tensor/runs/compare-head/analysis.json".to_owned()
-        ),
+        kept.contains(&"profiles/smoke-tensor/runs/compare-head/analysis.json".to_owned()),
         "{kept:?}"
     );
     assert!(
@@ -379,7 +378,7 @@ fn the_gitlab_template_installs_this_release() {
         "examples/gitlab/.gitlab-ci.yml does not include the template of v{v}"
     );
     for line in [RELEASE_URL, HARNESS] {
-        assert!(ci.lines().any(|l| l == line), "no line {line:?}");
+        assert!(ci.lines().any(|l| l.starts_with(line)), "no line {line:?}");
     }
 }
 
@@ -532,4 +531,40 @@ fn the_gitlab_templates_install_checks_the_sha256_before_running_anything() {
     let (code, log) = run_pinned(&http, &genuine_now.to_uppercase());
     assert_eq!(code, Some(0), "{log}");
     assert!(log.contains("called: run --run-dir=runs/a"), "{log}");
+}
+
+/// `scripts/try-gitlab.sh`, as docs/gitlab.md runs it: the example pipeline under
+/// gitlab-ci-local with a built binary in the release mirror, on the bundled run with GPU work
+/// (its trace a `.sqlite` export): the job passes and keeps the run's analysis.json.
+#[test]
+fn try_gitlab_runs_the_example_pipeline_on_the_bundled_gpu_run() {
+    let Some(tool) = gitlab_ci_local() else {
+        return;
+    };
+    let nsys = require_nsys!("2024.2");
+    let tmp = assert_fs::TempDir::new().unwrap();
+    let out = Command::new(repo().join("scripts/try-gitlab.sh"))
+        .arg("--binary")
+        .arg(assert_cmd::cargo::cargo_bin("nsys-gate"))
+        .arg(repo().join("examples/llama-gpu/runs/llama-gpu"))
+        .env("GITLAB_CI_LOCAL", &tool)
+        .env("NSYS", &nsys)
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    let log = text(&out);
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("try-gitlab: artifacts the job kept:"), "{log}");
+    // The artifacts' list is the script's standard output (its own words go to standard error).
+    let kept: Vec<&str> = std::str::from_utf8(&out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("./profile/"))
+        .collect();
+    assert_eq!(
+        kept,
+        ["./profile/profiles/example/runs/llama-gpu/analysis.json"],
+        "{log}"
+    );
+    assert!(log.contains(" PASS  profile"), "{log}");
 }

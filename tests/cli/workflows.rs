@@ -412,3 +412,66 @@ fn the_readme_says_what_the_harness_must_do() {
     );
     assert!(readme.contains("see \"Your harness\")"));
 }
+
+/// What a reader copies speaks of their harness, not of another project: no
+/// `development/profiling/main.py`, no `inference_profiling/snippets/` (the contract's example
+/// manifest, shown as the harness writes it in docs/manifest.md, aside); every self-hosted job
+/// that profiles runs on a runner labelled for its GPU (`gpu`, or a matrix's GPU label), and the
+/// GitLab example's job is tagged `gpu`; the README says how to give a runner that label.
+#[test]
+fn what_a_reader_copies_names_their_harness_and_a_gpu_runner() {
+    let root = repo();
+    let mut texts: Vec<(String, String)> = example_workflows();
+    for name in [
+        "README.md",
+        "action.yml",
+        "examples/gitlab/.gitlab-ci.yml",
+        "examples/gitlab/nsys-gate.gitlab-ci.yml",
+        "scripts/try-gitlab.sh",
+    ] {
+        texts.push((
+            name.to_owned(),
+            std::fs::read_to_string(root.join(name)).unwrap(),
+        ));
+    }
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.ends_with(".md") && name != "manifest.md" {
+            texts.push((
+                format!("docs/{name}"),
+                std::fs::read_to_string(&path).unwrap(),
+            ));
+        }
+    }
+    assert!(texts.len() > 10, "{}", texts.len());
+    for (name, text) in &texts {
+        for foreign in ["development/profiling", "inference_profiling/snippets"] {
+            assert!(!text.contains(foreign), "{name} names {foreign}");
+        }
+    }
+    let profiling_jobs: Vec<Job> = example_workflows()
+        .iter()
+        .map(|(_, text)| text.clone())
+        .chain(readme_workflows())
+        .flat_map(|text| parse(&text).2)
+        .filter(|job| job.self_hosted && job.text.contains("nsys profile"))
+        .collect();
+    assert!(profiling_jobs.len() >= 4, "{profiling_jobs:?}");
+    for job in &profiling_jobs {
+        let runs_on = job
+            .text
+            .lines()
+            .find(|l| l.trim_start().starts_with("runs-on:"))
+            .unwrap_or_default();
+        assert!(
+            runs_on.contains(", gpu]") || runs_on.contains("matrix.gpu"),
+            "{}: {runs_on}",
+            job.name
+        );
+    }
+    let gitlab = std::fs::read_to_string(root.join("examples/gitlab/.gitlab-ci.yml")).unwrap();
+    assert!(gitlab.contains("  tags: [gpu]\n"), "{gitlab}");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(readme.contains("`./config.sh --labels gpu`"));
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The shared libraries of an installed tool, checked with ldd: a library that no folder given and
-# no system folder holds is named, with the tool, the binary and the Debian package that ships
+# no system folder holds, or (for a tool unpacked with its libraries) one that only this
+# machine's extra packages hold, is named, with the tool, the binary and the Debian package that ships
 # it, so that an install step fails there instead of a test failing later with
 # "error while loading shared libraries".
 #
@@ -35,11 +36,31 @@ debian_package_of() {
   esac
 }
 
+# The Debian package that holds PATH on this machine (dpkg's name for it, with or without the
+# /usr of a merged /usr), or nothing.
+owning_package() {
+  local path=$1 candidate
+  for candidate in "$path" "/usr$path" "${path#/usr}" "$(readlink -f "$path")"; do
+    dpkg-query -S "$candidate" 2>/dev/null | head -n 1 | cut -d: -f1 && return 0
+  done
+  return 1
+}
+
+# Whether PACKAGE is in a minimal Debian 12 (scripts/lib/debian12-minbase.txt).
+in_base_system() {
+  local list
+  list="$(dirname "${BASH_SOURCE[0]}")/debian12-minbase.txt"
+  grep -qx -- "$1" "$list"
+}
+
 # check_libs TOOL LIBRARY_PATH BINARY...: prints one line per missing library on standard error
 # and returns 1 when any is missing; a binary that is not dynamically linked (act, a Go binary)
-# has nothing to check.
+# has nothing to check. With a LIBRARY_PATH (a tool whose installer unpacked it and its
+# libraries), a library found on this machine outside it must also come from a package of a
+# minimal Debian 12: one that only this machine has would be missing on a fresh one, so it is
+# named like a missing one (this machine's other packages cannot hide it).
 check_libs() {
-  local tool=$1 libpath=$2 binary missing=0 line lib package out
+  local tool=$1 libpath=$2 binary missing=0 line lib package out found
   shift 2
   for binary in "$@"; do
     if [ ! -e "$binary" ]; then
@@ -63,6 +84,21 @@ check_libs() {
             echo "check-libs: $tool: $binary needs $lib, which is not installed: find its Debian package with \`apt-file search $lib\` and add it to the tool's installer" >&2
           fi
           missing=1
+          ;;
+        *" => /"*)
+          [ -n "$libpath" ] && command -v dpkg-query >/dev/null || continue
+          lib=$(echo "$line" | awk '{print $1}')
+          found=$(echo "$line" | awk '{print $3}')
+          case ":$libpath:" in
+            *":$(dirname "$found"):"*) continue ;;
+          esac
+          if ! package=$(owning_package "$found") || [ -z "$package" ]; then
+            echo "check-libs: $tool: $binary takes $lib from $found, which no Debian package of this machine holds: a fresh Debian 12 does not have it; add its package to the tool's installer" >&2
+            missing=1
+          elif ! in_base_system "$package"; then
+            echo "check-libs: $tool: $binary takes $lib from this machine's package $package, which a minimal Debian 12 does not have: add the Debian package $package to the tool's installer" >&2
+            missing=1
+          fi
           ;;
       esac
     done <<<"$out"

@@ -164,6 +164,40 @@ fn a_binary_of_base_libraries_passes_and_a_missing_binary_fails() {
     );
 }
 
+/// A tool unpacked with its libraries that takes one from this machine's extra packages fails
+/// too, naming the package: on a fresh Debian 12 that library would be missing, and this
+/// machine's packages must not hide it (the installed rsync that ran only where the host had
+/// libpopt). curl, which every installer needs, links libcurl, not in a minimal Debian 12.
+#[test]
+fn a_library_only_this_machines_packages_hold_is_named() {
+    let has_dpkg = Command::new("dpkg-query").arg("--version").output().is_ok();
+    let curl = Path::new("/usr/bin/curl");
+    if !has_dpkg || !curl.is_file() {
+        installed_or_skip(None, "dpkg-query and /usr/bin/curl (a Debian machine)");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = check_libs("curl", tmp.path(), curl);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "check-libs: curl: /usr/bin/curl takes libcurl.so.4 from this machine's package libcurl4, which a minimal Debian 12 does not have: add the Debian package libcurl4 to the tool's installer"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    // The base system's own libraries (glibc) never are.
+    assert!(!stderr(&out).contains("libc.so.6"), "{}", stderr(&out));
+    // A system tool checked without a library folder (the machine's own rsync, node) is the
+    // system's business: only its missing libraries count.
+    let out = Command::new(repo().join("scripts/lib/check-libs.sh"))
+        .args(["curl", ""])
+        .arg(curl)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
 /// Every install script that unpacks Debian packages checks what it unpacked before marking the
 /// install complete, and scripts/test.sh checks every tool before the tests.
 #[test]

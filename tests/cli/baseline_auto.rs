@@ -402,11 +402,14 @@ fn a_push_run_is_compared_with_its_own_branchs_history_and_the_summary_names_a_l
     };
     let server = history(&base, &root, &storage);
     {
-        // The three newest push runs are 5 % slower: the branch changed speed at run 504.
+        // The three newest push runs are 5 % slower: the branch changed speed at run 504. That
+        // run's file claims another commit: the culprit named is the commit the forge ran the
+        // run on, never a file's claim.
         let analysis = std::fs::read(base.path("analysis.json")).unwrap();
         for k in 4..=6usize {
             let factor = OFFSETS.get(k).copied().unwrap_or(1.0) * 1.05;
-            let bytes = rerun_of(&analysis, factor, &format!("base-{k}"), &sha(k));
+            let commit = if k == 4 { CLAIMED.to_owned() } else { sha(k) };
+            let bytes = rerun_of(&analysis, factor, &format!("base-{k}"), &commit);
             zip_into(
                 &root,
                 &format!("run-{k}.zip"),
@@ -484,7 +487,22 @@ fn a_push_run_is_compared_with_its_own_branchs_history_and_the_summary_names_a_l
     let summary = std::fs::read_to_string(summary).unwrap();
     let shift = format!("`main` is {change:.1}\u{a0}% slower since `aaaaaaa` (host inclusive)");
     assert!(summary.contains(&shift), "{shift} in\n{summary}");
+    let report = std::fs::read_to_string(head.path("report.md")).unwrap();
+    for (name, text) in [
+        ("comparison.json", c.to_string()),
+        ("the summary", summary),
+        ("report.md", report),
+        ("the log", stderr(&out)),
+    ] {
+        assert!(
+            !text.contains(&CLAIMED[..7]),
+            "the file's claim in {name}: {text}"
+        );
+    }
 }
+
+/// A commit a base run's file claims, which the forge never ran.
+const CLAIMED: &str = "badc0ffee0000000000000000000000000000000";
 
 #[test]
 fn the_fork_safe_half_compares_with_the_profiling_workflows_base_history() {

@@ -30,8 +30,9 @@ pub trait Thread {
     fn client(&self) -> &Client;
     /// The comments' API path, for messages.
     fn path(&self) -> String;
-    /// Every comment, every page.
-    async fn list(&self) -> Result<Vec<Comment>, ApiError>;
+    /// Every comment `ours` matches, every page read (the others dropped as each page is
+    /// read: another author's comments, marked or not, take no memory).
+    async fn list(&self, ours: &Matcher) -> Result<Vec<Comment>, ApiError>;
     /// One create, never sent twice by this call.
     async fn create(&self, body: &str) -> Result<Created, ApiError>;
     async fn update(&self, id: u64, body: &str) -> Result<Comment, ApiError>;
@@ -46,23 +47,28 @@ pub mod calls {
     use serde::de::DeserializeOwned;
     use serde_json::json;
 
-    use super::{Comment, Created};
+    use super::{Comment, Created, Matcher};
     use crate::http::{ApiError, Client, Once};
 
     /// Every comment on every page from `url` (at most `max_pages`; more is an error naming
-    /// `what`), those `keep` keeps; with `streamed`, each page streamed through a temporary
+    /// `what`) that `keep` keeps and `ours` matches; with `streamed`, each page streamed through a temporary
     /// file of at most that many bytes and parsed as it is read ([`Client::pages_streamed`]).
     pub async fn list<T: DeserializeOwned>(
         client: &Client,
         url: String,
         (max_pages, streamed): (usize, Option<u64>),
-        what: &str,
+        (what, ours): (&str, &Matcher),
         keep: impl Fn(&T) -> bool,
         comment: impl Fn(T) -> Comment,
     ) -> Result<Vec<Comment>, ApiError> {
         let mut all = Vec::new();
         let mut each = |page: Vec<T>| {
-            all.extend(page.into_iter().filter(|c| keep(c)).map(&comment));
+            all.extend(
+                page.into_iter()
+                    .filter(|c| keep(c))
+                    .map(&comment)
+                    .filter(|c| ours.matches(c)),
+            );
             true
         };
         let complete = match streamed {
@@ -298,12 +304,7 @@ fn same_text(a: &str, b: &str) -> bool {
 
 /// Our comments, oldest (lowest id) first.
 async fn list_ours(thread: &impl Thread, matcher: &Matcher) -> Result<Vec<Comment>, ApiError> {
-    let mut ours: Vec<Comment> = thread
-        .list()
-        .await?
-        .into_iter()
-        .filter(|c| matcher.matches(c))
-        .collect();
+    let mut ours: Vec<Comment> = thread.list(matcher).await?;
     ours.sort_by_key(|c| c.id);
     Ok(ours)
 }

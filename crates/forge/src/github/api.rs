@@ -11,7 +11,7 @@ use http::Method;
 use serde::Deserialize;
 
 use super::repo::Repo;
-use crate::comment::Comment;
+use crate::comment::{Comment, Matcher};
 use crate::http::{ApiError, Client};
 use crate::upsert::{calls, Created, Thread};
 
@@ -75,13 +75,13 @@ impl Thread for Comments<'_> {
         )
     }
 
-    async fn list(&self) -> Result<Vec<Comment>, ApiError> {
+    async fn list(&self, ours: &Matcher) -> Result<Vec<Comment>, ApiError> {
         let url = self.client.url(&format!("{}?per_page=100", self.path()));
         calls::list(
             self.client,
             url,
             (MAX_PAGES, None),
-            "comments",
+            ("comments", ours),
             |_: &GhComment| true,
             |c| self.comment(c),
         )

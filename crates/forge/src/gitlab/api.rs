@@ -6,7 +6,7 @@
 use http::Method;
 use serde::Deserialize;
 
-use crate::comment::{Comment, MarkedBody};
+use crate::comment::{Comment, MarkedBody, Matcher};
 use crate::http::{query_value, ApiError, Client};
 use crate::upsert::{calls, Created, Thread};
 
@@ -127,7 +127,7 @@ impl Thread for Notes<'_> {
         )
     }
 
-    async fn list(&self) -> Result<Vec<Comment>, ApiError> {
+    async fn list(&self, ours: &Matcher) -> Result<Vec<Comment>, ApiError> {
         let url = self.client.url(&format!(
             "{}?per_page=100&sort=asc&order_by=created_at",
             self.path()
@@ -139,7 +139,7 @@ impl Thread for Notes<'_> {
             self.client,
             url,
             (MAX_NOTE_PAGES, Some(MAX_NOTE_PAGE_BYTES)),
-            "notes",
+            ("notes", ours),
             |n: &GlListedNote| !n.system,
             |n| {
                 self.comment(GlNote {

@@ -110,7 +110,12 @@ fetch() {
     fetch_error="curl is not installed"
     return 1
   fi
-  if ! fetch_error=$(curl -fsSL --proto '=https,http,file' --connect-timeout 10 --max-time 600 \
+  # A redirect may only lead to https:// (GitHub's releases redirect to their storage), or to
+  # http:// from a pinned http:// URL: an https:// release-url cannot be downgraded on the way.
+  local redirects='=https'
+  [[ "$url" == http://* ]] && redirects='=https,http'
+  if ! fetch_error=$(curl -fsSL --proto '=https,http,file' --proto-redir "$redirects" \
+      --connect-timeout 10 --max-time 600 \
       --retry 2 --retry-delay 1 -o "$file" -- "$url" 2>&1); then
     fetch_error=${fetch_error:-curl failed}
     return 1

@@ -1178,6 +1178,45 @@ fn install_sh_refuses_plain_http_unless_the_archive_is_pinned() {
         let out = Command::new(&path).output().unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "genuine");
     }
+    // An https:// release-url whose server redirects to plain http:// (the same files): curl
+    // does not follow it, so no pin is bypassed and nothing is installed.
+    let redirector = crate::http_fake::Loop::spawn(std::time::Duration::from_secs(60), {
+        let http = http.clone();
+        move |stream, _| {
+            let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+            let request = crate::http_fake::read_request(&mut reader).unwrap();
+            let to = format!("{http}{}", request.target);
+            let mut out = stream;
+            let _ = crate::http_fake::Response::new(302, vec![("location".into(), to)], Vec::new())
+                .write(&mut out, "text/plain");
+        }
+    });
+    let tls = crate::http_fake::TlsFront::before(redirector.port);
+    let before = server.requests().len();
+    let (code, path, log) = {
+        let mut cmd = Command::new("bash");
+        cmd.arg(repo().join("action/install.sh"))
+            .current_dir(tmp.path())
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("GITHUB_ACTION_PATH", repo())
+            .env("RUNNER_TOOL_CACHE", tmp.path().join("cache-redirect"))
+            .env("RUNNER_TEMP", tmp.path())
+            .env("INPUT_INSTALL", "release")
+            .env("INPUT_RELEASE_URL", tls.url())
+            .env("CURL_CA_BUNDLE", crate::http_fake::test_ca());
+        let out = cmd.output().unwrap();
+        let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        (out.status.code(), path, text(&out))
+    };
+    assert_ne!(code, Some(0), "{log}");
+    assert!(path.is_empty(), "{path}");
+    assert!(tls.connections() >= 1, "the https:// URL was asked: {log}");
+    assert_eq!(
+        server.requests().len(),
+        before,
+        "the http:// redirect was followed: {log}"
+    );
     // https:// and file:// need no pin, as before; a source build never fetches anything.
     let (code, _, log) = install("release", &format!("file://{}", mirror.display()), None);
     assert_eq!(code, Some(0), "{log}");

@@ -1191,3 +1191,60 @@ fn the_chart_shows_the_outlier_as_one_and_the_sparkline_has_a_zero() {
         "{md}"
     );
 }
+
+/// The headline's two history lines: the base branch's newest runs moved the head's way (one
+/// run, and two that are the level the head is judged against), and a head on a runner the
+/// history barely knows, whose one base run was left out.
+#[test]
+fn the_headline_says_the_newest_runs_moved_and_a_barely_known_runner() {
+    use nsys_gate_compare::compare::{self, Criteria, RunLevel};
+    use nsys_gate_core::artifact::comparison::{HeadRunner, MeasureName, NewestMoved, RunMark};
+    let (bases, head, source) = history_and_head();
+    let heads = [RunLevel::of(&head, "/runs/r/analysis.json")];
+    let mut c = compare::compare(&heads, &bases, source, Vec::new(), Criteria::default());
+    c.baseline.branch = Some("main".to_owned());
+    let moved = |runs, provisional_level| NewestMoved {
+        measure: MeasureName::HostInclusive,
+        runs,
+        change_pct: 5.08,
+        provisional_level,
+        since: RunMark {
+            run_id: "r9".to_owned(),
+            git_commit: Some("9abcdef".to_owned()),
+            created_at: None,
+        },
+    };
+    c.runs[0].history.newest_moved = Some(moved(1, false));
+    c.runs[0].history.head_runner = Some(HeadRunner {
+        name: "runner-b".to_owned(),
+        points: 0,
+        left_out: 1,
+        own_level: false,
+        own_spread: false,
+        barely_known: true,
+    });
+    let outcomes = vec![outcome(head.clone())];
+    let render = |c: &nsys_gate_core::artifact::comparison::Comparison| {
+        Renderer::new(&Template::builtin())
+            .unwrap()
+            .render_with(&outcomes, Some(c), &options(COMMENT))
+            .unwrap()
+    };
+    let md = render(&c);
+    assert!(
+        md.contains("; `main`'s newest run was also 5.1\u{a0}% slower: this change may already be on `main`;"),
+        "{md}"
+    );
+    assert!(
+        md.contains("; the head's runner `runner-b` ran 0 of the base runs used (1 more was left out): judged against every runner's level and spread."),
+        "{md}"
+    );
+    c.runs[0].history.newest_moved = Some(moved(2, true));
+    c.runs[0].history.head_runner = None;
+    let md = render(&c);
+    assert!(
+        md.contains("; `main`'s newest 2 runs were also 5.1\u{a0}% slower: this change may already be on `main` (the head is judged against them)."),
+        "{md}"
+    );
+    assert!(!md.contains("the head's runner `"), "{md}");
+}

@@ -181,6 +181,29 @@ mod tests {
         vec![vec![1.0]; n]
     }
 
+    /// Two points equally far out (their deviates equal but for the last bits of a sum): the
+    /// older is taken out first, whichever way each lies and whatever rounding does; a point
+    /// really farther out is taken first wherever it is.
+    #[test]
+    fn a_tie_goes_to_the_older_point() {
+        let rows: Vec<Vec<f64>> = (0..10).map(|_| vec![1.0]).collect();
+        let keep = vec![true; 10];
+        let with = |early: f64, late: f64| {
+            let mut y = vec![
+                0.0, 0.001, -0.001, 0.002, -0.002, 0.0, 0.001, -0.001, 0.0, 0.0,
+            ];
+            y[5] = early;
+            y[8] = late;
+            most_extreme(&rows, &y, &keep, 0.001).map(|(i, _)| i)
+        };
+        assert_eq!(with(0.1, -0.1), Some(5));
+        assert_eq!(with(-0.1, 0.1), Some(5));
+        assert_eq!(with(0.1, -0.1 * (1.0 + 1e-12)), Some(5));
+        assert_eq!(with(0.1 * (1.0 + 1e-12), -0.1), Some(5));
+        assert_eq!(with(0.1, -0.1 * 1.01), Some(8));
+        assert_eq!(with(0.1 * 1.01, -0.1), Some(5));
+    }
+
     #[test]
     fn medians_and_spreads() {
         // MAD of 1..5 is 1: 1.4826.

@@ -251,9 +251,14 @@ pub(super) fn headline(r: &RunComparison, c: &Comparison, caps: &Caps) -> String
     }
     if let Some(runner) = r.history.head_runner.as_ref().filter(|h| h.barely_known) {
         line.push_str(&format!(
-            "; the head's runner {} ran {} of the base runs: judged against every runner's level and spread",
+            "; the head's runner {} ran {} of the base runs used{}: judged against every runner's level and spread",
             escape::code(&runner.name),
-            runner.points
+            runner.points,
+            match runner.left_out {
+                0 => String::new(),
+                1 => " (1 more was left out)".to_owned(),
+                n => format!(" ({n} more were left out)"),
+            }
         ));
     }
     line.push('.');

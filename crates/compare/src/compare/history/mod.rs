@@ -206,6 +206,7 @@ pub fn choose<'a>(
         HeadRunner {
             name: name.to_owned(),
             points: info.points as u64,
+            left_out: info.left_out as u64,
             own_level: info.own_level,
             own_spread: info.own_spread,
             barely_known: info.barely_known,

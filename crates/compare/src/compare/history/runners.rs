@@ -19,6 +19,8 @@ pub const SPREAD_TEST_ALPHA: f64 = 0.2;
 pub struct RunnerInfo {
     /// Used points on it.
     pub points: usize,
+    /// Its points left out (outliers, a planted file's).
+    pub left_out: usize,
     pub own_level: bool,
     pub own_spread: bool,
     pub barely_known: bool,
@@ -68,9 +70,13 @@ pub(super) fn runner_info(name: &str, fitted: &Fitted, groups: &Runners) -> Runn
     let points = (0..fitted.keep.len())
         .filter(|&k| fitted.keep[k] && groups.names[k].as_deref() == Some(name))
         .count();
+    let on_it = (0..fitted.keep.len())
+        .filter(|&k| groups.names[k].as_deref() == Some(name))
+        .count();
     let own_level = groups.count(name) >= MIN_RUNNER_POINTS;
     RunnerInfo {
         points,
+        left_out: on_it - points,
         own_level,
         own_spread: false,
         barely_known: !own_level && groups.any_own,

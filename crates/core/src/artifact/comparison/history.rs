@@ -53,6 +53,10 @@ pub struct HeadRunner {
     pub name: String,
     /// Used base points that ran on it.
     pub points: u64,
+    /// Its base points left out (as outliers): a runner that ran 1 base run, left out, has
+    /// `points` 0 and `left_out` 1. Absent (0) in files written before it.
+    #[serde(default)]
+    pub left_out: u64,
     /// Whether it has a level of its own (3 points or more, and other runners beside it);
     /// else the head is judged against the history's level and spread, runners mixed.
     pub own_level: bool,

@@ -260,3 +260,55 @@ fn the_installed_tools_pass_the_check() {
         "{err}"
     );
 }
+
+/// `scripts/render-report.sh` without Chromium stops at once and names the script that
+/// installs it, before rendering anything.
+#[test]
+fn render_report_without_chromium_names_its_installer() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A PATH of the few tools the script runs before it looks for chromium, chromium not
+    // among them, and a cmark-gfm that is never reached.
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for tool in ["bash", "dirname", "mktemp", "rm", "cat", "realpath"] {
+        let found = ["/usr/bin", "/bin"]
+            .iter()
+            .map(|d| Path::new(d).join(tool))
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| panic!("{tool} not in /usr/bin or /bin"));
+        std::os::unix::fs::symlink(found, bin.join(tool)).unwrap();
+    }
+    std::fs::write(bin.join("cmark-gfm"), "#!/bin/sh\nexit 9\n").unwrap();
+    std::fs::set_permissions(
+        bin.join("cmark-gfm"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    // A copy of the script alone, so that the repository's .tools/cmark-gfm is not found.
+    let scripts = tmp.path().join("repo/scripts");
+    std::fs::create_dir_all(&scripts).unwrap();
+    std::fs::copy(
+        repo().join("scripts/render-report.sh"),
+        scripts.join("render-report.sh"),
+    )
+    .unwrap();
+    let report = tmp.path().join("report.md");
+    std::fs::write(&report, "# report\n").unwrap();
+    let out = Command::new(bin.join("bash"))
+        .arg(scripts.join("render-report.sh"))
+        .arg(&report)
+        .arg(tmp.path().join("out.png"))
+        .env_clear()
+        .env("PATH", &bin)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "render-report: chromium not found: scripts/install-chromium.sh installs Debian's (as root)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!tmp.path().join("out.png").exists());
+}

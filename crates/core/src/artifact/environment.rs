@@ -39,8 +39,8 @@ pub struct GpuInfo {
     /// `MAJOR.MINOR` (`computeMajor`, `computeMinor`), e.g. `8.9`.
     pub compute_capability: Option<String>,
     /// The SM (GPC) clock the GPU ran at over the counted iterations, when the trace holds GPU
-    /// metrics; absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// metrics; `null` otherwise (absent in files written before it).
+    #[serde(default)]
     pub clock_mhz: Option<ClockMhz>,
 }
 

@@ -8,15 +8,18 @@
 set -euo pipefail
 say() { echo "install-chromium: $*" >&2; }
 
-if command -v chromium >/dev/null; then
+# Chromium, and a colour emoji font: a report's ✅, ⚠️ and 🔺 are boxes without one.
+packages="chromium fonts-noto-color-emoji"
+if command -v chromium >/dev/null && fc-list 2>/dev/null | grep -qi "color emoji"; then
   command -v chromium
   exit 0
 fi
 if [ "$(id -u)" != 0 ]; then
-  say "chromium is not installed; as root: apt-get update && apt-get install --no-install-recommends chromium"
+  say "chromium or an emoji font is not installed; as root: apt-get update && apt-get install --no-install-recommends $packages"
   exit 1
 fi
-say "installing Debian's chromium (apt-get install --no-install-recommends chromium)"
+say "installing Debian's $packages (apt-get install --no-install-recommends)"
 apt-get -qq update >&2
-DEBIAN_FRONTEND=noninteractive apt-get -qq install --no-install-recommends chromium >&2
+# shellcheck disable=SC2086
+DEBIAN_FRONTEND=noninteractive apt-get -qq install --no-install-recommends $packages >&2
 command -v chromium

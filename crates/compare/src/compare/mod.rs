@@ -91,7 +91,8 @@ impl Criteria {
             ranges_false_discovery_rate: ranges::FALSE_DISCOVERY_RATE,
             change_point_alpha: change_point::CHANGE_ALPHA,
             change_point_min_runs: change_point::MIN_SEGMENT as u64,
-            measure_alpha: Some((1.0 - noise::VERDICT_CONFIDENCE) / 2.0),
+            // 0.025, not 0.025000000000000022 (1 - 0.95 in binary).
+            measure_alpha: Some(((1.0 - noise::VERDICT_CONFIDENCE) / 2.0 * 1e12).round() / 1e12),
             spread_floor_pct: Some(history::change_pct_of(
                 (noise::SPREAD_FLOOR * (1.0 + self.floor()).ln()).exp(),
             )),
@@ -100,6 +101,12 @@ impl Criteria {
             drift_alpha: Some(trend::ALPHA),
             drift_min_runs: Some(trend::MIN_RUNS as u64),
             ranges_grouped: Some(!self.exact_names),
+            runner_min_points: Some(history::MIN_RUNNER_POINTS as u64),
+            runner_spread_alpha: Some(history::SPREAD_TEST_ALPHA),
+            barely_known_runner_spread_floors: Some(history::BARELY_KNOWN_RUNNER_SPREAD),
+            pool_runners: Some(history::POOL_RUNNERS as u64),
+            outlier_tie: Some(outliers::TIE),
+            table_own_offsets_min_items: Some(ranges::RUN_EFFECT_MIN_RANGES as u64),
         }
     }
 }

@@ -34,7 +34,9 @@ mod runners;
 use self::newest::newest_moved;
 pub use self::newest::Newest;
 use self::runners::{runner_info, runner_weights, OwnSpread, Runners};
-pub use self::runners::{RunnerInfo, BARELY_KNOWN_RUNNER_SPREAD};
+pub use self::runners::{
+    RunnerInfo, BARELY_KNOWN_RUNNER_SPREAD, MIN_RUNNER_POINTS, POOL_RUNNERS, SPREAD_TEST_ALPHA,
+};
 use crate::compare::change_point;
 use crate::compare::conditions;
 use crate::compare::fit::Fit;

@@ -192,6 +192,27 @@ pub struct Method {
     /// (`--exact-names`). Absent in files written before ranges were grouped (exact names).
     #[serde(default)]
     pub ranges_grouped: Option<bool>,
+    /// A runner has a level of its own from this many base points on (fewer: it shares the
+    /// others' level and faces the outlier test). Absent in files written before it.
+    #[serde(default)]
+    pub runner_min_points: Option<u64>,
+    /// The F test that gives the head's runner a spread of its own, at this level.
+    #[serde(default)]
+    pub runner_spread_alpha: Option<f64>,
+    /// The spread between runners added for a head on a runner the history barely knows, in
+    /// noise floors.
+    #[serde(default)]
+    pub barely_known_runner_spread_floors: Option<f64>,
+    /// Runners (none with more than half of the points) that make a pool whose spread holds
+    /// their differences.
+    #[serde(default)]
+    pub pool_runners: Option<u64>,
+    /// Deviates this close (relatively) are a tie in the outlier test: the older point goes.
+    #[serde(default)]
+    pub outlier_tie: Option<f64>,
+    /// A table of fewer items than this takes each run's offset from its measure.
+    #[serde(default)]
+    pub table_own_offsets_min_items: Option<u64>,
 }
 
 /// A run as the comparison names it.

@@ -839,3 +839,58 @@ fn a_base_runs_runner_is_the_forges() {
         c["runs"][0]["measures"][0]
     );
 }
+
+/// An artifact with no analysis.json is a note naming its pipeline and "the artifact", never
+/// the temporary folder nsys-gate unpacked it into.
+#[test]
+fn an_artifact_without_an_analysis_is_named_not_its_temporary_folder() {
+    let nsys = require_nsys!("2024.2");
+    let Pushes {
+        head,
+        root,
+        server,
+        storage: _storage,
+        ..
+    } = pushes(&nsys);
+    zip_into(
+        &root,
+        "job-1305.zip",
+        &[("runs/readme.txt", b"no analysis here".as_slice())],
+    );
+    let out = gitlab_job(&server)
+        .args(["report", "--run-dir"])
+        .arg(&head.dir)
+        .args(["--baseline", "auto", "--baseline-runs", "5"])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let c = read_json(&head.path("comparison.json"));
+    let notes: Vec<String> = c["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap().to_owned())
+        .collect();
+    let note = notes
+        .iter()
+        .find(|n| n.contains("pipeline 305"))
+        .unwrap_or_else(|| panic!("no note of pipeline 305: {notes:?}"));
+    assert!(
+        note.contains("reading its artifact: no analysis.json under the artifact"),
+        "{note}"
+    );
+    // The head's own paths are local (the run directory given); the baseline's are not.
+    let tmp = std::env::temp_dir().display().to_string();
+    let baseline_lines: Vec<&str> = stderr_lines(&out)
+        .into_iter()
+        .filter(|l| l.contains("baseline"))
+        .collect();
+    assert!(!baseline_lines.is_empty());
+    for text in notes.iter().map(String::as_str).chain(baseline_lines) {
+        assert!(!text.contains(&format!("{tmp}/")), "{text}");
+    }
+}
+
+fn stderr_lines(out: &Output) -> Vec<&str> {
+    std::str::from_utf8(&out.stderr).unwrap().lines().collect()
+}

@@ -253,7 +253,11 @@ async fn download_and_read(
         }
         levels.push(level);
     })
-    .map_err(|e| note("reading its artifact", e))?;
+    // Named as the artifact, never by the temporary folder it was unpacked into.
+    .map_err(|e| {
+        let folder = nsys_gate_core::text::shown_path(&unpacked);
+        note("reading its artifact", e.replace(&folder, "the artifact"))
+    })?;
     if stop() {
         // What was read of it is dropped: a run is in the history whole or not at all.
         return Err(stopped());

@@ -1125,7 +1125,8 @@ fn install_sh_refuses_plain_http_unless_the_archive_is_pinned() {
     )
     .unwrap();
     let server = FileServer::serve(&mirror);
-    let install = |mode: &str, url: &str, pin: Option<&str>| {
+    // install.sh with these inputs; `ca`: curl's CA bundle (the test CA of the TLS front).
+    let install_trusting = |mode: &str, url: &str, pin: Option<&str>, ca: Option<PathBuf>| {
         let mut cmd = Command::new("bash");
         cmd.arg(repo().join("action/install.sh"))
             .current_dir(tmp.path())
@@ -1139,10 +1140,14 @@ fn install_sh_refuses_plain_http_unless_the_archive_is_pinned() {
         if let Some(pin) = pin {
             cmd.env("INPUT_RELEASE_SHA256", pin);
         }
+        if let Some(ca) = ca {
+            cmd.env("CURL_CA_BUNDLE", ca);
+        }
         let out = cmd.output().unwrap();
         let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
         (out.status.code(), path, text(&out))
     };
+    let install = |mode: &str, url: &str, pin: Option<&str>| install_trusting(mode, url, pin, None);
     let http = server.url();
     assert!(http.starts_with("http://"), "{http}");
 
@@ -1193,22 +1198,12 @@ fn install_sh_refuses_plain_http_unless_the_archive_is_pinned() {
     });
     let tls = crate::http_fake::TlsFront::before(redirector.port);
     let before = server.requests().len();
-    let (code, path, log) = {
-        let mut cmd = Command::new("bash");
-        cmd.arg(repo().join("action/install.sh"))
-            .current_dir(tmp.path())
-            .env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .env("GITHUB_ACTION_PATH", repo())
-            .env("RUNNER_TOOL_CACHE", tmp.path().join("cache-redirect"))
-            .env("RUNNER_TEMP", tmp.path())
-            .env("INPUT_INSTALL", "release")
-            .env("INPUT_RELEASE_URL", tls.url())
-            .env("CURL_CA_BUNDLE", crate::http_fake::test_ca());
-        let out = cmd.output().unwrap();
-        let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        (out.status.code(), path, text(&out))
-    };
+    let (code, path, log) = install_trusting(
+        "release",
+        &tls.url(),
+        None,
+        Some(crate::http_fake::test_ca()),
+    );
     assert_ne!(code, Some(0), "{log}");
     assert!(path.is_empty(), "{path}");
     assert!(tls.connections() >= 1, "the https:// URL was asked: {log}");

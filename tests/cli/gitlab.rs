@@ -242,12 +242,7 @@ fn auto_reads_five_push_pipelines_one_expired_and_the_verdict_uses_four_points()
         storage,
         ..
     } = pushes(&nsys);
-    let out = gitlab_job(&server)
-        .args(["report", "--run-dir"])
-        .arg(&head.dir)
-        .args(["--baseline", "auto", "--baseline-runs", "5"])
-        .output()
-        .unwrap();
+    let out = report_auto(&server, &head);
     assert_status(&out, 0);
     let c = read_json(&head.path("comparison.json"));
     assert_eq!(c["baseline"]["job"], "profile", "{}", stderr(&out));
@@ -470,12 +465,7 @@ fn the_history_keeps_its_order_whatever_order_the_downloads_finish_in() {
         ),
     ];
     let started = std::time::Instant::now();
-    let out = gitlab_job(&server)
-        .args(["report", "--run-dir"])
-        .arg(&head.dir)
-        .args(["--baseline", "auto", "--baseline-runs", "5"])
-        .output()
-        .unwrap();
+    let out = report_auto(&server, &head);
     let elapsed = started.elapsed();
     assert_status(&out, 0);
     let c = read_json(&head.path("comparison.json"));
@@ -581,12 +571,7 @@ fn a_base_runs_commit_is_the_forges() {
         "job-1305.zip",
         &[("runs/compare-base/analysis.json", bytes.as_slice())],
     );
-    let out = gitlab_job(&server)
-        .args(["report", "--run-dir"])
-        .arg(&head.dir)
-        .args(["--baseline", "auto", "--baseline-runs", "5"])
-        .output()
-        .unwrap();
+    let out = report_auto(&server, &head);
     assert_status(&out, 0);
     let c = read_json(&head.path("comparison.json"));
     let text = c.to_string();
@@ -634,12 +619,7 @@ fn an_artifact_with_an_analysis_at_its_root_is_read_whole() {
             ("runs/compare-base/analysis.json", inside.as_slice()),
         ],
     );
-    let out = gitlab_job(&server)
-        .args(["report", "--run-dir"])
-        .arg(&head.dir)
-        .args(["--baseline", "auto", "--baseline-runs", "5"])
-        .output()
-        .unwrap();
+    let out = report_auto(&server, &head);
     assert_status(&out, 0);
     let c = read_json(&head.path("comparison.json"));
     let analyses: Vec<&str> = c["baseline"]["analyses"]
@@ -812,12 +792,7 @@ fn a_base_runs_runner_is_the_forges() {
             ("zzz/analysis.json", planted.as_slice()),
         ],
     );
-    let out = gitlab_job(&server)
-        .args(["report", "--run-dir"])
-        .arg(&head.dir)
-        .args(["--baseline", "auto", "--baseline-runs", "5"])
-        .output()
-        .unwrap();
+    let out = report_auto(&server, &head);
     assert_status(&out, 0);
     let c = read_json(&head.path("comparison.json"));
     let used = c["runs"][0]["history"]["used"].as_array().unwrap().clone();
@@ -857,12 +832,7 @@ fn an_artifact_without_an_analysis_is_named_not_its_temporary_folder() {
         "job-1305.zip",
         &[("runs/readme.txt", b"no analysis here".as_slice())],
     );
-    let out = gitlab_job(&server)
-        .args(["report", "--run-dir"])
-        .arg(&head.dir)
-        .args(["--baseline", "auto", "--baseline-runs", "5"])
-        .output()
-        .unwrap();
+    let out = report_auto(&server, &head);
     assert_status(&out, 0);
     let c = read_json(&head.path("comparison.json"));
     let notes: Vec<String> = c["notes"]
@@ -893,4 +863,14 @@ fn an_artifact_without_an_analysis_is_named_not_its_temporary_folder() {
 
 fn stderr_lines(out: &Output) -> Vec<&str> {
     std::str::from_utf8(&out.stderr).unwrap().lines().collect()
+}
+
+/// `report --baseline auto --baseline-runs 5` of `head` in a GitLab merge request job.
+fn report_auto(server: &Server, head: &crate::common::Run) -> Output {
+    gitlab_job(server)
+        .args(["report", "--run-dir"])
+        .arg(&head.dir)
+        .args(["--baseline", "auto", "--baseline-runs", "5"])
+        .output()
+        .unwrap()
 }

@@ -47,11 +47,12 @@ mirror=$(debian_mirror)
 cleanup() {
   # Every mount under the root, deepest first; the root's files stay to look at.
   { grep -o " $root/[^ ]*" /proc/mounts || true; } | sort -r | while read -r m; do umount -l "$m" || true; done
+  while grep -q " $root " /proc/mounts; do umount -l "$root" || break; done
 }
 trap cleanup EXIT
 cleanup
 
-if grep -q " $root/" /proc/mounts; then
+if grep -q " $root[/ ]" /proc/mounts; then
   say "something is still mounted under $root: unmount it first (nothing removed)"
   exit 1
 fi
@@ -79,6 +80,10 @@ cp -a /usr/local/share/ca-certificates/. "$root/usr/local/share/ca-certificates/
 npmrc=$(npm config get globalconfig 2>/dev/null || true)
 [ -z "$npmrc" ] || [ ! -f "$npmrc" ] || cp "$npmrc" "$root/usr/local/etc/npmrc"
 [ ! -f /etc/pip.conf ] || cp /etc/pip.conf "$root/etc/pip.conf"
+# The root a mount point of its own, as a container's is: inside the chroot `/` can then be
+# made private in a new mount namespace (`unshare --mount`, as a test does to make a read-only
+# run directory for root).
+mount --bind "$root" "$root"
 mount -t proc proc "$root/proc"
 mount --rbind /dev "$root/dev"
 mount -t tmpfs tmpfs "$root/tmp"
@@ -130,9 +135,19 @@ if [ "$mode" != install ]; then
   mkdir -p "$root/opt/rustup" "$root/opt/cargo-bin"
   mount --bind "$rustup_home" "$root/opt/rustup" && mount -o remount,bind,ro "$root/opt/rustup"
   mount --bind "$cargo_bin" "$root/opt/cargo-bin" && mount -o remount,bind,ro "$root/opt/cargo-bin"
+  toolchain=$(rustup show active-toolchain 2>/dev/null | awk '{print $1}')
+  # Each of the toolchain's programs on the root's standard PATH too, with the toolchain it
+  # needs: the tests' own jobs (act's, gitlab-ci-local's) start with an environment of their
+  # own, and must find cargo as on a machine where Rust is installed.
+  for tool in "$cargo_bin"/*; do
+    name=$(basename "$tool")
+    printf '#!/bin/sh\nRUSTUP_HOME=/opt/rustup RUSTUP_TOOLCHAIN=%s exec /opt/cargo-bin/%s "$@"\n' \
+      "$toolchain" "$name" > "$root/usr/local/bin/$name"
+    chmod 755 "$root/usr/local/bin/$name"
+  done
   in_root_rust() {
     chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 CI=true RUSTUP_HOME=/opt/rustup "${ca_env[@]}" \
-      RUSTUP_TOOLCHAIN="$(rustup show active-toolchain 2>/dev/null | awk '{print $1}')" \
+      RUSTUP_TOOLCHAIN="$toolchain" \
       PATH=/opt/cargo-bin:/usr/local/bin:/usr/bin:/bin "$@"
   }
   if [ "$mode" = test ]; then

@@ -132,23 +132,17 @@ step check-tools.sh "scripts/check-tools.sh"
 if [ "$mode" != install ]; then
   rustup_home=${RUSTUP_HOME:-$HOME/.rustup}
   cargo_bin=$(dirname "$(command -v cargo)")
-  mkdir -p "$root/opt/rustup" "$root/opt/cargo-bin"
+  # Where a machine with Rust has it: the toolchain's programs in the root's ~/.cargo/bin (the
+  # tests' act jobs put that folder on their PATH when they want cargo, and leave it off when
+  # they want a runner without Rust), the toolchains beside them.
+  mkdir -p "$root/opt/rustup" "$root/root/.cargo/bin"
   mount --bind "$rustup_home" "$root/opt/rustup" && mount -o remount,bind,ro "$root/opt/rustup"
-  mount --bind "$cargo_bin" "$root/opt/cargo-bin" && mount -o remount,bind,ro "$root/opt/cargo-bin"
+  mount --bind "$cargo_bin" "$root/root/.cargo/bin" && mount -o remount,bind,ro "$root/root/.cargo/bin"
   toolchain=$(rustup show active-toolchain 2>/dev/null | awk '{print $1}')
-  # Each of the toolchain's programs on the root's standard PATH too, with the toolchain it
-  # needs: the tests' own jobs (act's, gitlab-ci-local's) start with an environment of their
-  # own, and must find cargo as on a machine where Rust is installed.
-  for tool in "$cargo_bin"/*; do
-    name=$(basename "$tool")
-    printf '#!/bin/sh\nRUSTUP_HOME=/opt/rustup RUSTUP_TOOLCHAIN=%s exec /opt/cargo-bin/%s "$@"\n' \
-      "$toolchain" "$name" > "$root/usr/local/bin/$name"
-    chmod 755 "$root/usr/local/bin/$name"
-  done
   in_root_rust() {
     chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 CI=true RUSTUP_HOME=/opt/rustup "${ca_env[@]}" \
       RUSTUP_TOOLCHAIN="$toolchain" \
-      PATH=/opt/cargo-bin:/usr/local/bin:/usr/bin:/bin "$@"
+      PATH=/root/.cargo/bin:/usr/local/bin:/usr/bin:/bin "$@"
   }
   if [ "$mode" = test ]; then
     say "step: cargo test --test cli $filter"

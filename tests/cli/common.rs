@@ -546,3 +546,18 @@ fn vm_hwm_kib(status: &str) -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
+
+/// Every file under `dir`, at any depth (folders descended, not listed); none when it cannot
+/// be read.
+pub fn files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            files.extend(files_in(&p));
+        } else {
+            files.push(p);
+        }
+    }
+    files
+}

@@ -15,23 +15,17 @@ type Module = Vec<String>;
 /// code before any inline test module, comments and string literals blanked.
 fn modules(src: &Path) -> BTreeMap<Module, String> {
     let mut files = BTreeMap::new();
-    let mut stack = vec![src.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                if path.file_name().is_some_and(|n| n != "tests") {
-                    stack.push(path);
-                }
-                continue;
-            }
-            let name = path.file_name().unwrap().to_string_lossy();
-            if !name.ends_with(".rs") || name == "tests.rs" {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            files.insert(module_path(src, &path), code_of(&text));
+    for path in crate::common::files_in(src) {
+        let rel = path.strip_prefix(src).unwrap();
+        let in_tests = rel
+            .parent()
+            .is_some_and(|p| p.components().any(|c| c.as_os_str() == "tests"));
+        let name = path.file_name().unwrap().to_string_lossy();
+        if in_tests || !name.ends_with(".rs") || name == "tests.rs" {
+            continue;
         }
+        let text = std::fs::read_to_string(&path).unwrap();
+        files.insert(module_path(src, &path), code_of(&text));
     }
     files
 }

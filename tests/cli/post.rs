@@ -153,7 +153,7 @@ fn assert_no_part_of_the_secret(out: &Output, dir: &Path) {
             "the token's start appears in {what}: {text}"
         );
     }
-    for entry in walk(dir) {
+    for entry in crate::common::files_in(dir) {
         let text = std::fs::read(&entry).unwrap_or_default();
         assert!(
             !String::from_utf8_lossy(&text).contains(start),
@@ -165,7 +165,7 @@ fn assert_no_part_of_the_secret(out: &Output, dir: &Path) {
 
 #[track_caller]
 fn assert_no_secret_in_files(dir: &Path) {
-    for entry in walk(dir) {
+    for entry in crate::common::files_in(dir) {
         let text = std::fs::read(&entry).unwrap_or_default();
         assert!(
             !String::from_utf8_lossy(&text).contains(SECRET),
@@ -173,19 +173,6 @@ fn assert_no_secret_in_files(dir: &Path) {
             entry.display()
         );
     }
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            files.extend(walk(&p));
-        } else {
-            files.push(p);
-        }
-    }
-    files
 }
 
 /// Every request carries exactly these headers: the token only in `authorization`.

@@ -50,7 +50,7 @@ fn behind(cmd: &mut Command, proxy: &RecordingProxy, no_proxy: Option<&str>) {
 fn assert_no_password(out: &Output, dir: &Path) {
     let all = text(out);
     assert!(!all.contains(PASSWORD), "{all}");
-    for entry in walk(dir) {
+    for entry in crate::common::files_in(dir) {
         let bytes = std::fs::read(&entry).unwrap_or_default();
         assert!(
             !String::from_utf8_lossy(&bytes).contains(PASSWORD),
@@ -58,19 +58,6 @@ fn assert_no_password(out: &Output, dir: &Path) {
             entry.display()
         );
     }
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            files.extend(walk(&p));
-        } else {
-            files.push(p);
-        }
-    }
-    files
 }
 
 /// Every record of the proxy carried its credentials, and none the forge's token.
